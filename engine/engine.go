@@ -1,0 +1,81 @@
+// Package engine is cachebook's columnar SQL engine: it reads Parquet tables
+// into column vectors, parses and plans SQL, and executes GROUP BY queries
+// with interchangeable aggregation strategies (naive, radix, parallel, auto)
+// so that their cost can be measured side by side.
+//
+// The package is pure Go and builds for GOOS=js GOARCH=wasm. It imports
+// nothing of cachebook outside engine/. Callers observe execution through
+// Hooks: worker start/stop and phase boundaries are called on the worker's own
+// goroutine, which is where per-thread perf counters must be opened and read.
+package engine
+
+import (
+	"time"
+
+	"cachebook/engine/vec"
+)
+
+// Hooks lets a caller observe a query while it runs. Every field may be nil.
+// WorkerStart, WorkerStop, PhaseStart and PhaseEnd are called on the worker's
+// own goroutine, which stays locked to its OS thread between WorkerStart and
+// WorkerStop when Hooks.LockThreads is set. Worker 0 is the query's
+// coordinating goroutine; parallel workers are numbered from 1.
+type Hooks struct {
+	// LockThreads makes every worker call runtime.LockOSThread before
+	// WorkerStart and unlock after WorkerStop (for per-thread counters).
+	LockThreads bool
+	WorkerStart func(worker int)
+	WorkerStop  func(worker int)
+	// PhaseStart and PhaseEnd bracket a phase of work on one worker:
+	// "scan", "filter", "partition", "aggregate", "merge", "sort".
+	PhaseStart func(worker int, phase string)
+	PhaseEnd   func(worker int, phase string)
+	// Progress reports rows done of the total rows the query will scan. It
+	// is called from any goroutine, at most once per batch per worker.
+	Progress func(done, total int64)
+}
+
+// PlanNode is one operator of a query plan, as EXPLAIN shows it and as
+// EXPLAIN ANALYZE fills it in with measurements.
+type PlanNode struct {
+	Name     string      `json:"name"`             // e.g. "HASH_GROUP_BY"
+	Detail   []string    `json:"detail,omitempty"` // keys, aggregates, strategy and why
+	Children []*PlanNode `json:"children,omitempty"`
+	// Filled by EXPLAIN ANALYZE and by every executed query.
+	Rows    int64         `json:"rows"`
+	Time    time.Duration `json:"time_ns"`
+	Phases  []PhaseStat   `json:"phases,omitempty"`
+	Workers []WorkerStat  `json:"workers,omitempty"`
+}
+
+// PhaseStat is the measured cost of one phase of an operator.
+type PhaseStat struct {
+	Name string        `json:"name"`
+	Rows int64         `json:"rows"`
+	Time time.Duration `json:"time_ns"`
+}
+
+// WorkerStat is one parallel worker's share of an operator's work.
+type WorkerStat struct {
+	Worker int           `json:"worker"`
+	Phase  string        `json:"phase"`
+	Rows   int64         `json:"rows"`
+	Time   time.Duration `json:"time_ns"`
+}
+
+// Result is the outcome of one statement.
+type Result struct {
+	// Statement is the statement's SQL text.
+	Statement string
+	// Columns and Vecs hold the result table: one vector per column, each
+	// of length Rows. Statements without rows (SET) have no columns.
+	Columns []vec.Column
+	Vecs    []*vec.Vector
+	Rows    int
+	// Message is a status line for statements without rows, e.g. "SET".
+	Message string
+	// Plan is the executed plan with per-operator measurements.
+	Plan *PlanNode
+	// Elapsed is the statement's wall time, parse to last row.
+	Elapsed time.Duration
+}
