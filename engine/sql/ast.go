@@ -67,7 +67,7 @@ type OrderItem struct {
 // Set is SET name = value (or SET name TO value).
 type Set struct {
 	Span
-	Name string // as written; setting names are case-insensitive
+	Name  string // as written; setting names are case-insensitive
 	Value Expr
 }
 
