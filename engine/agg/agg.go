@@ -1,0 +1,574 @@
+package agg
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cachebook/engine/vec"
+)
+
+// Strategy selects how a GROUP BY is executed.
+type Strategy uint8
+
+// The strategies. Radix with Threads > 1 is the parallel strategy.
+const (
+	Naive Strategy = iota
+	Radix
+)
+
+// Input is one morsel of the operator's input, already filtered and with
+// key and aggregate input expressions evaluated.
+type Input struct {
+	Keys []*vec.Vector
+	Args []*vec.Vector // one per Spec; nil for count(*)
+	N    int
+}
+
+// Source returns the next morsel for a worker, or ok=false when the input is
+// exhausted. It must be safe for concurrent use by several workers.
+type Source func(worker int) (in Input, ok bool, err error)
+
+// Observer receives worker and phase events on the worker's own goroutine.
+// Every field may be nil.
+type Observer struct {
+	LockThreads bool
+	WorkerStart func(worker int)
+	WorkerStop  func(worker int)
+	PhaseStart  func(worker int, phase string)
+	PhaseEnd    func(worker int, phase string)
+}
+
+// Config configures one aggregation.
+type Config struct {
+	Strategy  Strategy
+	Threads   int // workers for Radix; 1 runs on the calling goroutine
+	RadixBits int // partitions = 1 << RadixBits for Radix
+	Budget    *Budget
+	Hasher    *Hasher
+	Observer  Observer
+}
+
+// WorkerStat is one worker's share of one phase.
+type WorkerStat struct {
+	Worker int
+	Phase  string
+	Rows   int64
+	Time   time.Duration
+}
+
+// Output is the result of an aggregation: one row per group.
+type Output struct {
+	Keys   []*vec.Vector
+	Aggs   []*vec.Vector
+	Groups int
+	// Stats per worker and phase, in the order they finished.
+	Stats []WorkerStat
+	// TableSlots is the largest hash table's capacity in slots.
+	TableSlots int
+}
+
+// Aggregate runs a GROUP BY over src. keyTypes may be empty (a global
+// aggregate: one group, even over empty input).
+func Aggregate(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, src Source) (*Output, error) {
+	if cfg.Hasher == nil {
+		cfg.Hasher = NewHasher()
+	}
+	if len(keyTypes) == 0 {
+		return global(ctx, specs, cfg, src)
+	}
+	if cfg.Strategy == Naive {
+		return naive(ctx, keyTypes, specs, cfg, src)
+	}
+	return radix(ctx, keyTypes, specs, cfg, src)
+}
+
+// groupSet is a hash table with the states of its groups.
+type groupSet struct {
+	table  *Table
+	states []*State
+	hashes []uint64
+	gids   []uint32
+}
+
+func newGroupSet(keyTypes []vec.Type, specs []Spec, hint int, cfg Config) (*groupSet, error) {
+	t, err := NewTable(keyTypes, hint, cfg.Budget)
+	if err != nil {
+		return nil, err
+	}
+	gs := &groupSet{table: t}
+	for _, sp := range specs {
+		st, err := NewState(sp, cfg.Hasher, cfg.Budget)
+		if err != nil {
+			return nil, err
+		}
+		gs.states = append(gs.states, st)
+	}
+	return gs, nil
+}
+
+// add folds rows whose hashes are already known into the set.
+func (gs *groupSet) add(keys, args []*vec.Vector, hashes []uint64, n int) error {
+	if cap(gs.gids) < n {
+		gs.gids = make([]uint32, n)
+	}
+	gids := gs.gids[:n]
+	if err := gs.table.Group(keys, hashes, n, gids); err != nil {
+		return err
+	}
+	for j, st := range gs.states {
+		if err := st.Resize(gs.table.Len()); err != nil {
+			return err
+		}
+		if err := st.Update(gids, args[j], n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (gs *groupSet) addHashing(h *Hasher, in Input) error {
+	if cap(gs.hashes) < in.N {
+		gs.hashes = make([]uint64, in.N)
+	}
+	h.Hash(in.Keys, in.N, gs.hashes)
+	return gs.add(in.Keys, in.Args, gs.hashes, in.N)
+}
+
+func (gs *groupSet) finalize() ([]*vec.Vector, error) {
+	out := make([]*vec.Vector, len(gs.states))
+	for j, st := range gs.states {
+		v, err := st.Finalize(gs.table.Len())
+		if err != nil {
+			return nil, err
+		}
+		out[j] = v
+	}
+	return out, nil
+}
+
+func (cfg *Config) phase(worker int, name string, f func() (int64, error)) (WorkerStat, error) {
+	if cfg.Observer.PhaseStart != nil {
+		cfg.Observer.PhaseStart(worker, name)
+	}
+	start := time.Now()
+	rows, err := f()
+	d := time.Since(start)
+	if cfg.Observer.PhaseEnd != nil {
+		cfg.Observer.PhaseEnd(worker, name)
+	}
+	return WorkerStat{Worker: worker, Phase: name, Rows: rows, Time: d}, err
+}
+
+func naive(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, src Source) (*Output, error) {
+	gs, err := newGroupSet(keyTypes, specs, 0, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := cfg.phase(0, "aggregate", func() (int64, error) {
+		var rows int64
+		for {
+			if err := ctx.Err(); err != nil {
+				return rows, err
+			}
+			in, ok, err := src(0)
+			if err != nil || !ok {
+				return rows, err
+			}
+			if err := gs.addHashing(cfg.Hasher, in); err != nil {
+				return rows, err
+			}
+			rows += int64(in.N)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	aggs, err := gs.finalize()
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Keys: gs.table.Keys(), Aggs: aggs, Groups: gs.table.Len(), Stats: []WorkerStat{st}, TableSlots: gs.table.Slots()}, nil
+}
+
+func global(ctx context.Context, specs []Spec, cfg Config, src Source) (*Output, error) {
+	gs := &groupSet{}
+	for _, sp := range specs {
+		s, err := NewState(sp, cfg.Hasher, cfg.Budget)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Resize(1); err != nil {
+			return nil, err
+		}
+		gs.states = append(gs.states, s)
+	}
+	st, err := cfg.phase(0, "aggregate", func() (int64, error) {
+		var rows int64
+		for {
+			if err := ctx.Err(); err != nil {
+				return rows, err
+			}
+			in, ok, err := src(0)
+			if err != nil || !ok {
+				return rows, err
+			}
+			if cap(gs.gids) < in.N {
+				gs.gids = make([]uint32, in.N) // all zero: the one group
+			}
+			for j, s := range gs.states {
+				if err := s.Update(gs.gids[:in.N], in.Args[j], in.N); err != nil {
+					return rows, err
+				}
+			}
+			rows += int64(in.N)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{Groups: 1, Stats: []WorkerStat{st}}
+	for _, s := range gs.states {
+		v, err := s.Finalize(1)
+		if err != nil {
+			return nil, err
+		}
+		out.Aggs = append(out.Aggs, v)
+	}
+	return out, nil
+}
+
+// partition is one worker's buffer for one radix partition: the rows' hashes,
+// keys and aggregate inputs, column by column.
+type partition struct {
+	hashes []uint64
+	keys   []*vec.Vector
+	args   []*vec.Vector
+}
+
+// scatterer is one worker's set of 2^bits partitions.
+type scatterer struct {
+	parts  []partition
+	shift  uint
+	hashes []uint64
+	pidx   []uint32
+	bytes  int64
+}
+
+func newScatterer(bits int, keyTypes []vec.Type, specs []Spec) *scatterer {
+	s := &scatterer{parts: make([]partition, 1<<bits), shift: uint(64 - bits)}
+	for p := range s.parts {
+		part := &s.parts[p]
+		for _, kt := range keyTypes {
+			part.keys = append(part.keys, &vec.Vector{Type: kt, Offsets: offsetsFor(kt)})
+		}
+		for _, sp := range specs {
+			if sp.HasInput() {
+				part.args = append(part.args, &vec.Vector{Type: sp.In, Offsets: offsetsFor(sp.In)})
+			} else {
+				part.args = append(part.args, nil)
+			}
+		}
+	}
+	return s
+}
+
+func offsetsFor(t vec.Type) []uint32 {
+	if t == vec.String {
+		return []uint32{0}
+	}
+	return nil
+}
+
+// scatter appends each row of in to the partition chosen by the top bits of
+// its hash.
+func (s *scatterer) scatter(h *Hasher, in Input) {
+	n := in.N
+	if cap(s.hashes) < n {
+		s.hashes = make([]uint64, n)
+		s.pidx = make([]uint32, n)
+	}
+	hs, pidx := s.hashes[:n], s.pidx[:n]
+	h.Hash(in.Keys, n, hs)
+	shift := s.shift
+	for i, x := range hs {
+		p := uint32(x >> shift)
+		if shift == 64 {
+			p = 0
+		}
+		pidx[i] = p
+		s.parts[p].hashes = append(s.parts[p].hashes, x)
+	}
+	s.bytes += int64(n) * 8
+	for c, k := range in.Keys {
+		s.bytes += scatterColumn(s.parts, pidx, k, func(p *partition) *vec.Vector { return p.keys[c] })
+	}
+	for j, a := range in.Args {
+		if a == nil {
+			continue
+		}
+		s.bytes += scatterColumn(s.parts, pidx, a, func(p *partition) *vec.Vector { return p.args[j] })
+	}
+}
+
+// scatterColumn appends src's rows to their partitions' vectors and returns
+// an estimate of the bytes written.
+func scatterColumn(parts []partition, pidx []uint32, src *vec.Vector, col func(*partition) *vec.Vector) int64 {
+	if src.Valid != nil || src.Type == vec.Null {
+		for i, p := range pidx {
+			col(&parts[p]).AppendFrom(src, i)
+		}
+		return int64(len(pidx)) * 9
+	}
+	switch src.Type {
+	case vec.String:
+		var b int64
+		for i, p := range pidx {
+			d := col(&parts[p])
+			v := src.Bytes[src.Offsets[i]:src.Offsets[i+1]]
+			d.Bytes = append(d.Bytes, v...)
+			d.Offsets = append(d.Offsets, uint32(len(d.Bytes)))
+			d.Len++
+			b += int64(len(v)) + 4
+		}
+		return b
+	case vec.Float64:
+		for i, p := range pidx {
+			d := col(&parts[p])
+			d.F64 = append(d.F64, src.F64[i])
+			d.Len++
+		}
+	default:
+		for i, p := range pidx {
+			d := col(&parts[p])
+			d.I64 = append(d.I64, src.I64[i])
+			d.Len++
+		}
+	}
+	return int64(len(pidx)) * 8
+}
+
+// radix aggregates in two phases: every worker scatters its morsels into its
+// own partitions; then each partition, across all workers' buffers, is
+// aggregated by one worker in a table sized for that partition alone.
+func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, src Source) (*Output, error) {
+	threads := cfg.Threads
+	if threads < 1 {
+		threads = 1
+	}
+	bits := cfg.RadixBits
+	if bits < 0 || bits > 16 {
+		return nil, fmt.Errorf("radix_bits must be between 0 and 16, got %d", bits)
+	}
+	nparts := 1 << bits
+	scats := make([]*scatterer, threads)
+	outKeys := make([][]*vec.Vector, nparts)
+	outAggs := make([][]*vec.Vector, nparts)
+	var maxSlots atomic.Int64
+	var nextPart atomic.Int64
+	var mu sync.Mutex
+	var stats []WorkerStat
+	record := func(s WorkerStat) {
+		mu.Lock()
+		stats = append(stats, s)
+		mu.Unlock()
+	}
+
+	// partitionPhase runs on worker w.
+	partitionPhase := func(w, slot int) error {
+		sc := newScatterer(bits, keyTypes, specs)
+		scats[slot] = sc
+		st, err := cfg.phase(w, "partition", func() (int64, error) {
+			var rows int64
+			for {
+				if err := ctx.Err(); err != nil {
+					return rows, err
+				}
+				in, ok, err := src(w)
+				if err != nil || !ok {
+					return rows, err
+				}
+				before := sc.bytes
+				sc.scatter(cfg.Hasher, in)
+				if err := cfg.Budget.Grow(sc.bytes - before); err != nil {
+					return rows, fmt.Errorf("radix partitions: %w", err)
+				}
+				rows += int64(in.N)
+			}
+		})
+		record(st)
+		return err
+	}
+	aggregatePhase := func(w int) error {
+		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
+			var rows int64
+			for {
+				p := int(nextPart.Add(1) - 1)
+				if p >= nparts {
+					return rows, nil
+				}
+				if p%64 == 0 {
+					if err := ctx.Err(); err != nil {
+						return rows, err
+					}
+				}
+				var n int
+				for _, sc := range scats {
+					n += len(sc.parts[p].hashes)
+				}
+				if n == 0 {
+					continue
+				}
+				gs, err := newGroupSet(keyTypes, specs, n/2, cfg)
+				if err != nil {
+					return rows, err
+				}
+				for _, sc := range scats {
+					part := &sc.parts[p]
+					m := len(part.hashes)
+					if m == 0 {
+						continue
+					}
+					if err := gs.add(part.keys, part.args, part.hashes, m); err != nil {
+						return rows, err
+					}
+					rows += int64(m)
+				}
+				aggs, err := gs.finalize()
+				if err != nil {
+					return rows, err
+				}
+				outKeys[p], outAggs[p] = gs.table.Keys(), aggs
+				if s := int64(gs.table.Slots()); s > maxSlots.Load() {
+					maxSlots.Store(s)
+				}
+				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
+			}
+		})
+		record(st)
+		return err
+	}
+
+	if threads == 1 {
+		if err := partitionPhase(0, 0); err != nil {
+			return nil, err
+		}
+		if err := aggregatePhase(0); err != nil {
+			return nil, err
+		}
+	} else {
+		// Workers run both phases; a barrier separates them.
+		var wg sync.WaitGroup
+		errs := make([]error, threads)
+		aggErrs := make([]error, threads)
+		var barrier sync.WaitGroup
+		barrier.Add(threads)
+		for t := 0; t < threads; t++ {
+			wg.Add(1)
+			go func(t int) {
+				defer wg.Done()
+				w := t + 1
+				if cfg.Observer.LockThreads {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
+				if cfg.Observer.WorkerStart != nil {
+					cfg.Observer.WorkerStart(w)
+				}
+				if cfg.Observer.WorkerStop != nil {
+					defer cfg.Observer.WorkerStop(w)
+				}
+				errs[t] = partitionPhase(w, t)
+				barrier.Done()
+				barrier.Wait()
+				if anyErr(errs) != nil {
+					return
+				}
+				aggErrs[t] = aggregatePhase(w)
+			}(t)
+		}
+		wg.Wait()
+		if err := anyErr(append(errs, aggErrs...)); err != nil {
+			return nil, err
+		}
+	}
+
+	out := &Output{Stats: stats, TableSlots: int(maxSlots.Load())}
+	for _, kt := range keyTypes {
+		out.Keys = append(out.Keys, vec.NewVector(kt, 0))
+	}
+	for _, sp := range specs {
+		out.Aggs = append(out.Aggs, vec.NewVector(sp.OutType(), 0))
+	}
+	for p := 0; p < nparts; p++ {
+		if outKeys[p] == nil {
+			continue
+		}
+		for c := range out.Keys {
+			Concat(out.Keys[c], outKeys[p][c])
+		}
+		for j := range out.Aggs {
+			Concat(out.Aggs[j], outAggs[p][j])
+		}
+	}
+	if len(out.Keys) > 0 {
+		out.Groups = out.Keys[0].Len
+	}
+	for _, sc := range scats {
+		if sc != nil {
+			cfg.Budget.Grow(-sc.bytes)
+		}
+	}
+	return out, nil
+}
+
+func anyErr(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// Concat appends all of src to dst; both have the same type.
+func Concat(dst, src *vec.Vector) {
+	if src.Len == 0 {
+		return
+	}
+	if (src.Valid != nil) && dst.Valid == nil {
+		dst.Valid = make([]bool, dst.Len, dst.Len+src.Len)
+		for i := range dst.Valid {
+			dst.Valid[i] = true
+		}
+	}
+	if dst.Valid != nil {
+		if src.Valid != nil {
+			dst.Valid = append(dst.Valid, src.Valid[:src.Len]...)
+		} else {
+			for i := 0; i < src.Len; i++ {
+				dst.Valid = append(dst.Valid, true)
+			}
+		}
+	}
+	switch {
+	case dst.Type == vec.Float64:
+		dst.F64 = append(dst.F64, src.F64[:src.Len]...)
+	case dst.Type == vec.String:
+		if len(dst.Offsets) == 0 {
+			dst.Offsets = append(dst.Offsets, 0)
+		}
+		base := uint32(len(dst.Bytes))
+		start := src.Offsets[0]
+		dst.Bytes = append(dst.Bytes, src.Bytes[start:src.Offsets[src.Len]]...)
+		for _, o := range src.Offsets[1 : src.Len+1] {
+			dst.Offsets = append(dst.Offsets, base+o-start)
+		}
+	case dst.Type != vec.Null:
+		dst.I64 = append(dst.I64, src.I64[:src.Len]...)
+	}
+	dst.Len += src.Len
+}

@@ -1,0 +1,204 @@
+package agg
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"testing"
+
+	"cachebook/engine/vec"
+)
+
+// source splits key and value columns into morsels of size m.
+func source(keys []*vec.Vector, vals *vec.Vector, m, nargs int) Source {
+	var mu sync.Mutex
+	off := 0
+	n := keys[0].Len
+	return func(int) (Input, bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if off >= n {
+			return Input{}, false, nil
+		}
+		end := min(off+m, n)
+		in := Input{N: end - off}
+		for _, k := range keys {
+			in.Keys = append(in.Keys, slice(k, off, end))
+		}
+		v := slice(vals, off, end)
+		in.Args = []*vec.Vector{nil, v, v, v, v, v, v}[:nargs]
+		off = end
+		return in, true, nil
+	}
+}
+
+func slice(v *vec.Vector, a, b int) *vec.Vector {
+	s := &vec.Vector{Type: v.Type, Len: b - a}
+	switch v.Type {
+	case vec.String:
+		s.Bytes, s.Offsets = v.Bytes, v.Offsets[a:b+1]
+	case vec.Float64:
+		s.F64 = v.F64[a:b]
+	default:
+		s.I64 = v.I64[a:b]
+	}
+	if v.Valid != nil {
+		s.Valid = v.Valid[a:b]
+	}
+	return s
+}
+
+func TestStrategiesAgree(t *testing.T) {
+	specs := []Spec{{Kind: CountStar}, {Kind: Count, In: vec.Int64}, {Kind: Sum, In: vec.Int64},
+		{Kind: Min, In: vec.Int64}, {Kind: Max, In: vec.Int64}, {Kind: Avg, In: vec.Int64}, {Kind: CountDistinct, In: vec.Int64}}
+	for _, tc := range []struct {
+		name   string
+		rows   int
+		groups int
+		str    bool
+		nulls  bool
+	}{
+		{"int few groups", 10000, 10, false, false},
+		{"int many groups", 50000, 20000, false, true},
+		{"string keys", 30000, 3000, true, true},
+		{"one row", 1, 1, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			keys := vec.NewVector(vec.Int64, tc.rows)
+			if tc.str {
+				keys = vec.NewVector(vec.String, tc.rows)
+			}
+			vals := vec.NewVector(vec.Int64, tc.rows)
+			want := map[string][7]int64{}
+			for i := 0; i < tc.rows; i++ {
+				g := r.IntN(tc.groups)
+				name := fmt.Sprint(g)
+				if tc.nulls && g == 0 {
+					keys.AppendNull()
+					name = "NULL"
+				} else if tc.str {
+					keys.AppendStr([]byte(name))
+				} else {
+					keys.AppendInt(int64(g))
+				}
+				v := int64(r.IntN(100) - 50)
+				vals.AppendInt(v)
+				w := want[name]
+				if w[0] == 0 {
+					w[3], w[4] = v, v
+				}
+				w[0]++
+				w[1]++
+				w[2] += v
+				w[3] = min(w[3], v)
+				w[4] = max(w[4], v)
+				want[name] = w
+			}
+			for _, cfg := range []Config{{Strategy: Naive}, {Strategy: Radix, RadixBits: 4, Threads: 1},
+				{Strategy: Radix, RadixBits: 8, Threads: 3}, {Strategy: Radix, RadixBits: 0, Threads: 2}} {
+				out, err := Aggregate(context.Background(), []vec.Type{keys.Type}, specs, cfg, source([]*vec.Vector{keys}, vals, 777, 7))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.Groups != len(want) {
+					t.Fatalf("%+v: %d groups, want %d", cfg, out.Groups, len(want))
+				}
+				for g := 0; g < out.Groups; g++ {
+					name := out.Keys[0].Format(g)
+					w := want[name]
+					got := [5]int64{out.Aggs[0].I64[g], out.Aggs[1].I64[g], out.Aggs[2].I64[g], out.Aggs[3].I64[g], out.Aggs[4].I64[g]}
+					if got != [5]int64(w[:5]) {
+						t.Fatalf("%+v group %s: got %v want %v", cfg, name, got, w[:5])
+					}
+					if avg := out.Aggs[5].F64[g]; avg != float64(w[2])/float64(w[0]) {
+						t.Fatalf("avg %v", avg)
+					}
+					if d := out.Aggs[6].I64[g]; d < 1 || d > 100 {
+						t.Fatalf("count distinct %d", d)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestCountDistinctExact(t *testing.T) {
+	keys := vec.NewVector(vec.Int64, 0)
+	vals := vec.NewVector(vec.Int64, 0)
+	// group 1: values 1,1,2,NULL → 2 distinct; group 2: 5 → 1.
+	for _, kv := range [][2]int64{{1, 1}, {1, 1}, {1, 2}, {2, 5}, {1, -1}} {
+		keys.AppendInt(kv[0])
+		if kv[1] < 0 {
+			vals.AppendNull()
+		} else {
+			vals.AppendInt(kv[1])
+		}
+	}
+	out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, []Spec{{Kind: CountDistinct, In: vec.Int64}, {Kind: Count, In: vec.Int64}},
+		Config{Strategy: Naive}, func(int) (Input, bool, error) {
+			if keys == nil {
+				return Input{}, false, nil
+			}
+			in := Input{Keys: []*vec.Vector{keys}, Args: []*vec.Vector{vals, vals}, N: 5}
+			keys = nil
+			return in, true, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64][2]int64{}
+	for g := 0; g < out.Groups; g++ {
+		got[out.Keys[0].I64[g]] = [2]int64{out.Aggs[0].I64[g], out.Aggs[1].I64[g]}
+	}
+	want := map[int64][2]int64{1: {2, 3}, 2: {1, 1}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	b := &Budget{Limit: 1 << 10}
+	if _, err := NewTable([]vec.Type{vec.Int64}, 1000, b); err == nil {
+		t.Fatal("expected memory limit error")
+	}
+}
+
+func TestSumOverflow(t *testing.T) {
+	s, _ := NewState(Spec{Kind: Sum, In: vec.Int64}, NewHasher(), nil)
+	s.Resize(1)
+	v := &vec.Vector{Type: vec.Int64, Len: 2, I64: []int64{1 << 62, 1 << 62}}
+	s.Update([]uint32{0, 0}, v, 2)
+	if _, err := s.Finalize(1); err == nil {
+		t.Fatal("expected overflow")
+	}
+	s2, _ := NewState(Spec{Kind: Avg, In: vec.Int64}, NewHasher(), nil)
+	s2.Resize(1)
+	s2.Update([]uint32{0, 0}, v, 2)
+	out, _ := s2.Finalize(1)
+	if out.F64[0] != float64(int64(1)<<62) {
+		t.Fatalf("avg %v", out.F64[0])
+	}
+}
+
+func TestSortedKeysUnique(t *testing.T) {
+	// Radix output must contain each key exactly once.
+	keys := vec.NewVector(vec.Int64, 0)
+	for i := 0; i < 5000; i++ {
+		keys.AppendInt(int64(i % 1234))
+	}
+	out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, []Spec{{Kind: CountStar}},
+		Config{Strategy: Radix, RadixBits: 6, Threads: 2}, source([]*vec.Vector{keys}, keys, 100, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := append([]int64(nil), out.Keys[0].I64...)
+	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
+	for i := range ks {
+		if ks[i] != int64(i) {
+			t.Fatalf("key %d at %d", ks[i], i)
+		}
+	}
+}

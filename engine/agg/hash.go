@@ -1,0 +1,111 @@
+// Package agg holds the hash tables, aggregate states and partitioning used
+// by the engine's GROUP BY operator. It knows nothing of SQL: the operator
+// hands it key and input vectors and receives one row per group.
+//
+// Two families of strategies share these pieces. Naive aggregation keeps one
+// hash table for all groups and updates it row by row, the article's
+// baseline: with millions of groups nearly every row misses the caches.
+// Radix aggregation first scatters every row (its hash, keys and aggregate
+// inputs) into 2^bits partitions chosen by the top bits of the hash, then
+// aggregates one partition at a time in a table small enough to stay in
+// cache, reusing the stored hash. With several workers each scatters its own
+// morsels into its own partitions and then partitions are aggregated in
+// parallel, one worker per partition, with no locks and no shared tables.
+package agg
+
+import (
+	"hash/maphash"
+	"math"
+
+	"cachebook/engine/vec"
+)
+
+// Mix64 is the finaliser of MurmurHash3 (fmix64): a fast bijective mixer
+// whose top and bottom bits both depend on every input bit, so partition
+// bits (top) and slot bits (bottom) can be taken from disjoint ends.
+func Mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+const nullHash = 0x9e3779b97f4a7c15
+
+// Hasher hashes key columns a batch at a time. The zero value is not usable;
+// use NewHasher. A Hasher is safe for concurrent use: the seed is read-only.
+type Hasher struct {
+	seed maphash.Seed
+}
+
+// NewHasher returns a Hasher with a fresh random seed for string keys.
+func NewHasher() *Hasher { return &Hasher{seed: maphash.MakeSeed()} }
+
+// Hash fills out[:n] with the combined hash of the key vectors' rows.
+func (h *Hasher) Hash(keys []*vec.Vector, n int, out []uint64) {
+	for c, k := range keys {
+		first := c == 0
+		switch {
+		case k.Type == vec.Null:
+			for i := 0; i < n; i++ {
+				out[i] = combine(first, out[i], nullHash)
+			}
+		case k.Type == vec.String:
+			for i := 0; i < n; i++ {
+				var x uint64
+				if k.Valid != nil && !k.Valid[i] {
+					x = nullHash
+				} else {
+					x = maphash.Bytes(h.seed, k.Bytes[k.Offsets[i]:k.Offsets[i+1]])
+				}
+				out[i] = combine(first, out[i], x)
+			}
+		case k.Type == vec.Float64:
+			for i := 0; i < n; i++ {
+				var x uint64
+				if k.Valid != nil && !k.Valid[i] {
+					x = nullHash
+				} else {
+					x = Mix64(floatBits(k.F64[i]))
+				}
+				out[i] = combine(first, out[i], x)
+			}
+		default:
+			ks := k.I64[:n]
+			if first && k.Valid == nil {
+				for i, v := range ks {
+					out[i] = Mix64(uint64(v))
+				}
+				continue
+			}
+			for i, v := range ks {
+				x := Mix64(uint64(v))
+				if k.Valid != nil && !k.Valid[i] {
+					x = nullHash
+				}
+				out[i] = combine(first, out[i], x)
+			}
+		}
+	}
+}
+
+func combine(first bool, acc, x uint64) uint64 {
+	if first {
+		return x
+	}
+	return Mix64(acc*31 ^ x)
+}
+
+// floatBits normalises -0 to 0 and every NaN to one NaN so that equal values
+// (in the GROUP BY sense) hash equally.
+func floatBits(f float64) uint64 {
+	if f == 0 {
+		return 0
+	}
+	if f != f {
+		return 0x7ff8000000000001
+	}
+	return math.Float64bits(f)
+}

@@ -1,0 +1,267 @@
+package agg
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+
+	"cachebook/engine/vec"
+)
+
+// Budget accounts the memory a query allocates for tables, states and
+// partitions. Grow fails once the limit would be exceeded, so a query that
+// would exhaust the machine fails with a clear error instead. It is safe for
+// concurrent use.
+type Budget struct {
+	Limit int64 // bytes; <= 0 means unlimited
+	used  atomic.Int64
+}
+
+// Grow records n more bytes in use, or returns an error if that would pass
+// the limit.
+func (b *Budget) Grow(n int64) error {
+	if b == nil {
+		return nil
+	}
+	u := b.used.Add(n)
+	if b.Limit > 0 && u > b.Limit {
+		b.used.Add(-n)
+		return fmt.Errorf("query needs more than its memory limit of %s (already %s in use, %s more requested); raise it with SET memory_limit or use fewer groups",
+			FormatBytes(b.Limit), FormatBytes(u-n), FormatBytes(n))
+	}
+	return nil
+}
+
+// Used returns the bytes currently recorded.
+func (b *Budget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load()
+}
+
+// FormatBytes renders n with a binary unit, e.g. "512.0 MiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// slot is one open-addressing cell: 16 bytes, four to a cache line. For a
+// single integer key, word holds the key itself (so a probe touches one line);
+// otherwise it holds the full hash, checked before comparing stored keys.
+// gid is the group id plus one; zero marks an empty cell.
+type slot struct {
+	word uint64
+	gid  uint32
+	_    uint32
+}
+
+// Table maps group keys to dense group ids 0..Len()-1 with linear probing
+// over a power-of-two array of slots. The slot index comes from the low bits
+// of the hash; radix partitioning uses the top bits, so within a partition
+// slots still spread evenly. Keys of every group are kept in column vectors,
+// in group-id order, which become the key columns of the output.
+type Table struct {
+	intKey  bool // single key stored in I64: compare the key inline
+	slots   []slot
+	mask    uint64
+	n       int
+	growAt  int
+	nullGid int // intKey only: group id of the NULL key, or -1
+	keys    []*vec.Vector
+	budget  *Budget
+	probes  int64
+}
+
+// NewTable returns a table for keys of the given types, sized for about
+// hint groups without growing.
+func NewTable(keyTypes []vec.Type, hint int, budget *Budget) (*Table, error) {
+	t := &Table{nullGid: -1, budget: budget}
+	t.intKey = len(keyTypes) == 1 && keyTypes[0] != vec.String && keyTypes[0] != vec.Float64 && keyTypes[0] != vec.Null
+	for _, kt := range keyTypes {
+		t.keys = append(t.keys, vec.NewVector(kt, 0))
+	}
+	size := 16
+	for size*7/10 < hint {
+		size *= 2
+	}
+	if err := t.alloc(size); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Table) alloc(size int) error {
+	if err := t.budget.Grow(int64(size) * 16); err != nil {
+		return fmt.Errorf("hash table of %d slots: %w", size, err)
+	}
+	if t.slots != nil {
+		t.budget.Grow(-int64(len(t.slots)) * 16)
+	}
+	t.slots = make([]slot, size)
+	t.mask = uint64(size - 1)
+	t.growAt = size * 7 / 10
+	return nil
+}
+
+// Len returns the number of groups.
+func (t *Table) Len() int { return t.n }
+
+// Keys returns the key columns, one value per group in group-id order.
+func (t *Table) Keys() []*vec.Vector { return t.keys }
+
+// Slots returns the table's capacity in slots.
+func (t *Table) Slots() int { return len(t.slots) }
+
+// Bytes estimates the memory held by the table and its stored keys.
+func (t *Table) Bytes() int64 {
+	b := int64(len(t.slots)) * 16
+	for _, k := range t.keys {
+		b += int64(cap(k.I64))*8 + int64(cap(k.F64))*8 + int64(cap(k.Bytes)) + int64(cap(k.Offsets))*4
+	}
+	return b
+}
+
+func (t *Table) grow() error {
+	old := t.slots
+	if err := t.alloc(len(old) * 2); err != nil {
+		return err
+	}
+	for _, s := range old {
+		if s.gid == 0 {
+			continue
+		}
+		h := s.word
+		if t.intKey {
+			h = Mix64(s.word)
+		}
+		j := h & t.mask
+		for t.slots[j].gid != 0 {
+			j = (j + 1) & t.mask
+		}
+		t.slots[j] = s
+	}
+	return nil
+}
+
+// Group finds or creates the group of each of the n rows of keys, whose
+// hashes (from Hasher.Hash) are given, and writes the group ids to gids.
+func (t *Table) Group(keys []*vec.Vector, hashes []uint64, n int, gids []uint32) error {
+	if t.intKey {
+		return t.groupInt(keys[0], hashes, n, gids)
+	}
+	return t.groupGeneric(keys, hashes, n, gids)
+}
+
+func (t *Table) groupInt(k *vec.Vector, hashes []uint64, n int, gids []uint32) error {
+	ks := k.I64[:n]
+	hashes = hashes[:n]
+	gids = gids[:n]
+	for i, key := range ks {
+		if k.Valid != nil && !k.Valid[i] {
+			if t.nullGid < 0 {
+				t.nullGid = t.n
+				t.keys[0].AppendNull()
+				t.n++
+			}
+			gids[i] = uint32(t.nullGid)
+			continue
+		}
+		j := hashes[i] & t.mask
+		for {
+			s := &t.slots[j]
+			if s.gid == 0 {
+				if t.n >= t.growAt {
+					if err := t.grow(); err != nil {
+						return err
+					}
+					j = hashes[i] & t.mask
+					continue
+				}
+				s.word = uint64(key)
+				t.n++
+				s.gid = uint32(t.n)
+				t.keys[0].AppendInt(key)
+				gids[i] = s.gid - 1
+				break
+			}
+			if s.word == uint64(key) {
+				gids[i] = s.gid - 1
+				break
+			}
+			j = (j + 1) & t.mask
+		}
+	}
+	return nil
+}
+
+func (t *Table) groupGeneric(keys []*vec.Vector, hashes []uint64, n int, gids []uint32) error {
+	for i := 0; i < n; i++ {
+		h := hashes[i]
+		j := h & t.mask
+		for {
+			s := &t.slots[j]
+			if s.gid == 0 {
+				if t.n >= t.growAt {
+					if err := t.grow(); err != nil {
+						return err
+					}
+					j = h & t.mask
+					continue
+				}
+				s.word = h
+				for c, k := range keys {
+					t.keys[c].AppendFrom(k, i)
+				}
+				t.n++
+				s.gid = uint32(t.n)
+				gids[i] = s.gid - 1
+				break
+			}
+			if s.word == h && t.equal(keys, i, int(s.gid-1)) {
+				gids[i] = s.gid - 1
+				break
+			}
+			j = (j + 1) & t.mask
+		}
+	}
+	return nil
+}
+
+// equal compares row i of keys with the stored keys of group g. NULL equals
+// NULL, as GROUP BY requires.
+func (t *Table) equal(keys []*vec.Vector, i, g int) bool {
+	for c, k := range keys {
+		s := t.keys[c]
+		rn, sn := k.IsNull(i), s.IsNull(g)
+		if rn || sn {
+			if rn != sn {
+				return false
+			}
+			continue
+		}
+		switch k.Type {
+		case vec.String:
+			if !bytes.Equal(k.Str(i), s.Str(g)) {
+				return false
+			}
+		case vec.Float64:
+			if floatBits(k.F64[i]) != floatBits(s.F64[g]) {
+				return false
+			}
+		default:
+			if k.I64[i] != s.I64[g] {
+				return false
+			}
+		}
+	}
+	return true
+}
