@@ -2,10 +2,111 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strings"
+
+	"cachebook/kernel/experiment"
 )
 
+const experimentUsage = `usage: cachebook experiment                      list the experiments and their parameters
+       cachebook experiment NAME [--PARAM VALUE ...] [--format table|json]`
+
+// cmdExperiment runs one named experiment, or lists them all.
 func cmdExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	if len(args) == 0 {
+		return listExperiments(stdout)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(stderr, experimentUsage)
+		_ = listExperiments(stderr)
+		return flag.ErrHelp
+	}
+	spec, err := experiment.Lookup(args[0])
+	if err != nil {
+		return err
+	}
+	params, format, err := parseExperimentArgs(args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		writeSpec(stderr, spec)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, experimentUsage)
+	}
+	res, err := spec.Run(ctx, params, nil)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return res.WriteText(stdout)
+}
+
+// parseExperimentArgs reads --name value and --name=value pairs; --format
+// chooses the output, every other name is an experiment parameter.
+func parseExperimentArgs(args []string) (map[string]string, string, error) {
+	params := make(map[string]string)
+	format := "table"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-h" || a == "--help" {
+			return nil, "", flag.ErrHelp
+		}
+		if !strings.HasPrefix(a, "-") {
+			return nil, "", fmt.Errorf("unexpected argument %q", a)
+		}
+		name := strings.TrimLeft(a, "-")
+		value, ok := "", false
+		if k, v, found := strings.Cut(name, "="); found {
+			name, value, ok = k, v, true
+		}
+		if name == "" {
+			return nil, "", fmt.Errorf("bad flag %q", a)
+		}
+		if !ok {
+			if i+1 >= len(args) {
+				return nil, "", fmt.Errorf("flag --%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		if name == "format" {
+			if value != "table" && value != "json" {
+				return nil, "", fmt.Errorf("format must be table or json, got %q", value)
+			}
+			format = value
+			continue
+		}
+		if _, dup := params[name]; dup {
+			return nil, "", fmt.Errorf("flag --%s given twice", name)
+		}
+		params[name] = value
+	}
+	return params, format, nil
+}
+
+func listExperiments(w io.Writer) error {
+	var b strings.Builder
+	for i, s := range experiment.Catalog() {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		writeSpec(&b, s)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeSpec(w io.Writer, s experiment.Spec) {
+	fmt.Fprintf(w, "%s\n    %s\n", s.Name, s.Summary)
+	for _, p := range s.Params {
+		fmt.Fprintf(w, "    --%-10s %-12s %s\n", p.Name, p.Default, p.Help)
+	}
 }

@@ -1,0 +1,238 @@
+// Package experiment holds cachebook's runnable micro-experiments: small,
+// self-checking programs that reproduce one effect from the source articles
+// (false sharing, lock contention, serial hash-table merges, redundant
+// zeroing, the sum(x + c) rewrite) on the machine at hand.
+//
+// Every experiment is described by a Spec: a name, a summary, documented
+// parameters with defaults small enough to finish in a few seconds on a
+// two-core machine, and a Run function. Run validates its parameters,
+// honours context cancellation, verifies its own results (counters add up,
+// merged tables agree) and returns a Result that is both JSON-serialisable
+// for the notebook kernel and printable as text tables for the CLI.
+//
+// The package has no global mutable state: Catalog returns a fresh list on
+// every call.
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Param documents one parameter of an experiment.
+type Param struct {
+	Name    string `json:"name"`
+	Default string `json:"default"`
+	Help    string `json:"help"`
+}
+
+// Spec describes one experiment.
+type Spec struct {
+	Name    string  `json:"name"`
+	Summary string  `json:"summary"`
+	Params  []Param `json:"params"`
+	// Run executes the experiment. params maps parameter names to values;
+	// missing names take their defaults and unknown names are an error.
+	// hooks may be nil.
+	Run func(ctx context.Context, params map[string]string, hooks *Hooks) (*Result, error) `json:"-"`
+}
+
+// Hooks lets a caller observe the worker goroutines of an experiment, for
+// example to open per-thread perf counters. Every field may be nil.
+// WorkerStart and WorkerStop are called on the worker's own goroutine,
+// which stays locked to its OS thread between the two calls (the
+// micro-experiments always lock, since they read per-thread CPU clocks).
+// Workers are numbered from 0 within one measured run.
+type Hooks struct {
+	// LockThreads asks the SQL engine to lock its workers to OS threads
+	// too (sum-rewrite); the other experiments lock regardless.
+	LockThreads bool
+	// RunStart is called on the coordinating goroutine before the workers
+	// of one measured run start, with a label naming the run (e.g.
+	// "padded-64/atomic, 2 threads"); RunEnd after they all stopped.
+	RunStart    func(label string, workers int)
+	RunEnd      func(label string)
+	WorkerStart func(worker int)
+	WorkerStop  func(worker int)
+}
+
+// Result is the outcome of one experiment run.
+type Result struct {
+	// Experiment is the Spec's name.
+	Experiment string `json:"experiment"`
+	// Params holds every parameter's effective value, defaults included.
+	Params map[string]string `json:"params"`
+	// Machine describes where it ran.
+	Machine Machine `json:"machine"`
+	// Tables are the measurements as text, in display order.
+	Tables []Table `json:"tables"`
+	// Notes explain the result: what to look for, caveats, checks passed.
+	Notes []string `json:"notes,omitempty"`
+	// Data is the experiment's typed result (e.g. *FalseSharingData).
+	Data any `json:"data"`
+	// Elapsed is the wall time of the whole run.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Machine records the runtime environment of a result.
+type Machine struct {
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GoVersion  string `json:"go_version"`
+}
+
+func thisMachine() Machine {
+	return Machine{
+		GOOS:       runtime.GOOS,
+		GOARCH:     runtime.GOARCH,
+		NumCPU:     runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		GoVersion:  runtime.Version(),
+	}
+}
+
+// Table is a titled grid of formatted cells.
+type Table struct {
+	Title   string     `json:"title"`
+	Columns []string   `json:"columns"`
+	Rows    [][]string `json:"rows"`
+}
+
+// Catalog returns a fresh list of every experiment, in a stable order.
+func Catalog() []Spec {
+	return []Spec{
+		falseSharingSpec(),
+		lockContentionSpec(),
+		parallelMergeSpec(),
+		zeroingSpec(),
+		sumRewriteSpec(),
+	}
+}
+
+// Lookup returns the experiment called name.
+func Lookup(name string) (Spec, error) {
+	cat := Catalog()
+	for _, s := range cat {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	names := make([]string, len(cat))
+	for i, s := range cat {
+		names[i] = s.Name
+	}
+	return Spec{}, fmt.Errorf("unknown experiment %q (have %s)", name, strings.Join(names, ", "))
+}
+
+// WriteText renders r as aligned text tables followed by its notes.
+func (r *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "experiment %s  (%s/%s, %d CPUs, GOMAXPROCS %d, %s)\n",
+		r.Experiment, r.Machine.GOOS, r.Machine.GOARCH, r.Machine.NumCPU, r.Machine.GOMAXPROCS, r.Machine.GoVersion)
+	keys := make([]string, 0, len(r.Params))
+	for k := range r.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + r.Params[k]
+	}
+	fmt.Fprintf(&b, "params: %s\n", strings.Join(parts, " "))
+	for _, t := range r.Tables {
+		b.WriteByte('\n')
+		t.write(&b)
+	}
+	if len(r.Notes) > 0 {
+		b.WriteByte('\n')
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "* %s\n", n)
+		}
+	}
+	fmt.Fprintf(&b, "\nelapsed %s\n", r.Elapsed.Round(time.Millisecond))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (t *Table) write(b *strings.Builder) {
+	if t.Title != "" {
+		fmt.Fprintf(b, "%s\n", t.Title)
+	}
+	width := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		width[i] = len(c)
+	}
+	for _, row := range t.Rows {
+		for i, c := range row {
+			if i < len(width) && len(c) > width[i] {
+				width[i] = len(c)
+			}
+		}
+	}
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i >= len(width) {
+				break
+			}
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i == 0 {
+				fmt.Fprintf(b, "%-*s", width[i], c)
+			} else {
+				fmt.Fprintf(b, "%*s", width[i], c)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	line(t.Columns)
+	sep := make([]string, len(width))
+	for i, n := range width {
+		sep[i] = strings.Repeat("-", n)
+	}
+	line(sep)
+	for _, row := range t.Rows {
+		line(row)
+	}
+}
+
+// run is the shared frame of every experiment: it resolves the parameters
+// and fills the common fields of the Result.
+func run(ctx context.Context, spec Spec, raw map[string]string, body func(ctx context.Context, p *params, r *Result) error) (*Result, error) {
+	p, err := newParams(spec, raw)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	r := &Result{Experiment: spec.Name, Machine: thisMachine()}
+	if err := body(ctx, p, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	r.Params = p.effective
+	r.Elapsed = time.Since(start)
+	return r, nil
+}
+
+// defaultThreads is GOMAXPROCS, but at least 2 so that contention exists.
+func defaultThreads() int {
+	return max(2, runtime.GOMAXPROCS(0))
+}
+
+// threadSteps returns 1, 2, 4, ... up to n, always ending with n.
+func threadSteps(n int) []int {
+	var s []int
+	for t := 1; t < n; t *= 2 {
+		s = append(s, t)
+	}
+	return append(s, n)
+}

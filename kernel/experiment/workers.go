@@ -1,0 +1,117 @@
+package experiment
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// runStats is what runWorkers measured.
+type runStats struct {
+	// Wall is the time from the workers' release until the last finished.
+	Wall time.Duration
+	// CPU is each worker's thread CPU time spent in its body; all zero
+	// where the OS gives no per-thread CPU clock.
+	CPU []time.Duration
+}
+
+// CPUTotal is the CPU time of all workers together.
+func (s runStats) CPUTotal() time.Duration {
+	var t time.Duration
+	for _, c := range s.CPU {
+		t += c
+	}
+	return t
+}
+
+// CPUShare is the fraction of Wall x workers that the workers were
+// actually on a CPU: near 1 on an idle machine, lower when other processes
+// took turns on the cores (0 when unknown).
+func (s runStats) CPUShare() float64 {
+	if s.Wall <= 0 || len(s.CPU) == 0 {
+		return 0
+	}
+	return float64(s.CPUTotal()) / (float64(s.Wall) * float64(len(s.CPU)))
+}
+
+// runWorkers starts n goroutines, releases them together and measures the
+// wall time from the release until the last one finished, and each
+// worker's thread CPU time. Every worker is locked to its OS thread (the
+// CPU clock is per thread) and runs body(worker) between the hooks'
+// WorkerStart and WorkerStop. The first error returned by a body is
+// returned; bodies should poll ctx themselves in their loops.
+func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body func(worker int) error) (runStats, error) {
+	stats := runStats{CPU: make([]time.Duration, n)}
+	if err := ctx.Err(); err != nil {
+		return stats, err
+	}
+	if hooks != nil && hooks.RunStart != nil {
+		hooks.RunStart(label, n)
+	}
+	var (
+		ready sync.WaitGroup
+		done  sync.WaitGroup
+		errMu sync.Mutex
+		first error
+	)
+	release := make(chan struct{})
+	ready.Add(n)
+	done.Add(n)
+	for w := range n {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if hooks != nil && hooks.WorkerStart != nil {
+				hooks.WorkerStart(w)
+			}
+			ready.Done()
+			<-release
+			c0 := threadCPU()
+			err := body(w)
+			stats.CPU[w] = threadCPU() - c0
+			if hooks != nil && hooks.WorkerStop != nil {
+				hooks.WorkerStop(w)
+			}
+			if err != nil {
+				errMu.Lock()
+				if first == nil {
+					first = err
+				}
+				errMu.Unlock()
+			}
+		}()
+	}
+	ready.Wait()
+	start := time.Now()
+	close(release)
+	done.Wait()
+	stats.Wall = time.Since(start)
+	if hooks != nil && hooks.RunEnd != nil {
+		hooks.RunEnd(label)
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return stats, first
+}
+
+// splitmix64 is a small, fast, well-mixed pseudo-random generator; each
+// worker owns one, so random keys cost no synchronisation.
+type splitmix64 uint64
+
+func (s *splitmix64) next() uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := uint64(*s)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// mix64 is a bijective hash of a 64-bit key (the splitmix64 finaliser).
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
