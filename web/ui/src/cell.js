@@ -1,0 +1,282 @@
+// A notebook cell: a CodeMirror editor (SQL or markdown source), a status
+// line with a ticking timer and progress, and the outputs of its last run.
+import { EditorView, keymap, lineNumbers, highlightActiveLine, drawSelection } from "@codemirror/view";
+import { EditorState, Compartment } from "@codemirror/state";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { sql, StandardSQL } from "@codemirror/lang-sql";
+import { syntaxHighlighting, defaultHighlightStyle, bracketMatching } from "@codemirror/language";
+import { setDiagnostics, lintGutter } from "@codemirror/lint";
+import { marked } from "marked";
+import { h, fmtNs, fmtCount } from "./util.js";
+import { renderStatement, renderError, renderStream, renderCounters } from "./output.js";
+import { measurementChart, runsChart } from "./charts.js";
+
+let nextId = 1;
+
+// The SQL dialect: DuckDB-like names the engine knows, for completion and
+// highlighting.
+const dialect = sql({ dialect: StandardSQL, upperCaseKeywords: true, schema: { hits: [] } });
+
+export class Cell {
+  // data: {id, cell_type, kind, source, html, attrs}; nb: the Notebook.
+  constructor(nb, data) {
+    this.nb = nb;
+    this.id = data.id || `c${Date.now().toString(36)}${nextId++}`;
+    this.type = data.cell_type === "markdown" ? "markdown" : "code";
+    this.kind = data.kind || "sql";
+    this.attrs = data.attrs || {};
+    this.html = data.html || null;
+    this.source = data.source || "";
+    this.serverSource = this.source;
+    this.runs = [];
+    this.running = false;
+    this.el = h("div.cell." + this.type, { "data-cell": this.id, tabindex: "-1" });
+    this.el.addEventListener("mousedown", () => this.nb.select(this, false));
+    this.build();
+  }
+
+  build() {
+    const bar = h(
+      "div.cellbar",
+      h("span.prompt", this.type === "code" ? `[${this.kind}]` : "md"),
+      this.type === "code" ? h("button.run", { title: "Run (Ctrl+Enter)", onclick: () => this.nb.run(this) }, "▶ Run") : null,
+      this.type === "code" ? h("button.stop", { title: "Interrupt (I,I)", onclick: () => this.nb.interrupt() }, "■") : null,
+      h("span.timer"),
+      h("span.progress", h("span.bar")),
+      h("span.spacer"),
+      h("button", { title: "Move up", onclick: () => this.nb.move(this, -1) }, "↑"),
+      h("button", { title: "Move down", onclick: () => this.nb.move(this, 1) }, "↓"),
+      h("button", { title: "Add SQL cell below (B)", onclick: () => this.nb.add(this, "code") }, "+ SQL"),
+      h("button", { title: "Add text cell below", onclick: () => this.nb.add(this, "markdown") }, "+ Text"),
+      h("button.del", { title: "Delete cell (D,D)", onclick: () => this.nb.remove(this) }, "✕"),
+    );
+    this.timerEl = bar.querySelector(".timer");
+    this.progressEl = bar.querySelector(".progress");
+    this.editorEl = h("div.editor");
+    this.proseEl = h("div.prose");
+    this.outEl = h("div.outputs");
+    this.el.append(bar, this.proseEl, this.editorEl, this.outEl);
+    this.langConf = new Compartment();
+    this.view = new EditorView({
+      parent: this.editorEl,
+      state: EditorState.create({
+        doc: this.source,
+        extensions: [
+          keymap.of([
+            { key: "Shift-Enter", run: () => (this.nb.runAndAdvance(this), true) },
+            { key: "Mod-Enter", run: () => (this.nb.run(this), true) },
+            { key: "Escape", run: () => (this.nb.commandMode(this), true) },
+          ]),
+          this.type === "code" ? lineNumbers() : [],
+          history(),
+          drawSelection(),
+          highlightActiveLine(),
+          bracketMatching(),
+          syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+          this.langConf.of(this.type === "code" && this.kind === "sql" ? dialect : []),
+          this.type === "code" ? lintGutter() : [],
+          keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+          EditorView.lineWrapping,
+          EditorView.updateListener.of((u) => {
+            if (u.docChanged) {
+              this.source = u.state.doc.toString();
+              this.nb.dirty(true);
+              if (this.diagnostics) {
+                this.view.dispatch(setDiagnostics(this.view.state, []));
+                this.diagnostics = false;
+              }
+            }
+            if (u.focusChanged && u.view.hasFocus) this.nb.select(this, true);
+          }),
+        ],
+      }),
+    });
+    if (this.type === "markdown") {
+      this.renderProse();
+      this.proseEl.addEventListener("dblclick", () => this.editProse());
+    }
+  }
+
+  // renderProse shows the markdown cell as HTML: the server's goldmark
+  // rendering when the source is unchanged, else a client-side rendering.
+  renderProse() {
+    const html = this.html && this.source === this.serverSource ? this.html : marked.parse(this.source);
+    this.proseEl.innerHTML = html;
+    this.el.classList.remove("editing");
+  }
+
+  editProse() {
+    this.el.classList.add("editing");
+    this.view.focus();
+  }
+
+  focus() {
+    if (this.type === "markdown" && !this.el.classList.contains("editing")) {
+      this.editProse();
+      return;
+    }
+    this.view.focus();
+  }
+
+  toJSON() {
+    const c = { id: this.id, cell_type: this.type, source: this.source };
+    if (this.type === "code") {
+      c.kind = this.kind;
+      if (Object.keys(this.attrs).length) c.attrs = this.attrs;
+    }
+    return c;
+  }
+
+  // start resets the outputs for a new run and starts the ticking timer.
+  start() {
+    this.running = true;
+    this.outEl.replaceChildren();
+    this.errorPos = null;
+    this.measured = null;
+    this.counters = null;
+    this.el.classList.add("running");
+    this.el.classList.remove("queued");
+    this.t0 = performance.now();
+    this.setProgress(0, 0);
+    clearInterval(this.tick);
+    this.tick = setInterval(() => this.showTimer(), 100);
+    this.showTimer();
+  }
+
+  showTimer() {
+    const live = this.running ? `⏱ ${fmtNs((performance.now() - this.t0) * 1e6)}` : "";
+    const last = this.lastNs !== undefined ? `last run ${fmtNs(this.lastNs)}${this.lastWhere ? " (" + this.lastWhere + ")" : ""}` : "";
+    this.timerEl.textContent = [live, last].filter(Boolean).join(" · ");
+  }
+
+  setProgress(done, total) {
+    const bar = this.progressEl.querySelector(".bar");
+    if (!total) {
+      this.progressEl.classList.remove("on");
+      this.progressEl.title = "";
+      return;
+    }
+    this.progressEl.classList.add("on");
+    bar.style.width = `${Math.min(100, (100 * done) / total).toFixed(1)}%`;
+    this.progressEl.title = `${fmtCount(done)} of ${fmtCount(total)} rows`;
+    this.progressEl.dataset.label = `${fmtCount(done)} / ${fmtCount(total)} rows`;
+  }
+
+  // onEvent applies one kernel event (see server-kernel.js) to the cell.
+  onEvent(e) {
+    switch (e.kind) {
+      case "queued":
+        this.el.classList.add("queued");
+        this.timerEl.textContent = `queued (position ${e.position ?? "?"})`;
+        break;
+      case "start":
+        if (!this.running) this.start();
+        break;
+      case "progress":
+        this.setProgress(e.done, e.total);
+        break;
+      case "stream":
+        this.outEl.append(renderStream(e.name, e.text));
+        break;
+      case "counters":
+        this.counters = e.data;
+        this.showCounters(false);
+        break;
+      case "result":
+        this.bundle = e.bundle;
+        for (const st of e.bundle.statements || []) this.outEl.append(renderStatement(st));
+        if (e.bundle.counters) this.counters = e.bundle.counters;
+        break;
+      case "measurement": {
+        this.measured = e.data;
+        const chart = measurementChart(e.data);
+        const old = this.outEl.querySelector(".chart.measurement");
+        if (chart) {
+          chart.classList.add("measurement");
+          if (old) old.replaceWith(chart);
+          else this.outEl.append(chart);
+        } else if (e.text) this.outEl.append(renderStream("stdout", e.text));
+        break;
+      }
+      case "error":
+        this.outEl.append(renderError(e));
+        if (e.position && e.position.line) this.markError(e.position, e.evalue);
+        break;
+      case "done":
+        this.finish(e);
+        break;
+    }
+  }
+
+  finish(e) {
+    this.running = false;
+    clearInterval(this.tick);
+    this.el.classList.remove("running", "queued");
+    this.setProgress(0, 0);
+    const ns = e.timings ? e.timings.run_ns || e.timings.total_ns : undefined;
+    if (ns !== undefined && e.status !== "aborted") {
+      this.lastNs = ns;
+      this.lastWhere = e.where === "wasm" ? "WebAssembly" : "server";
+      if (this.type === "code" && this.kind === "sql" && e.status === "ok") {
+        this.runs.push({ ns, label: `${strategyOf(this.bundle, this.source)} · ${this.lastWhere}` });
+        if (this.runs.length > 6) this.runs.shift();
+      }
+    }
+    if (e.status === "aborted") this.timerEl.textContent = "aborted (not run)";
+    else this.showTimer();
+    if (this.type === "code" && this.kind === "sql" && e.status !== "aborted") {
+      this.showCounters(true, e.where);
+      if (this.runs.length > 1) this.outEl.append(runsChart(this.runs));
+    }
+  }
+
+  showCounters(final, where) {
+    const old = this.outEl.querySelector(".counters");
+    const panel = renderCounters(this.counters, where);
+    if (old) old.replaceWith(panel);
+    else this.outEl.append(panel);
+  }
+
+  // markError puts a diagnostic on the editor at line:col (1-based, col in
+  // runes) and moves the cursor there.
+  markError(pos, message) {
+    const doc = this.view.state.doc;
+    if (pos.line < 1 || pos.line > doc.lines) return;
+    const line = doc.line(pos.line);
+    let from = line.from;
+    let col = 1;
+    for (const ch of line.text) {
+      if (col >= pos.col) break;
+      from += ch.length;
+      col++;
+    }
+    const rest = line.text.slice(from - line.from);
+    const word = rest.match(/^[\w"']+/);
+    const to = Math.min(line.to, from + (word ? word[0].length : 1));
+    this.view.dispatch(
+      setDiagnostics(this.view.state, [{ from, to: Math.max(to, from + (from < line.to ? 1 : 0)), severity: "error", message: message || "error" }]),
+    );
+    this.view.dispatch({ selection: { anchor: from } });
+    this.diagnostics = true;
+    this.errorPos = pos;
+  }
+}
+
+// strategyOf guesses the GROUP BY strategy of a run for the comparison
+// chart: from the plan's detail, else from a SET in the cell.
+function strategyOf(bundle, source) {
+  const sts = (bundle && bundle.statements) || [];
+  for (const st of sts) {
+    const stack = st.plan ? [st.plan] : [];
+    while (stack.length) {
+      const n = stack.pop();
+      for (const d of n.detail || []) {
+        const m = d.match(/strategy:\s*(\w+)/);
+        if (m) return m[1];
+      }
+      stack.push(...(n.children || []));
+    }
+  }
+  const m = source.match(/group_by\s*=\s*'?(\w+)/i);
+  return m ? m[1] : "run";
+}

@@ -1,0 +1,221 @@
+// Charts drawn with uPlot: the memory latency curve with cache-level bands
+// and the article's reference values, bandwidth bars, the GROUP BY sweep
+// and a comparison of a cell's recent runs.
+import uPlot from "uplot";
+import { h, fmtNs, fmtBytes } from "./util.js";
+
+// REFERENCE holds typical latencies of a modern desktop CPU, as the
+// article quotes them; they are drawn as horizontal bands behind the
+// measured curve.
+export const REFERENCE = [
+  { name: "L1 ≈ 1 ns", lo: 0.8, hi: 1.25, color: "rgba(46,160,67,0.13)" },
+  { name: "L2 ≈ 3–4 ns", lo: 3, hi: 4, color: "rgba(31,111,235,0.13)" },
+  { name: "L3 ≈ 10–15 ns", lo: 10, hi: 15, color: "rgba(191,135,0,0.15)" },
+  { name: "DRAM ≈ 50–100 ns", lo: 50, hi: 100, color: "rgba(207,34,46,0.12)" },
+];
+
+const PALETTE = ["#1f6feb", "#cf222e", "#2da44e", "#bf8700", "#8250df", "#0a7ea4", "#6e7781"];
+
+function width(el) {
+  return Math.max(320, Math.min(900, (el && el.clientWidth) || 640));
+}
+
+// chartBox wraps a uPlot chart with a title and resizes it with its box.
+function chartBox(title, make, note) {
+  const box = h("div.chart", h("div.paneltitle", title));
+  const holder = h("div.plot");
+  box.append(holder);
+  if (note) box.append(h("div.note", note));
+  requestAnimationFrame(() => {
+    const plot = make(holder, width(holder));
+    if (typeof ResizeObserver !== "undefined") {
+      new ResizeObserver(() => plot.setSize({ width: width(holder), height: plot.height })).observe(holder);
+    }
+  });
+  return box;
+}
+
+function pick(obj, ...keys) {
+  for (const k of keys) if (obj && obj[k] !== undefined) return obj[k];
+  return undefined;
+}
+
+// latencyPoints extracts [bytes[], ns[]] (and an optional second curve)
+// from a latency measurement.
+function latencySeries(m) {
+  const pts = pick(m, "points", "samples", "curve") || pick(m.latency || {}, "points", "samples") || [];
+  const bytes = pts.map((p) => pick(p, "bytes", "size", "size_bytes", "working_set"));
+  const ns = pts.map((p) => pick(p, "ns", "latency_ns", "median_ns", "ns_per_access"));
+  const min = pts.map((p) => pick(p, "min_ns"));
+  return { bytes, ns, min: min.some((v) => v !== undefined) ? min : null };
+}
+
+// latencyChart draws latency (ns, log scale) against working-set size
+// (bytes, log2 scale) with the cache levels as vertical bands.
+export function latencyChart(m) {
+  const s = latencySeries(m);
+  const levels = (pick(m, "levels", "caches", "knees") || []).map((l) => ({
+    name: pick(l, "name", "level") || "",
+    bytes: pick(l, "bytes", "size", "size_bytes"),
+    ns: pick(l, "ns", "latency_ns"),
+    source: pick(l, "source") || "",
+  }));
+  const series = [{ label: "working set", value: (u, v) => (v == null ? "–" : fmtBytes(v)) }, { label: "latency", stroke: PALETTE[0], width: 2, points: { size: 5 }, value: (u, v) => (v == null ? "–" : fmtNs(v)) }];
+  const data = [s.bytes, s.ns];
+  if (s.min) {
+    series.push({ label: "min", stroke: "#8c959f", dash: [4, 4], value: (u, v) => (v == null ? "–" : fmtNs(v)) });
+    data.push(s.min);
+  }
+  const bands = {
+    hooks: {
+      drawClear: [
+        (u) => {
+          const ctx = u.ctx;
+          ctx.save();
+          // Reference latency bands (horizontal).
+          for (const r of REFERENCE) {
+            const y0 = u.valToPos(r.hi, "y", true);
+            const y1 = u.valToPos(r.lo, "y", true);
+            ctx.fillStyle = r.color;
+            ctx.fillRect(u.bbox.left, y0, u.bbox.width, y1 - y0);
+            ctx.fillStyle = "#57606a";
+            ctx.font = `${Math.round(11 * devicePixelRatio)}px sans-serif`;
+            ctx.fillText(r.name, u.bbox.left + 4 * devicePixelRatio, y0 + 12 * devicePixelRatio);
+          }
+          // Cache levels (vertical lines at each level's size).
+          ctx.strokeStyle = "rgba(87,96,106,0.6)";
+          ctx.setLineDash([5, 5]);
+          for (const l of levels) {
+            if (!l.bytes) continue;
+            const x = u.valToPos(l.bytes, "x", true);
+            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+            ctx.beginPath();
+            ctx.moveTo(x, u.bbox.top);
+            ctx.lineTo(x, u.bbox.top + u.bbox.height);
+            ctx.stroke();
+            ctx.fillStyle = "#24292f";
+            ctx.fillText(`${l.name} ${fmtBytes(l.bytes)}`, x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio);
+          }
+          ctx.restore();
+        },
+      ],
+    },
+  };
+  const note = [
+    levels.length ? "Dashed lines: cache sizes (" + levels.map((l) => `${l.name} ${fmtBytes(l.bytes)}${l.source ? " from " + l.source : ""}`).join(", ") + ")." : "",
+    "Shaded bands: typical latencies of a modern CPU for comparison.",
+    m.note || "",
+  ].join(" ");
+  return chartBox(
+    "memory latency (random pointer chase)",
+    (el, w) =>
+      new uPlot(
+        {
+          width: w,
+          height: 300,
+          plugins: [bands],
+          scales: { x: { time: false, distr: 3, log: 2 }, y: { distr: 3, log: 10, range: (u, lo, hi) => [Math.min(0.5, lo || 0.5), Math.max(200, hi || 200)] } },
+          axes: [{ values: (u, vals) => vals.map((v) => fmtBytes(v)), label: "working set" }, { values: (u, vals) => vals.map((v) => fmtNs(v)), label: "ns per load", size: 70 }],
+          series,
+        },
+        data,
+        el,
+      ),
+    note,
+  );
+}
+
+// barsChart draws grouped bars: labels on x, one series per entry of
+// series [{label, values}].
+export function barsChart(title, labels, series, unitFmt, note) {
+  const xs = labels.map((_, i) => i);
+  const bars = uPlot.paths.bars({ size: [0.7 / Math.max(1, series.length), 100], align: 0 });
+  return chartBox(
+    title,
+    (el, w) =>
+      new uPlot(
+        {
+          width: w,
+          height: 260,
+          scales: { x: { time: false, range: [-0.6, labels.length - 0.4] }, y: { range: (u, lo, hi) => [0, (hi || 1) * 1.1] } },
+          axes: [{ values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? labels[v] ?? "" : "")), splits: () => xs }, { values: (u, vals) => vals.map(unitFmt), size: 80 }],
+          series: [
+            { label: "", value: (u, v) => labels[v] ?? "" },
+            ...series.map((s, i) => ({
+              label: s.label,
+              fill: PALETTE[i % PALETTE.length] + "cc",
+              stroke: PALETTE[i % PALETTE.length],
+              paths: bars,
+              points: { show: false },
+              value: (u, v) => (v == null ? "–" : unitFmt(v)),
+            })),
+          ],
+        },
+        [xs, ...series.map((s) => s.values)],
+        el,
+      ),
+    note,
+  );
+}
+
+// bandwidthChart draws read/write/copy bandwidth in GB/s.
+export function bandwidthChart(m) {
+  const rows = pick(m, "results", "points", "samples") || [];
+  const ops = [...new Set(rows.map((r) => pick(r, "op", "kind", "name")))];
+  const threads = [...new Set(rows.map((r) => pick(r, "threads") ?? 1))].sort((a, b) => a - b);
+  const series = threads.map((t) => ({
+    label: `${t} thread${t === 1 ? "" : "s"}`,
+    values: ops.map((op) => {
+      const r = rows.find((x) => pick(x, "op", "kind", "name") === op && (pick(x, "threads") ?? 1) === t);
+      if (!r) return null;
+      const gbs = pick(r, "gb_per_s", "gbps", "GBps");
+      return gbs !== undefined ? gbs : pick(r, "bytes_per_s", "bytes_per_sec") / 1e9;
+    }),
+  }));
+  return barsChart("memory bandwidth", ops, series, (v) => (v == null ? "" : `${v.toFixed(1)} GB/s`), m.note);
+}
+
+// sweepChart draws time per row against the number of groups, one line per
+// strategy.
+export function sweepChart(m) {
+  const rows = pick(m, "points", "results", "samples") || [];
+  const groups = [...new Set(rows.map((r) => pick(r, "groups", "distinct", "keys")))].sort((a, b) => a - b);
+  const strategies = [...new Set(rows.map((r) => pick(r, "strategy", "group_by", "name")))];
+  const metric = (r) => pick(r, "ns_per_row", "ns_row") ?? (pick(r, "time_ns", "elapsed_ns") / (pick(r, "rows") || 1));
+  const data = [groups, ...strategies.map((s) => groups.map((g) => {
+    const r = rows.find((x) => pick(x, "groups", "distinct", "keys") === g && pick(x, "strategy", "group_by", "name") === s);
+    return r ? metric(r) : null;
+  }))];
+  return chartBox(
+    "GROUP BY cost as the number of groups grows",
+    (el, w) =>
+      new uPlot(
+        {
+          width: w,
+          height: 300,
+          scales: { x: { time: false, distr: 3, log: 10 } },
+          axes: [{ label: "distinct groups" }, { label: "ns per row", size: 70, values: (u, vals) => vals.map((v) => fmtNs(v)) }],
+          series: [{ label: "groups" }, ...strategies.map((s, i) => ({ label: s, stroke: PALETTE[i % PALETTE.length], width: 2, points: { size: 5 }, value: (u, v) => (v == null ? "–" : fmtNs(v)) }))],
+        },
+        data,
+        el,
+      ),
+    m.note,
+  );
+}
+
+// runsChart compares a cell's recent runs (e.g. naive vs radix): one bar
+// per run, labelled with its strategy and where it ran.
+export function runsChart(runs) {
+  const labels = runs.map((r, i) => `#${i + 1} ${r.label}`);
+  return barsChart("recent runs of this cell", labels, [{ label: "time", values: runs.map((r) => r.ns) }], (v) => (v == null ? "" : fmtNs(v)));
+}
+
+// measurementChart picks the chart for a measurement JSON object.
+export function measurementChart(m) {
+  const kind = pick(m, "kind", "type") || "";
+  if (kind === "latency" || m.latency) return latencyChart(m.latency || m);
+  if (kind === "bandwidth" || m.bandwidth) return bandwidthChart(m.bandwidth || m);
+  if (kind === "sweep" || m.sweep) return sweepChart(m.sweep || m);
+  return null;
+}

@@ -1,0 +1,230 @@
+// cachebook notebook UI: lesson list, notebook view, kernel status and the
+// choice between running cells on the server or in this browser
+// (WebAssembly). Bundled by build.mjs into web/static/dist/app.js.
+import "uplot/dist/uPlot.min.css";
+import "./style.css";
+import { h } from "./util.js";
+import { ServerKernel } from "./server-kernel.js";
+import { WasmKernel } from "./wasm-kernel.js";
+import { Notebook } from "./notebook.js";
+import { toIpynb } from "./ipynb.js";
+
+const DIST = new URL("./", import.meta.url).href; // dist/ with worker.js and cachebook.wasm
+
+class App {
+  constructor(root) {
+    this.root = root;
+    this.server = new ServerKernel((s) => this.onStatus(s));
+    this.wasm = null;
+    this.kernel = this.server;
+    this.nb = null;
+    this.buildShell();
+    window.addEventListener("hashchange", () => this.route());
+    document.addEventListener("keydown", (ev) => this.onKey(ev));
+    if (localStorage.getItem("cachebook.large") === "1") document.body.classList.add("large");
+    this.route();
+  }
+
+  buildShell() {
+    this.statusEl = h("span.status", { title: "connection · kernel" }, h("span.dot"), h("span.text", "connecting…"));
+    this.modeSel = h(
+      "select#runmode",
+      { title: "Where this notebook's cells run", onchange: () => this.setMode(this.modeSel.value) },
+      h("option", { value: "server" }, "on the server"),
+      h("option", { value: "wasm" }, "in this browser (WebAssembly)"),
+    );
+    this.dirtyEl = h("span.dirty");
+    this.titleEl = h("span.title");
+    this.toolbar = h(
+      "div.toolbar",
+      h("label", "run ", this.modeSel),
+      h("button#runall", { title: "Run every cell in order", onclick: () => this.nb && this.nb.runAll() }, "▶▶ Run all"),
+      h("button#interrupt", { title: "Interrupt (I,I in command mode)", onclick: () => this.nb && this.nb.interrupt() }, "■ Interrupt"),
+      h("button#save", { title: "Save (Ctrl+S)", onclick: () => this.save() }, "Save"),
+      h("button#export", { title: "Download as Jupyter .ipynb", onclick: () => this.exportIpynb() }, "Export .ipynb"),
+    );
+    this.banner = h("div.banner.hidden");
+    const header = h(
+      "header",
+      h("a.brand", { href: "#/" }, "cachebook"),
+      this.titleEl,
+      this.dirtyEl,
+      h("span.spacer"),
+      this.statusEl,
+      h("button#large", { title: "Large font for projectors", onclick: () => this.toggleLarge() }, "Aa"),
+    );
+    this.main = h("main");
+    this.root.replaceChildren(header, this.toolbar, this.banner, this.main);
+  }
+
+  toggleLarge() {
+    const on = document.body.classList.toggle("large");
+    localStorage.setItem("cachebook.large", on ? "1" : "0");
+  }
+
+  onStatus(s) {
+    if ((s.kind === "wasm") !== (this.kernel.kind === "wasm")) return;
+    const dot = this.statusEl.querySelector(".dot");
+    const text = this.statusEl.querySelector(".text");
+    dot.className = "dot " + (s.connection === "connected" || s.connection === "in browser" ? s.kernel : "off");
+    const where = s.kind === "wasm" ? "browser (wasm)" : s.connection;
+    text.textContent = `${where} · ${s.kernel}`;
+    this.statusEl.dataset.kernel = s.kernel;
+    this.statusEl.dataset.connection = s.connection;
+    this.statusEl.title = s.detail || "";
+    if (s.kind === "wasm" && s.detail) this.showBanner(s.detail);
+  }
+
+  showBanner(extra) {
+    if (this.kernel.kind !== "wasm") {
+      this.banner.classList.add("hidden");
+      return;
+    }
+    this.banner.classList.remove("hidden");
+    this.banner.replaceChildren(
+      h("b", "Running in this browser. "),
+      "Go WebAssembly is single-threaded (no parallel GROUP BY); perf counters are server-only; browser timers are coarse (",
+      crossOriginIsolated ? "5 µs" : "100 µs",
+      " steps), so short timings are rounded. The hits table here is generated in the browser and is smaller than the server's. ",
+      extra ? h("span.detail", extra) : null,
+    );
+  }
+
+  modeKey() {
+    return "cachebook.mode." + (this.nb ? this.nb.source.lesson || this.nb.source.path : "");
+  }
+
+  setMode(mode) {
+    if (this.nb) localStorage.setItem(this.modeKey(), mode);
+    if (mode === "wasm") {
+      if (!this.wasm) this.wasm = new WasmKernel(DIST, (s) => this.onStatus(s));
+      this.kernel = this.wasm;
+      this.wasm.start().catch((e) => this.showBanner("WebAssembly failed: " + e.message));
+    } else {
+      this.kernel = this.server;
+      this.server.status();
+    }
+    this.modeSel.value = mode;
+    this.showBanner();
+  }
+
+  showDirty(v) {
+    this.dirtyEl.textContent = v ? "● unsaved" : "";
+  }
+
+  async route() {
+    const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+    try {
+      if (hash.startsWith("lesson/")) await this.openLesson(hash.slice(7));
+      else if (hash.startsWith("nb/")) await this.openNotebook(hash.slice(3));
+      else await this.showLessons();
+    } catch (e) {
+      this.main.replaceChildren(h("div.error", h("div.ename", "Could not load"), h("pre", e.message)));
+    }
+  }
+
+  async showLessons() {
+    this.nb = null;
+    this.titleEl.textContent = "";
+    this.toolbar.classList.add("hidden");
+    this.banner.classList.add("hidden");
+    this.main.replaceChildren(h("div.loading", "loading lessons…"));
+    const [lessons, notebooks] = await Promise.all([
+      this.server.lessons(),
+      this.server.notebooks().catch(() => ({ notebooks: [] })),
+    ]);
+    const list = h(
+      "ol.lessons",
+      (lessons.lessons || []).map((l) =>
+        h("li", h("a", { href: `#/lesson/${encodeURIComponent(l.id)}` }, h("span.ltitle", l.title || l.id)), l.summary ? h("div.summary", l.summary) : null),
+      ),
+    );
+    const mine = (notebooks.notebooks || []).map((n) => h("li", h("a", { href: `#/nb/${encodeURIComponent(n.path)}` }, n.title || n.path), h("span.meta", ` ${n.path}`)));
+    this.main.replaceChildren(
+      h(
+        "div.home",
+        h("h1", "Lessons"),
+        h("p.intro", "Why a CPU at 100% is mostly waiting on memory: run real GROUP BY queries and watch the cache hierarchy."),
+        list,
+        mine.length ? [h("h2", "Your notebooks"), h("ul.notebooks", mine)] : null,
+      ),
+    );
+  }
+
+  async openLesson(id) {
+    const r = await this.server.openLesson(id);
+    this.show(r.notebook, { lesson: id });
+  }
+
+  async openNotebook(path) {
+    const r = await this.server.openNotebook(path);
+    this.show(r.notebook, { path });
+  }
+
+  show(nb, source) {
+    this.nb = new Notebook(this, nb, source);
+    this.titleEl.textContent = this.nb.title;
+    this.toolbar.classList.remove("hidden");
+    this.main.replaceChildren(this.nb.el);
+    this.showDirty(false);
+    this.setMode(localStorage.getItem(this.modeKey()) || "server");
+  }
+
+  async save() {
+    if (!this.nb) return;
+    let path = this.nb.source.path;
+    if (!path) {
+      path = prompt("Lessons are read-only. Save a copy as (path under the notebooks folder):", `mine/${this.nb.source.lesson}.md`);
+      if (!path) return;
+    }
+    try {
+      const r = await this.server.saveNotebook(path, { ...this.nb.toJSON(), path });
+      this.nb.source = { path: r.path || path };
+      this.nb.path = r.path || path;
+      this.nb.dirty(false);
+      history.replaceState(null, "", `#/nb/${encodeURIComponent(this.nb.path)}`);
+      this.flash(`saved ${this.nb.path}`);
+    } catch (e) {
+      this.flash(`save failed: ${e.message}`, true);
+    }
+  }
+
+  // exportIpynb asks the server to convert the notebook (POST
+  // /api/export?format=ipynb); without that endpoint it converts here.
+  async exportIpynb() {
+    if (!this.nb) return;
+    const nb = this.nb.toJSON();
+    let blob = null;
+    try {
+      const r = await fetch("/api/export?format=ipynb", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(nb) });
+      if (r.ok) blob = await r.blob();
+    } catch {
+      // Fall back to the client-side conversion below.
+    }
+    if (!blob) blob = new Blob([JSON.stringify(toIpynb(nb), null, 1)], { type: "application/x-ipynb+json" });
+    const name = (this.nb.path || this.nb.source.lesson || "notebook").split("/").pop().replace(/\.md$/, "") + ".ipynb";
+    const a = h("a", { href: URL.createObjectURL(blob), download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+  }
+
+  flash(text, bad) {
+    const el = h("div.flash" + (bad ? ".bad" : ""), text);
+    document.body.append(el);
+    setTimeout(() => el.remove(), 2500);
+  }
+
+  onKey(ev) {
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === "s") {
+      ev.preventDefault();
+      this.save();
+      return;
+    }
+    const t = ev.target;
+    if (t && (t.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName)) && !t.classList.contains("cell")) return;
+    if (this.nb) this.nb.onKey(ev);
+  }
+}
+
+window.cachebookApp = new App(document.getElementById("app"));
