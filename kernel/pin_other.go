@@ -1,0 +1,10 @@
+//go:build !linux
+
+package kernel
+
+import "errors"
+
+// pinThread is not supported on this platform.
+func pinThread(cpu int) error {
+	return errors.New("pinning threads to a CPU is only supported on Linux")
+}

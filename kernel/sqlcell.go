@@ -1,0 +1,195 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"cachebook/engine"
+)
+
+// SQLRunner runs sql cells on the kernel session's engine session. Every
+// ;-separated statement of the cell runs in order; SET statements change
+// the session's settings for the following cells.
+type SQLRunner struct{}
+
+// Class reports Exclusive for cells that collect perf counters
+// (attribute counters=on), Heavy otherwise.
+func (SQLRunner) Class(cell Cell) Class {
+	if wantCounters(cell) {
+		return Exclusive
+	}
+	return Heavy
+}
+
+func wantCounters(cell Cell) bool {
+	switch strings.ToLower(cell.Attrs["counters"]) {
+	case "on", "true", "1", "yes":
+		return true
+	}
+	return false
+}
+
+// Run executes the cell's statements and returns the result bundle.
+func (SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
+	s := env.Engine()
+	if s == nil {
+		return nil, env.EngineErr()
+	}
+	hooks := &engine.Hooks{Progress: env.Progress}
+	var counters *counterSet
+	if wantCounters(cell) {
+		counters = startCounters(hooks, env)
+	}
+	results, err := s.Exec(ctx, cell.Source, hooks)
+	bundle := BuildResult(results, env.Limits())
+	if counters != nil {
+		bundle.Counters = counters.finish()
+	}
+	for _, st := range bundle.Statements {
+		if st.Truncated {
+			env.Stream("stderr", fmt.Sprintf("result truncated: showing %d of %d rows\n", len(st.Rows), st.RowCount))
+		}
+	}
+	var out *Outcome
+	if len(results) > 0 || err == nil {
+		out = &Outcome{Data: map[string]any{MIMEResult: bundle, MIMEText: RenderText(bundle)}}
+	}
+	if err != nil {
+		return out, &stmtIndexError{index: len(results), err: err}
+	}
+	return out, nil
+}
+
+// BuildResult converts engine results to the wire form, keeping at most
+// lim.MaxRows rows per statement and lim.MaxResultBytes bytes of values in
+// all; RowCount keeps the total.
+func BuildResult(results []*engine.Result, lim Limits) *ResultBundle {
+	lim = lim.withDefaults()
+	b := &ResultBundle{Statements: make([]StatementResult, 0, len(results))}
+	budget := lim.MaxResultBytes
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		st := StatementResult{
+			Statement: r.Statement,
+			Columns:   make([]ResultColumn, len(r.Columns)),
+			Rows:      [][]*string{},
+			RowCount:  r.Rows,
+			Message:   r.Message,
+			ElapsedNs: r.Elapsed.Nanoseconds(),
+			Plan:      r.Plan,
+		}
+		for i, c := range r.Columns {
+			st.Columns[i] = ResultColumn{Name: c.Name, Type: c.Type.String()}
+		}
+		n := min(r.Rows, lim.MaxRows)
+		if len(r.Vecs) < len(r.Columns) {
+			n = 0
+		}
+		for _, v := range r.Vecs {
+			if v == nil || v.Len < n {
+				n = 0
+			}
+		}
+	rows:
+		for i := 0; i < n; i++ {
+			row := make([]*string, len(r.Columns))
+			size := 0
+			for j := range r.Columns {
+				v := r.Vecs[j]
+				if v.IsNull(i) {
+					size += 4
+					continue
+				}
+				s := v.Format(i)
+				size += len(s) + 3
+				row[j] = &s
+			}
+			if size > budget {
+				break rows
+			}
+			budget -= size
+			st.Rows = append(st.Rows, row)
+		}
+		st.Truncated = len(st.Rows) < st.RowCount
+		b.Statements = append(b.Statements, st)
+	}
+	return b
+}
+
+// maxTextRows is the number of rows the text/plain rendering shows.
+const maxTextRows = 40
+
+// RenderText renders a result bundle as aligned text tables, as the CLI
+// and text/plain consumers see it.
+func RenderText(b *ResultBundle) string {
+	var sb strings.Builder
+	for i, st := range b.Statements {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		if len(st.Columns) == 0 {
+			msg := st.Message
+			if msg == "" {
+				msg = "OK"
+			}
+			sb.WriteString(msg)
+			sb.WriteByte('\n')
+			continue
+		}
+		tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+		for j, c := range st.Columns {
+			if j > 0 {
+				fmt.Fprint(tw, "\t")
+			}
+			fmt.Fprint(tw, sanitize(c.Name))
+		}
+		fmt.Fprintln(tw)
+		shown := min(len(st.Rows), maxTextRows)
+		for _, row := range st.Rows[:shown] {
+			for j, v := range row {
+				if j > 0 {
+					fmt.Fprint(tw, "\t")
+				}
+				if v == nil {
+					fmt.Fprint(tw, "NULL")
+				} else {
+					fmt.Fprint(tw, sanitize(*v))
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		_ = tw.Flush()
+		plural := "s"
+		if st.RowCount == 1 {
+			plural = ""
+		}
+		if shown < st.RowCount {
+			fmt.Fprintf(&sb, "(%d row%s, %d shown)\n", st.RowCount, plural, shown)
+		} else {
+			fmt.Fprintf(&sb, "(%d row%s)\n", st.RowCount, plural)
+		}
+	}
+	return sb.String()
+}
+
+// sanitize keeps a value on one table cell: tabs and newlines become
+// spaces and long values are shortened.
+func sanitize(s string) string {
+	const max = 60
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
