@@ -13,32 +13,32 @@ type TokenKind uint8
 // Token kinds. Keywords are lexed as TokIdent; the parser recognises them by
 // their case-insensitive spelling.
 const (
-	TokEOF     TokenKind = iota
-	TokIllegal           // a character or construct the lexer rejects
-	TokIdent             // name or keyword
-	TokQIdent            // "quoted identifier"; Value holds the unquoted name
-	TokInt               // 123
-	TokFloat             // 1.5, .5, 1e3
-	TokString            // 'text'; Value holds the unescaped text
-	TokEq                // =
-	TokNe                // <> or !=
-	TokLt                // <
-	TokLe                // <=
-	TokGt                // >
-	TokGe                // >=
-	TokPlus              // +
-	TokMinus             // -
-	TokStar              // *
-	TokSlash             // /
-	TokSlashSlash        // //
-	TokPercent           // %
-	TokConcat            // ||
-	TokLParen            // (
-	TokRParen            // )
-	TokComma             // ,
-	TokDot               // .
-	TokSemi              // ;
-	TokDColon            // ::
+	TokEOF        TokenKind = iota
+	TokIllegal              // a character or construct the lexer rejects
+	TokIdent                // name or keyword
+	TokQIdent               // "quoted identifier"; Value holds the unquoted name
+	TokInt                  // 123
+	TokFloat                // 1.5, .5, 1e3
+	TokString               // 'text'; Value holds the unescaped text
+	TokEq                   // =
+	TokNe                   // <> or !=
+	TokLt                   // <
+	TokLe                   // <=
+	TokGt                   // >
+	TokGe                   // >=
+	TokPlus                 // +
+	TokMinus                // -
+	TokStar                 // *
+	TokSlash                // /
+	TokSlashSlash           // //
+	TokPercent              // %
+	TokConcat               // ||
+	TokLParen               // (
+	TokRParen               // )
+	TokComma                // ,
+	TokDot                  // .
+	TokSemi                 // ;
+	TokDColon               // ::
 )
 
 var tokenNames = [...]string{
