@@ -17,3 +17,13 @@ func threadCPU() time.Duration {
 	}
 	return time.Duration(ts.Nano())
 }
+
+// threadFaults returns the page faults taken so far by the calling OS
+// thread (the goroutine must be locked to it), or 0 if unavailable.
+func threadFaults() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt + ru.Majflt
+}

@@ -80,107 +80,20 @@ func parallelMerge(ctx context.Context, p *params, r *Result, hooks *Hooks) erro
 	data := &ParallelMergeData{Rows: rows, Groups: groups, Buckets: buckets}
 
 	for _, n := range threadSteps(threads) {
-		// Serial: one flat map per thread, then merged one after another
-		// into the first (ht1 + ht2 -> result, result + ht3, ...).
-		flat := make([]map[uint64]uint64, n)
-		build, err := runWorkers(ctx, hooks, fmt.Sprintf("serial build, %d threads", n), n, func(w int) error {
-			m := make(map[uint64]uint64)
-			lo, hi := rowRange(rows, n, w)
-			for i := lo; i < hi; i++ {
-				m[keyOfRow(i, g)]++
-				if i&0xffff == 0 && ctx.Err() != nil {
-					return ctx.Err()
-				}
-			}
-			flat[w] = m
-			return nil
-		})
+		serial, row, err := serialMerge(ctx, hooks, rows, g, n)
 		if err != nil {
 			return err
 		}
-		var partial int64
-		for _, m := range flat {
-			partial += int64(len(m))
-		}
-		merge, err := runWorkers(ctx, hooks, fmt.Sprintf("serial merge, %d threads", n), 1, func(int) error {
-			dst := flat[0]
-			for _, src := range flat[1:] {
-				for k, v := range src {
-					dst[k] += v
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-			}
-			return nil
-		})
+		data.Runs = append(data.Runs, row)
+		merged, row, err := twoLevelMerge(ctx, hooks, rows, g, n, buckets)
 		if err != nil {
 			return err
 		}
-		serial := flat[0]
-		flat = nil
-		data.Runs = append(data.Runs, ParallelMergeRow{Threads: n, Strategy: "serial",
-			BuildNS: build.Wall.Nanoseconds(), MergeNS: merge.Wall.Nanoseconds(),
-			BuildCPUNS: build.CPUTotal().Nanoseconds(), MergeCPUNS: merge.CPUTotal().Nanoseconds(), Partial: partial, Groups: len(serial)})
-
-		// Two-level: each thread's table is split into buckets by hash bits;
-		// a merge worker takes a whole bucket at a time and merges that
-		// bucket of every thread's table into the first thread's.
-		two := make([][]map[uint64]uint64, n)
-		build, err = runWorkers(ctx, hooks, fmt.Sprintf("two-level build, %d threads", n), n, func(w int) error {
-			t := make([]map[uint64]uint64, buckets)
-			for b := range t {
-				t[b] = make(map[uint64]uint64)
-			}
-			lo, hi := rowRange(rows, n, w)
-			for i := lo; i < hi; i++ {
-				k := keyOfRow(i, g)
-				t[bucketOf(k, shift)][k]++
-				if i&0xffff == 0 && ctx.Err() != nil {
-					return ctx.Err()
-				}
-			}
-			two[w] = t
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		partial = 0
-		for _, t := range two {
-			for _, m := range t {
-				partial += int64(len(m))
-			}
-		}
-		var next atomic.Int64
-		merge, err = runWorkers(ctx, hooks, fmt.Sprintf("two-level merge, %d threads", n), n, func(int) error {
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= buckets {
-					return nil
-				}
-				dst := two[0][b]
-				for _, t := range two[1:] {
-					for k, v := range t[b] {
-						dst[k] += v
-					}
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-			}
-		})
-		if err != nil {
-			return err
-		}
-		merged := two[0]
-		two = nil
 		if err := checkMerged(serial, merged, shift, uint64(rows)); err != nil {
 			return fmt.Errorf("%d threads: %w", n, err)
 		}
-		data.Runs = append(data.Runs, ParallelMergeRow{Threads: n, Strategy: "two-level",
-			BuildNS: build.Wall.Nanoseconds(), MergeNS: merge.Wall.Nanoseconds(),
-			BuildCPUNS: build.CPUTotal().Nanoseconds(), MergeCPUNS: merge.CPUTotal().Nanoseconds(), Partial: partial, Groups: len(serial)})
+		row.Groups = len(serial)
+		data.Runs = append(data.Runs, row)
 	}
 
 	r.Data = data
@@ -199,12 +112,122 @@ func parallelMerge(ctx context.Context, p *params, r *Result, hooks *Hooks) erro
 		"checked: the serial and the two-level results hold the same keys and counts, and the counts add up to rows",
 		"more threads mean more partial tables holding the same keys: the serial merge does more work as threads grow, while the two-level merge splits it over the threads",
 		"ClickHouse (Intel's high-core-count article): Q5 slowed from 80 to 112 threads because mixed single/two-level tables forced a serial conversion; converting in parallel gave +264% on 2x112 vCPUs, and parallel merging of single-level tables +235%",
+		"merge CPU is the merge's CPU time over all threads: the two-level merge also needs less of it, because each bucket's maps are small enough to stay in cache while the serial merge writes into one table of every group",
 		"Go maps stand in for ClickHouse's open-addressing tables; here each thread builds the two-level layout directly instead of converting",
 	)
 	if threads > r.Machine.GOMAXPROCS {
 		r.Notes = append(r.Notes, fmt.Sprintf("threads above GOMAXPROCS (%d) time-share cores, so build and merge times there show the extra work, not extra parallelism", r.Machine.GOMAXPROCS))
 	}
 	return nil
+}
+
+// serialMerge builds one flat map per thread from its share of the rows,
+// then merges them one after another into the first (ht1 + ht2 -> result,
+// result + ht3, ...) on a single goroutine.
+func serialMerge(ctx context.Context, hooks *Hooks, rows int, groups uint64, n int) (map[uint64]uint64, ParallelMergeRow, error) {
+	row := ParallelMergeRow{Threads: n, Strategy: "serial"}
+	flat := make([]map[uint64]uint64, n)
+	build, err := runWorkers(ctx, hooks, fmt.Sprintf("serial build, %d threads", n), n, func(w int) error {
+		m := make(map[uint64]uint64)
+		lo, hi := rowRange(rows, n, w)
+		for i := lo; i < hi; i++ {
+			m[keyOfRow(i, groups)]++
+			if i&0xffff == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		flat[w] = m
+		return nil
+	})
+	if err != nil {
+		return nil, row, err
+	}
+	for _, m := range flat {
+		row.Partial += int64(len(m))
+	}
+	merge, err := runWorkers(ctx, hooks, fmt.Sprintf("serial merge, %d threads", n), 1, func(int) error {
+		dst := flat[0]
+		for _, src := range flat[1:] {
+			for k, v := range src {
+				dst[k] += v
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, row, err
+	}
+	row.setTimes(build, merge)
+	row.Groups = len(flat[0])
+	return flat[0], row, nil
+}
+
+// twoLevelMerge builds one two-level table per thread: buckets maps, a key
+// going to the bucket named by the top bits of its hash. Then n merge
+// workers each take a whole bucket at a time and merge that bucket of every
+// thread's table into the first thread's. It returns the merged buckets.
+func twoLevelMerge(ctx context.Context, hooks *Hooks, rows int, groups uint64, n, buckets int) ([]map[uint64]uint64, ParallelMergeRow, error) {
+	row := ParallelMergeRow{Threads: n, Strategy: "two-level"}
+	shift := uint(64 - bits.TrailingZeros(uint(buckets)))
+	two := make([][]map[uint64]uint64, n)
+	build, err := runWorkers(ctx, hooks, fmt.Sprintf("two-level build, %d threads", n), n, func(w int) error {
+		t := make([]map[uint64]uint64, buckets)
+		for b := range t {
+			t[b] = make(map[uint64]uint64)
+		}
+		lo, hi := rowRange(rows, n, w)
+		for i := lo; i < hi; i++ {
+			k := keyOfRow(i, groups)
+			t[bucketOf(k, shift)][k]++
+			if i&0xffff == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		two[w] = t
+		return nil
+	})
+	if err != nil {
+		return nil, row, err
+	}
+	for _, t := range two {
+		for _, m := range t {
+			row.Partial += int64(len(m))
+		}
+	}
+	var next atomic.Int64
+	merge, err := runWorkers(ctx, hooks, fmt.Sprintf("two-level merge, %d threads", n), n, func(int) error {
+		for {
+			b := int(next.Add(1) - 1)
+			if b >= buckets {
+				return nil
+			}
+			dst := two[0][b]
+			for _, t := range two[1:] {
+				for k, v := range t[b] {
+					dst[k] += v
+				}
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	})
+	if err != nil {
+		return nil, row, err
+	}
+	row.setTimes(build, merge)
+	for _, m := range two[0] {
+		row.Groups += len(m)
+	}
+	return two[0], row, nil
+}
+
+func (r *ParallelMergeRow) setTimes(build, merge runStats) {
+	r.BuildNS, r.MergeNS = build.Wall.Nanoseconds(), merge.Wall.Nanoseconds()
+	r.BuildCPUNS, r.MergeCPUNS = build.CPUTotal().Nanoseconds(), merge.CPUTotal().Nanoseconds()
 }
 
 // checkMerged compares the serially merged table with the two-level one.

@@ -14,6 +14,18 @@ type runStats struct {
 	// CPU is each worker's thread CPU time spent in its body; all zero
 	// where the OS gives no per-thread CPU clock.
 	CPU []time.Duration
+	// Faults is each worker's page faults during its body (minor and
+	// major; all zero where the OS does not count them per thread).
+	Faults []int64
+}
+
+// FaultsTotal is the page faults of all workers together.
+func (s runStats) FaultsTotal() int64 {
+	var t int64
+	for _, f := range s.Faults {
+		t += f
+	}
+	return t
 }
 
 // CPUTotal is the CPU time of all workers together.
@@ -42,7 +54,7 @@ func (s runStats) CPUShare() float64 {
 // WorkerStart and WorkerStop. The first error returned by a body is
 // returned; bodies should poll ctx themselves in their loops.
 func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body func(worker int) error) (runStats, error) {
-	stats := runStats{CPU: make([]time.Duration, n)}
+	stats := runStats{CPU: make([]time.Duration, n), Faults: make([]int64, n)}
 	if err := ctx.Err(); err != nil {
 		return stats, err
 	}
@@ -68,9 +80,10 @@ func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body fun
 			}
 			ready.Done()
 			<-release
-			c0 := threadCPU()
+			f0, c0 := threadFaults(), threadCPU()
 			err := body(w)
 			stats.CPU[w] = threadCPU() - c0
+			stats.Faults[w] = threadFaults() - f0
 			if hooks != nil && hooks.WorkerStop != nil {
 				hooks.WorkerStop(w)
 			}

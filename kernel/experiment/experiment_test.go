@@ -1,0 +1,194 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestCatalogIsFreshAndComplete(t *testing.T) {
+	a, b := Catalog(), Catalog()
+	want := []string{"false-sharing", "lock-contention", "parallel-merge", "zeroing", "sum-rewrite"}
+	if len(a) != len(want) {
+		t.Fatalf("Catalog has %d specs, want %d", len(a), len(want))
+	}
+	for i, s := range a {
+		if s.Name != want[i] {
+			t.Errorf("spec %d is %q, want %q", i, s.Name, want[i])
+		}
+		if s.Summary == "" || s.Run == nil || len(s.Params) == 0 {
+			t.Errorf("%s: incomplete spec", s.Name)
+		}
+		for _, p := range s.Params {
+			if p.Name == "" || p.Default == "" || p.Help == "" {
+				t.Errorf("%s: undocumented parameter %+v", s.Name, p)
+			}
+		}
+	}
+	a[0].Name = "changed"
+	a[0].Params[0].Default = "changed"
+	if b[0].Name == "changed" || Catalog()[0].Params[0].Default == "changed" {
+		t.Error("Catalog shares state between calls")
+	}
+	if _, err := Lookup("no-such"); err == nil || !strings.Contains(err.Error(), "false-sharing") {
+		t.Errorf("Lookup(no-such) = %v, want an error listing the experiments", err)
+	}
+}
+
+// runSpec runs experiment name with params on a background context.
+func runSpec(t *testing.T, name string, params map[string]string, hooks *Hooks) (*Result, error) {
+	t.Helper()
+	s, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Run(context.Background(), params, hooks)
+}
+
+func TestParamValidation(t *testing.T) {
+	tests := []struct {
+		exp    string
+		params map[string]string
+		want   string
+	}{
+		{"false-sharing", map[string]string{"threads": "0"}, "threads must be between 1 and 256, got 0"},
+		{"false-sharing", map[string]string{"threads": "300"}, "threads must be between 1 and 256, got 300"},
+		{"false-sharing", map[string]string{"threads": "two"}, `threads must be an integer, got "two"`},
+		{"false-sharing", map[string]string{"modes": "atomic,weird"}, `modes must list atomic and/or plain, got "weird"`},
+		{"false-sharing", map[string]string{"modes": " , "}, "modes must list"},
+		{"false-sharing", map[string]string{"thread": "2"}, "unknown parameter thread"},
+		{"false-sharing", map[string]string{"iterations": "-5"}, "iterations must be between 1"},
+		{"lock-contention", map[string]string{"writes": "1.5"}, "writes must be between 0 and 1, got 1.5"},
+		{"lock-contention", map[string]string{"writes": "NaN"}, "writes must be a number"},
+		{"lock-contention", map[string]string{"variants": "spinlock"}, `variants must be among mutex, rwmutex, snapshot, sharded, got "spinlock"`},
+		{"lock-contention", map[string]string{"shards": "0"}, "shards must be between 1 and 4096, got 0"},
+		{"parallel-merge", map[string]string{"buckets": "100"}, "buckets must be a power of two, got 100"},
+		{"parallel-merge", map[string]string{"rows": "0"}, "rows must be between 1"},
+		{"zeroing", map[string]string{"size": "8XB"}, "size: bad size"},
+		{"zeroing", map[string]string{"size": "1KiB"}, "size must be between 4KiB and 1GiB, got 1KiB"},
+		{"zeroing", map[string]string{"touch": "-0.1"}, "touch must be between 0 and 1"},
+		{"zeroing", map[string]string{"variants": "calloc"}, `variants must be among make, pool, pool-clear, mmap, got "calloc"`},
+		{"sum-rewrite", map[string]string{"terms": "0"}, "terms must be between 1 and 1000, got 0"},
+		{"sum-rewrite", map[string]string{"data": t.TempDir()}, "hits.parquet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.exp+"/"+tt.want, func(t *testing.T) {
+			res, err := runSpec(t, tt.exp, tt.params, nil)
+			if err == nil {
+				t.Fatalf("no error, result %+v", res)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"4096", 4096, true}, {"64KiB", 64 << 10, true}, {"8MiB", 8 << 20, true}, {"8M", 8 << 20, true},
+		{"1GiB", 1 << 30, true}, {" 2 MiB ", 2 << 20, true}, {"1_024", 1024, true}, {"12B", 12, true},
+		{"", 0, false}, {"MiB", 0, false}, {"-1", 0, false}, {"1.5MiB", 0, false}, {"9999999999999GiB", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseBytes(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzParseBytes(f *testing.F) {
+	for _, s := range []string{"8MiB", "4096", "1_0KiB", "G", "-3K", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseBytes(s)
+		if err != nil {
+			if n != 0 {
+				t.Fatalf("parseBytes(%q) = %d with error", s, n)
+			}
+			return
+		}
+		if n < 0 {
+			t.Fatalf("parseBytes(%q) = %d < 0", s, n)
+		}
+		// A formatted size parses back to itself.
+		if back, err := parseBytes(formatBytes(n)); err != nil || back != n {
+			t.Fatalf("round trip of %d via %q: %d, %v", n, formatBytes(n), back, err)
+		}
+	})
+}
+
+func TestCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, s := range Catalog() {
+		if s.Name == "sum-rewrite" {
+			continue // needs a data set; it cancels inside the engine
+		}
+		_, err := s.Run(ctx, nil, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s on a cancelled context: %v, want context.Canceled", s.Name, err)
+		}
+	}
+}
+
+// checkResult verifies the common shape of a result: tables, JSON, text.
+func checkResult(t *testing.T, r *Result) {
+	t.Helper()
+	if len(r.Tables) == 0 || len(r.Tables[0].Rows) == 0 || r.Data == nil {
+		t.Fatalf("%s: empty result %+v", r.Experiment, r)
+	}
+	for _, tb := range r.Tables {
+		for _, row := range tb.Rows {
+			if len(row) != len(tb.Columns) {
+				t.Errorf("%s: row %v has %d cells for %d columns", r.Experiment, row, len(row), len(tb.Columns))
+			}
+		}
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Errorf("%s: result is not JSON-serialisable: %v", r.Experiment, err)
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), r.Tables[0].Columns[0]) {
+		t.Errorf("%s: text output lacks the table:\n%s", r.Experiment, b.String())
+	}
+}
+
+func TestHooksSeeEveryWorker(t *testing.T) {
+	var started, stopped, runs int
+	var mu = make(chan struct{}, 1)
+	lock := func() func() { mu <- struct{}{}; return func() { <-mu } }
+	hooks := &Hooks{
+		RunStart:    func(string, int) { defer lock()(); runs++ },
+		WorkerStart: func(int) { defer lock()(); started++ },
+		WorkerStop:  func(int) { defer lock()(); stopped++ },
+	}
+	_, err := runSpec(t, "false-sharing", map[string]string{"threads": "3", "iterations": "10", "reps": "1", "modes": "atomic"}, hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 layouts x 1 rep, 3 workers each.
+	if runs != 3 || started != 9 || stopped != 9 {
+		t.Errorf("hooks saw %d runs, %d starts, %d stops; want 3, 9, 9", runs, started, stopped)
+	}
+}
+
+func TestThreadSteps(t *testing.T) {
+	for n, want := range map[int]string{1: "[1]", 2: "[1 2]", 4: "[1 2 4]", 6: "[1 2 4 6]"} {
+		if got := fmt.Sprint(threadSteps(n)); got != want {
+			t.Errorf("threadSteps(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
