@@ -1,0 +1,158 @@
+package notebook
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Ext is the file name extension of notebooks.
+const Ext = ".md"
+
+// ValidName reports whether name is acceptable as a notebook file name in a
+// notebook directory: a single path element (no separators, no "." or
+// ".."), not hidden, valid UTF-8 without control characters, at most 255
+// bytes, ending in ".md" with something before it.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("notebook name is empty")
+	case len(name) > 255:
+		return fmt.Errorf("notebook name is %d bytes long, more than 255", len(name))
+	case !utf8.ValidString(name):
+		return fmt.Errorf("notebook name %q is not valid UTF-8", name)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("notebook name %q contains a path separator", name)
+	case strings.HasPrefix(name, "."):
+		return fmt.Errorf("notebook name %q starts with a dot", name)
+	case !strings.HasSuffix(name, Ext) || len(name) == len(Ext):
+		return fmt.Errorf("notebook name %q must end in %s", name, Ext)
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == ':' }):
+		return fmt.Errorf("notebook name %q contains a control character or colon", name)
+	case !fs.ValidPath(name):
+		return fmt.Errorf("notebook name %q is not a valid path element", name)
+	}
+	return nil
+}
+
+// Load reads and parses the notebook name in dir. Name must pass ValidName;
+// the file is opened through os.Root, so it cannot escape dir.
+func Load(dir, name string) (*Notebook, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("notebook: open directory: %w", err)
+	}
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("notebook: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("notebook: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("notebook: %s is not a regular file", name)
+	}
+	if st.Size() > MaxSize {
+		return nil, fmt.Errorf("notebook: %s is %d bytes, more than the %d byte limit", name, st.Size(), MaxSize)
+	}
+	src := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, src); err != nil {
+		return nil, fmt.Errorf("notebook: read %s: %w", name, err)
+	}
+	nb, err := Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("notebook: %s: %w", name, err)
+	}
+	return nb, nil
+}
+
+// Save writes n as Markdown to dir/name atomically: the bytes go to a
+// temporary file in the same directory, which is synced, renamed over name
+// and followed by a sync of the directory. A failure at any step leaves the
+// previous file untouched and removes the temporary file.
+func Save(dir, name string, n *Notebook) error {
+	return saveFile(dir, name, n.Markdown(), nil)
+}
+
+// saveFile is Save's implementation; fail, if set, is called before each
+// step and can inject an error (for tests).
+func saveFile(dir, name string, data []byte, fail func(step string) error) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	step := func(s string) error {
+		if fail != nil {
+			return fail(s)
+		}
+		return nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("notebook: save: open directory: %w", err)
+	}
+	defer root.Close()
+
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := "." + name + ".tmp-" + hex.EncodeToString(rnd[:])
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("notebook: save %s: %w", name, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+			_ = root.Remove(tmp)
+		}
+	}()
+	half := len(data) / 2
+	if _, err := f.Write(data[:half]); err != nil {
+		return fmt.Errorf("notebook: save %s: write: %w", name, err)
+	}
+	if err := step("write"); err != nil {
+		return fmt.Errorf("notebook: save %s: write: %w", name, err)
+	}
+	if _, err := f.Write(data[half:]); err != nil {
+		return fmt.Errorf("notebook: save %s: write: %w", name, err)
+	}
+	if err := step("sync"); err != nil {
+		return fmt.Errorf("notebook: save %s: sync: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("notebook: save %s: sync: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("notebook: save %s: close: %w", name, err)
+	}
+	if err := step("rename"); err != nil {
+		return fmt.Errorf("notebook: save %s: rename: %w", name, err)
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		return fmt.Errorf("notebook: save %s: rename: %w", name, err)
+	}
+	ok = true
+	// Make the rename durable. A failure here does not undo the save.
+	d, err := root.Open(".")
+	if err != nil {
+		return fmt.Errorf("notebook: save %s: sync directory: %w", name, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("notebook: save %s: sync directory: %w", name, err)
+	}
+	return nil
+}
