@@ -50,6 +50,15 @@ type Config struct {
 	Budget    *Budget
 	Hasher    *Hasher
 	Observer  Observer
+	// HugePages puts large tables and partition buffers on huge pages
+	// (Linux only; ignored elsewhere).
+	HugePages bool
+	// RowsHint is the number of input rows, if known: partition buffers
+	// are sized from it.
+	RowsHint int64
+	// Generic disables the tuned single-integer-key count(*) path, so the
+	// general hash table and states run even for that shape.
+	Generic bool
 }
 
 // WorkerStat is one worker's share of one phase.
@@ -79,6 +88,12 @@ func Aggregate(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Confi
 	}
 	if len(keyTypes) == 0 {
 		return global(ctx, specs, cfg, src)
+	}
+	if !cfg.Generic && countFast(keyTypes, specs) {
+		if cfg.Strategy == Naive {
+			return countNaive(ctx, keyTypes[0], len(specs), cfg, src)
+		}
+		return countRadix(ctx, keyTypes[0], len(specs), cfg, src)
 	}
 	if cfg.Strategy == Naive {
 		return naive(ctx, keyTypes, specs, cfg, src)

@@ -1,0 +1,447 @@
+package agg
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"cachebook/engine/vec"
+)
+
+// The tuned path for the article's query shape: one integer key and only
+// count(*) aggregates (SELECT UserID, count(*) FROM hits GROUP BY UserID).
+// The key and its count share one 16-byte slot, so a probe touches one cache
+// line and the update writes the same line; the radix scatter stages eight
+// keys per partition (one cache line) before writing them out, so the 4096
+// output streams are written a full line at a time; tables and partition
+// buffers come from a huge-page arena on Linux.
+
+// countFast reports whether the tuned path applies.
+func countFast(keyTypes []vec.Type, specs []Spec) bool {
+	if len(keyTypes) != 1 || len(specs) == 0 {
+		return false
+	}
+	switch keyTypes[0] {
+	case vec.String, vec.Float64, vec.Null:
+		return false
+	}
+	for _, s := range specs {
+		if s.Kind != CountStar {
+			return false
+		}
+	}
+	return true
+}
+
+// countTable maps int64 keys to counts: slot i is slots[2i] (key) and
+// slots[2i+1] (count, 0 for an empty slot).
+type countTable struct {
+	slots  []int64
+	mask   uint64
+	n      int
+	growAt int
+	arena  *Arena
+	budget *Budget
+}
+
+func newCountTable(hint int, arena *Arena, budget *Budget) (*countTable, error) {
+	size := 16
+	for size*7/10 < hint {
+		size *= 2
+	}
+	t := &countTable{arena: arena, budget: budget}
+	return t, t.alloc(size)
+}
+
+func (t *countTable) alloc(size int) error {
+	if err := t.budget.Grow(int64(size) * 16); err != nil {
+		return fmt.Errorf("hash table of %d slots: %w", size, err)
+	}
+	s, err := t.arena.Int64s(2 * size)
+	if err != nil {
+		return err
+	}
+	t.slots, t.mask, t.growAt = s, uint64(size-1), size*7/10
+	return nil
+}
+
+// reset empties the table, keeping (and re-zeroing) only as much of its
+// memory as hint groups need.
+func (t *countTable) reset(hint int) error {
+	size := 16
+	for size*7/10 < hint {
+		size *= 2
+	}
+	if 2*size > cap(t.slots) {
+		t.budget.Grow(-int64(len(t.slots)) * 8)
+		return t.alloc(size)
+	}
+	t.slots = t.slots[:2*size]
+	clear(t.slots)
+	t.mask, t.growAt, t.n = uint64(size-1), size*7/10, 0
+	return nil
+}
+
+func (t *countTable) grow() error {
+	old := t.slots
+	if err := t.alloc(len(old)); err != nil { // len(old) int64s = twice the slots
+		return err
+	}
+	t.budget.Grow(-int64(len(old)) * 8)
+	for i := 0; i < len(old); i += 2 {
+		if old[i+1] == 0 {
+			continue
+		}
+		j := Mix64(uint64(old[i])) & t.mask
+		for t.slots[2*j+1] != 0 {
+			j = (j + 1) & t.mask
+		}
+		t.slots[2*j], t.slots[2*j+1] = old[i], old[i+1]
+	}
+	return nil
+}
+
+// add counts keys, whose hashes are Mix64 of the key.
+func (t *countTable) add(keys []int64) error {
+	for _, k := range keys {
+		j := Mix64(uint64(k)) & t.mask
+		for {
+			s := t.slots[2*j : 2*j+2 : 2*j+2]
+			if s[1] == 0 {
+				if t.n >= t.growAt {
+					if err := t.grow(); err != nil {
+						return err
+					}
+					j = Mix64(uint64(k)) & t.mask
+					continue
+				}
+				s[0], s[1] = k, 1
+				t.n++
+				break
+			}
+			if s[0] == k {
+				s[1]++
+				break
+			}
+			j = (j + 1) & t.mask
+		}
+	}
+	return nil
+}
+
+// emit appends every group to keys and counts.
+func (t *countTable) emit(keys, counts *vec.Vector) {
+	s := t.slots
+	for i := 0; i < len(s); i += 2 {
+		if s[i+1] != 0 {
+			keys.I64 = append(keys.I64, s[i])
+			counts.I64 = append(counts.I64, s[i+1])
+		}
+	}
+	keys.Len, counts.Len = len(keys.I64), len(counts.I64)
+}
+
+// countOutput assembles the output: every count(*) column is the counts.
+func countOutput(keyType vec.Type, keys, counts *vec.Vector, nulls int64, nspecs int) *Output {
+	keys.Type = keyType
+	if nulls > 0 {
+		keys.AppendNull()
+		counts.AppendInt(nulls)
+	}
+	out := &Output{Keys: []*vec.Vector{keys}, Groups: keys.Len}
+	for j := 0; j < nspecs; j++ {
+		c := counts
+		if j > 0 {
+			c = &vec.Vector{Type: vec.Int64, Len: counts.Len, I64: append([]int64(nil), counts.I64...)}
+		}
+		out.Aggs = append(out.Aggs, c)
+	}
+	return out
+}
+
+func countNaive(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, src Source) (*Output, error) {
+	arena := NewArena(cfg.HugePages)
+	defer arena.Free()
+	t, err := newCountTable(0, arena, cfg.Budget)
+	if err != nil {
+		return nil, err
+	}
+	var nulls int64
+	st, err := cfg.phase(0, "aggregate", func() (int64, error) {
+		var rows int64
+		for {
+			if err := ctx.Err(); err != nil {
+				return rows, err
+			}
+			in, ok, err := src(0)
+			if err != nil || !ok {
+				return rows, err
+			}
+			k := in.Keys[0]
+			if k.Valid != nil {
+				nulls += addValid(t, k)
+			} else if err := t.add(k.I64[:in.N]); err != nil {
+				return rows, err
+			}
+			rows += int64(in.N)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys, counts := vec.NewVector(vec.Int64, t.n+1), vec.NewVector(vec.Int64, t.n+1)
+	t.emit(keys, counts)
+	out := countOutput(keyType, keys, counts, nulls, nspecs)
+	out.Stats, out.TableSlots = []WorkerStat{st}, len(t.slots)/2
+	t.budget.Grow(-int64(len(t.slots)) * 8)
+	return out, nil
+}
+
+// addValid counts the non-NULL keys of k and returns the number of NULLs.
+func addValid(t *countTable, k *vec.Vector) int64 {
+	var nulls int64
+	buf := make([]int64, 0, k.Len)
+	for i, v := range k.I64[:k.Len] {
+		if k.Valid[i] {
+			buf = append(buf, v)
+		} else {
+			nulls++
+		}
+	}
+	t.add(buf)
+	return nulls
+}
+
+// wcLine is the number of keys staged per partition: one 64-byte line.
+const wcLine = 8
+
+// countScatter is one worker's partitions for the tuned radix path.
+type countScatter struct {
+	wc    []int64 // nparts × wcLine staged keys
+	fill  []uint8
+	parts [][]int64
+	nulls int64
+}
+
+func newCountScatter(bits int, rowsHint int64, arena *Arena) (*countScatter, error) {
+	np := 1 << bits
+	s := &countScatter{wc: make([]int64, np*wcLine), fill: make([]uint8, np), parts: make([][]int64, np)}
+	// One slab, carved into per-partition buffers with room for an even
+	// share plus slack; a partition that overflows continues on the heap.
+	per := int(rowsHint/int64(np))*5/4 + 2*wcLine
+	slab, err := arena.Int64s(per * np)
+	if err != nil {
+		return nil, err
+	}
+	for p := range s.parts {
+		s.parts[p] = slab[p*per : p*per : (p+1)*per]
+	}
+	return s, nil
+}
+
+func (s *countScatter) scatter(keys []int64, shift uint) {
+	wc, fill, parts := s.wc, s.fill, s.parts
+	for _, k := range keys {
+		p := uint32(Mix64(uint64(k)) >> shift)
+		if shift == 64 {
+			p = 0
+		}
+		f := fill[p]
+		wc[int(p)*wcLine+int(f)] = k
+		f++
+		if f == wcLine {
+			parts[p] = append(parts[p], wc[int(p)*wcLine:int(p)*wcLine+wcLine]...)
+			f = 0
+		}
+		fill[p] = f
+	}
+}
+
+// flush moves the staged keys into the partitions.
+func (s *countScatter) flush() {
+	for p, f := range s.fill {
+		s.parts[p] = append(s.parts[p], s.wc[p*wcLine:p*wcLine+int(f)]...)
+		s.fill[p] = 0
+	}
+}
+
+func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, src Source) (*Output, error) {
+	threads := max(cfg.Threads, 1)
+	bits := cfg.RadixBits
+	if bits < 0 || bits > 16 {
+		return nil, fmt.Errorf("radix_bits must be between 0 and 16, got %d", bits)
+	}
+	nparts := 1 << bits
+	shift := uint(64 - bits)
+	scats := make([]*countScatter, threads)
+	arenas := make([]*Arena, threads)
+	for i := range arenas {
+		arenas[i] = NewArena(cfg.HugePages)
+		defer arenas[i].Free()
+	}
+	outKeys := make([]*vec.Vector, threads)
+	outCounts := make([]*vec.Vector, threads)
+	var nextPart atomic.Int64
+	var mu sync.Mutex
+	var stats []WorkerStat
+	var maxSlots atomic.Int64
+	record := func(s WorkerStat) {
+		mu.Lock()
+		stats = append(stats, s)
+		mu.Unlock()
+	}
+	rowsHint := cfg.RowsHint
+	if threads > 1 {
+		rowsHint = rowsHint * 3 / 2 / int64(threads)
+	}
+	partition := func(w, slot int) error {
+		sc, err := newCountScatter(bits, rowsHint, arenas[slot])
+		if err != nil {
+			return err
+		}
+		scats[slot] = sc
+		if err := cfg.Budget.Grow(rowsHint * 8); err != nil {
+			return fmt.Errorf("radix partitions: %w", err)
+		}
+		st, err := cfg.phase(w, "partition", func() (int64, error) {
+			var rows int64
+			for {
+				if err := ctx.Err(); err != nil {
+					return rows, err
+				}
+				in, ok, err := src(w)
+				if err != nil || !ok {
+					sc.flush()
+					return rows, err
+				}
+				k := in.Keys[0]
+				keys := k.I64[:in.N]
+				if k.Valid != nil {
+					buf := make([]int64, 0, in.N)
+					for i, v := range keys {
+						if k.Valid[i] {
+							buf = append(buf, v)
+						} else {
+							sc.nulls++
+						}
+					}
+					keys = buf
+				}
+				sc.scatter(keys, shift)
+				rows += int64(in.N)
+			}
+		})
+		record(st)
+		return err
+	}
+	aggregate := func(w, slot int) error {
+		keys, counts := vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
+		outKeys[slot], outCounts[slot] = keys, counts
+		var t *countTable
+		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
+			var rows int64
+			for {
+				p := int(nextPart.Add(1) - 1)
+				if p >= nparts {
+					return rows, nil
+				}
+				if p%64 == 0 {
+					if err := ctx.Err(); err != nil {
+						return rows, err
+					}
+				}
+				n := 0
+				for _, sc := range scats {
+					n += len(sc.parts[p])
+				}
+				if n == 0 {
+					continue
+				}
+				var err error
+				if t == nil {
+					t, err = newCountTable(n/4, arenas[slot], cfg.Budget)
+				} else {
+					err = t.reset(n / 4)
+				}
+				if err != nil {
+					return rows, err
+				}
+				for _, sc := range scats {
+					if err := t.add(sc.parts[p]); err != nil {
+						return rows, err
+					}
+				}
+				rows += int64(n)
+				t.emit(keys, counts)
+				if s := int64(len(t.slots) / 2); s > maxSlots.Load() {
+					maxSlots.Store(s)
+				}
+			}
+		})
+		if t != nil {
+			cfg.Budget.Grow(-int64(len(t.slots)) * 8)
+		}
+		record(st)
+		return err
+	}
+
+	if threads == 1 {
+		if err := partition(0, 0); err != nil {
+			return nil, err
+		}
+		if err := aggregate(0, 0); err != nil {
+			return nil, err
+		}
+	} else {
+		var wg sync.WaitGroup
+		perr := make([]error, threads)
+		aerr := make([]error, threads)
+		var barrier sync.WaitGroup
+		barrier.Add(threads)
+		for t := 0; t < threads; t++ {
+			wg.Add(1)
+			go func(t int) {
+				defer wg.Done()
+				w := t + 1
+				if cfg.Observer.LockThreads {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
+				if cfg.Observer.WorkerStart != nil {
+					cfg.Observer.WorkerStart(w)
+				}
+				if cfg.Observer.WorkerStop != nil {
+					defer cfg.Observer.WorkerStop(w)
+				}
+				perr[t] = partition(w, t)
+				barrier.Done()
+				barrier.Wait()
+				if anyErr(perr) != nil {
+					return
+				}
+				aerr[t] = aggregate(w, t)
+			}(t)
+		}
+		wg.Wait()
+		if err := anyErr(append(perr, aerr...)); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Budget.Grow(-rowsHint * 8 * int64(threads))
+	keys, counts := vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
+	var nulls int64
+	for i := range outKeys {
+		if outKeys[i] != nil {
+			Concat(keys, outKeys[i])
+			Concat(counts, outCounts[i])
+		}
+		if scats[i] != nil {
+			nulls += scats[i].nulls
+		}
+	}
+	out := countOutput(keyType, keys, counts, nulls, nspecs)
+	out.Stats, out.TableSlots = stats, int(maxSlots.Load())
+	return out, nil
+}
