@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
-	"time"
 )
 
 // ZeroingData is the typed result of the zeroing experiment.
@@ -13,6 +12,7 @@ type ZeroingData struct {
 	Size    int64        `json:"size"`    // bytes per buffer
 	Touched int64        `json:"touched"` // bytes written into each buffer after allocation
 	Allocs  int          `json:"allocs"`  // per thread, per run
+	Live    int          `json:"live"`    // buffers alive per thread
 	Rows    []ZeroingRow `json:"rows"`
 	Skipped []string     `json:"skipped,omitempty"` // variants not run here, with the reason
 }
@@ -22,28 +22,42 @@ type ZeroingRow struct {
 	Variant string `json:"variant"` // make, pool, pool-clear, mmap
 	Threads int    `json:"threads"`
 	WallNS  int64  `json:"wall_ns"`
-	// NSPerOp is the cost of one allocation plus its use on one thread:
-	// wall time divided by the allocations each thread made.
+	// NSPerOp is the wall time of one allocation plus its use on one
+	// thread: wall time divided by the allocations each thread made.
 	NSPerOp float64 `json:"ns_per_op"`
-	// ExtraNSPerOp is NSPerOp minus the pool variant's at the same thread
-	// count: the price of getting zeroed memory.
+	// CPUNSPerOp is the same in thread CPU time, which leaves out time
+	// spent waiting for a core on a busy machine (0 if unknown). Cycles
+	// stalled on memory are CPU time, so shared-channel contention shows.
+	CPUNSPerOp float64 `json:"cpu_ns_per_op"`
+	// ExtraNSPerOp is the cost per operation minus the pool variant's at
+	// the same thread count (CPU time where known, else wall time): the
+	// price of getting zeroed memory.
 	ExtraNSPerOp float64 `json:"extra_ns_per_op"`
 	// ZeroedPerOp is the bytes zeroed per allocation: the whole buffer for
 	// make and pool-clear, the touched pages for mmap, none for pool.
 	ZeroedPerOp int64 `json:"zeroed_per_op"`
-	// ZeroGBps is the zeroing rate of all threads together, in 10^9 B/s:
-	// measured around clear() for pool-clear, implied by ExtraNSPerOp for
-	// make and mmap (0 when not measurable).
+	// ZeroGBps is the zeroing rate of one thread, in 10^9 B/s: measured
+	// around clear() for pool-clear, implied by ExtraNSPerOp for make and
+	// mmap (0 when not measurable). All threads together zero Threads
+	// times as much.
 	ZeroGBps float64 `json:"zero_gbps"`
 	// CPUShare is the fraction of wall x threads the threads were running
-	// (below 1 when the machine is busy with other work, or in the kernel
-	// waiting for something).
+	// (below 1 when the machine is busy with other work).
 	CPUShare float64 `json:"cpu_share"`
 	// FaultsPerOp is the page faults each allocation+use took on its
 	// thread: a fresh page costs a fault, and the kernel zeroes it then.
 	FaultsPerOp float64 `json:"faults_per_op"`
-	// NewBuffers counts buffers the pool had to allocate (pool variants).
+	// NewBuffers counts buffers the pool allocated (pool variants): live
+	// per thread, made and touched before the timed run.
 	NewBuffers int64 `json:"new_buffers,omitempty"`
+}
+
+// cost is what the comparisons use: CPU time per op where known.
+func (r *ZeroingRow) cost() float64 {
+	if r.CPUNSPerOp > 0 {
+		return r.CPUNSPerOp
+	}
+	return r.NSPerOp
 }
 
 var zeroingVariants = []string{"make", "pool", "pool-clear", "mmap"}
@@ -55,8 +69,9 @@ func zeroingSpec() Spec {
 			"partly filled, on one thread and on all (Oxla make_shared memset)",
 		Params: []Param{
 			{"size", "8MiB", "bytes per buffer (4KiB..1GiB), as Oxla's 8 MiB Line struct"},
-			{"allocs", "16", "allocations per thread per run"},
+			{"allocs", "8", "allocations per thread per run"},
 			{"touch", "0.5", "fraction of each buffer filled after allocation (0..1)"},
+			{"live", "4", "buffers each thread keeps alive at once (1..64): 4 x 8 MiB per thread outgrows a 32 MiB L3, so reuse is not served from cache"},
 			{"threads", strconv.Itoa(defaultThreads()), "thread count of the parallel runs (the first runs use 1)"},
 			{"variants", "make,pool,pool-clear,mmap", "variants to run"},
 		},
@@ -114,6 +129,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	size := p.Bytes("size", 4<<10, 1<<30)
 	allocs := p.Int("allocs", 1, 1<<20)
 	touch := p.Float("touch", 0, 1)
+	live := p.Int("live", 1, 64)
 	threads := p.Int("threads", 1, 256)
 	var variants []string
 	for v := range splitList(p.String("variants")) {
@@ -136,7 +152,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	const page = 4096
 	touchedPages := int64((touched + page - 1) / page * page)
 	src := fillSource()
-	data := &ZeroingData{Size: size, Touched: int64(touched), Allocs: allocs}
+	data := &ZeroingData{Size: size, Touched: int64(touched), Allocs: allocs, Live: live}
 	if ok, why := mmapSupported(); !ok {
 		kept := variants[:0]
 		for _, v := range variants {
@@ -157,53 +173,95 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	for _, n := range steps {
 		var rows []ZeroingRow
 		for _, variant := range variants {
-			var clearNS, made atomic.Int64
+			// Each worker's pool starts with live buffers whose pages are all
+			// touched already: the steady state of a pool is reuse.
+			pools := make([]*bufPool, n)
+			for w := range pools {
+				pools[w] = &bufPool{size: int(size)}
+				if variant == "pool" || variant == "pool-clear" {
+					bufs := make([][]byte, live)
+					for i := range bufs {
+						bufs[i] = pools[w].get()
+						fill(bufs[i], len(bufs[i]), src)
+					}
+					for _, b := range bufs {
+						pools[w].put(b)
+					}
+				}
+			}
+			var clearNS atomic.Int64
 			label := fmt.Sprintf("%s, %d threads", variant, n)
 			st, err := runWorkers(ctx, hooks, label, n, func(w int) error {
-				pool := &bufPool{size: int(size)}
+				// Allocation i replaces the buffer in slot i%live, which is
+				// dropped (make), returned to the pool or unmapped.
+				pool := pools[w]
+				slots := make([][]byte, live)
+				unmap := make([]func() error, live)
+				evict := func(j int) error {
+					b := slots[j]
+					slots[j] = nil
+					switch {
+					case b == nil:
+					case variant == "pool" || variant == "pool-clear":
+						pool.put(b)
+					case variant == "mmap":
+						return unmap[j]()
+					}
+					return nil
+				}
+				defer func() {
+					for j := range slots {
+						_ = evict(j)
+					}
+				}()
 				var local uint64
 				for i := range allocs {
 					if i&7 == 0 && ctx.Err() != nil {
 						return ctx.Err()
 					}
+					j := i % live
+					if err := evict(j); err != nil {
+						return err
+					}
+					var b []byte
 					switch variant {
 					case "make":
-						b := make([]byte, size)
-						fill(b, touched, src)
-						local += uint64(b[len(b)-1]) + uint64(b[0])
+						b = make([]byte, size)
 					case "pool", "pool-clear":
-						b := pool.get()
+						b = pool.get()
 						if variant == "pool-clear" {
-							t0 := time.Now()
+							c0 := threadCPU()
 							clear(b)
-							clearNS.Add(int64(time.Since(t0)))
+							clearNS.Add(int64(threadCPU() - c0))
 						}
-						fill(b, touched, src)
-						local += uint64(b[len(b)-1]) + uint64(b[0])
-						pool.put(b)
 					case "mmap":
-						b, release, err := mmapBuffer(int(size))
-						if err != nil {
-							return err
-						}
-						fill(b, touched, src)
-						local += uint64(b[len(b)-1]) + uint64(b[0])
-						if err := release(); err != nil {
+						var err error
+						if b, unmap[j], err = mmapBuffer(int(size)); err != nil {
 							return err
 						}
 					}
+					fill(b, touched, src)
+					local += uint64(b[len(b)-1]) + uint64(b[0])
+					slots[j] = b
 				}
-				made.Add(pool.made)
 				sink.Add(local)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
+			var made int64
+			for _, p := range pools {
+				made += p.made
+			}
 			wall := max(st.Wall, 1)
-			row := ZeroingRow{Variant: variant, Threads: n, WallNS: wall.Nanoseconds(), CPUShare: st.CPUShare(),
-				FaultsPerOp: float64(st.FaultsTotal()) / (float64(allocs) * float64(n)),
-				NSPerOp:     float64(wall.Nanoseconds()) / float64(allocs)}
+			ops := float64(allocs) * float64(n)
+			row := ZeroingRow{Variant: variant, Threads: n, WallNS: wall.Nanoseconds(),
+				NSPerOp:     float64(wall.Nanoseconds()) / float64(allocs),
+				CPUNSPerOp:  float64(st.CPUTotal()) / ops,
+				CPUShare:    st.CPUShare(),
+				FaultsPerOp: float64(st.FaultsTotal()) / ops,
+			}
 			switch variant {
 			case "make", "pool-clear":
 				row.ZeroedPerOp = size
@@ -211,28 +269,27 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 				row.ZeroedPerOp = touchedPages
 			}
 			if variant == "pool" || variant == "pool-clear" {
-				row.NewBuffers = made.Load()
+				row.NewBuffers = made
 			}
 			if variant == "pool-clear" && clearNS.Load() > 0 {
-				perThread := float64(clearNS.Load()) / float64(n)
-				row.ZeroGBps = float64(size) * float64(allocs) * float64(n) / perThread
+				row.ZeroGBps = float64(size) * ops / float64(clearNS.Load())
 			}
 			rows = append(rows, row)
 		}
 		// Compare with the pool (no zeroing) at the same thread count.
-		var poolNS float64
-		for _, row := range rows {
-			if row.Variant == "pool" {
-				poolNS = row.NSPerOp
+		var pool float64
+		for i := range rows {
+			if rows[i].Variant == "pool" {
+				pool = rows[i].cost()
 			}
 		}
 		for i := range rows {
-			if poolNS == 0 || rows[i].Variant == "pool" {
+			if pool == 0 || rows[i].Variant == "pool" {
 				continue
 			}
-			rows[i].ExtraNSPerOp = rows[i].NSPerOp - poolNS
+			rows[i].ExtraNSPerOp = rows[i].cost() - pool
 			if rows[i].Variant != "pool-clear" && rows[i].ExtraNSPerOp > 0 && rows[i].ZeroedPerOp > 0 {
-				rows[i].ZeroGBps = float64(rows[i].ZeroedPerOp) * float64(n) / rows[i].ExtraNSPerOp
+				rows[i].ZeroGBps = float64(rows[i].ZeroedPerOp) / rows[i].ExtraNSPerOp
 			}
 		}
 		data.Rows = append(data.Rows, rows...)
@@ -241,9 +298,10 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 
 	r.Data = data
 	t := Table{
-		Title: fmt.Sprintf("%s buffers, %s filled each, %d allocations per thread", formatBytes(size),
-			formatBytes(int64(touched)), allocs),
-		Columns: []string{"variant", "threads", "wall", "ns/op (thread)", "extra vs pool", "zeroed/op", "zeroing GB/s (all)", "vs pool", "faults/op", "CPU share"},
+		Title: fmt.Sprintf("%s buffers, %s filled each, %d allocations per thread, %d alive per thread", formatBytes(size),
+			formatBytes(int64(touched)), allocs, live),
+		Columns: []string{"variant", "threads", "wall", "wall ns/op", "CPU ns/op", "vs pool", "extra vs pool",
+			"zeroed/op", "zeroing GB/s/thread", "faults/op", "CPU share"},
 	}
 	for _, row := range data.Rows {
 		extra, gbps, vs := "-", "-", "-"
@@ -255,16 +313,18 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		}
 		for _, base := range data.Rows {
 			if base.Variant == "pool" && base.Threads == row.Threads {
-				vs = fmtRatio(row.NSPerOp / base.NSPerOp)
+				vs = fmtRatio(row.cost() / base.cost())
 			}
 		}
 		t.Rows = append(t.Rows, []string{row.Variant, strconv.Itoa(row.Threads), fmtMs(row.WallNS),
-			fmt.Sprintf("%.0f", row.NSPerOp), extra, formatBytes(row.ZeroedPerOp), gbps, vs, fmt.Sprintf("%.0f", row.FaultsPerOp), fmt.Sprintf("%.0f%%", 100*row.CPUShare)})
+			fmt.Sprintf("%.0f", row.NSPerOp), fmt.Sprintf("%.0f", row.CPUNSPerOp), vs, extra,
+			formatBytes(row.ZeroedPerOp), gbps, fmt.Sprintf("%.0f", row.FaultsPerOp), fmt.Sprintf("%.0f%%", 100*row.CPUShare)})
 	}
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
 		"make: Go always hands out zeroed memory; the runtime clears a reused heap span itself, while a span fresh from the OS was zeroed by the kernel page by page on first touch; the garbage collector's work is part of make's cost",
-		"pool: a per-thread free list returns buffers without clearing them (the Oxla fix: no value-initialisation); pool-clear clears each reused buffer explicitly (the make_shared behaviour) and times that clear",
+		"pool: a per-thread free list returns buffers without clearing them (the Oxla fix: no value-initialisation); pool-clear clears each reused buffer explicitly (the make_shared behaviour) and times that clear in thread CPU time",
+		"comparisons (vs pool, extra, implied GB/s) use thread CPU time per operation where the OS provides it, so that waiting for a core on a busy machine does not count; make's background GC work runs on other threads and is not in its CPU column",
 		"faults/op counts page faults on the worker's thread: 2048 per 8 MiB of fresh 4 KiB pages. Where make shows them, the runtime had returned the freed buffer's pages to the OS (scavenger), so each new buffer starts as fresh pages again",
 		"mmap: fresh anonymous pages, zeroed by the kernel only where touched, plus a page fault per 4 KiB page and the munmap",
 		"Oxla (\"The unexpected cost of shared pointers\"): make_shared value-initialised an 8 MiB struct, so memset dominated a cold-query profile; skipping it made a fill-after-allocation benchmark ~19% faster on one thread but ~40% faster with all threads (0.702 s vs 0.420 s), because all cores share the memory channels",
@@ -291,9 +351,9 @@ func zeroingComparison(rows []ZeroingRow, steps []int) string {
 			}
 			switch r.Variant {
 			case "make":
-				mk = r.NSPerOp
+				mk = r.cost()
 			case "pool":
-				pl = r.NSPerOp
+				pl = r.cost()
 			}
 		}
 		if mk == 0 || pl == 0 {
@@ -305,5 +365,5 @@ func zeroingComparison(rows []ZeroingRow, steps []int) string {
 	if one == 0 || all == 0 {
 		return ""
 	}
-	return fmt.Sprintf("here: make costs %.2fx the pool on 1 thread and %.2fx on %d threads", one, all, steps[1])
+	return fmt.Sprintf("here: make costs %.2fx the pool on 1 thread and %.2fx on %d threads (CPU time per operation)", one, all, steps[1])
 }
