@@ -156,7 +156,8 @@ const (
 // Decode parses one client frame of at most maxBytes bytes (0: no limit).
 // It checks the envelope (a JSON object with a header naming a message
 // type, a known channel and, if given, our protocol major version) and
-// keeps Content as a json.RawMessage. Unknown fields are ignored. The
+// keeps Content as a json.RawMessage. Unknown fields are ignored; seq is
+// kept (it is meaningful in server frames only). The
 // returned error is a *DecodeError.
 func Decode(data []byte, maxBytes int) (*Message, error) {
 	if maxBytes > 0 && len(data) > maxBytes {
@@ -171,6 +172,7 @@ func Decode(data []byte, maxBytes int) (*Message, error) {
 		ParentHeader *Header         `json:"parent_header"`
 		Metadata     map[string]any  `json:"metadata"`
 		Content      json.RawMessage `json:"content"`
+		Seq          uint64          `json:"seq"`
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	if err := d.Decode(&w); err != nil {
@@ -205,7 +207,7 @@ func Decode(data []byte, maxBytes int) (*Message, error) {
 	if c[0] != '{' {
 		return nil, &DecodeError{"content", "content is not a JSON object"}
 	}
-	m := &Message{Channel: w.Channel, Header: h, Metadata: w.Metadata, Content: json.RawMessage(c)}
+	m := &Message{Channel: w.Channel, Header: h, Metadata: w.Metadata, Content: json.RawMessage(c), Seq: w.Seq}
 	if w.ParentHeader != nil {
 		m.ParentHeader = *w.ParentHeader
 	}
