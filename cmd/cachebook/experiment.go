@@ -10,10 +10,14 @@ import (
 	"strings"
 
 	"cachebook/kernel/experiment"
+	"cachebook/kernel/perf"
 )
 
 const experimentUsage = `usage: cachebook experiment                      list the experiments and their parameters
-       cachebook experiment NAME [--PARAM VALUE ...] [--format table|json]`
+       cachebook experiment NAME [--PARAM VALUE ...] [--format table|json] [--counters]
+
+--counters opens per-thread perf counters (kernel/perf) on every worker of
+every measured run and adds their report.`
 
 // cmdExperiment runs one named experiment, or lists them all.
 func cmdExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -29,7 +33,7 @@ func cmdExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	params, format, err := parseExperimentArgs(args[1:])
+	params, format, counters, err := parseExperimentArgs(args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		writeSpec(stderr, spec)
 		return err
@@ -37,7 +41,12 @@ func cmdExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, experimentUsage)
 	}
-	res, err := spec.Run(ctx, params, nil)
+	var res *experiment.Result
+	if counters {
+		res, err = experiment.RunWithCounters(ctx, spec, params, perf.Options{})
+	} else {
+		res, err = spec.Run(ctx, params, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -50,17 +59,22 @@ func cmdExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // parseExperimentArgs reads --name value and --name=value pairs; --format
-// chooses the output, every other name is an experiment parameter.
-func parseExperimentArgs(args []string) (map[string]string, string, error) {
-	params := make(map[string]string)
-	format := "table"
+// chooses the output, --counters (no value) turns on perf counters, every
+// other name is an experiment parameter.
+func parseExperimentArgs(args []string) (params map[string]string, format string, counters bool, err error) {
+	params = make(map[string]string)
+	format = "table"
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "-h" || a == "--help" {
-			return nil, "", flag.ErrHelp
+			return nil, "", false, flag.ErrHelp
+		}
+		if a == "--counters" || a == "-counters" {
+			counters = true
+			continue
 		}
 		if !strings.HasPrefix(a, "-") {
-			return nil, "", fmt.Errorf("unexpected argument %q", a)
+			return nil, "", false, fmt.Errorf("unexpected argument %q", a)
 		}
 		name := strings.TrimLeft(a, "-")
 		value, ok := "", false
@@ -68,28 +82,28 @@ func parseExperimentArgs(args []string) (map[string]string, string, error) {
 			name, value, ok = k, v, true
 		}
 		if name == "" {
-			return nil, "", fmt.Errorf("bad flag %q", a)
+			return nil, "", false, fmt.Errorf("bad flag %q", a)
 		}
 		if !ok {
 			if i+1 >= len(args) {
-				return nil, "", fmt.Errorf("flag --%s needs a value", name)
+				return nil, "", false, fmt.Errorf("flag --%s needs a value", name)
 			}
 			i++
 			value = args[i]
 		}
 		if name == "format" {
 			if value != "table" && value != "json" {
-				return nil, "", fmt.Errorf("format must be table or json, got %q", value)
+				return nil, "", false, fmt.Errorf("format must be table or json, got %q", value)
 			}
 			format = value
 			continue
 		}
 		if _, dup := params[name]; dup {
-			return nil, "", fmt.Errorf("flag --%s given twice", name)
+			return nil, "", false, fmt.Errorf("flag --%s given twice", name)
 		}
 		params[name] = value
 	}
-	return params, format, nil
+	return params, format, counters, nil
 }
 
 func listExperiments(w io.Writer) error {

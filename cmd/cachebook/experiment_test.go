@@ -11,22 +11,23 @@ import (
 
 func TestParseExperimentArgs(t *testing.T) {
 	tests := []struct {
-		args    []string
-		params  string
-		format  string
-		wantErr string
+		args     []string
+		params   string
+		format   string
+		counters bool
+		wantErr  string
 	}{
-		{nil, "map[]", "table", ""},
-		{[]string{"--threads", "4", "--format", "json"}, "map[threads:4]", "json", ""},
-		{[]string{"--threads=4", "-size=8MiB"}, "map[size:8MiB threads:4]", "table", ""},
-		{[]string{"--threads"}, "", "", "needs a value"},
-		{[]string{"threads"}, "", "", "unexpected argument"},
-		{[]string{"--format", "xml"}, "", "", "format must be table or json"},
-		{[]string{"--a", "1", "--a", "2"}, "", "", "given twice"},
-		{[]string{"--=3"}, "", "", "bad flag"},
+		{nil, "map[]", "table", false, ""},
+		{[]string{"--threads", "4", "--format", "json"}, "map[threads:4]", "json", false, ""},
+		{[]string{"--threads=4", "--counters", "-size=8MiB"}, "map[size:8MiB threads:4]", "table", true, ""},
+		{[]string{"--threads"}, "", "", false, "needs a value"},
+		{[]string{"threads"}, "", "", false, "unexpected argument"},
+		{[]string{"--format", "xml"}, "", "", false, "format must be table or json"},
+		{[]string{"--a", "1", "--a", "2"}, "", "", false, "given twice"},
+		{[]string{"--=3"}, "", "", false, "bad flag"},
 	}
 	for _, tt := range tests {
-		params, format, err := parseExperimentArgs(tt.args)
+		params, format, counters, err := parseExperimentArgs(tt.args)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%q: error %v, want %q", tt.args, err, tt.wantErr)
@@ -37,8 +38,8 @@ func TestParseExperimentArgs(t *testing.T) {
 			t.Errorf("%q: %v", tt.args, err)
 			continue
 		}
-		if got := fmt.Sprint(params); got != tt.params || format != tt.format {
-			t.Errorf("%q: %s %s, want %s %s", tt.args, got, format, tt.params, tt.format)
+		if got := fmt.Sprint(params); got != tt.params || format != tt.format || counters != tt.counters {
+			t.Errorf("%q: %s %s %v, want %s %s %v", tt.args, got, format, counters, tt.params, tt.format, tt.counters)
 		}
 	}
 }

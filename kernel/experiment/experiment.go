@@ -54,7 +54,8 @@ type Hooks struct {
 	LockThreads bool
 	// RunStart is called on the coordinating goroutine before the workers
 	// of one measured run start, with a label naming the run (e.g.
-	// "padded-64/atomic, 2 threads"); RunEnd after they all stopped.
+	// "padded-64/atomic, 2 threads") and its worker count (0 when the SQL
+	// engine decides it); RunEnd after they all stopped.
 	RunStart    func(label string, workers int)
 	RunEnd      func(label string)
 	WorkerStart func(worker int)
@@ -77,6 +78,9 @@ type Result struct {
 	Data any `json:"data"`
 	// Elapsed is the wall time of the whole run.
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Counters are the per-thread perf counter reports of each measured
+	// run, when run by RunWithCounters.
+	Counters []CounterRun `json:"counters,omitempty"`
 }
 
 // Machine records the runtime environment of a result.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"cachebook/kernel/perf"
 )
 
 func TestCatalogIsFreshAndComplete(t *testing.T) {
@@ -190,5 +192,34 @@ func TestThreadSteps(t *testing.T) {
 		if got := fmt.Sprint(threadSteps(n)); got != want {
 			t.Errorf("threadSteps(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+func TestRunWithCounters(t *testing.T) {
+	s, err := Lookup("false-sharing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := RunWithCounters(context.Background(), s,
+		map[string]string{"threads": "2", "iterations": "1000", "reps": "2", "modes": "plain"}, perf.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, r)
+	if len(r.Counters) != 3*2 { // 3 layouts x 2 reps
+		t.Fatalf("%d counter reports, want 6", len(r.Counters))
+	}
+	for _, c := range r.Counters {
+		if c.Label == "" || c.Report == nil {
+			t.Errorf("empty counter run %+v", c)
+			continue
+		}
+		if n := len(c.Report.Workers); n != 2 {
+			t.Errorf("%s: report has %d workers, want 2", c.Label, n)
+		}
+	}
+	last := r.Tables[len(r.Tables)-1]
+	if len(last.Rows) != 6 || !strings.Contains(last.Title, "counters") {
+		t.Errorf("counter table %+v", last)
 	}
 }

@@ -165,12 +165,19 @@ func sumRewrite(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		data.Sums = append(slices.Clone(data.Sums[:3]), data.Sums[len(data.Sums)-1])
 	}
 
-	for range reps {
+	for rep := range reps {
 		for _, on := range []bool{false, true} {
 			if err := setting(on); err != nil {
 				return err
 			}
+			label := fmt.Sprintf("sum_rewrite=%v, repetition %d", on, rep+1)
+			if hooks != nil && hooks.RunStart != nil {
+				hooks.RunStart(label, 0)
+			}
 			res, wall, err := exec(query, eh)
+			if hooks != nil && hooks.RunEnd != nil {
+				hooks.RunEnd(label)
+			}
 			if err != nil {
 				return err
 			}
