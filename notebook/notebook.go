@@ -795,3 +795,17 @@ func writeFence(buf *bytes.Buffer, info, body string) {
 func NewCell(kind CellKind, source string) *Cell {
 	return &Cell{Kind: kind, Source: source}
 }
+
+// ExecSource returns the code a kernel runs for a code cell: its Source,
+// except that an experiment cell's code starts with a line holding the
+// experiment's name, followed by the cell's body if it has one. (The
+// kernel protocol's execute_request has code, kind and attrs but no name.)
+func (c *Cell) ExecSource() string {
+	if c.Kind != KindExperiment || c.Name == "" {
+		return c.Source
+	}
+	if c.Source == "" {
+		return c.Name
+	}
+	return c.Name + "\n" + c.Source
+}
