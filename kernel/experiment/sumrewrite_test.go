@@ -1,10 +1,13 @@
 package experiment
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"cachebook/engine"
+	"cachebook/engine/gen"
 	"cachebook/engine/vec"
 )
 
@@ -48,5 +51,36 @@ func TestResultRowAndExplain(t *testing.T) {
 	tb := explainTable("t", lines)
 	if len(tb.Rows) != 25 {
 		t.Errorf("a 100-line plan shows %d rows, want 12 + elision + 12", len(tb.Rows))
+	}
+}
+
+func TestSumRewriteOnGeneratedData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a Parquet file")
+	}
+	dir := t.TempDir()
+	if err := gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"),
+		gen.Options{Rows: 20000, Order: "shuffled", Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Open(engine.Options{DataDir: dir}); err != nil && strings.Contains(err.Error(), "not implemented") {
+		t.Skip("engine not implemented yet:", err)
+	}
+	r, err := runSpec(t, "sum-rewrite", map[string]string{"data": dir, "terms": "7", "reps": "2"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, r)
+	d := r.Data.(*SumRewriteData)
+	if d.Rows != 20000 || len(d.LiteralNS) != 2 || len(d.RewrittenNS) != 2 || d.Speedup <= 0 {
+		t.Errorf("data %+v", d)
+	}
+	if len(d.Sums) != 4 || d.Sums[0] == "" {
+		t.Errorf("sums %v", d.Sums)
+	}
+	// The rewritten plan must say so, and the literal one must not.
+	lit, rew := strings.Join(d.ExplainLiteral, "\n"), strings.Join(d.ExplainRewritten, "\n")
+	if lit == rew || !strings.Contains(strings.ToLower(rew), "count") {
+		t.Errorf("EXPLAIN does not show the rewrite:\nliteral:\n%s\nrewritten:\n%s", lit, rew)
 	}
 }
