@@ -1,0 +1,1167 @@
+package expr
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"cachebook/engine/sql"
+	"cachebook/engine/vec"
+)
+
+// Binder resolves AST expressions against an input schema and builds typed,
+// constant-folded Exprs.
+type Binder struct {
+	// Columns is the input schema; an Ident resolves to the column with the
+	// same name, compared case-insensitively (an exact match wins).
+	Columns []vec.Column
+	// Replace, when set, is consulted for every AST node before binding it.
+	// If it returns ok, the node becomes a reference to input column idx
+	// (the planner uses this to map aggregate calls and GROUP BY
+	// expressions onto the columns of the aggregation output).
+	Replace func(e sql.Expr) (idx int, ok bool)
+}
+
+// Bind binds e. Errors are *sql.Error values positioned at the offending
+// node.
+func (b *Binder) Bind(e sql.Expr) (Expr, error) {
+	x, err := b.bind(e, 0)
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// maxBindDepth guards against stack exhaustion on hand-built ASTs (the
+// parser already limits nesting).
+const maxBindDepth = 2000
+
+func errAt(p sql.Pos, format string, args ...any) error {
+	return &sql.Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (b *Binder) bind(e sql.Expr, depth int) (Expr, error) {
+	if e == nil {
+		return nil, fmt.Errorf("bind: nil expression")
+	}
+	if depth > maxBindDepth {
+		return nil, errAt(e.Pos(), "expression nested too deeply")
+	}
+	if b.Replace != nil {
+		if idx, ok := b.Replace(e); ok {
+			if idx < 0 || idx >= len(b.Columns) {
+				return nil, errAt(e.Pos(), "internal error: %s replaced by column %d of %d", sql.Format(e), idx, len(b.Columns))
+			}
+			return &ColumnRef{Index: idx, T: b.Columns[idx].Type, Name: b.Columns[idx].Name}, nil
+		}
+	}
+	x, err := b.bindNode(e, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	return foldNode(x)
+}
+
+// foldNode turns a node whose operands are all constants into a constant.
+func foldNode(x Expr) (Expr, error) {
+	n, ok := x.(node)
+	if !ok {
+		return x, nil
+	}
+	switch x.(type) {
+	case *Const, *ColumnRef:
+		return x, nil
+	}
+	for _, k := range n.children() {
+		if _, ok := k.(*Const); !ok {
+			return x, nil
+		}
+	}
+	c, err := evalConst(x)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (b *Binder) bindNode(e sql.Expr, depth int) (Expr, error) {
+	switch e := e.(type) {
+	case *sql.Ident:
+		return b.bindIdent(e)
+	case *sql.Literal:
+		return bindLiteral(e)
+	case *sql.Unary:
+		return b.bindUnary(e, depth)
+	case *sql.Binary:
+		return b.bindBinary(e, depth)
+	case *sql.Call:
+		return b.bindCall(e, depth)
+	case *sql.Case:
+		return b.bindCase(e, depth)
+	case *sql.In:
+		return b.bindIn(e, depth)
+	case *sql.Like:
+		return b.bindLike(e, depth)
+	case *sql.IsNull:
+		x, err := b.bind(e.X, depth)
+		if err != nil {
+			return nil, err
+		}
+		return &isNull{x: x, not: e.Not}, nil
+	case *sql.Between:
+		// x BETWEEN lo AND hi is x >= lo AND x <= hi (x bound twice so that
+		// the tree shares no nodes).
+		ge := &sql.Binary{Op: sql.OpGe, X: e.X, Y: e.Lo, At: e.At, OpPos: e.At}
+		le := &sql.Binary{Op: sql.OpLe, X: e.X, Y: e.Hi, At: e.At, OpPos: e.At}
+		var and sql.Expr = &sql.Binary{Op: sql.OpAnd, X: ge, Y: le, At: e.At, OpPos: e.At}
+		if e.Not {
+			and = &sql.Unary{Op: sql.OpNot, X: and, At: e.At}
+		}
+		return b.bind(and, depth)
+	case *sql.Extract:
+		x, err := b.bind(e.X, depth)
+		if err != nil {
+			return nil, err
+		}
+		return bindDatePart("extract", e.Field, x, e.At, e.X.Pos())
+	case *sql.Cast:
+		x, err := b.bind(e.X, depth)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := TypeByName(e.Type)
+		if !ok {
+			return nil, errAt(e.At, "unknown type %s", e.Type)
+		}
+		if !canCast(x.Type(), t) {
+			return nil, errAt(e.At, "cannot cast %s to %s", x.Type(), t)
+		}
+		return &cast{x: x, to: t, pos: e.At}, nil
+	}
+	return nil, errAt(e.Pos(), "unsupported expression %s", sql.Format(e))
+}
+
+func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
+	idx := -1
+	for i, c := range b.Columns {
+		if c.Name == e.Name {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		for i, c := range b.Columns {
+			if strings.EqualFold(c.Name, e.Name) {
+				if idx >= 0 {
+					return nil, errAt(e.At, "column reference %q is ambiguous", e.Name)
+				}
+				idx = i
+			}
+		}
+	}
+	if idx < 0 {
+		msg := fmt.Sprintf("column %q not found", e.Name)
+		if s := nearest(e.Name, b.Columns); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		return nil, errAt(e.At, "%s", msg)
+	}
+	c := b.Columns[idx]
+	return &ColumnRef{Index: idx, T: c.Type, Name: c.Name}, nil
+}
+
+// nearest returns the column name closest to name by case-insensitive edit
+// distance, or "" when none is close enough to be a likely typo.
+func nearest(name string, cols []vec.Column) string {
+	best, bestD := "", math.MaxInt
+	ln := strings.ToLower(name)
+	for _, c := range cols {
+		d := editDistance(ln, strings.ToLower(c.Name))
+		if d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	limit := max(2, len([]rune(name))/3)
+	if bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func bindLiteral(e *sql.Literal) (Expr, error) {
+	switch e.Kind {
+	case sql.LitInt:
+		return NewConst(vec.Int64, e.Int), nil
+	case sql.LitFloat:
+		return NewConst(vec.Float64, e.Float), nil
+	case sql.LitString:
+		c := NewConst(vec.String, e.Str)
+		c.Untyped = true
+		return c, nil
+	case sql.LitNull:
+		return NewConst(vec.Null, nil), nil
+	case sql.LitBool:
+		return NewConst(vec.Bool, e.Int != 0), nil
+	case sql.LitDate:
+		return NewConst(vec.Date, e.Int), nil
+	case sql.LitTimestamp:
+		return NewConst(vec.Timestamp, e.Int), nil
+	case sql.LitInterval:
+		var unit int64
+		switch e.Unit {
+		case "microsecond":
+			unit = 1
+		case "millisecond":
+			unit = 1000
+		case "second":
+			unit = microsPerSecond
+		case "minute":
+			unit = microsPerMinute
+		case "hour":
+			unit = microsPerHour
+		case "day":
+			unit = microsPerDay
+		case "week":
+			unit = 7 * microsPerDay
+		default:
+			return nil, errAt(e.At, "INTERVAL %s is not supported: intervals are a fixed number of microseconds", strings.ToUpper(e.Unit))
+		}
+		if e.Int > math.MaxInt64/unit || e.Int < math.MinInt64/unit {
+			return nil, errAt(e.At, "interval out of range")
+		}
+		return NewConst(vec.Interval, e.Int*unit), nil
+	}
+	return nil, errAt(e.At, "unsupported literal")
+}
+
+// coerce converts x to type t: constants at bind time (an error is reported
+// at pos), other expressions with a cast node.
+func coerce(x Expr, t vec.Type, pos sql.Pos) (Expr, error) {
+	if x.Type() == t {
+		if c, ok := x.(*Const); ok && c.Untyped {
+			return &Const{V: c.V}, nil
+		}
+		return x, nil
+	}
+	if !canCast(x.Type(), t) {
+		return nil, errAt(pos, "cannot convert %s to %s", x.Type(), t)
+	}
+	if c, ok := x.(*Const); ok {
+		v, err := CastVector(c.V, t)
+		if err != nil {
+			return nil, errAt(pos, "%v", err)
+		}
+		return &Const{V: v}, nil
+	}
+	return &cast{x: x, to: t, pos: pos}, nil
+}
+
+func isUntyped(x Expr) bool {
+	c, ok := x.(*Const)
+	return ok && c.Untyped
+}
+
+// isNumber reports whether t takes part in arithmetic (not BOOLEAN).
+func isNumber(t vec.Type) bool {
+	switch t {
+	case vec.Int16, vec.Int32, vec.Int64, vec.UInt64, vec.Float64:
+		return true
+	}
+	return false
+}
+
+func isSigned(t vec.Type) bool { return t == vec.Int16 || t == vec.Int32 || t == vec.Int64 }
+
+// resolveUntyped gives untyped string literals and NULL the type of the
+// other operand, as DuckDB does for '2013-07-01' compared with a DATE.
+func resolveUntyped(l, r Expr, lp, rp sql.Pos) (Expr, Expr, error) {
+	var err error
+	lt, rt := l.Type(), r.Type()
+	switch {
+	case isUntyped(l) && !isUntyped(r) && rt != vec.String && rt != vec.Null:
+		l, err = coerce(l, rt, lp)
+	case isUntyped(r) && !isUntyped(l) && lt != vec.String && lt != vec.Null:
+		r, err = coerce(r, lt, rp)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	lt, rt = l.Type(), r.Type()
+	switch {
+	case lt == vec.Null && rt != vec.Null:
+		l, err = coerce(l, rt, lp)
+	case rt == vec.Null && lt != vec.Null:
+		r, err = coerce(r, lt, rp)
+	}
+	return l, r, err
+}
+
+// commonType is the type two operands are compared or unified in, or
+// false when they do not mix.
+func commonType(a, b vec.Type) (vec.Type, bool) {
+	switch {
+	case a == b:
+		return a, true
+	case a == vec.Null:
+		return b, true
+	case b == vec.Null:
+		return a, true
+	case isNumber(a) && isNumber(b):
+		if a == vec.Float64 || b == vec.Float64 {
+			return vec.Float64, true
+		}
+		if a == vec.UInt64 || b == vec.UInt64 {
+			return vec.Float64, true // UBIGINT with a signed type: compare as DOUBLE
+		}
+		return vec.Int64, true
+	case (a == vec.Date && b == vec.Timestamp) || (a == vec.Timestamp && b == vec.Date):
+		return vec.Timestamp, true
+	}
+	return 0, false
+}
+
+func (b *Binder) bindUnary(e *sql.Unary, depth int) (Expr, error) {
+	x, err := b.bind(e.X, depth)
+	if err != nil {
+		return nil, err
+	}
+	t := x.Type()
+	switch e.Op {
+	case sql.OpNot:
+		if t == vec.Null || isUntyped(x) {
+			if x, err = coerce(x, vec.Bool, e.X.Pos()); err != nil {
+				return nil, err
+			}
+		}
+		if x.Type() != vec.Bool {
+			return nil, errAt(e.At, "NOT expects BOOLEAN, got %s", t)
+		}
+		return &not{x: x}, nil
+	case sql.OpNeg, sql.OpPlus:
+		if isUntyped(x) || t == vec.Null {
+			if x, err = coerce(x, vec.Float64, e.X.Pos()); err != nil {
+				return nil, err
+			}
+			t = vec.Float64
+		}
+		if !isNumber(t) && t != vec.Interval {
+			return nil, errAt(e.At, "cannot apply unary %s to %s", e.Op, t)
+		}
+		if e.Op == sql.OpPlus {
+			return x, nil
+		}
+		if t == vec.UInt64 {
+			if x, err = coerce(x, vec.Float64, e.X.Pos()); err != nil {
+				return nil, err
+			}
+		} else if t == vec.Int16 || t == vec.Int32 {
+			x = &cast{x: x, to: vec.Int64, pos: e.At}
+		}
+		return &neg{x: x}, nil
+	}
+	return nil, errAt(e.At, "unsupported unary operator %s", e.Op)
+}
+
+func (b *Binder) bindBinary(e *sql.Binary, depth int) (Expr, error) {
+	l, err := b.bind(e.X, depth)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bind(e.Y, depth)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e.Op == sql.OpAnd || e.Op == sql.OpOr:
+		for _, side := range []*Expr{&l, &r} {
+			if (*side).Type() == vec.Null || isUntyped(*side) {
+				if *side, err = coerce(*side, vec.Bool, e.OpPos); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if l.Type() != vec.Bool || r.Type() != vec.Bool {
+			return nil, errAt(e.OpPos, "%s expects BOOLEAN operands, got %s and %s", e.Op, l.Type(), r.Type())
+		}
+		return &logic{or: e.Op == sql.OpOr, l: l, r: r}, nil
+	case e.Op.IsComparison():
+		return bindCompare(e.Op, l, r, e.X.Pos(), e.Y.Pos(), e.OpPos)
+	case e.Op == sql.OpConcat:
+		if l, err = coerce(l, vec.String, e.X.Pos()); err != nil {
+			return nil, err
+		}
+		if r, err = coerce(r, vec.String, e.Y.Pos()); err != nil {
+			return nil, err
+		}
+		return &fn{name: "concat", args: []Expr{l, r}, t: vec.String, strict: true, do: concatStrings}, nil
+	}
+	return bindArith(e.Op, l, r, e.X.Pos(), e.Y.Pos(), e.OpPos)
+}
+
+func bindCompare(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
+	l, r, err := resolveUntyped(l, r, lp, rp)
+	if err != nil {
+		return nil, err
+	}
+	lt, rt := l.Type(), r.Type()
+	if lt == vec.Null && rt == vec.Null {
+		return NewConst(vec.Bool, nil), nil
+	}
+	lane := laneInt
+	switch {
+	case lt == vec.String && rt == vec.String:
+		lane = laneStr
+	case lt == vec.UInt64 && rt == vec.UInt64:
+		lane = laneUint
+	case lt == vec.UInt64 && isSigned(rt) && isNonNegConst(r):
+		lane = laneUint
+	case rt == vec.UInt64 && isSigned(lt) && isNonNegConst(l):
+		lane = laneUint
+	case lt == rt && lt != vec.Float64:
+		lane = laneInt
+	default:
+		ct, ok := commonType(lt, rt)
+		if !ok {
+			return nil, errAt(opPos, "cannot compare %s and %s with %s", lt, rt, op)
+		}
+		if l, err = coerce(l, ct, lp); err != nil {
+			return nil, err
+		}
+		if r, err = coerce(r, ct, rp); err != nil {
+			return nil, err
+		}
+		if ct == vec.Float64 {
+			lane = laneFloat
+		}
+	}
+	return &compare{op: op, l: l, r: r, lane: lane}, nil
+}
+
+func isNonNegConst(x Expr) bool {
+	c, ok := x.(*Const)
+	return ok && !c.IsNull() && c.Int() >= 0
+}
+
+func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
+	l, r, err := resolveUntyped(l, r, lp, rp)
+	if err != nil {
+		return nil, err
+	}
+	lt, rt := l.Type(), r.Type()
+	if lt == vec.Null && rt == vec.Null {
+		return NewConst(vec.Int64, nil), nil
+	}
+	bad := func() error {
+		return errAt(opPos, "cannot apply %s to %s and %s", op, lt, rt)
+	}
+	// Date and time arithmetic.
+	if !isNumber(lt) || !isNumber(rt) {
+		isInt := func(t vec.Type) bool { return isSigned(t) }
+		switch {
+		case op == sql.OpAdd && lt == vec.Date && isInt(rt):
+			return &timeArith{l: l, r: r, t: vec.Date}, nil
+		case op == sql.OpAdd && isInt(lt) && rt == vec.Date:
+			return &timeArith{l: r, r: l, t: vec.Date}, nil
+		case op == sql.OpSub && lt == vec.Date && isInt(rt):
+			return &timeArith{sub: true, l: l, r: r, t: vec.Date}, nil
+		case op == sql.OpSub && lt == vec.Date && rt == vec.Date:
+			return &timeArith{sub: true, l: l, r: r, t: vec.Int64}, nil
+		case op == sql.OpSub && lt == vec.Timestamp && rt == vec.Timestamp:
+			return &timeArith{sub: true, l: l, r: r, t: vec.Interval}, nil
+		case (op == sql.OpAdd || op == sql.OpSub) && (lt == vec.Timestamp || lt == vec.Date) && rt == vec.Interval:
+			if l, err = coerce(l, vec.Timestamp, lp); err != nil {
+				return nil, err
+			}
+			return &timeArith{sub: op == sql.OpSub, l: l, r: r, t: vec.Timestamp}, nil
+		case op == sql.OpAdd && lt == vec.Interval && (rt == vec.Timestamp || rt == vec.Date):
+			if r, err = coerce(r, vec.Timestamp, rp); err != nil {
+				return nil, err
+			}
+			return &timeArith{l: r, r: l, t: vec.Timestamp}, nil
+		case (op == sql.OpAdd || op == sql.OpSub) && lt == vec.Interval && rt == vec.Interval:
+			return &timeArith{sub: op == sql.OpSub, l: l, r: r, t: vec.Interval}, nil
+		}
+		return nil, bad()
+	}
+	float := lt == vec.Float64 || rt == vec.Float64 || lt == vec.UInt64 || rt == vec.UInt64 || op == sql.OpDiv
+	t := vec.Int64
+	if float {
+		t = vec.Float64
+		if l, err = coerce(l, vec.Float64, lp); err != nil {
+			return nil, err
+		}
+		if r, err = coerce(r, vec.Float64, rp); err != nil {
+			return nil, err
+		}
+	}
+	return &arith{op: op, l: l, r: r, t: t, float: float}, nil
+}
+
+func (b *Binder) bindList(args []sql.Expr, depth int) ([]Expr, error) {
+	out := make([]Expr, len(args))
+	for i, a := range args {
+		x, err := b.bind(a, depth)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// unify coerces xs to their common type.
+func unify(xs []Expr, poss []sql.Pos, what string, at sql.Pos) (vec.Type, error) {
+	t := vec.Null
+	for _, x := range xs {
+		if isUntyped(x) {
+			continue
+		}
+		ct, ok := commonType(t, x.Type())
+		if !ok {
+			return 0, errAt(at, "%s mixes %s and %s", what, t, x.Type())
+		}
+		t = ct
+	}
+	if t == vec.Null {
+		for _, x := range xs {
+			if isUntyped(x) {
+				t = vec.String
+			}
+		}
+	}
+	for i, x := range xs {
+		c, err := coerce(x, t, poss[i])
+		if err != nil {
+			return 0, err
+		}
+		xs[i] = c
+	}
+	return t, nil
+}
+
+func (b *Binder) bindCase(e *sql.Case, depth int) (Expr, error) {
+	if len(e.Whens) > math.MaxUint16-1 {
+		return nil, errAt(e.At, "CASE has too many arms")
+	}
+	c := &caseExpr{}
+	var results []Expr
+	var poss []sql.Pos
+	for _, w := range e.Whens {
+		var cond Expr
+		var err error
+		if e.Operand != nil {
+			// CASE x WHEN v is CASE WHEN x = v (x bound per arm).
+			cond, err = b.bind(&sql.Binary{Op: sql.OpEq, X: e.Operand, Y: w.Cond, At: w.Cond.Pos(), OpPos: w.Cond.Pos()}, depth)
+		} else {
+			cond, err = b.bind(w.Cond, depth)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cond.Type() == vec.Null || isUntyped(cond) {
+			if cond, err = coerce(cond, vec.Bool, w.Cond.Pos()); err != nil {
+				return nil, err
+			}
+		}
+		if cond.Type() != vec.Bool {
+			return nil, errAt(w.Cond.Pos(), "CASE WHEN condition must be BOOLEAN, got %s", cond.Type())
+		}
+		r, err := b.bind(w.Result, depth)
+		if err != nil {
+			return nil, err
+		}
+		c.conds = append(c.conds, cond)
+		results = append(results, r)
+		poss = append(poss, w.Result.Pos())
+	}
+	if e.Else != nil {
+		x, err := b.bind(e.Else, depth)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, x)
+		poss = append(poss, e.Else.Pos())
+	} else {
+		results = append(results, NewConst(vec.Null, nil))
+		poss = append(poss, e.At)
+	}
+	t, err := unify(results, poss, "CASE", e.At)
+	if err != nil {
+		return nil, err
+	}
+	c.t = t
+	c.results = results[:len(results)-1]
+	c.els = results[len(results)-1]
+	return simplifyCase(c), nil
+}
+
+// simplifyCase drops arms whose condition is a constant: a false or NULL
+// arm never fires, and a true arm ends the CASE.
+func simplifyCase(c *caseExpr) Expr {
+	var conds, results []Expr
+	for i, cond := range c.conds {
+		k, ok := cond.(*Const)
+		if !ok {
+			conds = append(conds, cond)
+			results = append(results, c.results[i])
+			continue
+		}
+		if !k.IsNull() && k.Int() != 0 {
+			if len(conds) == 0 {
+				return c.results[i]
+			}
+			return &caseExpr{conds: conds, results: results, els: c.results[i], t: c.t}
+		}
+	}
+	if len(conds) == 0 {
+		return c.els
+	}
+	return &caseExpr{conds: conds, results: results, els: c.els, t: c.t}
+}
+
+func (b *Binder) bindIn(e *sql.In, depth int) (Expr, error) {
+	x, err := b.bind(e.X, depth)
+	if err != nil {
+		return nil, err
+	}
+	list, err := b.bindList(e.List, depth)
+	if err != nil {
+		return nil, err
+	}
+	allConst := true
+	for _, it := range list {
+		if _, ok := it.(*Const); !ok {
+			allConst = false
+		}
+	}
+	if !allConst {
+		// x IN (a, b) is x = a OR x = b; x is bound once per comparison.
+		var or sql.Expr
+		for _, it := range e.List {
+			var eq sql.Expr = &sql.Binary{Op: sql.OpEq, X: e.X, Y: it, At: e.At, OpPos: it.Pos()}
+			if or == nil {
+				or = eq
+			} else {
+				or = &sql.Binary{Op: sql.OpOr, X: or, Y: eq, At: e.At, OpPos: it.Pos()}
+			}
+		}
+		if e.Not {
+			or = &sql.Unary{Op: sql.OpNot, X: or, At: e.At}
+		}
+		return b.bind(or, depth)
+	}
+	// Give untyped literals and NULLs the type of x, then check each value.
+	xt := x.Type()
+	if isUntyped(x) || xt == vec.Null {
+		all := append([]Expr{x}, list...)
+		poss := []sql.Pos{e.X.Pos()}
+		for _, it := range e.List {
+			poss = append(poss, it.Pos())
+		}
+		if xt, err = unify(all, poss, "IN", e.At); err != nil {
+			return nil, err
+		}
+		x = all[0]
+		list = all[1:]
+	}
+	s := &inSet{x: x, not: e.Not}
+	lane := laneInt
+	switch {
+	case xt == vec.String:
+		lane = laneStr
+	case xt == vec.Float64:
+		lane = laneFloat
+	case xt == vec.UInt64:
+		lane = laneUint
+	}
+	for i, it := range list {
+		k := it.(*Const)
+		if k.IsNull() {
+			s.hasNull = true
+			s.list = append(s.list, k)
+			continue
+		}
+		kt := k.Type()
+		if k.Untyped {
+			kt = vec.String
+		}
+		want := xt
+		if ct, ok := commonType(xt, kt); ok && ct == vec.Float64 && xt != vec.Float64 {
+			// An integer column IN (1.5): compare as DOUBLE.
+			return b.bindIn(&sql.In{X: &sql.Cast{X: e.X, Type: "DOUBLE", At: e.X.Pos()}, List: e.List, Not: e.Not, At: e.At}, depth)
+		}
+		if !k.Untyped {
+			if _, ok := commonType(xt, kt); !ok {
+				return nil, errAt(e.List[i].Pos(), "cannot compare %s with %s in IN list", xt, kt)
+			}
+		}
+		c, err := coerce(k, want, e.List[i].Pos())
+		if err != nil {
+			return nil, err
+		}
+		k = c.(*Const)
+		s.list = append(s.list, k)
+		switch lane {
+		case laneStr:
+			if s.strs == nil {
+				s.strs = make(map[string]struct{})
+			}
+			s.strs[k.Str()] = struct{}{}
+		case laneFloat:
+			s.floats = append(s.floats, k.Float())
+		default:
+			s.ints = append(s.ints, k.Int())
+		}
+	}
+	s.lane = lane
+	if len(s.ints) > 8 {
+		s.intSet = make(map[int64]struct{}, len(s.ints))
+		for _, v := range s.ints {
+			s.intSet[v] = struct{}{}
+		}
+	}
+	if len(s.ints)+len(s.floats)+len(s.strs) == 0 {
+		// Only NULLs in the list: the result is NULL.
+		if x.Type() == vec.Null {
+			return NewConst(vec.Bool, nil), nil
+		}
+		return &caseExpr{els: NewConst(vec.Bool, nil), t: vec.Bool}, nil
+	}
+	return s, nil
+}
+
+func (b *Binder) bindLike(e *sql.Like, depth int) (Expr, error) {
+	x, err := b.bind(e.X, depth)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.bind(e.Pattern, depth)
+	if err != nil {
+		return nil, err
+	}
+	if x, err = coerce(x, vec.String, e.X.Pos()); err != nil {
+		return nil, err
+	}
+	if p.Type() != vec.String && p.Type() != vec.Null {
+		return nil, errAt(e.Pattern.Pos(), "LIKE pattern must be VARCHAR, got %s", p.Type())
+	}
+	if p, err = coerce(p, vec.String, e.Pattern.Pos()); err != nil {
+		return nil, err
+	}
+	l := &like{x: x, pat: p, not: e.Not, ci: e.ILike}
+	if c, ok := p.(*Const); ok {
+		if c.IsNull() {
+			return NewConst(vec.Bool, nil), nil
+		}
+		pat := c.Str()
+		if e.ILike {
+			pat = strings.ToLower(pat)
+		}
+		l.m = newLikeMatcher(pat)
+	}
+	return l, nil
+}
+
+// --- function calls ---
+
+func arity(c *sql.Call, min, max int) error {
+	n := len(c.Args)
+	if n >= min && n <= max {
+		return nil
+	}
+	want := fmt.Sprint(min)
+	switch {
+	case max == math.MaxInt:
+		want = fmt.Sprintf("at least %d", min)
+	case max != min:
+		want = fmt.Sprintf("%d to %d", min, max)
+	}
+	s := "s"
+	if want == "1" {
+		s = ""
+	}
+	return errAt(c.At, "function %s takes %s argument%s, got %d", c.Name, want, s, n)
+}
+
+// constString returns the value of a constant VARCHAR argument.
+func constString(x Expr, c *sql.Call, i int) (string, error) {
+	k, ok := x.(*Const)
+	if !ok || k.Type() != vec.String || k.IsNull() {
+		return "", errAt(c.Args[i].Pos(), "argument %d of %s must be a constant string", i+1, c.Name)
+	}
+	return k.Str(), nil
+}
+
+func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
+	if sql.IsAggregate(c.Name) {
+		return nil, errAt(c.At, "aggregate function %s is not allowed here", c.Name)
+	}
+	if c.Star {
+		return nil, errAt(c.At, "%s(*) is not a function call; only count(*) takes *", c.Name)
+	}
+	if c.Distinct {
+		return nil, errAt(c.At, "DISTINCT is only allowed in aggregate functions, not in %s", c.Name)
+	}
+	args, err := b.bindList(c.Args, depth)
+	if err != nil {
+		return nil, err
+	}
+	pos := func(i int) sql.Pos { return c.Args[i].Pos() }
+	// want coerces argument i to t.
+	want := func(i int, t vec.Type) error {
+		if args[i].Type() == t {
+			return nil
+		}
+		switch {
+		case isUntyped(args[i]) || args[i].Type() == vec.Null:
+		case t == vec.String:
+		case isNumber(t) && isNumber(args[i].Type()):
+		case t == vec.Timestamp && args[i].Type() == vec.Date:
+		default:
+			return errAt(pos(i), "function %s expects %s for argument %d, got %s", c.Name, t, i+1, args[i].Type())
+		}
+		x, err := coerce(args[i], t, pos(i))
+		if err != nil {
+			return err
+		}
+		args[i] = x
+		return nil
+	}
+	wantTemporal := func(i int) error {
+		if t := args[i].Type(); t == vec.Date || t == vec.Timestamp {
+			return nil
+		}
+		return want(i, vec.Timestamp)
+	}
+	strict := func(name string, t vec.Type, do func([]*vec.Vector, int) (*vec.Vector, error)) Expr {
+		return &fn{name: name, args: args, t: t, strict: true, do: do}
+	}
+	switch c.Name {
+	case "length", "char_length", "character_length", "len":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := want(0, vec.String); err != nil {
+			return nil, err
+		}
+		return strict(c.Name, vec.Int64, lengthChars), nil
+	case "strlen", "octet_length":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := want(0, vec.String); err != nil {
+			return nil, err
+		}
+		return strict(c.Name, vec.Int64, strlenBytes), nil
+	case "lower", "lcase", "upper", "ucase":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := want(0, vec.String); err != nil {
+			return nil, err
+		}
+		return strict(c.Name, vec.String, changeCase(c.Name == "upper" || c.Name == "ucase")), nil
+	case "substr", "substring":
+		if err := arity(c, 2, 3); err != nil {
+			return nil, err
+		}
+		if err := want(0, vec.String); err != nil {
+			return nil, err
+		}
+		for i := 1; i < len(args); i++ {
+			if err := want(i, vec.Int64); err != nil {
+				return nil, err
+			}
+		}
+		return strict(c.Name, vec.String, substr), nil
+	case "concat":
+		if err := arity(c, 1, math.MaxInt); err != nil {
+			return nil, err
+		}
+		for i := range args {
+			if err := want(i, vec.String); err != nil {
+				return nil, err
+			}
+		}
+		return &fn{name: c.Name, args: args, t: vec.String, do: concatStrings}, nil
+	case "regexp_replace":
+		if err := arity(c, 3, 4); err != nil {
+			return nil, err
+		}
+		if err := want(0, vec.String); err != nil {
+			return nil, err
+		}
+		pat, err := constString(args[1], c, 1)
+		if err != nil {
+			return nil, err
+		}
+		repl, err := constString(args[2], c, 2)
+		if err != nil {
+			return nil, err
+		}
+		rr := &regexpReplacer{template: []byte(convertReplacement(repl))}
+		extra := []string{sql.QuoteString(pat), sql.QuoteString(repl)}
+		if len(args) == 4 {
+			opts, err := constString(args[3], c, 3)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range opts {
+				switch o {
+				case 'g':
+					rr.global = true
+				case 'i':
+					pat = "(?i)" + pat
+				case 's':
+					pat = "(?s)" + pat
+				case 'c':
+				default:
+					return nil, errAt(pos(3), "unknown regexp option %q", o)
+				}
+			}
+			extra = append(extra, sql.QuoteString(opts))
+		}
+		if rr.re, err = regexp.Compile(pat); err != nil {
+			return nil, errAt(pos(1), "invalid regular expression: %v", err)
+		}
+		return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, extra: extra}, nil
+	case "todatetime":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		switch args[0].Type() {
+		case vec.Timestamp:
+			return args[0], nil
+		case vec.Date:
+			return coerce(args[0], vec.Timestamp, pos(0))
+		case vec.Float64:
+			return strict(c.Name, vec.Timestamp, toTimestamp), nil
+		}
+		if err := want(0, vec.Int64); err != nil {
+			return nil, err
+		}
+		return strict(c.Name, vec.Timestamp, scaleToTimestamp(microsPerSecond)), nil
+	case "to_timestamp":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := want(0, vec.Float64); err != nil {
+			return nil, err
+		}
+		return strict(c.Name, vec.Timestamp, toTimestamp), nil
+	case "epoch_ms":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if t := args[0].Type(); t == vec.Timestamp || t == vec.Date {
+			if err := want(0, vec.Timestamp); err != nil {
+				return nil, err
+			}
+			return strict(c.Name, vec.Int64, divTimestamp(1000)), nil
+		}
+		if err := want(0, vec.Int64); err != nil {
+			return nil, err
+		}
+		return strict(c.Name, vec.Timestamp, scaleToTimestamp(1000)), nil
+	case "epoch":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := wantTemporal(0); err != nil {
+			return nil, err
+		}
+		return bindDatePart(c.Name, "epoch", args[0], c.At, pos(0))
+	case "make_date":
+		if err := arity(c, 1, 3); err != nil {
+			return nil, err
+		}
+		if len(args) == 2 {
+			return nil, arity(c, 1, 1)
+		}
+		for i := range args {
+			if err := want(i, vec.Int64); err != nil {
+				return nil, err
+			}
+		}
+		return strict(c.Name, vec.Date, makeDate), nil
+	case "date_trunc", "datetrunc":
+		if err := arity(c, 2, 2); err != nil {
+			return nil, err
+		}
+		part, err := constString(args[0], c, 0)
+		if err != nil {
+			return nil, err
+		}
+		p, ok := dateParts[strings.ToLower(part)]
+		if !ok || p == "dow" || p == "isodow" || p == "doy" || p == "epoch" {
+			return nil, errAt(pos(0), "unsupported date_trunc part %q", part)
+		}
+		if err := wantTemporal(1); err != nil {
+			return nil, err
+		}
+		t := args[1].Type()
+		return &fn{name: c.Name, args: args[1:], t: t, strict: true, extra: []string{sql.QuoteString(p)},
+			do: func(vs []*vec.Vector, n int) (*vec.Vector, error) { return truncUnit(p, vs[0], n) }}, nil
+	case "date_part", "datepart":
+		if err := arity(c, 2, 2); err != nil {
+			return nil, err
+		}
+		part, err := constString(args[0], c, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantTemporal(1); err != nil {
+			return nil, err
+		}
+		return bindDatePart(c.Name, part, args[1], pos(0), pos(1))
+	case "year", "quarter", "month", "day", "hour", "minute", "second", "millisecond", "microsecond",
+		"dayofweek", "isodow", "dayofyear", "dayofmonth", "week", "weekofyear", "decade", "century":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := wantTemporal(0); err != nil {
+			return nil, err
+		}
+		return bindDatePart(c.Name, c.Name, args[0], c.At, pos(0))
+	case "abs":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := numericArg(c, args, 0); err != nil {
+			return nil, err
+		}
+		return strict(c.Name, args[0].Type(), absFn), nil
+	case "round":
+		if err := arity(c, 1, 2); err != nil {
+			return nil, err
+		}
+		if err := numericArg(c, args, 0); err != nil {
+			return nil, err
+		}
+		if len(args) == 2 {
+			if err := want(1, vec.Int64); err != nil {
+				return nil, err
+			}
+		}
+		return strict(c.Name, args[0].Type(), roundFn), nil
+	case "floor", "ceil", "ceiling":
+		if err := arity(c, 1, 1); err != nil {
+			return nil, err
+		}
+		if err := numericArg(c, args, 0); err != nil {
+			return nil, err
+		}
+		f := math.Floor
+		if c.Name != "floor" {
+			f = math.Ceil
+		}
+		return strict(c.Name, args[0].Type(), floatMap(f)), nil
+	case "coalesce", "ifnull":
+		if err := arity(c, 1, math.MaxInt); err != nil {
+			return nil, err
+		}
+		if c.Name == "ifnull" {
+			if err := arity(c, 2, 2); err != nil {
+				return nil, err
+			}
+		}
+		poss := make([]sql.Pos, len(args))
+		for i := range args {
+			poss[i] = pos(i)
+		}
+		t, err := unify(args, poss, c.Name, c.At)
+		if err != nil {
+			return nil, err
+		}
+		return &coalesce{args: args, t: t}, nil
+	case "nullif":
+		if err := arity(c, 2, 2); err != nil {
+			return nil, err
+		}
+		a := args[0]
+		eq, err := bindCompare(sql.OpEq, a, args[1], pos(0), pos(1), c.At)
+		if err != nil {
+			return nil, err
+		}
+		cmp, ok := eq.(*compare)
+		if !ok { // NULL = NULL folded to a constant
+			return a, nil
+		}
+		// The compare may have cast a; nullif returns a in its own type.
+		a2, err := b.bind(c.Args[0], depth)
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(a2) {
+			a2 = &Const{V: a2.(*Const).V}
+		}
+		return &nullIf{a: a2, eq: cmp}, nil
+	}
+	return nil, errAt(c.At, "unknown function %s", c.Name)
+}
+
+func numericArg(c *sql.Call, args []Expr, i int) error {
+	t := args[i].Type()
+	if isUntyped(args[i]) || t == vec.Null {
+		x, err := coerce(args[i], vec.Float64, c.Args[i].Pos())
+		if err != nil {
+			return err
+		}
+		args[i] = x
+		return nil
+	}
+	if !isNumber(t) {
+		return errAt(c.Args[i].Pos(), "function %s expects a number, got %s", c.Name, t)
+	}
+	if t == vec.Int16 || t == vec.Int32 {
+		args[i] = &cast{x: args[i], to: vec.Int64, pos: c.Args[i].Pos()}
+	}
+	return nil
+}
+
+// bindDatePart builds extract(part FROM x) for a DATE or TIMESTAMP x.
+func bindDatePart(name, part string, x Expr, at, xpos sql.Pos) (Expr, error) {
+	p, ok := dateParts[strings.ToLower(part)]
+	if !ok {
+		return nil, errAt(at, "unknown date part %q", part)
+	}
+	if isUntyped(x) || x.Type() == vec.Null {
+		var err error
+		if x, err = coerce(x, vec.Timestamp, xpos); err != nil {
+			return nil, err
+		}
+	}
+	if t := x.Type(); t != vec.Date && t != vec.Timestamp {
+		return nil, errAt(xpos, "%s expects a DATE or TIMESTAMP, got %s", name, t)
+	}
+	t := vec.Int64
+	if p == "epoch" {
+		t = vec.Float64
+	}
+	e := &fn{name: "extract", args: []Expr{x}, t: t, strict: true, extra: []string{sql.QuoteString(p)},
+		do: func(vs []*vec.Vector, n int) (*vec.Vector, error) { return extractPart(p, vs[0], n) }}
+	return e, nil
+}

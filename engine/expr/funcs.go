@@ -1,0 +1,358 @@
+package expr
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"cachebook/engine/vec"
+)
+
+// fn is a scalar function evaluated a batch at a time: do runs once per
+// batch over whole argument vectors.
+type fn struct {
+	name   string
+	args   []Expr
+	t      vec.Type
+	strict bool // a NULL argument gives a NULL result (do may ignore NULLs)
+	do     func(args []*vec.Vector, n int) (*vec.Vector, error)
+	// extra renders constant parameters captured by do (e.g. a compiled
+	// pattern) after the arguments in String.
+	extra []string
+}
+
+func (f *fn) Type() vec.Type         { return f.t }
+func (f *fn) children() []Expr       { return f.args }
+func (f *fn) setChild(i int, e Expr) { f.args[i] = e }
+func (f *fn) String() string {
+	s := callString(f.name, f.args)
+	if len(f.extra) > 0 {
+		s = s[:len(s)-1]
+		for _, x := range f.extra {
+			if len(f.args) > 0 || x != f.extra[0] {
+				s += ", "
+			}
+			s += x
+		}
+		s += ")"
+	}
+	return s
+}
+
+func (f *fn) Eval(b *vec.Batch) (*vec.Vector, error) {
+	vs := make([]*vec.Vector, len(f.args))
+	for i, a := range f.args {
+		v, err := a.Eval(b)
+		if err != nil {
+			return nil, err
+		}
+		vs[i] = v
+	}
+	out, err := f.do(vs, b.Len)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.name, err)
+	}
+	if f.strict {
+		for _, v := range vs {
+			if v.Valid == nil && v.Type != vec.Null {
+				continue
+			}
+			if out.Valid == nil {
+				out.Valid = make([]bool, b.Len)
+				for i := range out.Valid {
+					out.Valid[i] = true
+				}
+			}
+			for i := range out.Valid {
+				if v.IsNull(i) {
+					out.Valid[i] = false
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// --- string functions ---
+
+func strlenBytes(args []*vec.Vector, n int) (*vec.Vector, error) {
+	s := args[0]
+	out := newOut(vec.Int64, n)
+	for i := range out.I64 {
+		out.I64[i] = int64(s.Offsets[i+1] - s.Offsets[i])
+	}
+	return out, nil
+}
+
+func lengthChars(args []*vec.Vector, n int) (*vec.Vector, error) {
+	s := args[0]
+	out := newOut(vec.Int64, n)
+	if isASCII(s.Bytes[s.Offsets[0]:s.Offsets[n]]) {
+		return strlenBytes(args, n)
+	}
+	for i := range out.I64 {
+		out.I64[i] = int64(utf8.RuneCount(s.Str(i)))
+	}
+	return out, nil
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// changeCase implements lower and upper, with a fast path for ASCII data
+// that transforms the whole byte buffer at once.
+func changeCase(upper bool) func(args []*vec.Vector, n int) (*vec.Vector, error) {
+	return func(args []*vec.Vector, n int) (*vec.Vector, error) {
+		s := args[0]
+		data := s.Bytes[s.Offsets[0]:s.Offsets[n]]
+		out := &vec.Vector{Type: vec.String, Len: n}
+		if isASCII(data) {
+			out.Bytes = make([]byte, len(data))
+			base := s.Offsets[0]
+			out.Offsets = make([]uint32, n+1)
+			for i := range out.Offsets {
+				out.Offsets[i] = s.Offsets[i] - base
+			}
+			if upper {
+				for i, c := range data {
+					if 'a' <= c && c <= 'z' {
+						c -= 'a' - 'A'
+					}
+					out.Bytes[i] = c
+				}
+			} else {
+				for i, c := range data {
+					if 'A' <= c && c <= 'Z' {
+						c += 'a' - 'A'
+					}
+					out.Bytes[i] = c
+				}
+			}
+			return out, nil
+		}
+		out.Offsets = make([]uint32, n+1)
+		out.Bytes = make([]byte, 0, len(data))
+		for i := 0; i < n; i++ {
+			if upper {
+				out.Bytes = append(out.Bytes, bytes.ToUpper(s.Str(i))...)
+			} else {
+				out.Bytes = append(out.Bytes, bytes.ToLower(s.Str(i))...)
+			}
+			out.Offsets[i+1] = uint32(len(out.Bytes))
+		}
+		return out, nil
+	}
+}
+
+// substrRange returns the byte range of characters [start, start+length)
+// of s, 1-based, with DuckDB's rules: a negative start counts from the end;
+// a start before the first character shortens the length.
+func substrRange(s []byte, start, length int64, hasLen bool) (int, int) {
+	ascii := isASCII(s)
+	nchars := int64(len(s))
+	if !ascii {
+		nchars = int64(utf8.RuneCount(s))
+	}
+	if start < 0 {
+		start = nchars + start + 1
+	}
+	if !hasLen {
+		length = math.MaxInt64 / 2
+	}
+	if start < 1 {
+		length += start - 1
+		start = 1
+	}
+	if length <= 0 || start > nchars {
+		return 0, 0
+	}
+	from := start - 1
+	to := from + length
+	if to > nchars {
+		to = nchars
+	}
+	if ascii {
+		return int(from), int(to)
+	}
+	bf, bt, k := len(s), len(s), int64(0)
+	for i := range string(s) {
+		if k == from {
+			bf = i
+		}
+		if k == to {
+			bt = i
+			break
+		}
+		k++
+	}
+	return bf, bt
+}
+
+func substr(args []*vec.Vector, n int) (*vec.Vector, error) {
+	s, st := args[0], args[1]
+	out := &vec.Vector{Type: vec.String, Len: n, Offsets: make([]uint32, n+1)}
+	for i := 0; i < n; i++ {
+		var length int64
+		if len(args) == 3 {
+			length = args[2].I64[i]
+		}
+		str := s.Str(i)
+		a, b := substrRange(str, st.I64[i], length, len(args) == 3)
+		out.Bytes = append(out.Bytes, str[a:b]...)
+		out.Offsets[i+1] = uint32(len(out.Bytes))
+	}
+	return out, nil
+}
+
+// concatStrings implements concat(…): NULL arguments are skipped.
+func concatStrings(args []*vec.Vector, n int) (*vec.Vector, error) {
+	out := &vec.Vector{Type: vec.String, Len: n, Offsets: make([]uint32, n+1)}
+	for i := 0; i < n; i++ {
+		for _, a := range args {
+			if !a.IsNull(i) {
+				out.Bytes = append(out.Bytes, a.Str(i)...)
+			}
+		}
+		out.Offsets[i+1] = uint32(len(out.Bytes))
+	}
+	return out, nil
+}
+
+// regexpReplacer implements regexp_replace with a pattern compiled once.
+type regexpReplacer struct {
+	re       *regexp.Regexp
+	template []byte // Go Expand syntax
+	global   bool
+}
+
+// convertReplacement turns DuckDB/RE2 replacement syntax (\1 … \9, \0 the
+// whole match, \\ a backslash) into Go's Expand syntax (${1}, $$ for $).
+func convertReplacement(r string) string {
+	var b strings.Builder
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case c == '$':
+			b.WriteString("$$")
+		case c == '\\' && i+1 < len(r) && r[i+1] >= '0' && r[i+1] <= '9':
+			b.WriteString("${" + string(r[i+1]) + "}")
+			i++
+		case c == '\\' && i+1 < len(r) && r[i+1] == '\\':
+			b.WriteByte('\\')
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func (r *regexpReplacer) do(args []*vec.Vector, n int) (*vec.Vector, error) {
+	s := args[0]
+	out := &vec.Vector{Type: vec.String, Len: n, Offsets: make([]uint32, n+1)}
+	out.Bytes = make([]byte, 0, int(s.Offsets[n]-s.Offsets[0]))
+	var m []int
+	for i := 0; i < n; i++ {
+		str := s.Str(i)
+		if r.global {
+			out.Bytes = append(out.Bytes, r.re.ReplaceAll(str, r.template)...)
+		} else if m = r.re.FindSubmatchIndex(str); m == nil {
+			out.Bytes = append(out.Bytes, str...)
+		} else {
+			out.Bytes = append(out.Bytes, str[:m[0]]...)
+			out.Bytes = r.re.Expand(out.Bytes, r.template, str, m)
+			out.Bytes = append(out.Bytes, str[m[1]:]...)
+		}
+		out.Offsets[i+1] = uint32(len(out.Bytes))
+	}
+	return out, nil
+}
+
+// --- numeric functions ---
+
+func absFn(args []*vec.Vector, n int) (*vec.Vector, error) {
+	x := args[0]
+	out := newOut(x.Type, n)
+	if x.Type == vec.Float64 {
+		for i, f := range x.F64[:n] {
+			out.F64[i] = math.Abs(f)
+		}
+		return out, nil
+	}
+	for i, v := range x.I64[:n] {
+		if v == math.MinInt64 {
+			return nil, fmt.Errorf("overflow in abs")
+		}
+		if v < 0 {
+			v = -v
+		}
+		out.I64[i] = v
+	}
+	return out, nil
+}
+
+// roundHalfAway rounds to digits decimal places, halves away from zero.
+func roundHalfAway(f float64, digits int64) float64 {
+	if digits == 0 {
+		return math.Round(f)
+	}
+	if digits > 300 || digits < -300 {
+		return f
+	}
+	p := math.Pow(10, float64(digits))
+	r := math.Round(f*p) / p
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return f
+	}
+	return r
+}
+
+func roundFn(args []*vec.Vector, n int) (*vec.Vector, error) {
+	x := args[0]
+	out := newOut(x.Type, n)
+	if x.Type != vec.Float64 {
+		copy(out.I64, x.I64[:n])
+		if len(args) == 2 {
+			// Negative digits round integers to tens, hundreds, …
+			for i := range out.I64 {
+				if d := args[1].I64[i]; d < 0 && d > -19 {
+					p := int64(math.Pow10(int(-d)))
+					out.I64[i] = int64(math.Round(float64(x.I64[i])/float64(p))) * p
+				}
+			}
+		}
+		return out, nil
+	}
+	for i, f := range x.F64[:n] {
+		d := int64(0)
+		if len(args) == 2 {
+			d = args[1].I64[i]
+		}
+		out.F64[i] = roundHalfAway(f, d)
+	}
+	return out, nil
+}
+
+func floatMap(f func(float64) float64) func(args []*vec.Vector, n int) (*vec.Vector, error) {
+	return func(args []*vec.Vector, n int) (*vec.Vector, error) {
+		x := args[0]
+		out := newOut(x.Type, n)
+		if x.Type != vec.Float64 {
+			copy(out.I64, x.I64[:n])
+			return out, nil
+		}
+		for i, v := range x.F64[:n] {
+			out.F64[i] = f(v)
+		}
+		return out, nil
+	}
+}
