@@ -28,7 +28,9 @@ func (a *arith) setChild(i int, e Expr) {
 		a.r = e
 	}
 }
-func (a *arith) String() string { return "(" + a.l.String() + " " + a.op.String() + " " + a.r.String() + ")" }
+func (a *arith) String() string {
+	return "(" + a.l.String() + " " + a.op.String() + " " + a.r.String() + ")"
+}
 
 func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
 	lv, err := a.l.Eval(b)

@@ -164,7 +164,7 @@ type inSet struct {
 	intSet  map[int64]struct{}
 	floats  []float64
 	strs    map[string]struct{}
-	hasNull bool  // the list holds NULL: a miss is NULL, not false
+	hasNull bool   // the list holds NULL: a miss is NULL, not false
 	list    []Expr // the constants, for String
 }
 
