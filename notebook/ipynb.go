@@ -276,7 +276,7 @@ func ImportIpynb(data []byte) (*Notebook, error) {
 				}
 				c.Meta["execution"] = ex
 			}
-			if c.ID != "" {
+			if c.ID != "" && c.ID != c.derivedID() {
 				if c.Meta == nil {
 					c.Meta = map[string]any{}
 				}

@@ -580,8 +580,7 @@ func (n *Notebook) AssignIDs() {
 			id = c.ID
 		}
 		if !ValidID(id) {
-			h := sha256.Sum256([]byte(string(c.Kind) + "\x00" + c.Name + "\x00" + c.Source))
-			id = string(c.Kind) + "-" + hex.EncodeToString(h[:4])
+			id = c.derivedID()
 		}
 		base := id
 		if len(base) > 56 {
@@ -593,6 +592,18 @@ func (n *Notebook) AssignIDs() {
 		seen[id] = true
 		c.ID = id
 	}
+}
+
+// derivedID is the id of a cell without an explicit one: its kind and a
+// hash of its content (for prose, without leading and trailing blank
+// lines, which do not change what it says).
+func (c *Cell) derivedID() string {
+	src := c.Source
+	if c.Kind == KindMarkdown {
+		src = trimBlankLines(src)
+	}
+	h := sha256.Sum256([]byte(string(c.Kind) + "\x00" + c.Name + "\x00" + src))
+	return string(c.Kind) + "-" + hex.EncodeToString(h[:4])
 }
 
 // Cell returns the cell with the given id, or nil.
