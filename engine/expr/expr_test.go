@@ -606,3 +606,17 @@ func TestConstBroadcastAndEmptyBatch(t *testing.T) {
 		t.Fatalf("empty batch: %v, %v", v, err)
 	}
 }
+
+func TestSubstrExtremes(t *testing.T) {
+	for _, src := range []string{
+		"substr(s, 2, 9223372036854775807)", "substr(s, -9223372036854775807, 9223372036854775807)",
+		"substr(s, 9223372036854775807, 1)", "substr(s, -9223372036854775807)",
+	} {
+		if _, _, err := evalSQL(t, src); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+	if _, v, _ := evalSQL(t, "substr(s, 2, 9223372036854775807)"); formatAll(v) != "ello||NULL|örld|'b%c" {
+		t.Errorf("got %s", formatAll(v))
+	}
+}

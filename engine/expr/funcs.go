@@ -176,9 +176,9 @@ func substrRange(s []byte, start, length int64, hasLen bool) (int, int) {
 		return 0, 0
 	}
 	from := start - 1
-	to := from + length
-	if to > nchars {
-		to = nchars
+	to := nchars
+	if length < nchars-from {
+		to = from + length
 	}
 	if ascii {
 		return int(from), int(to)

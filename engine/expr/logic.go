@@ -328,7 +328,7 @@ func (c *caseExpr) Eval(b *vec.Batch) (*vec.Vector, error) {
 		if k < arms {
 			e = c.results[k]
 		}
-		v, err := e.Eval(b)
+		v, err := evalArm(e, b)
 		if err != nil {
 			return nil, err
 		}
@@ -337,13 +337,19 @@ func (c *caseExpr) Eval(b *vec.Batch) (*vec.Vector, error) {
 	return gather(c.t, n, pick, vals), nil
 }
 
-// gather builds a vector whose row i is row i of vals[pick[i]].
+// gather builds a vector whose row i is row i of vals[pick[i]]. A vector
+// of length 1 (an unbroadcast constant) supplies its value to every row.
 func gather(t vec.Type, n int, pick []uint16, vals []*vec.Vector) *vec.Vector {
 	out := &vec.Vector{Type: t, Len: n}
+	row := func(p uint16, i int) int {
+		if vals[p].Len == 1 && n != 1 {
+			return 0
+		}
+		return i
+	}
 	var valid []bool
-	hasNull := false
 	for i, p := range pick {
-		if vals[p].IsNull(i) {
+		if vals[p].IsNull(row(p, i)) {
 			if valid == nil {
 				valid = make([]bool, n)
 				for j := range valid {
@@ -351,26 +357,31 @@ func gather(t vec.Type, n int, pick []uint16, vals []*vec.Vector) *vec.Vector {
 				}
 			}
 			valid[i] = false
-			hasNull = true
 		}
 	}
-	if hasNull {
-		out.Valid = valid
-	}
+	out.Valid = valid
 	switch {
 	case t == vec.Null:
 	case t == vec.Float64:
 		out.F64 = make([]float64, n)
 		for i, p := range pick {
 			if valid == nil || valid[i] {
-				out.F64[i] = vals[p].F64[i]
+				out.F64[i] = vals[p].F64[row(p, i)]
 			}
 		}
 	case t == vec.String:
 		out.Offsets = make([]uint32, n+1)
+		size := 0
 		for i, p := range pick {
 			if valid == nil || valid[i] {
-				out.Bytes = append(out.Bytes, vals[p].Str(i)...)
+				r := row(p, i)
+				size += int(vals[p].Offsets[r+1] - vals[p].Offsets[r])
+			}
+		}
+		out.Bytes = make([]byte, 0, size)
+		for i, p := range pick {
+			if valid == nil || valid[i] {
+				out.Bytes = append(out.Bytes, vals[p].Str(row(p, i))...)
 			}
 			out.Offsets[i+1] = uint32(len(out.Bytes))
 		}
@@ -378,11 +389,20 @@ func gather(t vec.Type, n int, pick []uint16, vals []*vec.Vector) *vec.Vector {
 		out.I64 = make([]int64, n)
 		for i, p := range pick {
 			if valid == nil || valid[i] {
-				out.I64[i] = vals[p].I64[i]
+				out.I64[i] = vals[p].I64[row(p, i)]
 			}
 		}
 	}
 	return out
+}
+
+// evalArm evaluates a CASE or coalesce operand; a constant stays a
+// one-value vector that gather reuses for every row.
+func evalArm(e Expr, b *vec.Batch) (*vec.Vector, error) {
+	if c, ok := e.(*Const); ok {
+		return c.V, nil
+	}
+	return e.Eval(b)
 }
 
 // coalesce returns, per row, its first non-NULL argument.
@@ -409,7 +429,7 @@ func (c *coalesce) Eval(b *vec.Batch) (*vec.Vector, error) {
 		if undecided == 0 {
 			break
 		}
-		v, err := a.Eval(b)
+		v, err := evalArm(a, b)
 		if err != nil {
 			return nil, err
 		}
@@ -418,7 +438,7 @@ func (c *coalesce) Eval(b *vec.Batch) (*vec.Vector, error) {
 			break
 		}
 		for i := range pick {
-			if pick[i] == last && !vals[k].IsNull(i) {
+			if pick[i] == last && !vals[k].IsNull(min(i, vals[k].Len-1)) {
 				pick[i] = uint16(k)
 				undecided--
 			}
