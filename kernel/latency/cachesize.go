@@ -1,0 +1,145 @@
+package latency
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// Cache is one cache as the operating system or CPUID describes it.
+type Cache struct {
+	Level     int    `json:"level"`
+	Type      string `json:"type"` // Data, Instruction, Unified
+	SizeBytes int64  `json:"size_bytes"`
+	// SharedCPUs is sysfs shared_cpu_list ("0-7"); empty from CPUID.
+	SharedCPUs string `json:"shared_cpus,omitempty"`
+	Note       string `json:"note,omitempty"`
+}
+
+// OSCaches returns cpu0's caches from sysfs
+// (/sys/devices/system/cpu/cpu0/cache), falling back to CPUID. The source is
+// "sysfs", "cpuid" or "none" (e.g. in a browser, where nothing tells).
+func OSCaches() ([]Cache, string) {
+	if runtime.GOOS == "linux" {
+		if c, err := ReadSysfsCaches(os.DirFS("/sys/devices/system/cpu/cpu0/cache")); err == nil && len(c) > 0 {
+			return c, "sysfs"
+		}
+	}
+	if runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+		return nil, "none"
+	}
+	if c := cpuidCaches(cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2, cpuid.CPU.Cache.L3); len(c) > 0 {
+		return c, "cpuid"
+	}
+	return nil, "none"
+}
+
+func cpuidCaches(l1d, l2, l3 int) []Cache {
+	var out []Cache
+	add := func(level int, typ string, size int, note string) {
+		if size > 0 {
+			out = append(out, Cache{Level: level, Type: typ, SizeBytes: int64(size), Note: note})
+		}
+	}
+	add(1, "Data", l1d, "")
+	add(2, "Unified", l2, "")
+	add(3, "Unified", l3, "CPUID may report the whole socket's L3, not the slice one core can use")
+	return out
+}
+
+// ReadSysfsCaches reads index*/{level,type,size,shared_cpu_list} from fsys,
+// a view of a cpuN/cache directory.
+func ReadSysfsCaches(fsys fs.FS) ([]Cache, error) {
+	ents, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("read cache dir: %w", err)
+	}
+	var out []Cache
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "index") {
+			continue
+		}
+		read := func(name string) string {
+			b, err := fs.ReadFile(fsys, path.Join(e.Name(), name))
+			if err != nil {
+				return ""
+			}
+			return strings.TrimSpace(string(b))
+		}
+		level, err := strconv.Atoi(read("level"))
+		if err != nil {
+			continue
+		}
+		size, err := ParseSize(read("size"))
+		if err != nil {
+			continue
+		}
+		out = append(out, Cache{Level: level, Type: read("type"), SizeBytes: size, SharedCPUs: read("shared_cpu_list")})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Level != out[j].Level {
+			return out[i].Level < out[j].Level
+		}
+		return out[i].Type < out[j].Type
+	})
+	return out, nil
+}
+
+// ParseSize parses a byte size such as "4096", "48K", "48KiB", "1m", "2 MiB",
+// "1G" (binary units: K = 1024). It rejects negative, fractional and
+// overflowing sizes.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("size %q: no number", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	unit := strings.ToLower(strings.TrimSpace(t[i:]))
+	var shift uint
+	switch unit {
+	case "", "b":
+	case "k", "kb", "kib":
+		shift = 10
+	case "m", "mb", "mib":
+		shift = 20
+	case "g", "gb", "gib":
+		shift = 30
+	case "t", "tb", "tib":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
+	}
+	if n > (1<<63-1)>>shift {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
+	return n << shift, nil
+}
+
+// FormatSize prints a byte count with a binary unit: "48 KiB", "1.5 MiB".
+func FormatSize(b int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v := float64(b)
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %s", int64(v), units[i])
+	}
+	return fmt.Sprintf("%.3g %s", v, units[i])
+}

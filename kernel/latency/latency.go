@@ -1,0 +1,310 @@
+// Package latency measures the memory latency hierarchy by pointer
+// chasing: one random cycle (Sattolo's algorithm) through cache-line-sized
+// nodes, so every load depends on the previous one and no prefetcher can
+// guess the next address. Sweeping the working set from a few KiB to a GiB
+// shows one plateau per cache level and then DRAM; DetectLevels finds them
+// and OSCaches reports what the operating system says the caches are.
+//
+// The chase uses uint32 word indices (base+index addressing, about one
+// cycle more than a raw pointer chase in L1 and no difference beyond), so
+// the same code runs natively and in WebAssembly. On Linux the buffer is
+// mmap'd and, when asked, advised to use transparent huge pages.
+package latency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"time"
+)
+
+// NodeBytes is the size of one chain node: one cache line.
+const NodeBytes = 64
+
+const wordsPerNode = NodeBytes / 4
+
+// CycleCounter counts the calling thread's CPU cycles (a perf counter).
+type CycleCounter interface {
+	Cycles() (uint64, error)
+	Close() error
+}
+
+// Config configures a sweep. Zero fields take defaults.
+type Config struct {
+	MinBytes        int64         // smallest working set (default 4 KiB)
+	MaxBytes        int64         // largest working set (default 1 GiB)
+	PointsPerOctave int           // sizes per doubling (default 4)
+	Reps            int           // timed samples per size, median reported (default 5)
+	SampleTime      time.Duration // target duration of one sample (default 20 ms; 100 ms in wasm)
+	// HugePages asks for 2 MiB transparent huge pages (Linux only).
+	HugePages bool
+	// Seed makes the random cycle reproducible (0: a fixed default).
+	Seed uint64
+	// OpenCycles, if set, is called on the measuring thread to count
+	// cycles per access too. An error just leaves cycles out.
+	OpenCycles func() (CycleCounter, error)
+	// Progress is called after each size with the point and the count of
+	// sizes done and planned.
+	Progress func(p Point, done, total int)
+}
+
+func (c Config) withDefaults() Config {
+	if c.MinBytes <= 0 {
+		c.MinBytes = 4 << 10
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 1 << 30
+	}
+	if c.PointsPerOctave <= 0 {
+		c.PointsPerOctave = 4
+	}
+	if c.Reps <= 0 {
+		c.Reps = 5
+	}
+	if c.SampleTime <= 0 {
+		c.SampleTime = 20 * time.Millisecond
+		if runtime.GOOS == "js" {
+			c.SampleTime = 100 * time.Millisecond // browsers coarsen timers
+		}
+	}
+	if c.Seed == 0 {
+		c.Seed = 0x9e3779b97f4a7c15
+	}
+	return c
+}
+
+// Point is the measured latency at one working-set size.
+type Point struct {
+	Bytes int64   `json:"bytes"`
+	Ns    float64 `json:"ns"`     // median ns per access
+	MinNs float64 `json:"min_ns"` // fastest sample
+	MaxNs float64 `json:"max_ns"` // slowest sample
+	// Cycles per access (median), when a cycle counter was available.
+	Cycles   *float64 `json:"cycles,omitempty"`
+	Accesses int64    `json:"accesses"` // loads per sample
+}
+
+// Result is a whole sweep.
+type Result struct {
+	Points []Point `json:"points"`
+	Levels []Level `json:"levels"`
+	// Caches are the sizes the OS reports, CacheSource where they came
+	// from ("sysfs", "cpuid" or "none").
+	Caches      []Cache `json:"os_caches"`
+	CacheSource string  `json:"os_cache_source"`
+	Pages       Pages   `json:"pages"`
+	Method      string  `json:"method"`
+	Reps        int     `json:"reps"`
+	SampleNs    int64   `json:"sample_ns"`
+	// CyclesNote says why cycles are missing, when they are.
+	CyclesNote string `json:"cycles_note,omitempty"`
+}
+
+// Pages tells which page size backed the buffer.
+type Pages struct {
+	// Requested is "4KiB" or "2MiB-THP".
+	Requested string `json:"requested"`
+	// Used is "2MiB" when the kernel reported huge pages for the buffer,
+	// "4KiB" when it reported none, "unknown" when it cannot be checked
+	// (then only Requested is known).
+	Used string `json:"used"`
+	// HugeBytes is AnonHugePages of the buffer's mapping; BufferBytes its size.
+	HugeBytes   int64  `json:"huge_bytes"`
+	BufferBytes int64  `json:"buffer_bytes"`
+	Detail      string `json:"detail,omitempty"`
+}
+
+// Sizes returns the working-set sizes of a sweep: PointsPerOctave sizes per
+// doubling from min to max inclusive, each a multiple of NodeBytes, at
+// least two nodes, ascending and distinct.
+func Sizes(minBytes, maxBytes int64, perOctave int) []int64 {
+	if perOctave <= 0 {
+		perOctave = 1
+	}
+	if minBytes < 2*NodeBytes {
+		minBytes = 2 * NodeBytes
+	}
+	if maxBytes < minBytes {
+		maxBytes = minBytes
+	}
+	var out []int64
+	octaves := math.Log2(float64(maxBytes) / float64(minBytes))
+	steps := int(math.Ceil(octaves*float64(perOctave) - 1e-9))
+	for i := 0; i <= steps; i++ {
+		v := float64(minBytes) * math.Pow(2, float64(i)/float64(perOctave))
+		b := int64(math.Round(v/NodeBytes)) * NodeBytes
+		if b > maxBytes {
+			b = maxBytes / NodeBytes * NodeBytes
+		}
+		if len(out) == 0 || b > out[len(out)-1] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Run measures every size of cfg, largest buffer allocated once. It stops
+// between sizes (and samples) when ctx is cancelled, returning the points
+// measured so far with ctx's error.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg = cfg.withDefaults()
+	sizes := Sizes(cfg.MinBytes, cfg.MaxBytes, cfg.PointsPerOctave)
+	maxBytes := sizes[len(sizes)-1]
+	if maxBytes/NodeBytes*wordsPerNode > math.MaxUint32 {
+		return nil, fmt.Errorf("latency: working set %d bytes is too large for 32-bit indices", maxBytes)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	buf, err := allocate(maxBytes, cfg.HugePages)
+	if err != nil {
+		return nil, fmt.Errorf("latency: allocate %d bytes: %w", maxBytes, err)
+	}
+	defer buf.free()
+
+	res := &Result{
+		Method:   "random cyclic pointer chase (Sattolo), one 64 B node per line, uint32 indices",
+		Reps:     cfg.Reps,
+		SampleNs: int64(cfg.SampleTime),
+	}
+	res.Caches, res.CacheSource = OSCaches()
+
+	var cc CycleCounter
+	if cfg.OpenCycles != nil {
+		c, err := cfg.OpenCycles()
+		if err != nil {
+			res.CyclesNote = "cycles not counted: " + err.Error()
+		} else {
+			cc = c
+			defer cc.Close()
+		}
+	} else {
+		res.CyclesNote = "cycles not counted: no cycle counter"
+	}
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xda3e39cb94b95bdb))
+	words := buf.words
+	for i, size := range sizes {
+		if err := ctx.Err(); err != nil {
+			res.Levels = DetectLevels(res.Points)
+			res.Pages = buf.pages()
+			return res, err
+		}
+		nodes := int(size / NodeBytes)
+		BuildCycle(words[:nodes*wordsPerNode], nodes, rng)
+		p, err := measure(ctx, words, cfg, cc)
+		if err != nil {
+			res.Levels = DetectLevels(res.Points)
+			res.Pages = buf.pages()
+			return res, err
+		}
+		p.Bytes = size
+		res.Points = append(res.Points, p)
+		if cfg.Progress != nil {
+			cfg.Progress(p, i+1, len(sizes))
+		}
+	}
+	res.Levels = DetectLevels(res.Points)
+	res.Pages = buf.pages()
+	return res, nil
+}
+
+// BuildCycle links nodes 0..nodes-1 of words (16 words per node) into one
+// random cycle with Sattolo's algorithm: word 16·i holds the word index of
+// the node after i. Every node is visited once per lap.
+func BuildCycle(words []uint32, nodes int, rng *rand.Rand) {
+	for i := range nodes {
+		words[i*wordsPerNode] = uint32(i * wordsPerNode)
+	}
+	for i := nodes - 1; i > 0; i-- {
+		j := rng.IntN(i) // j < i: Sattolo, a single cycle
+		a, b := i*wordsPerNode, j*wordsPerNode
+		words[a], words[b] = words[b], words[a]
+	}
+}
+
+// chase follows the chain n times (n a multiple of 8) from p.
+func chase(words []uint32, p uint32, n int) uint32 {
+	for i := 0; i < n; i += 8 {
+		p = words[p]
+		p = words[p]
+		p = words[p]
+		p = words[p]
+		p = words[p]
+		p = words[p]
+		p = words[p]
+		p = words[p]
+	}
+	return p
+}
+
+// sink keeps the chase result alive so the loop is not removed.
+type sink struct{ v uint32 }
+
+func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter) (Point, error) {
+	var s sink
+	// Warm up and calibrate: double the count until one run takes at least
+	// a quarter of the sample time.
+	n := 1024
+	var p uint32
+	for {
+		t0 := time.Now()
+		p = chase(words, p, n)
+		d := time.Since(t0)
+		if d >= cfg.SampleTime/4 || n >= 1<<34 {
+			n = int(float64(n) * float64(cfg.SampleTime) / float64(max(d, time.Microsecond)))
+			n = max(8, n/8*8)
+			break
+		}
+		n *= 2
+	}
+	ns := make([]float64, 0, cfg.Reps)
+	var cyc []float64
+	for range cfg.Reps {
+		if err := ctx.Err(); err != nil {
+			return Point{}, err
+		}
+		var c0 uint64
+		var cerr error
+		if cc != nil {
+			c0, cerr = cc.Cycles()
+		}
+		t0 := time.Now()
+		p = chase(words, p, n)
+		d := time.Since(t0)
+		if cc != nil && cerr == nil {
+			if c1, err := cc.Cycles(); err == nil {
+				cyc = append(cyc, float64(c1-c0)/float64(n))
+			}
+		}
+		ns = append(ns, float64(d.Nanoseconds())/float64(n))
+	}
+	s.v = p
+	runtime.KeepAlive(s)
+	pt := Point{Ns: median(ns), MinNs: slices.Min(ns), MaxNs: slices.Max(ns), Accesses: int64(n)}
+	if len(cyc) == cfg.Reps {
+		c := median(cyc)
+		pt.Cycles = &c
+	}
+	return pt, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// errTooBig is returned when an allocation cannot be made.
+var errTooBig = errors.New("buffer too large for this platform")

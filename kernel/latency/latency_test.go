@@ -1,0 +1,263 @@
+package latency
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+func TestSizes(t *testing.T) {
+	s := Sizes(4<<10, 1<<30, 4)
+	if s[0] != 4<<10 || s[len(s)-1] != 1<<30 {
+		t.Fatalf("ends %d..%d", s[0], s[len(s)-1])
+	}
+	if len(s) != 18*4+1 {
+		t.Errorf("%d sizes, want 73", len(s))
+	}
+	for i, b := range s {
+		if b%NodeBytes != 0 {
+			t.Errorf("size %d not a multiple of %d", b, NodeBytes)
+		}
+		if i > 0 && b <= s[i-1] {
+			t.Errorf("not ascending at %d", i)
+		}
+	}
+	if got := Sizes(100, 50, 4); len(got) != 1 || got[0] != 128 {
+		t.Errorf("degenerate = %v", got)
+	}
+	if got := Sizes(4096, 8192, 1); len(got) != 2 {
+		t.Errorf("one per octave = %v", got)
+	}
+}
+
+func TestBuildCycleIsOneCycle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, nodes := range []int{2, 3, 7, 64, 1000} {
+		words := make([]uint32, nodes*wordsPerNode)
+		BuildCycle(words, nodes, rng)
+		seen := make([]bool, nodes)
+		p := uint32(0)
+		for i := 0; i < nodes; i++ {
+			if p%wordsPerNode != 0 {
+				t.Fatalf("index %d not node-aligned", p)
+			}
+			n := p / wordsPerNode
+			if seen[n] {
+				t.Fatalf("nodes=%d: revisited node %d after %d steps", nodes, n, i)
+			}
+			seen[n] = true
+			p = words[p]
+		}
+		if p != 0 {
+			t.Fatalf("nodes=%d: did not return to start after one lap", nodes)
+		}
+	}
+}
+
+// curve builds a synthetic latency curve: ppo points per octave from 4 KiB,
+// latency from f, optionally with multiplicative noise.
+func curve(maxBytes int64, ppo int, f func(b float64) float64, noise float64, seed uint64) []Point {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	var pts []Point
+	for _, b := range Sizes(4<<10, maxBytes, ppo) {
+		ns := f(float64(b)) * (1 + noise*(rng.Float64()*2-1))
+		pts = append(pts, Point{Bytes: b, Ns: ns})
+	}
+	return pts
+}
+
+func steps(b float64) float64 {
+	switch {
+	case b <= 48<<10:
+		return 1.2
+	case b <= 1<<20:
+		return 4.3
+	case b <= 16<<20:
+		return 14
+	default:
+		return 120 + 20*math.Log2(b/(16<<20)) // DRAM keeps rising (page walks)
+	}
+}
+
+// vmLike follows the measured test-VM curve: a gradual L2→L3 transition and
+// a small effective L3.
+func vmLike(b float64) float64 {
+	pts := [][2]float64{{16 << 10, 1.22}, {48 << 10, 1.23}, {64 << 10, 4.3}, {256 << 10, 4.1}, {512 << 10, 4.6},
+		{1 << 20, 8.2}, {2 << 20, 14.7}, {4 << 20, 17}, {8 << 20, 140}, {16 << 20, 170}, {32 << 20, 196}, {64 << 20, 225},
+		{128 << 20, 265}, {256 << 20, 316}, {1 << 30, 360}}
+	if b <= pts[0][0] {
+		return pts[0][1]
+	}
+	for i := 1; i < len(pts); i++ {
+		if b <= pts[i][0] {
+			x0, x1 := math.Log2(pts[i-1][0]), math.Log2(pts[i][0])
+			y0, y1 := math.Log2(pts[i-1][1]), math.Log2(pts[i][1])
+			return math.Exp2(y0 + (y1-y0)*(math.Log2(b)-x0)/(x1-x0))
+		}
+	}
+	return pts[len(pts)-1][1]
+}
+
+func TestDetectLevels(t *testing.T) {
+	type want struct {
+		name           string
+		ns             float64 // within 15 %
+		sizeLo, sizeHi int64   // SizeBytes range (0,0: unchecked)
+	}
+	tests := []struct {
+		name string
+		pts  []Point
+		want []want
+	}{
+		{"clean steps", curve(1<<30, 4, steps, 0, 1), []want{
+			{"L1", 1.2, 40 << 10, 56 << 10}, {"L2", 4.3, 800 << 10, 1200 << 10}, {"L3", 14, 13 << 20, 19 << 20}, {"memory", 160, 0, 0}}},
+		{"noisy steps, 8 per octave", curve(1<<30, 8, steps, 0.05, 2), []want{
+			{"L1", 1.2, 40 << 10, 56 << 10}, {"L2", 4.3, 800 << 10, 1200 << 10}, {"L3", 14, 13 << 20, 19 << 20}, {"memory", 160, 0, 0}}},
+		{"test VM shape", curve(1<<30, 4, vmLike, 0.03, 3), []want{
+			{"L1", 1.22, 40 << 10, 58 << 10}, {"L2", 4.3, 256 << 10, 1 << 20}, {"L3", 16, 2 << 20, 6 << 20}, {"memory", 250, 0, 0}}},
+		{"only L1", curve(32<<10, 4, steps, 0, 4), []want{{"L1", 1.2, 0, 0}}},
+		{"L1 and L2, no memory", curve(512<<10, 4, steps, 0, 5), []want{{"L1", 1.2, 40 << 10, 56 << 10}, {"L2", 4.3, 0, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DetectLevels(tt.pts)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d levels %+v, want %d", len(got), got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.Name != w.name {
+					t.Errorf("level %d name %s, want %s", i, g.Name, w.name)
+				}
+				if math.Abs(g.Ns-w.ns)/w.ns > 0.15 && w.name != "memory" {
+					t.Errorf("%s ns %.2f, want ≈%.2f", g.Name, g.Ns, w.ns)
+				}
+				if w.name == "memory" && g.Ns < MemoryNs {
+					t.Errorf("memory at %.1f ns", g.Ns)
+				}
+				if w.sizeHi > 0 && (g.SizeBytes < w.sizeLo || g.SizeBytes > w.sizeHi) {
+					t.Errorf("%s size %s, want %s..%s", g.Name, FormatSize(g.SizeBytes), FormatSize(w.sizeLo), FormatSize(w.sizeHi))
+				}
+			}
+		})
+	}
+	if DetectLevels(nil) != nil {
+		t.Error("levels of nothing")
+	}
+	if l := DetectLevels([]Point{{Bytes: 4096, Ns: 1}}); len(l) != 1 {
+		t.Errorf("one point: %+v", l)
+	}
+	// A single outlier inside a plateau must not split it.
+	pts := curve(256<<10, 8, func(b float64) float64 { return 1.2 }, 0, 6)
+	pts[5].Ns = 40
+	if l := DetectLevels(pts); len(l) != 1 {
+		t.Errorf("outlier split the plateau: %+v", l)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"4096", 4096, true}, {"48K", 48 << 10, true}, {"48KiB", 48 << 10, true}, {"1m", 1 << 20, true},
+		{"2 MiB", 2 << 20, true}, {"1G", 1 << 30, true}, {"256mb", 256 << 20, true}, {"1T", 1 << 40, true},
+		{"", 0, false}, {"K", 0, false}, {"-1", 0, false}, {"1.5M", 0, false}, {"12X", 0, false},
+		{"99999999999T", 0, false}, {"99999999999999999999", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v", tt.in, got, err)
+		}
+	}
+	if FormatSize(48<<10) != "48 KiB" || FormatSize(1536<<10) != "1.5 MiB" || FormatSize(100) != "100 B" {
+		t.Errorf("FormatSize: %s %s %s", FormatSize(48<<10), FormatSize(1536<<10), FormatSize(100))
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"4096", "48K", "2 MiB", "1G", "", "x", "-5", "99999999999999T"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err == nil && n < 0 {
+			t.Fatalf("ParseSize(%q) = %d", s, n)
+		}
+	})
+}
+
+func TestReadSysfsCaches(t *testing.T) {
+	fsys := fstest.MapFS{
+		"index0/level": {Data: []byte("1\n")}, "index0/type": {Data: []byte("Data\n")}, "index0/size": {Data: []byte("48K\n")},
+		"index0/shared_cpu_list": {Data: []byte("0-1\n")},
+		"index1/level":           {Data: []byte("1\n")}, "index1/type": {Data: []byte("Instruction\n")}, "index1/size": {Data: []byte("32K\n")},
+		"index2/level": {Data: []byte("2\n")}, "index2/type": {Data: []byte("Unified\n")}, "index2/size": {Data: []byte("1024K\n")},
+		"index3/level": {Data: []byte("3\n")}, "index3/type": {Data: []byte("Unified\n")}, "index3/size": {Data: []byte("32768K\n")},
+		"index4/level": {Data: []byte("x\n")},
+		"uevent":       {Data: []byte("")},
+	}
+	c, err := ReadSysfsCaches(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c) != 4 || c[0].Type != "Data" || c[0].SizeBytes != 48<<10 || c[0].SharedCPUs != "0-1" || c[3].SizeBytes != 32<<20 {
+		t.Errorf("caches = %+v", c)
+	}
+	if _, err := ReadSysfsCaches(fstest.MapFS{"x/y": {}}); err != nil {
+		t.Errorf("dir without index entries: %v", err)
+	}
+	if got := cpuidCaches(49152, 1<<20, -1); len(got) != 2 || got[1].SizeBytes != 1<<20 {
+		t.Errorf("cpuid caches = %+v", got)
+	}
+}
+
+func TestRunSmall(t *testing.T) {
+	var calls int
+	res, err := Run(context.Background(), Config{
+		MinBytes: 4 << 10, MaxBytes: 64 << 10, PointsPerOctave: 1, Reps: 3, SampleTime: 2 * time.Millisecond, HugePages: true,
+		Progress: func(p Point, done, total int) {
+			calls++
+			if done != calls || total != 5 {
+				t.Errorf("progress %d/%d at call %d", done, total, calls)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 5 || calls != 5 {
+		t.Fatalf("%d points, %d progress calls", len(res.Points), calls)
+	}
+	for _, p := range res.Points {
+		if !(p.Ns > 0.05 && p.Ns < 1000) || p.MinNs > p.Ns || p.MaxNs < p.Ns || p.Accesses <= 0 {
+			t.Errorf("implausible point %+v", p)
+		}
+	}
+	if len(res.Levels) == 0 || res.Pages.Requested != "2MiB-THP" || res.CyclesNote == "" {
+		t.Errorf("result %+v", res)
+	}
+	t.Logf("points %+v pages %+v caches %s %+v", res.Points, res.Pages, res.CacheSource, res.Caches)
+}
+
+func TestRunCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	res, err := Run(ctx, Config{MinBytes: 4 << 10, MaxBytes: 1 << 20, PointsPerOctave: 1, Reps: 1, SampleTime: time.Millisecond,
+		Progress: func(p Point, done, total int) {
+			if done == 2 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(res.Points) != 2 {
+		t.Errorf("%d points after cancel at 2", len(res.Points))
+	}
+}
