@@ -140,4 +140,3 @@ func DetectLevels(points []Point) []Level {
 	}
 	return levels
 }
-
