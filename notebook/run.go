@@ -58,7 +58,8 @@ func (n *Notebook) RunAll(ctx context.Context, r Runner, each func(c *Cell)) err
 }
 
 // RunCell runs one code cell with r, replacing its outputs (an error becomes
-// an error output) and recording its timings; it returns the cell's error.
+// an error output, named by the error's ErrorName method if it has one, else
+// "Error") and recording its timings; it returns the cell's error.
 func RunCell(ctx context.Context, r Runner, c *Cell) error {
 	if !c.Kind.IsCode() {
 		return fmt.Errorf("cell %s is a %s cell, not a code cell", c.ID, c.Kind)
@@ -67,7 +68,12 @@ func RunCell(ctx context.Context, r Runner, c *Cell) error {
 	outs, err := r.RunCell(ctx, c)
 	end := time.Now()
 	if err != nil {
-		outs = append(outs, Output{Type: OutputError, Name: "Error", Text: err.Error()})
+		name := "Error"
+		var named interface{ ErrorName() string }
+		if errors.As(err, &named) && named.ErrorName() != "" {
+			name = named.ErrorName()
+		}
+		outs = append(outs, Output{Type: OutputError, Name: name, Text: err.Error()})
 	}
 	c.Outputs = outs
 	if c.Meta == nil {

@@ -3,9 +3,216 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strings"
+	"time"
+
+	"cachebook/kernel"
+	"cachebook/notebook"
 )
 
+const runUsage = `usage: cachebook run NOTEBOOK [--data DIR] [--out FILE.md] [--timeout D]
+
+Runs every code cell of NOTEBOOK (a lesson name or a .md path) in order on
+one kernel session, as the server would, and prints each cell's outputs.
+--out saves the notebook with its outputs. The command fails if any cell
+failed; the other cells still run.`
+
+// cmdRun runs every cell of a notebook and prints the outputs.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, runUsage); fs.PrintDefaults() }
+	data := fs.String("data", "", "data directory holding hits.parquet (default $CACHEBOOK_DATA, else data)")
+	out := fs.String("out", "", "save the notebook with its outputs to this .md file")
+	timeout := fs.Duration("timeout", 0, "time limit per cell (0: the kernel's default)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("want one NOTEBOOK argument, got %d\n%s", len(pos), runUsage)
+	}
+	nb, err := loadNotebook(pos[0])
+	if err != nil {
+		return err
+	}
+	cfg := kernel.Config{DataDir: dataDir(*data), Limits: kernel.Limits{CellTimeout: *timeout}}
+	x, err := kernel.NewExecutor(cfg)
+	if err != nil {
+		// Without data the measurement cells can still run; sql cells
+		// then fail with this reason.
+		fmt.Fprintf(stderr, "cachebook run: %v; sql cells will fail\n", err)
+		cfg.DataDir, cfg.EngineUnavailable = "", err
+		if x, err = kernel.NewExecutor(cfg); err != nil {
+			return err
+		}
+	}
+	total, n := 0, 0
+	for _, c := range nb.Cells {
+		if c.Kind.IsCode() {
+			total++
+		}
+	}
+	runErr := nb.RunAll(ctx, KernelRunner{X: x}, func(c *notebook.Cell) {
+		n++
+		printCell(stdout, n, total, c)
+	})
+	if *out != "" {
+		if err := writeOutput(*out, nb.Markdown(), stdout); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		failed := 0
+		for _, c := range nb.Cells {
+			for _, o := range c.Outputs {
+				if o.Type == notebook.OutputError {
+					failed++
+					break
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped after %d of %d cells: %w", n, total, ctx.Err())
+		}
+		return fmt.Errorf("%d of %d cells failed", failed, total)
+	}
+	return nil
 }
+
+// printCell writes one executed cell: a header, the source, the outputs.
+func printCell(w io.Writer, n, total int, c *notebook.Cell) {
+	head := string(c.Kind)
+	if c.Name != "" {
+		head += " " + c.Name
+	}
+	took := ""
+	if ex, ok := c.Meta["execution"].(map[string]any); ok {
+		a, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(ex["iopub.execute_input"]))
+		b, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(ex["shell.execute_reply"]))
+		if !a.IsZero() && !b.IsZero() {
+			took = ", " + b.Sub(a).Round(time.Millisecond).String()
+		}
+	}
+	fmt.Fprintf(w, "── [%d/%d] %s (%s%s) ──\n", n, total, head, c.ID, took)
+	if s := strings.TrimSpace(c.Source); s != "" {
+		for _, line := range strings.Split(s, "\n") {
+			fmt.Fprintf(w, "  │ %s\n", line)
+		}
+	}
+	for _, o := range c.Outputs {
+		text := o.Text
+		switch o.Type {
+		case notebook.OutputError:
+			text = o.Name + ": " + o.Text
+		case notebook.OutputStream:
+			text = "[" + o.Name + "] " + o.Text
+		}
+		fmt.Fprintln(w, strings.TrimRight(text, "\n"))
+	}
+	fmt.Fprintln(w)
+}
+
+// KernelRunner runs notebook cells on a kernel Executor (one engine
+// session, so SET statements carry over from cell to cell) and turns the
+// kernel's iopub messages into notebook outputs: stream text, the last
+// value of each display (progress displays are dropped), the result's
+// text/plain and text/html. A failed cell returns an error whose
+// ErrorName is the kernel's error name.
+type KernelRunner struct {
+	X *kernel.Executor
+}
+
+// RunCell implements notebook.Runner.
+func (r KernelRunner) RunCell(ctx context.Context, c *notebook.Cell) ([]notebook.Output, error) {
+	var outs []notebook.Output
+	display := map[string]int{} // display id → index in outs
+	emit := func(m kernel.Message) {
+		switch m.Header.MsgType {
+		case kernel.MsgStream:
+			var s kernel.Stream
+			if decode(m, &s) != nil {
+				return
+			}
+			if k := len(outs) - 1; k >= 0 && outs[k].Type == notebook.OutputStream && outs[k].Name == s.Name {
+				outs[k].Text += s.Text
+				return
+			}
+			outs = append(outs, notebook.Output{Type: notebook.OutputStream, Name: s.Name, Text: s.Text})
+		case kernel.MsgDisplayData, kernel.MsgUpdateDisplayData:
+			var d kernel.DisplayData
+			if decode(m, &d) != nil {
+				return
+			}
+			id := ""
+			if d.Transient != nil {
+				id = d.Transient.DisplayID
+			}
+			if strings.HasPrefix(id, "progress-") {
+				return
+			}
+			o := notebook.Output{Type: notebook.OutputDisplay, Text: mimeText(d.Data, kernel.MIMEText), HTML: mimeText(d.Data, "text/html")}
+			if k, ok := display[id]; ok && id != "" {
+				outs[k] = o
+				return
+			}
+			if id != "" {
+				display[id] = len(outs)
+			}
+			outs = append(outs, o)
+		case kernel.MsgExecuteResult:
+			var res kernel.ExecuteResult
+			if decode(m, &res) != nil {
+				return
+			}
+			outs = append(outs, notebook.Output{Type: notebook.OutputResult,
+				Text: strings.TrimRight(mimeText(res.Data, kernel.MIMEText), "\n"), HTML: mimeText(res.Data, "text/html")})
+		}
+	}
+	_, err := r.X.Execute(ctx, kernel.Cell{Kind: string(c.Kind), Source: c.ExecSource(), Attrs: c.Attrs, ID: c.ID}, emit)
+	if err != nil {
+		var f *kernel.Failure
+		if errors.As(err, &f) {
+			return outs, &kernelError{name: f.Ename, value: f.Evalue}
+		}
+		return outs, err
+	}
+	return outs, nil
+}
+
+// decode reads a message's content into v, whether it holds the typed
+// value (messages straight from the executor) or JSON.
+func decode[T any](m kernel.Message, v *T) error {
+	switch c := m.Content.(type) {
+	case T:
+		*v = c
+		return nil
+	case *T:
+		if c == nil {
+			return errors.New("nil content")
+		}
+		*v = *c
+		return nil
+	}
+	return m.DecodeContent(v)
+}
+
+// mimeText returns a bundle's value for mime if it is a string.
+func mimeText(data map[string]any, mime string) string {
+	switch v := data[mime].(type) {
+	case string:
+		return v
+	case []string:
+		return strings.Join(v, "")
+	}
+	return ""
+}
+
+// kernelError is a failed cell as the kernel named it.
+type kernelError struct{ name, value string }
+
+func (e *kernelError) Error() string     { return e.value }
+func (e *kernelError) ErrorName() string { return e.name }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cachebook/engine/gen"
+	"cachebook/kernel"
+	"cachebook/lessons"
+	"cachebook/notebook"
+)
+
+// smallData generates a 100,000-row hits table once per test binary run.
+func smallData(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := gen.WriteFile(ctx, filepath.Join(dir, "hits.parquet"), gen.Options{Rows: 100_000, Seed: 1}); err != nil {
+		t.Fatalf("generate data: %v", err)
+	}
+	return dir
+}
+
+// TestLessonsRun runs every cell of every lesson on small data and fails
+// on any cell error. Cells of kinds this build's kernel has no runner for
+// are logged and skipped; with -short the measurement kinds are skipped
+// too (they take seconds each).
+func TestLessonsRun(t *testing.T) {
+	dir := smallData(t)
+	t.Setenv("CACHEBOOK_DATA", dir)
+	list, err := lessons.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range list {
+		t.Run(l.Name, func(t *testing.T) {
+			nb, err := lessons.Notebook(l.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := kernel.NewExecutor(kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range nb.Cells {
+				if !c.Kind.IsCode() {
+					continue
+				}
+				if _, ok := x.Registry().Lookup(string(c.Kind)); !ok {
+					t.Logf("cell %s: no %s runner in this build; skipped", c.ID, c.Kind)
+					continue
+				}
+				if testing.Short() && c.Kind != notebook.KindSQL {
+					continue
+				}
+				if err := notebook.RunCell(context.Background(), KernelRunner{X: x}, c); err != nil {
+					t.Errorf("cell %s (%s %s) failed: %v\n%s", c.ID, c.Kind, c.Name, err, c.Source)
+					continue
+				}
+				if len(c.Outputs) == 0 {
+					t.Errorf("cell %s (%s) produced no output", c.ID, c.Kind)
+				}
+			}
+		})
+	}
+}
+
+func TestRunCommand(t *testing.T) {
+	dir := smallData(t)
+	md := "# t\n\n```sql\nSET group_by = 'radix';\nSELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3\n```\n\n```sql\nSELECT nope FROM hits\n```\n"
+	in := filepath.Join(t.TempDir(), "t.md")
+	if err := os.WriteFile(in, []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.md")
+	var stdout, stderr bytes.Buffer
+	err := cmdRun(context.Background(), []string{in, "--data", dir, "--out", out}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 cells failed") {
+		t.Fatalf("err = %v, want one failed cell\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "UserID") {
+		t.Errorf("output lacks the result:\n%s", stdout.String())
+	}
+	saved, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := notebook.Parse(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results, errs int
+	for _, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			switch o.Type {
+			case notebook.OutputResult:
+				results++
+			case notebook.OutputError:
+				errs++
+			}
+		}
+	}
+	if results == 0 || errs != 1 {
+		t.Errorf("saved notebook has %d results and %d errors:\n%s", results, errs, saved)
+	}
+}
+
+func TestLessonsExportImportCommands(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := cmdLessons(context.Background(), nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 7 {
+		t.Errorf("lessons printed %d lines, want 7:\n%s", n, stdout.String())
+	}
+	dir := t.TempDir()
+	ipynb := filepath.Join(dir, "radix.ipynb")
+	if err := cmdExport(context.Background(), []string{"radix", "--to", "ipynb", "--out", ipynb}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	md := filepath.Join(dir, "radix.md")
+	if err := cmdImport(context.Background(), []string{ipynb, "--out", md}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	// Exporting the imported file gives the same .ipynb again.
+	stdout.Reset()
+	if err := cmdExport(context.Background(), []string{"--to", "ipynb", md}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(ipynb)
+	if !bytes.Equal(first, stdout.Bytes()) {
+		t.Error("export → import → export changed the .ipynb")
+	}
+	for _, args := range [][]string{{"radix"}, {"radix", "--to", "pdf"}, {"no-such-lesson", "--to", "md"}, {}} {
+		if err := cmdExport(context.Background(), args, &stdout, &stderr); err == nil {
+			t.Errorf("export %v succeeded", args)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
