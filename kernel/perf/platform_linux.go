@@ -256,3 +256,40 @@ func threadContextSwitches() (uint64, bool) {
 	}
 	return uint64(ru.Nvcsw + ru.Nivcsw), true
 }
+
+// CycleCounter counts the calling thread's user-space CPU cycles. Open it
+// on the goroutine that will read it, locked to its OS thread.
+type CycleCounter struct {
+	g *linuxGroup
+	r GroupReading
+}
+
+// OpenCycleCounter opens a cycles counter on the calling thread. On
+// machines without a PMU it fails with an error wrapping the errno; Explain
+// turns it into a reason.
+func OpenCycleCounter() (*CycleCounter, error) {
+	g, err := openGroup(GroupSpec{Name: "cycles", Events: []Event{{Name: EvCycles, Kind: KindHardware, Type: typeHardware, Config: hwCPUCycles}}})
+	if err != nil {
+		return nil, err
+	}
+	return &CycleCounter{g: g}, nil
+}
+
+// Cycles returns the cycles counted since the counter was opened, scaled
+// for multiplexing.
+func (c *CycleCounter) Cycles() (uint64, error) {
+	if err := c.g.read(&c.r); err != nil {
+		return 0, err
+	}
+	v, _, ok := Scale(c.r.Values[0], c.r.Enabled, c.r.Running)
+	if !ok {
+		return 0, errors.New("perf: cycles counter never ran")
+	}
+	return uint64(v), nil
+}
+
+// Close releases the counter.
+func (c *CycleCounter) Close() error {
+	c.g.close()
+	return nil
+}

@@ -249,3 +249,23 @@ func TestProbeHere(t *testing.T) {
 	}
 	t.Logf("%s", a.Summary())
 }
+
+func TestCycleCounter(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c, err := OpenCycleCounter()
+	if err != nil {
+		r := Explain(err, KindHardware, Env{Paranoid: 2, Hypervisor: true, ExcludeKern: true})
+		if r.Message == "" {
+			t.Fatal("no reason")
+		}
+		t.Skipf("no cycle counter here: %v (%s)", err, r.Message)
+	}
+	defer c.Close()
+	a, _ := c.Cycles()
+	work(1 << 16)
+	b, err := c.Cycles()
+	if err != nil || b <= a {
+		t.Errorf("cycles %d → %d, %v", a, b, err)
+	}
+}

@@ -31,7 +31,7 @@ func Probe() Availability {
 
 type unavailableError struct{}
 
-func (unavailableError) Error() string { return "perf events unavailable" }
+func (unavailableError) Error() string { return "perf events are unavailable on " + runtime.GOOS }
 
 var errUnavailable error = unavailableError{}
 
@@ -50,3 +50,17 @@ func openThread(groups []GroupSpec) (threadCounters, map[string]Reason) {
 }
 
 func threadContextSwitches() (uint64, bool) { return 0, false }
+
+// CycleCounter counts cycles; never available on this platform.
+type CycleCounter struct{}
+
+// OpenCycleCounter fails: there are no perf counters on this platform.
+func OpenCycleCounter() (*CycleCounter, error) {
+	return nil, errUnavailable
+}
+
+// Cycles is never reached (OpenCycleCounter fails).
+func (c *CycleCounter) Cycles() (uint64, error) { return 0, errUnavailable }
+
+// Close does nothing.
+func (c *CycleCounter) Close() error { return nil }

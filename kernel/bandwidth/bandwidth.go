@@ -1,0 +1,250 @@
+// Package bandwidth measures sequential memory bandwidth — read, write,
+// memset and copy over buffers much larger than the last-level cache — with
+// one thread and with many threads, each on its own region. It shows the
+// point of the Oxla article on zeroing (blog.oxla.com, "The unexpected cost
+// of shared pointers"): the memory channels are shared by every core, so N
+// threads do not get N times one thread's bandwidth.
+package bandwidth
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Op is one access pattern.
+type Op string
+
+// The operations.
+const (
+	// Read sums the buffer as uint64s (4 independent accumulators).
+	Read Op = "read"
+	// Write stores a value into every uint64 with a loop: ordinary stores,
+	// each line is read for ownership first.
+	Write Op = "write"
+	// Memset zeroes the buffer with clear(), which the Go runtime does with
+	// REP STOSQ or, for large buffers on amd64, non-temporal stores.
+	Memset Op = "memset"
+	// Copy copies the buffer into a second one with copy(); the reported
+	// rate counts bytes copied (each is read once and written once).
+	Copy Op = "copy"
+)
+
+// AllOps lists every operation in report order.
+var AllOps = []Op{Read, Write, Memset, Copy}
+
+// ParseOp parses an operation name.
+func ParseOp(s string) (Op, error) {
+	for _, o := range AllOps {
+		if string(o) == s {
+			return o, nil
+		}
+	}
+	return "", fmt.Errorf("unknown operation %q (want read, write, memset or copy)", s)
+}
+
+// Config configures a run. Zero fields take defaults.
+type Config struct {
+	// Bytes per thread (default 256 MiB).
+	Bytes int64
+	// Threads lists the thread counts to measure (default 1 and
+	// runtime.NumCPU()).
+	Threads []int
+	// Ops to measure (default AllOps).
+	Ops []Op
+	// Reps is the number of timed repetitions, median reported (default 5).
+	Reps int
+	// Progress is called after each (op, threads) measurement.
+	Progress func(r Result, done, total int)
+}
+
+// Result is the bandwidth of one operation at one thread count.
+type Result struct {
+	Op             Op      `json:"op"`
+	Threads        int     `json:"threads"`
+	BytesPerThread int64   `json:"bytes_per_thread"`
+	GBps           float64 `json:"gb_per_s"` // median, GB = 10^9 bytes, all threads together
+	MinGBps        float64 `json:"min_gb_per_s"`
+	MaxGBps        float64 `json:"max_gb_per_s"`
+	// PerThreadGBps is GBps / Threads.
+	PerThreadGBps float64 `json:"per_thread_gb_per_s"`
+	MedianNs      int64   `json:"median_ns"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Results    []Result `json:"results"`
+	NumCPU     int      `json:"num_cpu"`
+	GOMAXPROCS int      `json:"gomaxprocs"`
+	Reps       int      `json:"reps"`
+	Notes      []string `json:"notes"`
+}
+
+func (c Config) withDefaults() Config {
+	if c.Bytes <= 0 {
+		c.Bytes = 256 << 20
+	}
+	if len(c.Threads) == 0 {
+		c.Threads = []int{1}
+		if n := runtime.NumCPU(); n > 1 {
+			c.Threads = append(c.Threads, n)
+		}
+	}
+	if len(c.Ops) == 0 {
+		c.Ops = AllOps
+	}
+	if c.Reps <= 0 {
+		c.Reps = 5
+	}
+	return c
+}
+
+// Run measures every op at every thread count.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Bytes < 4096 {
+		return nil, fmt.Errorf("bandwidth: %d bytes per thread is too small", cfg.Bytes)
+	}
+	for _, n := range cfg.Threads {
+		if n < 1 || n > 1024 {
+			return nil, fmt.Errorf("bandwidth: bad thread count %d", n)
+		}
+	}
+	rep := &Report{NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Reps: cfg.Reps, Notes: []string{
+		"GB = 10^9 bytes; the median of the repetitions; threads start together and the time runs until the last one ends",
+		"write: a store loop (each line is read for ownership, so DRAM traffic is about twice the bytes written)",
+		"memset: clear(), REP STOSQ or non-temporal stores for large buffers on amd64 (no read for ownership)",
+		"copy: copy(), bytes copied per second (traffic is about twice that: each byte is read and written)",
+	}}
+	maxThreads := slices.Max(cfg.Threads)
+	if maxThreads > rep.GOMAXPROCS {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("GOMAXPROCS=%d is below %d threads: some threads share a processor", rep.GOMAXPROCS, maxThreads))
+	}
+	words := int(cfg.Bytes / 8)
+	src := make([][]uint64, maxThreads)
+	var dst [][]uint64
+	for i := range src {
+		src[i] = make([]uint64, words)
+	}
+	if slices.Contains(cfg.Ops, Copy) {
+		dst = make([][]uint64, maxThreads)
+		for i := range dst {
+			dst[i] = make([]uint64, words)
+		}
+	}
+	total := len(cfg.Ops) * len(cfg.Threads)
+	done := 0
+	for _, op := range cfg.Ops {
+		for _, n := range cfg.Threads {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			// One untimed pass faults the pages in and warms the path.
+			runOnce(op, n, src, dst)
+			secs := make([]float64, 0, cfg.Reps)
+			for range cfg.Reps {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				secs = append(secs, runOnce(op, n, src, dst).Seconds())
+			}
+			r := summarize(op, n, cfg.Bytes, secs)
+			rep.Results = append(rep.Results, r)
+			done++
+			if cfg.Progress != nil {
+				cfg.Progress(r, done, total)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// summarize turns per-repetition times into rates.
+func summarize(op Op, threads int, bytes int64, secs []float64) Result {
+	total := float64(bytes) * float64(threads)
+	rates := make([]float64, len(secs))
+	for i, s := range secs {
+		rates[i] = total / max(s, 1e-9) / 1e9
+	}
+	r := Result{Op: op, Threads: threads, BytesPerThread: bytes,
+		GBps: median(rates), MinGBps: slices.Min(rates), MaxGBps: slices.Max(rates),
+		MedianNs: int64(median(secs) * 1e9)}
+	r.PerThreadGBps = r.GBps / float64(threads)
+	return r
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// sinks keep read results alive, one padded slot per thread.
+type sinkSlot struct {
+	v uint64
+	_ [56]byte
+}
+
+// runOnce runs op on n threads at once and returns the wall time from the
+// common start to the end of the slowest thread.
+func runOnce(op Op, n int, src, dst [][]uint64) time.Duration {
+	var ready, finished sync.WaitGroup
+	start := make(chan struct{})
+	sinks := make([]sinkSlot, n)
+	ready.Add(n)
+	finished.Add(n)
+	for t := range n {
+		go func() {
+			defer finished.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			ready.Done()
+			<-start
+			switch op {
+			case Read:
+				sinks[t].v = sum(src[t])
+			case Write:
+				fill(src[t], uint64(t)+1)
+			case Memset:
+				clear(src[t])
+			case Copy:
+				copy(dst[t], src[t])
+			}
+		}()
+	}
+	ready.Wait()
+	t0 := time.Now()
+	close(start)
+	finished.Wait()
+	d := time.Since(t0)
+	runtime.KeepAlive(sinks)
+	return d
+}
+
+func sum(b []uint64) uint64 {
+	var s0, s1, s2, s3 uint64
+	i := 0
+	for ; i+4 <= len(b); i += 4 {
+		s0 += b[i]
+		s1 += b[i+1]
+		s2 += b[i+2]
+		s3 += b[i+3]
+	}
+	for ; i < len(b); i++ {
+		s0 += b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+func fill(b []uint64, v uint64) {
+	for i := range b {
+		b[i] = v
+	}
+}
