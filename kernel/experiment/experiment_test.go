@@ -65,7 +65,7 @@ func TestParamValidation(t *testing.T) {
 		{"false-sharing", map[string]string{"iterations": "-5"}, "iterations must be between 1"},
 		{"lock-contention", map[string]string{"writes": "1.5"}, "writes must be between 0 and 1, got 1.5"},
 		{"lock-contention", map[string]string{"writes": "NaN"}, "writes must be a number"},
-		{"lock-contention", map[string]string{"variants": "spinlock"}, `variants must be among mutex, rwmutex, snapshot, sharded, got "spinlock"`},
+		{"lock-contention", map[string]string{"variants": "spinlock"}, `variants must be among mutex, rwmutex, snapshot, sharded, per-thread, got "spinlock"`},
 		{"lock-contention", map[string]string{"shards": "0"}, "shards must be between 1 and 4096, got 0"},
 		{"parallel-merge", map[string]string{"buckets": "100"}, "buckets must be a power of two, got 100"},
 		{"parallel-merge", map[string]string{"rows": "0"}, "rows must be between 1"},

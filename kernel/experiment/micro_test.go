@@ -71,23 +71,23 @@ func TestSharedCaches(t *testing.T) {
 	init := map[uint64]uint64{1: 2, 2: 4, 3: 6}
 	for _, v := range cacheVariants {
 		t.Run(v, func(t *testing.T) {
-			c := newSharedCache(v, init, 4)
-			if got, ok := c.get(2); !ok || got != 4 {
+			c := newSharedCache(v, init, 4, 4)
+			if got, ok := c.get(0, 2); !ok || got != 4 {
 				t.Errorf("get(2) = %d, %v", got, ok)
 			}
-			if _, ok := c.get(9); ok {
+			if _, ok := c.get(0, 9); ok {
 				t.Error("get(9) found a missing key")
 			}
-			if c.update(2, 4) {
+			if c.update(0, 2, 4) {
 				t.Error("a redundant update wrote")
 			}
-			if !c.update(2, 5) {
+			if !c.update(0, 2, 5) {
 				t.Error("a real update did not write")
 			}
-			if got, _ := c.get(2); got != 5 {
+			if got, _ := c.get(0, 2); got != 5 {
 				t.Errorf("after update get(2) = %d", got)
 			}
-			if !c.update(7, 14) {
+			if !c.update(0, 7, 14) {
 				t.Error("inserting a new key did not write")
 			}
 			want := map[uint64]uint64{1: 2, 2: 5, 3: 6, 7: 14}
@@ -104,18 +104,31 @@ func TestSharedCaches(t *testing.T) {
 					for i := range 200 {
 						k := uint64(i % 8)
 						if i%5 == w {
-							c.update(k, uint64(w))
+							c.update(w, k, uint64(w))
 						} else {
-							c.get(k)
+							c.get(w, k)
 						}
 					}
 				})
 			}
 			wg.Wait()
-			if n := len(c.snapshot()); n != 8 {
+			if n := len(c.snapshot()); v != "per-thread" && n != 8 {
 				t.Errorf("after the concurrent phase the cache has %d keys, want 8", n)
 			}
 		})
+	}
+}
+
+func TestPerThreadCacheIsPrivate(t *testing.T) {
+	c := newSharedCache("per-thread", map[uint64]uint64{1: 2}, 1, 2)
+	if !c.update(1, 1, 3) {
+		t.Fatal("update did not write")
+	}
+	if v, _ := c.get(0, 1); v != 2 {
+		t.Errorf("worker 0 sees %d, want its own 2", v)
+	}
+	if v, _ := c.get(1, 1); v != 3 {
+		t.Errorf("worker 1 sees %d, want 3", v)
 	}
 }
 
@@ -126,8 +139,8 @@ func TestLockContentionRun(t *testing.T) {
 	}
 	checkResult(t, r)
 	d := r.Data.(*LockContentionData)
-	if len(d.Rows) != 4*3 { // variants x thread steps 1, 2, 3
-		t.Fatalf("%d rows, want 12", len(d.Rows))
+	if len(d.Rows) != 5*3 { // variants x thread steps 1, 2, 3
+		t.Fatalf("%d rows, want 15", len(d.Rows))
 	}
 	for _, row := range d.Rows {
 		total := int64(row.Threads) * 4000
