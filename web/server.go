@@ -1,0 +1,408 @@
+// Package web is cachebook's HTTP server: the websocket kernel endpoint
+// speaking cachebook-kernel/1 (docs/protocol.md), REST endpoints for
+// lessons and notebooks, the embedded browser UI, and /metrics.
+//
+// Security follows Jupyter Server: a random token (header, query or
+// cookie), an Origin check on the websocket and REST requests, and a Host
+// check against DNS rebinding when bound to loopback.
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"cachebook/kernel"
+	"cachebook/notebook"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Token is the secret clients must present; empty with NoToken unset
+	// means a random one is generated (see Server.Token).
+	Token   string
+	NoToken bool
+	// Loopback says the server listens on loopback addresses only; it
+	// enables the Host check and is required for NoToken.
+	Loopback bool
+	// AllowOrigins lists extra origins (scheme://host:port) allowed to
+	// open the websocket and call the REST API.
+	AllowOrigins []string
+	// Kernel configures the server's kernel sessions.
+	Kernel kernel.ManagerConfig
+	// Static holds the UI assets served at / (nil: a placeholder page).
+	Static fs.FS
+	// Lessons and Notebooks back the lesson and notebook requests (nil:
+	// those requests fail with "Unavailable").
+	Lessons   Lessons
+	Notebooks *NotebookDir
+	// MaxMessageBytes is the websocket read limit (default 4 MiB).
+	MaxMessageBytes int
+	// PingInterval and PongWait drive websocket keep-alive (30 s, 60 s).
+	PingInterval time.Duration
+	PongWait     time.Duration
+	// MetricsPublic serves /metrics without the token.
+	MetricsPublic bool
+	// Logger receives structured logs (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is the notebook server. Create it with New, then call Serve.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	mgr     *kernel.Manager
+	metrics *metrics
+	mux     *http.ServeMux
+	up      websocket.Upgrader
+	started time.Time
+
+	connWG sync.WaitGroup
+}
+
+// New returns a server. It fails for NoToken on a non-loopback server and
+// when the kernel cannot start.
+func New(cfg Config) (*Server, error) {
+	if cfg.NoToken && !cfg.Loopback {
+		return nil, errors.New("web: --no-token is only allowed when listening on a loopback address")
+	}
+	if !cfg.NoToken && cfg.Token == "" {
+		cfg.Token = NewToken()
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = 4 << 20
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 30 * time.Second
+	}
+	if cfg.PongWait <= 0 {
+		cfg.PongWait = 2 * cfg.PingInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now()}
+	s.metrics = newMetrics(prometheus.NewRegistry(), func() *kernel.Manager { return s.mgr }, func() float64 {
+		return float64(s.metrics.connections.Load())
+	})
+	kc := cfg.Kernel
+	if kc.Logger == nil {
+		kc.Logger = cfg.Logger
+	}
+	kc.Executor.Limits.MaxMessageBytes = cfg.MaxMessageBytes
+	prev := kc.OnCellDone
+	kc.OnCellDone = func(kind, status string, d time.Duration) {
+		s.metrics.observeCell(kind, status, d)
+		if prev != nil {
+			prev(kind, status, d)
+		}
+	}
+	mgr, err := kernel.NewManager(kc)
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	s.mgr = mgr
+	s.up = websocket.Upgrader{
+		ReadBufferSize:  16 << 10,
+		WriteBufferSize: 16 << 10,
+		// The Origin check runs before Upgrade (guard); this one keeps
+		// gorilla's own check consistent with ours.
+		CheckOrigin: s.originAllowed,
+	}
+	s.routes()
+	return s, nil
+}
+
+// Token returns the token clients must present ("" with NoToken).
+func (s *Server) Token() string {
+	if s.cfg.NoToken {
+		return ""
+	}
+	return s.cfg.Token
+}
+
+// Manager returns the server's kernel sessions.
+func (s *Server) Manager() *kernel.Manager { return s.mgr }
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// URL returns the ready-to-open URL of the UI for a listener address.
+func (s *Server) URL(addr net.Addr) string {
+	host := addr.String()
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port))
+	}
+	u := "http://" + host + "/"
+	if t := s.Token(); t != "" {
+		u += "?token=" + t
+	}
+	return u
+}
+
+// Serve serves HTTP on ln until ctx is done, then shuts down gracefully:
+// it stops accepting, closes every kernel session (running cells are
+// cancelled, websockets get close code 1001) and waits up to 10 s.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String(), "protocol", kernel.Protocol, "token", s.Token() != "")
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.log.Info("shutting down")
+	serr := hs.Shutdown(sctx)
+	merr := s.mgr.Close(sctx)
+	s.connWG.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, serr, merr)
+}
+
+// Close ends every kernel session without an HTTP server (for handlers
+// served by other means, e.g. httptest).
+func (s *Server) Close(ctx context.Context) error {
+	err := s.mgr.Close(ctx)
+	s.connWG.Wait()
+	return err
+}
+
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/kernel", s.handleKernel)
+	mux.HandleFunc("GET /api/status", s.api(s.handleStatus))
+	mux.HandleFunc("GET /api/lessons", s.api(s.handleLessonList))
+	mux.HandleFunc("GET /api/lessons/{id}", s.api(s.handleLessonOpen))
+	mux.HandleFunc("GET /api/notebooks", s.api(s.handleNotebookList))
+	mux.HandleFunc("GET /api/notebooks/{path...}", s.api(s.handleNotebookOpen))
+	mux.HandleFunc("PUT /api/notebooks/{path...}", s.api(s.handleNotebookSave))
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("/", s.handleStatic)
+	s.mux = mux
+}
+
+// api wraps a JSON REST handler with the guards and error replies.
+func (s *Server) api(h func(r *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.guard(w, r, true) {
+			return
+		}
+		v, err := h(r)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if err != nil {
+			code := http.StatusInternalServerError
+			ename, _ := classify(err)
+			switch ename {
+			case "NotFound":
+				code = http.StatusNotFound
+			case "BadRequest":
+				code = http.StatusBadRequest
+			case "Unavailable":
+				code = http.StatusServiceUnavailable
+			}
+			w.WriteHeader(code)
+			v = errorReply(err)
+		}
+		_ = json.NewEncoder(w).Encode(v)
+	}
+}
+
+func (s *Server) handleStatus(r *http.Request) (any, error) {
+	st := s.mgr.Stats()
+	return map[string]any{
+		"protocol": kernel.Protocol, "sessions": st.Sessions, "connections": s.metrics.connections.Load(),
+		"running": st.Running, "queued": st.Queued, "max_heavy": s.mgr.Scheduler().Limit(),
+		"cell_kinds": s.mgr.Registry().Kinds(), "started": s.started.UTC().Format(time.RFC3339),
+	}, nil
+}
+
+func (s *Server) handleLessonList(r *http.Request) (any, error) { return s.lessonList() }
+func (s *Server) handleLessonOpen(r *http.Request) (any, error) {
+	return s.lessonOpen(r.PathValue("id"))
+}
+func (s *Server) handleNotebookList(r *http.Request) (any, error) { return s.notebookList() }
+func (s *Server) handleNotebookOpen(r *http.Request) (any, error) {
+	return s.notebookOpen(r.PathValue("path"))
+}
+
+func (s *Server) handleNotebookSave(r *http.Request) (any, error) {
+	var d Doc
+	body := http.MaxBytesReader(nil, r.Body, int64(s.cfg.MaxMessageBytes))
+	if err := json.NewDecoder(body).Decode(&d); err != nil {
+		return nil, fmt.Errorf("%w: notebook JSON: %v", errBadRequest, err)
+	}
+	return s.notebookSave(r.PathValue("path"), &d)
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if !s.guard(w, r, !s.cfg.MetricsPublic) {
+		return
+	}
+	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+}
+
+// handleStatic serves the UI. The page itself needs the token (so that
+// its cookie is set); the other assets are public code.
+func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	isPage := r.URL.Path == "/" || r.URL.Path == "/index.html"
+	if !s.guard(w, r, false) {
+		return
+	}
+	if isPage && !s.authorized(w, r) {
+		s.metrics.rejected.WithLabelValues("token").Inc()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, loginPage)
+		return
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if s.cfg.Static == nil {
+		if !isPage {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, placeholderPage)
+		return
+	}
+	if isPage {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	http.FileServerFS(s.cfg.Static).ServeHTTP(w, r)
+}
+
+const loginPage = `<!doctype html><meta charset="utf-8"><title>cachebook: token needed</title>
+<body style="font-family:sans-serif;max-width:40em;margin:3em auto">
+<h1>cachebook</h1><p>This server needs its token. Open the URL that <code>cachebook serve</code>
+printed when it started (it ends in <code>?token=…</code>).</p></body>`
+
+const placeholderPage = `<!doctype html><meta charset="utf-8"><title>cachebook</title>
+<body style="font-family:sans-serif;max-width:40em;margin:3em auto">
+<h1>cachebook</h1><p>The kernel is running (websocket at <code>/api/kernel</code>, protocol
+cachebook-kernel/1) but this binary was built without the browser UI assets.</p></body>`
+
+// classify maps an error to a reply ename.
+func classify(err error) (ename, evalue string) {
+	switch {
+	case errors.Is(err, errNotFound), errors.Is(err, fs.ErrNotExist):
+		return "NotFound", err.Error()
+	case errors.Is(err, errBadRequest):
+		return "BadRequest", err.Error()
+	case errors.Is(err, errUnavailable):
+		return "Unavailable", err.Error()
+	}
+	return "IOError", err.Error()
+}
+
+func errorReply(err error) map[string]any {
+	ename, evalue := classify(err)
+	return map[string]any{"status": kernel.StatusError, "ename": ename, "evalue": evalue}
+}
+
+var errUnavailable = errors.New("unavailable")
+
+func (s *Server) lessonList() (any, error) {
+	if s.cfg.Lessons == nil {
+		return nil, fmt.Errorf("%w: this server has no lessons", errUnavailable)
+	}
+	l, err := s.cfg.Lessons.List()
+	if err != nil {
+		return nil, err
+	}
+	if l == nil {
+		l = []LessonInfo{}
+	}
+	return map[string]any{"status": kernel.StatusOK, "lessons": l}, nil
+}
+
+func (s *Server) lessonOpen(id string) (any, error) {
+	if s.cfg.Lessons == nil {
+		return nil, fmt.Errorf("%w: this server has no lessons", errUnavailable)
+	}
+	if id == "" {
+		return nil, fmt.Errorf("%w: lesson id is missing", errBadRequest)
+	}
+	nb, err := s.cfg.Lessons.Open(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotFound, err)
+	}
+	d := FromNotebook("", nb)
+	return map[string]any{"status": kernel.StatusOK, "notebook": d}, nil
+}
+
+func (s *Server) notebookList() (any, error) {
+	if s.cfg.Notebooks == nil {
+		return nil, fmt.Errorf("%w: no --notebooks directory", errUnavailable)
+	}
+	l, err := s.cfg.Notebooks.List()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"status": kernel.StatusOK, "notebooks": l}, nil
+}
+
+func (s *Server) notebookOpen(p string) (any, error) {
+	if s.cfg.Notebooks == nil {
+		return nil, fmt.Errorf("%w: no --notebooks directory", errUnavailable)
+	}
+	nb, err := s.cfg.Notebooks.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"status": kernel.StatusOK, "notebook": FromNotebook(p, nb)}, nil
+}
+
+func (s *Server) notebookSave(p string, d *Doc) (any, error) {
+	if s.cfg.Notebooks == nil {
+		return nil, fmt.Errorf("%w: no --notebooks directory", errUnavailable)
+	}
+	if len(d.Cells) > 10000 {
+		return nil, fmt.Errorf("%w: too many cells", errBadRequest)
+	}
+	nb, err := ToNotebook(d)
+	if err != nil {
+		return nil, err
+	}
+	if len(nb.Markdown()) > notebook.MaxSize {
+		return nil, fmt.Errorf("%w: notebook larger than %d bytes", errBadRequest, notebook.MaxSize)
+	}
+	info, err := s.cfg.Notebooks.Save(p, nb)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("notebook saved", "path", p, "cells", len(nb.Cells))
+	return map[string]any{"status": kernel.StatusOK, "path": info.Path, "modified": info.Modified}, nil
+}
+
+// trimPath is used by the websocket requests, whose paths must look like
+// REST paths.
+func trimPath(p string) string { return strings.TrimPrefix(p, "/") }

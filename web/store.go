@@ -1,0 +1,241 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"cachebook/notebook"
+)
+
+// Doc is a notebook as the protocol carries it (docs/protocol.md §3.9).
+type Doc struct {
+	Path     string         `json:"path,omitempty"`
+	Title    string         `json:"title"`
+	Metadata map[string]any `json:"metadata"`
+	Cells    []DocCell      `json:"cells"`
+}
+
+// DocCell is one cell of a Doc.
+type DocCell struct {
+	ID       string `json:"id,omitempty"`
+	CellType string `json:"cell_type"` // markdown or code
+	// Kind is the code cell kind (sql, latency, bandwidth, sweep,
+	// experiment).
+	Kind string `json:"kind,omitempty"`
+	// Source is the cell's text. For an experiment cell it starts with the
+	// experiment's name on its own line (the code the kernel runs).
+	Source  string            `json:"source"`
+	Attrs   map[string]string `json:"attrs,omitempty"`
+	Meta    map[string]any    `json:"meta,omitempty"`
+	HTML    string            `json:"html,omitempty"` // rendered prose of a markdown cell
+	Outputs []notebook.Output `json:"outputs,omitempty"`
+}
+
+// LessonInfo describes one lesson in a listing.
+type LessonInfo struct {
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Lessons is where lessons come from (package cachebook/lessons).
+type Lessons interface {
+	List() ([]LessonInfo, error)
+	Open(id string) (*notebook.Notebook, error)
+}
+
+// NotebookInfo describes one saved notebook in a listing.
+type NotebookInfo struct {
+	Path     string `json:"path"`
+	Title    string `json:"title"`
+	Modified string `json:"modified"`
+	Size     int64  `json:"size"`
+}
+
+// errNotFound and errBadRequest classify store errors for replies.
+var (
+	errNotFound   = errors.New("not found")
+	errBadRequest = errors.New("bad request")
+)
+
+// FromNotebook converts a parsed notebook to a Doc, rendering prose to HTML.
+func FromNotebook(p string, nb *notebook.Notebook) *Doc {
+	d := &Doc{Path: p, Title: nb.Title(), Metadata: nb.Meta, Cells: make([]DocCell, 0, len(nb.Cells))}
+	if d.Metadata == nil {
+		d.Metadata = map[string]any{}
+	}
+	for _, c := range nb.Cells {
+		dc := DocCell{ID: c.ID, Source: c.Source, Attrs: c.Attrs, Meta: c.Meta, Outputs: c.Outputs}
+		if c.Kind == notebook.KindMarkdown {
+			dc.CellType = "markdown"
+			if h, err := notebook.RenderHTML(c.Source); err == nil {
+				dc.HTML = h
+			}
+		} else {
+			dc.CellType, dc.Kind, dc.Source = "code", string(c.Kind), c.ExecSource()
+		}
+		d.Cells = append(d.Cells, dc)
+	}
+	return d
+}
+
+// ToNotebook converts a Doc to a notebook model for saving.
+func ToNotebook(d *Doc) (*notebook.Notebook, error) {
+	nb := &notebook.Notebook{Meta: map[string]any{}}
+	for k, v := range d.Metadata {
+		nb.Meta[k] = v
+	}
+	if d.Title != "" {
+		nb.Meta["title"] = d.Title
+	}
+	if len(nb.Meta) == 0 {
+		nb.Meta = nil
+	}
+	for i, dc := range d.Cells {
+		var c *notebook.Cell
+		switch dc.CellType {
+		case "markdown":
+			c = notebook.NewCell(notebook.KindMarkdown, dc.Source)
+		case "code", "":
+			kind := notebook.CellKind(dc.Kind)
+			if kind == "" {
+				kind = notebook.KindSQL
+			}
+			if !kind.IsCode() {
+				return nil, fmt.Errorf("%w: cell %d has unknown kind %q", errBadRequest, i, dc.Kind)
+			}
+			c = notebook.NewCell(kind, dc.Source)
+			if kind == notebook.KindExperiment {
+				name, body, _ := strings.Cut(dc.Source, "\n")
+				c.Name, c.Source = strings.TrimSpace(name), body
+			}
+		default:
+			return nil, fmt.Errorf("%w: cell %d has unknown cell_type %q", errBadRequest, i, dc.CellType)
+		}
+		if dc.ID != "" && notebook.ValidID(dc.ID) {
+			c.ID = dc.ID
+		}
+		c.Attrs, c.Meta, c.Outputs = dc.Attrs, dc.Meta, dc.Outputs
+		nb.Cells = append(nb.Cells, c)
+	}
+	nb.AssignIDs()
+	return nb, nil
+}
+
+// NotebookDir stores notebooks as Markdown files in a directory, one level
+// of sub-directories deep ("name.md" or "dir/name.md").
+type NotebookDir struct {
+	Root string
+}
+
+// splitPath validates a notebook path and splits it into its directory
+// (relative, "" for the root) and file name.
+func splitPath(p string) (dir, name string, err error) {
+	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, `\`) || !fs.ValidPath(p) {
+		return "", "", fmt.Errorf("%w: invalid notebook path %q", errBadRequest, p)
+	}
+	dir, name = path.Split(p)
+	dir = strings.TrimSuffix(dir, "/")
+	if strings.Contains(dir, "/") {
+		return "", "", fmt.Errorf("%w: notebook path %q is more than one directory deep", errBadRequest, p)
+	}
+	if dir != "" {
+		if err := notebook.ValidName(dir + notebook.Ext); err != nil {
+			return "", "", fmt.Errorf("%w: invalid directory in %q", errBadRequest, p)
+		}
+	}
+	if err := notebook.ValidName(name); err != nil {
+		return "", "", fmt.Errorf("%w: %v", errBadRequest, err)
+	}
+	return dir, name, nil
+}
+
+// List returns the notebooks of the directory, sorted by path.
+func (nd *NotebookDir) List() ([]NotebookInfo, error) {
+	var out []NotebookInfo
+	root, err := os.OpenRoot(nd.Root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return []NotebookInfo{}, nil
+		}
+		return nil, fmt.Errorf("notebooks: %w", err)
+	}
+	defer root.Close()
+	fsys := root.FS()
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable entries are skipped
+		}
+		if d.IsDir() {
+			if p != "." && (strings.Count(p, "/") > 0 || strings.HasPrefix(d.Name(), ".")) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if _, _, err := splitPath(p); err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		title := ""
+		dir, name, _ := splitPath(p)
+		if nb, err := notebook.Load(filepath.Join(nd.Root, dir), name); err == nil {
+			title = nb.Title()
+		}
+		out = append(out, NotebookInfo{Path: p, Title: title, Modified: info.ModTime().UTC().Format(time.RFC3339), Size: info.Size()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notebooks: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	if out == nil {
+		out = []NotebookInfo{}
+	}
+	return out, nil
+}
+
+// Open loads the notebook at p.
+func (nd *NotebookDir) Open(p string) (*notebook.Notebook, error) {
+	dir, name, err := splitPath(p)
+	if err != nil {
+		return nil, err
+	}
+	nb, err := notebook.Load(filepath.Join(nd.Root, dir), name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no notebook %q", errNotFound, p)
+		}
+		return nil, err
+	}
+	return nb, nil
+}
+
+// Save writes nb to p atomically, creating the sub-directory if needed.
+func (nd *NotebookDir) Save(p string, nb *notebook.Notebook) (NotebookInfo, error) {
+	dir, name, err := splitPath(p)
+	if err != nil {
+		return NotebookInfo{}, err
+	}
+	full := filepath.Join(nd.Root, dir)
+	if err := os.MkdirAll(full, 0o755); err != nil {
+		return NotebookInfo{}, fmt.Errorf("notebooks: %w", err)
+	}
+	if err := notebook.Save(full, name, nb); err != nil {
+		return NotebookInfo{}, err
+	}
+	st, err := os.Stat(filepath.Join(full, name))
+	if err != nil {
+		return NotebookInfo{}, fmt.Errorf("notebooks: %w", err)
+	}
+	return NotebookInfo{Path: p, Title: nb.Title(), Modified: st.ModTime().UTC().Format(time.RFC3339), Size: st.Size()}, nil
+}

@@ -1,0 +1,242 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"cachebook/kernel"
+)
+
+// writeWait bounds one websocket write.
+const writeWait = 10 * time.Second
+
+// handleKernel upgrades GET /api/kernel?session=ID&since=N to a websocket
+// attached to kernel session ID (docs/protocol.md §1).
+func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
+	if !s.guard(w, r, true) {
+		return
+	}
+	q := r.URL.Query()
+	id := q.Get("session")
+	if id != "" && !kernel.ValidSessionID(id) {
+		s.refuse(w, r, http.StatusBadRequest, "bad_request", kernel.ErrBadSessionID.Error())
+		return
+	}
+	var since uint64
+	if v := q.Get("since"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			s.refuse(w, r, http.StatusBadRequest, "bad_request", "since must be a sequence number")
+			return
+		}
+		since = n
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		s.refuse(w, r, http.StatusBadRequest, "bad_request", "this endpoint speaks websocket (cachebook-kernel/1)")
+		return
+	}
+	sub, err := s.mgr.Attach(id, since)
+	if err != nil {
+		code := http.StatusServiceUnavailable
+		if errors.Is(err, kernel.ErrBadSessionID) {
+			code = http.StatusBadRequest
+		}
+		s.refuse(w, r, code, "attach", err.Error())
+		return
+	}
+	var hdr http.Header
+	if _, source := tokenFrom(r); source != "cookie" && !s.cfg.NoToken {
+		hdr = http.Header{"Set-Cookie": {s.tokenCookie().String()}}
+	}
+	conn, err := s.up.Upgrade(w, r, hdr)
+	if err != nil {
+		sub.Close()
+		s.metrics.rejected.WithLabelValues("upgrade").Inc()
+		s.log.Warn("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	s.connWG.Add(1)
+	defer s.connWG.Done()
+	s.metrics.connections.Add(1)
+	defer s.metrics.connections.Add(-1)
+	log := s.log.With("session", sub.Session().ID(), "remote", r.RemoteAddr)
+	log.Info("websocket connected", "since", since, "replay", len(sub.Replay))
+
+	c := &wsConn{s: s, conn: conn, sub: sub, done: make(chan struct{})}
+	go c.writeLoop()
+	reason := c.readLoop()
+	sub.Close()
+	<-c.done
+	_ = conn.Close()
+	log.Info("websocket closed", "reason", reason)
+}
+
+// wsConn is one websocket attached to a session subscription.
+type wsConn struct {
+	s    *Server
+	conn *websocket.Conn
+	sub  *kernel.Subscription
+	done chan struct{} // closed when writeLoop returns
+}
+
+// closeWith sends a close frame (safe to call from any goroutine).
+func (c *wsConn) closeWith(code int, text string) {
+	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(writeWait))
+}
+
+// readLoop reads client frames until the connection ends and returns why.
+func (c *wsConn) readLoop() string {
+	s := c.s
+	c.conn.SetReadLimit(int64(s.cfg.MaxMessageBytes))
+	_ = c.conn.SetReadDeadline(time.Now().Add(s.cfg.PongWait))
+	c.conn.SetPongHandler(func(string) error {
+		return c.conn.SetReadDeadline(time.Now().Add(s.cfg.PongWait))
+	})
+	for {
+		typ, data, err := c.conn.ReadMessage()
+		if err != nil {
+			if errors.Is(err, websocket.ErrReadLimit) {
+				// gorilla has already sent close 1009.
+				s.metrics.rejected.WithLabelValues("too_large").Inc()
+				return "message too big"
+			}
+			return err.Error()
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(s.cfg.PongWait))
+		if typ != websocket.TextMessage {
+			s.metrics.rejected.WithLabelValues("binary").Inc()
+			c.closeWith(websocket.CloseUnsupportedData, "cachebook-kernel/1 uses JSON text frames")
+			return "binary frame"
+		}
+		m, err := kernel.Decode(data, s.cfg.MaxMessageBytes)
+		if err != nil {
+			c.protocolError(nil, err.Error())
+			continue
+		}
+		c.handle(m)
+	}
+}
+
+// protocolError answers a frame the server cannot use, on this connection.
+func (c *wsConn) protocolError(parent *kernel.Message, msg string) {
+	c.s.metrics.rejected.WithLabelValues("bad_message").Inc()
+	var ph kernel.Header
+	if parent != nil {
+		ph = parent.Header
+	}
+	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, c.sub.Session().KernelSession(), ph,
+		kernel.ProtocolError{Ename: kernel.ErrBadMessage, Evalue: msg}))
+}
+
+// handle dispatches one request.
+func (c *wsConn) handle(m *kernel.Message) {
+	var (
+		v   any
+		err error
+	)
+	var replyType string
+	switch m.Header.MsgType {
+	case kernel.MsgLessonListRequest:
+		replyType = kernel.MsgLessonListReply
+		v, err = c.s.lessonList()
+	case kernel.MsgLessonOpenRequest:
+		replyType = kernel.MsgLessonOpenReply
+		var req struct {
+			ID string `json:"id"`
+		}
+		if err = m.DecodeContent(&req); err == nil {
+			v, err = c.s.lessonOpen(req.ID)
+		}
+	case kernel.MsgNotebookListRequest:
+		replyType = kernel.MsgNotebookListReply
+		v, err = c.s.notebookList()
+	case kernel.MsgNotebookOpenRequest:
+		replyType = kernel.MsgNotebookOpenReply
+		var req struct {
+			Path string `json:"path"`
+		}
+		if err = m.DecodeContent(&req); err == nil {
+			v, err = c.s.notebookOpen(trimPath(req.Path))
+		}
+	case kernel.MsgNotebookSaveRequest:
+		replyType = kernel.MsgNotebookSaveReply
+		var req struct {
+			Path     string `json:"path"`
+			Notebook *Doc   `json:"notebook"`
+		}
+		if err = m.DecodeContent(&req); err == nil {
+			if req.Notebook == nil {
+				req.Notebook = &Doc{}
+			}
+			v, err = c.s.notebookSave(trimPath(req.Path), req.Notebook)
+		}
+	default:
+		if herr := c.sub.Session().Handle(c.sub, m); herr != nil {
+			c.protocolError(m, herr.Error())
+		}
+		return
+	}
+	if err != nil {
+		v = errorReply(err)
+	}
+	ch := m.Channel
+	if ch == "" {
+		ch = kernel.ChannelShell
+	}
+	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Session().KernelSession(), m.Header, v))
+}
+
+// writeLoop sends the welcome, the replay and then live frames, and pings.
+func (c *wsConn) writeLoop() {
+	defer close(c.done)
+	write := func(data []byte) bool {
+		_ = c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+		return c.conn.WriteMessage(websocket.TextMessage, data) == nil
+	}
+	fail := func() {
+		// Unblock the reader so the handler can finish.
+		_ = c.conn.Close()
+	}
+	if !write(c.sub.Welcome) {
+		fail()
+		return
+	}
+	for _, f := range c.sub.Replay {
+		if !write(f) {
+			fail()
+			return
+		}
+	}
+	ping := time.NewTicker(c.s.cfg.PingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case data, ok := <-c.sub.C:
+			if !ok {
+				switch c.sub.Reason() {
+				case kernel.CloseSlow:
+					c.closeWith(websocket.CloseTryAgainLater, "client too slow: reconnect with since")
+				case kernel.CloseSessionEnded:
+					c.closeWith(websocket.CloseNormalClosure, "session ended")
+				case kernel.CloseServerShutdown:
+					c.closeWith(websocket.CloseGoingAway, "server shutting down")
+				}
+				fail()
+				return
+			}
+			if !write(data) {
+				fail()
+				return
+			}
+		case <-ping.C:
+			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				fail()
+				return
+			}
+		}
+	}
+}
