@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"cachebook/engine"
 )
@@ -272,7 +273,8 @@ func explainLines(res *engine.Result) []string {
 }
 
 // explainTable puts plan lines in a one-column table, eliding the middle of
-// very long plans (90 near-identical aggregate lines).
+// very long plans (90 near-identical aggregate lines) and clipping very
+// long lines; the JSON data keeps them whole.
 func explainTable(title string, lines []string) Table {
 	t := Table{Title: title, Columns: []string{"plan"}}
 	const keep = 12
@@ -283,7 +285,19 @@ func explainTable(title string, lines []string) Table {
 		if len(lines) > 2*keep && i >= keep && i < len(lines)-keep {
 			continue
 		}
-		t.Rows = append(t.Rows, []string{l})
+		t.Rows = append(t.Rows, []string{clip(l, 160)})
 	}
 	return t
+}
+
+// clip shortens s to about n bytes for display, saying how much it cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s ... (%d more bytes)", s[:cut], len(s)-cut)
 }

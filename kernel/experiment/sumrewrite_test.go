@@ -47,6 +47,12 @@ func TestResultRowAndExplain(t *testing.T) {
 	if got != "PROJECTION|    sum(x) + 1*count(x)|  SCAN hits" {
 		t.Errorf("explainLines = %q", got)
 	}
+	if got := clip(strings.Repeat("ab", 100), 10); got != "ababababab ... (190 more bytes)" {
+		t.Errorf("clip = %q", got)
+	}
+	if got := clip("short", 10); got != "short" {
+		t.Errorf("clip(short) = %q", got)
+	}
 	lines := make([]string, 100)
 	tb := explainTable("t", lines)
 	if len(tb.Rows) != 25 {
