@@ -1,0 +1,334 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"cachebook/engine/vec"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+)
+
+// columnBuilder decodes one column of a file, row group after row group,
+// into one preallocated slice for the whole column (numeric types) so that
+// each page is decoded straight into its final place.
+type columnBuilder struct {
+	typ      vec.Type
+	conv     conv
+	optional bool
+	i64      []int64
+	f64      []float64
+	off      int // rows filled so far in i64/f64
+}
+
+func newColumnBuilder(typ vec.Type, cv conv, optional bool, rows int64) *columnBuilder {
+	b := &columnBuilder{typ: typ, conv: cv, optional: optional}
+	switch {
+	case typ == vec.String:
+	case typ == vec.Float64:
+		b.f64 = make([]float64, rows)
+	default:
+		b.i64 = make([]int64, rows)
+	}
+	return b
+}
+
+var errCorrupt = errors.New("corrupt column data")
+
+// rowGroup decodes the chunk of one row group, which must hold want rows.
+func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want int64) (v *vec.Vector, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("%w: %v", errCorrupt, p)
+		}
+	}()
+	n := int(want)
+	if b.off+n > len(b.i64)+len(b.f64) && b.typ != vec.String {
+		return nil, fmt.Errorf("%w: more rows than the footer declares", errCorrupt)
+	}
+	v = &vec.Vector{Type: b.typ, Len: n}
+	switch {
+	case b.typ == vec.String:
+		v.Offsets = make([]uint32, 1, n+1)
+	case b.typ == vec.Float64:
+		v.F64 = b.f64[b.off : b.off+n : b.off+n]
+	default:
+		v.I64 = b.i64[b.off : b.off+n : b.off+n]
+	}
+	pages := chunk.Pages()
+	defer pages.Close()
+	row := 0
+	var boolBuf []bool
+	for {
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(p.RepetitionLevels()) > 0 {
+			parquet.Release(p)
+			return nil, errors.New("repeated values are not supported")
+		}
+		np := int(p.NumRows())
+		if np < 0 || row+np > n {
+			parquet.Release(p)
+			return nil, fmt.Errorf("%w: pages hold more than the row group's %d rows", errCorrupt, n)
+		}
+		err = b.page(v, p, row, np, &boolBuf)
+		parquet.Release(p)
+		if err != nil {
+			return nil, err
+		}
+		row += np
+	}
+	if row != n {
+		return nil, fmt.Errorf("%w: pages hold %d rows, the row group %d", errCorrupt, row, n)
+	}
+	if b.typ != vec.String {
+		b.off += n
+	}
+	return v, nil
+}
+
+// page decodes np rows of page p into v at row.
+func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int, boolBuf *[]bool) error {
+	defs := p.DefinitionLevels()
+	if defs != nil && len(defs) != np {
+		return fmt.Errorf("%w: %d definition levels for %d rows", errCorrupt, len(defs), np)
+	}
+	nulls := 0
+	if b.optional && defs != nil {
+		for _, d := range defs {
+			if d == 0 {
+				nulls++
+			}
+		}
+	}
+	nv := np - nulls // values present in the page
+
+	// present(k) maps the k-th present value to its row.
+	var rows []int32
+	if nulls > 0 {
+		if v.Valid == nil {
+			v.Valid = make([]bool, v.Len)
+			for i := 0; i < row; i++ {
+				v.Valid[i] = true
+			}
+		}
+		rows = make([]int32, 0, nv)
+		for i, d := range defs {
+			if d != 0 {
+				rows = append(rows, int32(row+i))
+				v.Valid[row+i] = true
+			}
+		}
+	} else if v.Valid != nil {
+		for i := row; i < row+np; i++ {
+			v.Valid[i] = true
+		}
+	}
+
+	data := p.Data()
+	var idx []int32
+	if d := p.Dictionary(); d != nil {
+		idx = data.Int32()
+		if len(idx) != nv {
+			return fmt.Errorf("%w: %d dictionary indexes for %d values", errCorrupt, len(idx), nv)
+		}
+		dn := int32(d.Len())
+		for _, x := range idx {
+			if x < 0 || x >= dn {
+				return fmt.Errorf("%w: dictionary index %d out of range [0,%d)", errCorrupt, x, dn)
+			}
+		}
+		data = d.Page().Data()
+	}
+	at := func(k int) int { // row of the k-th present value
+		if rows != nil {
+			return int(rows[k])
+		}
+		return row + k
+	}
+	val := func(k int) int { // position in data of the k-th present value
+		if idx != nil {
+			return int(idx[k])
+		}
+		return k
+	}
+	count := nv
+	if idx != nil {
+		count = -1 // data holds the dictionary; lengths were checked above
+	}
+
+	switch b.conv {
+	case convBool:
+		// Boolean pages are bit-packed; read them through the value reader.
+		if cap(*boolBuf) < max(nv, 1) {
+			*boolBuf = make([]bool, max(nv, 1))
+		}
+		buf := (*boolBuf)[:nv]
+		if idx != nil {
+			return errors.New("dictionary-encoded BOOLEAN pages are not supported")
+		}
+		br, ok := p.Values().(parquet.BooleanReader)
+		if !ok {
+			return errors.New("BOOLEAN page without a boolean reader")
+		}
+		got := 0
+		for got < nv {
+			k, err := br.ReadBooleans(buf[got:])
+			got += k
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if k == 0 {
+				break
+			}
+		}
+		if got != nv {
+			return fmt.Errorf("%w: %d booleans for %d values", errCorrupt, got, nv)
+		}
+		for k, x := range buf {
+			if x {
+				v.I64[at(k)] = 1
+			} else {
+				v.I64[at(k)] = 0
+			}
+		}
+	case convInt32, convUint8, convUint16, convUint32:
+		src := data.Int32()
+		if count >= 0 && len(src) != count {
+			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+		}
+		dst := v.I64
+		switch {
+		case rows == nil && idx == nil && b.conv == convInt32:
+			d := dst[row : row+nv]
+			for k, x := range src {
+				d[k] = int64(x)
+			}
+		default:
+			for k := 0; k < nv; k++ {
+				x := src[val(k)]
+				var y int64
+				switch b.conv {
+				case convInt32:
+					y = int64(x)
+				case convUint8:
+					y = int64(uint8(x))
+				case convUint16:
+					y = int64(uint16(x))
+				default:
+					y = int64(uint32(x))
+				}
+				dst[at(k)] = y
+			}
+		}
+	case convInt64, convMillis, convNanos:
+		src := data.Int64()
+		if count >= 0 && len(src) != count {
+			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+		}
+		dst := v.I64
+		if rows == nil && idx == nil && b.conv == convInt64 {
+			copy(dst[row:row+nv], src)
+			break
+		}
+		for k := 0; k < nv; k++ {
+			x := src[val(k)]
+			switch b.conv {
+			case convMillis:
+				x *= 1000
+			case convNanos:
+				x /= 1000
+			}
+			dst[at(k)] = x
+		}
+	case convFloat:
+		src := data.Float()
+		if count >= 0 && len(src) != count {
+			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+		}
+		for k := 0; k < nv; k++ {
+			v.F64[at(k)] = float64(src[val(k)])
+		}
+	case convDouble:
+		src := data.Double()
+		if count >= 0 && len(src) != count {
+			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+		}
+		if rows == nil && idx == nil {
+			copy(v.F64[row:row+nv], src)
+			break
+		}
+		for k := 0; k < nv; k++ {
+			v.F64[at(k)] = src[val(k)]
+		}
+	case convBytes:
+		return b.bytesPage(v, data, idx, rows, row, np, nv)
+	default:
+		return fmt.Errorf("internal error: conversion %d", b.conv)
+	}
+	return nil
+}
+
+// bytesPage appends the strings of a page (rows are appended in order, so
+// v.Offsets has exactly row+1 entries on entry).
+func (b *columnBuilder) bytesPage(v *vec.Vector, data encoding.Values, idx, rows []int32, row, np, nv int) error {
+	if len(v.Offsets) != row+1 {
+		return fmt.Errorf("internal error: string offsets out of step")
+	}
+	buf, offs := data.ByteArray()
+	count := len(offs) - 1
+	if count < 0 {
+		count = 0
+	}
+	if idx == nil && count != nv {
+		return fmt.Errorf("%w: %d strings for %d values", errCorrupt, count, nv)
+	}
+	for k := 0; k+1 < len(offs); k++ {
+		if offs[k] > offs[k+1] || int(offs[k+1]) > len(buf) {
+			return fmt.Errorf("%w: bad string offsets", errCorrupt)
+		}
+	}
+	if idx == nil && rows == nil {
+		// Fast path: one copy of the page's bytes.
+		if count > 0 {
+			base := uint32(len(v.Bytes))
+			if uint64(base)+uint64(offs[count]-offs[0]) > 1<<32-1 {
+				return errors.New("more than 4 GiB of strings in one row group")
+			}
+			v.Bytes = append(v.Bytes, buf[offs[0]:offs[count]]...)
+			for k := 1; k <= count; k++ {
+				v.Offsets = append(v.Offsets, base+offs[k]-offs[0])
+			}
+		}
+		return nil
+	}
+	k := 0
+	for i := 0; i < np; i++ {
+		if rows != nil && (k >= len(rows) || int(rows[k]) != row+i) {
+			v.Offsets = append(v.Offsets, uint32(len(v.Bytes))) // NULL: empty
+			continue
+		}
+		j := k
+		if idx != nil {
+			j = int(idx[k])
+		}
+		s := buf[offs[j]:offs[j+1]]
+		if uint64(len(v.Bytes))+uint64(len(s)) > 1<<32-1 {
+			return errors.New("more than 4 GiB of strings in one row group")
+		}
+		v.Bytes = append(v.Bytes, s...)
+		v.Offsets = append(v.Offsets, uint32(len(v.Bytes)))
+		k++
+	}
+	return nil
+}
