@@ -2,10 +2,160 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cachebook/kernel/latency"
+	"cachebook/kernel/perf"
 )
 
+const latencyUsage = `usage: cachebook latency [--min SIZE] [--max SIZE] [--ppo N] [--reps N] [--sample DUR]
+                         [--huge=true|false] [--seed N] [--format table|json]
+
+Measures the memory latency hierarchy with a random pointer chase (one
+random cycle through 64-byte nodes) at working sets from --min to --max,
+then detects the plateaus (cache levels, memory) and shows them next to the
+cache sizes the OS reports. SIZE accepts 4096, 48K, 256M, 1G. JSON output
+is documented in docs/measurement-json.md.`
+
+// cmdLatency runs the latency sweep.
 func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs := flag.NewFlagSet("latency", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, latencyUsage); fs.PrintDefaults() }
+	minS := fs.String("min", "4K", "smallest working set")
+	maxS := fs.String("max", "1G", "largest working set")
+	ppo := fs.Int("ppo", 4, "sizes per octave (doubling)")
+	reps := fs.Int("reps", 5, "timed samples per size (median reported)")
+	sample := fs.Duration("sample", 20*time.Millisecond, "duration of one sample")
+	huge := fs.Bool("huge", true, "ask for 2 MiB transparent huge pages (Linux)")
+	seed := fs.Uint64("seed", 0, "random seed of the chain (0: fixed default)")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q\n%s", fs.Args(), latencyUsage)
+	}
+	if *format != "table" && *format != "json" {
+		return fmt.Errorf("--format must be table or json, not %q", *format)
+	}
+	minB, err := latency.ParseSize(*minS)
+	if err != nil {
+		return fmt.Errorf("--min: %w", err)
+	}
+	maxB, err := latency.ParseSize(*maxS)
+	if err != nil {
+		return fmt.Errorf("--max: %w", err)
+	}
+	if minB > maxB {
+		return fmt.Errorf("--min %s is larger than --max %s", *minS, *maxS)
+	}
+	if *ppo < 1 || *ppo > 64 || *reps < 1 || *reps > 1000 || *sample <= 0 {
+		return errors.New("--ppo must be 1..64, --reps 1..1000 and --sample positive")
+	}
+	cfg := latency.Config{MinBytes: minB, MaxBytes: maxB, PointsPerOctave: *ppo, Reps: *reps,
+		SampleTime: *sample, HugePages: *huge, Seed: *seed}
+
+	// Cycles per access when the CPU's cycle counter can be opened.
+	avail := perf.Probe()
+	cyclesNote := ""
+	if avail.Hardware.Available {
+		cfg.OpenCycles = func() (latency.CycleCounter, error) {
+			c, err := perf.OpenCycleCounter()
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	} else if avail.Hardware.Reason != nil {
+		cyclesNote = "cycles not counted: " + avail.Hardware.Reason.Message
+	}
+
+	if *format == "table" {
+		fmt.Fprintf(stdout, "memory latency: random pointer chase, 64 B nodes, median of %d × %s samples\n\n", *reps, *sample)
+		// Fixed-width columns: rows are printed as each size is measured.
+		fmt.Fprintf(stdout, "%10s  %10s  %9s  %9s  %7s\n", "size", "ns/access", "min", "max", "cycles")
+		cfg.Progress = func(p latency.Point, done, total int) {
+			cyc := "-"
+			if p.Cycles != nil {
+				cyc = fmt.Sprintf("%.1f", *p.Cycles)
+			}
+			fmt.Fprintf(stdout, "%10s  %10.2f  %9.2f  %9.2f  %7s\n", latency.FormatSize(p.Bytes), p.Ns, p.MinNs, p.MaxNs, cyc)
+		}
+	}
+	res, err := latency.Run(ctx, cfg)
+	if res != nil && cyclesNote != "" {
+		res.CyclesNote = cyclesNote
+	}
+	if err != nil && (res == nil || len(res.Points) == 0) {
+		return err
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(res); jerr != nil {
+			return fmt.Errorf("write json: %w", jerr)
+		}
+		return err
+	}
+	writeLatencySummary(stdout, res)
+	return err
+}
+
+// writeLatencySummary prints the detected levels, the OS cache sizes and
+// the page size after the table of points.
+func writeLatencySummary(w io.Writer, res *latency.Result) {
+	fmt.Fprintln(w, "\ndetected levels:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for i, l := range res.Levels {
+		size := "-"
+		switch {
+		case l.SizeBytes > 0:
+			size = "≈ " + latency.FormatSize(l.SizeBytes)
+		case i == len(res.Levels)-1 && l.Name != "memory":
+			size = "≥ " + latency.FormatSize(l.ToBytes)
+		}
+		fmt.Fprintf(tw, "  %s\t%.1f ns\tsize %s\tplateau %s..%s\n", l.Name, l.Ns, size,
+			latency.FormatSize(l.FromBytes), latency.FormatSize(l.ToBytes))
+	}
+	tw.Flush()
+	if len(res.Caches) == 0 {
+		fmt.Fprintf(w, "\nOS cache sizes: none reported (%s)\n", res.CacheSource)
+	} else {
+		var parts []string
+		var notes []string
+		for _, c := range res.Caches {
+			name := fmt.Sprintf("L%d", c.Level)
+			switch c.Type {
+			case "Data":
+				name += "d"
+			case "Instruction":
+				name += "i"
+			}
+			parts = append(parts, name+" "+latency.FormatSize(c.SizeBytes))
+			if c.Note != "" {
+				notes = append(notes, name+": "+c.Note)
+			}
+		}
+		fmt.Fprintf(w, "\nOS cache sizes (%s): %s\n", res.CacheSource, strings.Join(parts, ", "))
+		for _, n := range notes {
+			fmt.Fprintf(w, "  note %s\n", n)
+		}
+	}
+	p := res.Pages
+	fmt.Fprintf(w, "pages: requested %s, used %s", p.Requested, p.Used)
+	if p.Detail != "" {
+		fmt.Fprintf(w, " (%s)", p.Detail)
+	}
+	fmt.Fprintln(w)
+	if res.CyclesNote != "" {
+		fmt.Fprintln(w, res.CyclesNote)
+	}
 }

@@ -262,6 +262,13 @@ func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter) (
 		}
 		n *= 2
 	}
+	// A preemption during calibration makes n too small: check once more.
+	t0 := time.Now()
+	p = chase(words, p, n)
+	if d := time.Since(t0); d < cfg.SampleTime/2 && n < 1<<34 {
+		n = int(float64(n) * float64(cfg.SampleTime) / float64(max(d, time.Microsecond)))
+		n = max(8, n/8*8)
+	}
 	ns := make([]float64, 0, cfg.Reps)
 	var cyc []float64
 	for range cfg.Reps {
