@@ -43,6 +43,10 @@ func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
 		out.Valid = cloneValid(lv.Valid, n)
 		if a.float {
 			out.F64 = make([]float64, n)
+			if a.op == sql.OpIntDiv && c.Float() == 0 {
+				out.Valid = make([]bool, n)
+				return out, nil
+			}
 			floatOpScalar(a.op, out.F64, lv.F64[:n], c.Float())
 			return out, nil
 		}
@@ -60,7 +64,15 @@ func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
 	if a.float {
 		out.F64 = make([]float64, n)
 		floatOp(a.op, out.F64, lv.F64[:n], rv.F64[:n])
-		return out, nil
+		if a.op == sql.OpIntDiv {
+			for i, d := range rv.F64[:n] {
+				if d == 0 {
+					out.F64[i] = 0
+					setNull(out, i)
+				}
+			}
+		}
+		return tidyValid(out), nil
 	}
 	out.I64 = make([]int64, n)
 	if err := intOp(a.op, out, lv.I64[:n], rv.I64[:n]); err != nil {
@@ -245,8 +257,10 @@ func floatOp(op sql.Op, o, x, y []float64) {
 			o[i] = x[i] / y[i]
 		}
 	case sql.OpIntDiv:
+		// DuckDB's // on DOUBLE divides without truncating; a zero divisor
+		// gives NULL (handled by the caller).
 		for i := range o {
-			o[i] = math.Trunc(x[i] / y[i])
+			o[i] = x[i] / y[i]
 		}
 	case sql.OpMod:
 		for i := range o {
@@ -270,13 +284,9 @@ func floatOpScalar(op sql.Op, o, x []float64, c float64) {
 		for i := range o {
 			o[i] = x[i] * c
 		}
-	case sql.OpDiv:
+	case sql.OpDiv, sql.OpIntDiv:
 		for i := range o {
 			o[i] = x[i] / c
-		}
-	case sql.OpIntDiv:
-		for i := range o {
-			o[i] = math.Trunc(x[i] / c)
 		}
 	case sql.OpMod:
 		for i := range o {

@@ -279,6 +279,37 @@ func coerce(x Expr, t vec.Type, pos sql.Pos) (Expr, error) {
 	return &cast{x: x, to: t, pos: pos}, nil
 }
 
+// toBool converts a logical operand to BOOLEAN: NULL and string literals
+// convert, and numbers are true when non-zero (DuckDB's implicit cast).
+func toBool(x Expr, pos sql.Pos) (Expr, bool, error) {
+	t := x.Type()
+	if t == vec.Bool && !isUntyped(x) {
+		return x, true, nil
+	}
+	if t == vec.Null || isUntyped(x) || isNumber(t) {
+		c, err := coerce(x, vec.Bool, pos)
+		return c, err == nil, err
+	}
+	return x, false, nil
+}
+
+// BindPredicate binds e as a condition (WHERE, HAVING): the result is
+// BOOLEAN, numbers converting as they do for AND and NOT.
+func (b *Binder) BindPredicate(e sql.Expr, clause string) (Expr, error) {
+	x, err := b.Bind(e)
+	if err != nil {
+		return nil, err
+	}
+	bx, ok, err := toBool(x, e.Pos())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errAt(e.Pos(), "%s must be BOOLEAN, got %s", clause, x.Type())
+	}
+	return bx, nil
+}
+
 func isUntyped(x Expr) bool {
 	c, ok := x.(*Const)
 	return ok && c.Untyped
@@ -351,15 +382,14 @@ func (b *Binder) bindUnary(e *sql.Unary, depth int) (Expr, error) {
 	t := x.Type()
 	switch e.Op {
 	case sql.OpNot:
-		if t == vec.Null || isUntyped(x) {
-			if x, err = coerce(x, vec.Bool, e.X.Pos()); err != nil {
-				return nil, err
-			}
+		bx, ok, err := toBool(x, e.X.Pos())
+		if err != nil {
+			return nil, err
 		}
-		if x.Type() != vec.Bool {
+		if !ok {
 			return nil, errAt(e.At, "NOT expects BOOLEAN, got %s", t)
 		}
-		return &not{x: x}, nil
+		return &not{x: bx}, nil
 	case sql.OpNeg, sql.OpPlus:
 		if isUntyped(x) || t == vec.Null {
 			if x, err = coerce(x, vec.Float64, e.X.Pos()); err != nil {
@@ -396,16 +426,18 @@ func (b *Binder) bindBinary(e *sql.Binary, depth int) (Expr, error) {
 	}
 	switch {
 	case e.Op == sql.OpAnd || e.Op == sql.OpOr:
-		for _, side := range []*Expr{&l, &r} {
-			if (*side).Type() == vec.Null || isUntyped(*side) {
-				if *side, err = coerce(*side, vec.Bool, e.OpPos); err != nil {
-					return nil, err
-				}
-			}
+		lb, lok, err := toBool(l, e.X.Pos())
+		if err != nil {
+			return nil, err
 		}
-		if l.Type() != vec.Bool || r.Type() != vec.Bool {
+		rb, rok, err := toBool(r, e.Y.Pos())
+		if err != nil {
+			return nil, err
+		}
+		if !lok || !rok {
 			return nil, errAt(e.OpPos, "%s expects BOOLEAN operands, got %s and %s", e.Op, l.Type(), r.Type())
 		}
+		l, r = lb, rb
 		return &logic{or: e.Op == sql.OpOr, l: l, r: r}, nil
 	case e.Op.IsComparison():
 		return bindCompare(e.Op, l, r, e.X.Pos(), e.Y.Pos(), e.OpPos)
@@ -581,14 +613,14 @@ func (b *Binder) bindCase(e *sql.Case, depth int) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cond.Type() == vec.Null || isUntyped(cond) {
-			if cond, err = coerce(cond, vec.Bool, w.Cond.Pos()); err != nil {
-				return nil, err
-			}
+		bc, ok, err := toBool(cond, w.Cond.Pos())
+		if err != nil {
+			return nil, err
 		}
-		if cond.Type() != vec.Bool {
+		if !ok {
 			return nil, errAt(w.Cond.Pos(), "CASE WHEN condition must be BOOLEAN, got %s", cond.Type())
 		}
+		cond = bc
 		r, err := b.bind(w.Result, depth)
 		if err != nil {
 			return nil, err
@@ -1022,8 +1054,7 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 		if err := wantTemporal(1); err != nil {
 			return nil, err
 		}
-		t := args[1].Type()
-		return &fn{name: c.Name, args: args[1:], t: t, strict: true, extra: []string{sql.QuoteString(p)},
+		return &fn{name: c.Name, args: args[1:], t: vec.Timestamp, strict: true, extra: []string{sql.QuoteString(p)},
 			do: func(vs []*vec.Vector, n int) (*vec.Vector, error) { return truncUnit(p, vs[0], n) }}, nil
 	case "date_part", "datepart":
 		if err := arity(c, 2, 2); err != nil {
@@ -1074,11 +1105,11 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 		if err := numericArg(c, args, 0); err != nil {
 			return nil, err
 		}
-		f := math.Floor
-		if c.Name != "floor" {
-			f = math.Ceil
+		// DuckDB returns DOUBLE for integer arguments too.
+		if args[0], err = coerce(args[0], vec.Float64, pos(0)); err != nil {
+			return nil, err
 		}
-		return strict(c.Name, args[0].Type(), floatMap(f)), nil
+		return strict(c.Name, vec.Float64, floorCeil(c.Name == "floor")), nil
 	case "coalesce", "ifnull":
 		if err := arity(c, 1, math.MaxInt); err != nil {
 			return nil, err

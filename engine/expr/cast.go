@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"cachebook/engine/sql"
 	"cachebook/engine/vec"
@@ -148,7 +149,7 @@ func CastVector(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 				out.I64[i] = b2i(f != 0)
 				continue
 			}
-			r := math.Round(f)
+			r := math.RoundToEven(f)
 			lo, hi := intRange(to)
 			if to == vec.UInt64 {
 				if !(r >= 0 && r < 18446744073709551616.0) {
@@ -213,6 +214,10 @@ func castToString(v *vec.Vector) *vec.Vector {
 				buf = appendFloat(buf, v.F64[i])
 			case vec.Int16, vec.Int32, vec.Int64:
 				buf = strconv.AppendInt(buf, v.I64[i], 10)
+			case vec.Timestamp:
+				// Sub-second digits appear only when present, trailing
+				// zeros trimmed, as DuckDB prints them.
+				buf = time.UnixMicro(v.I64[i]).UTC().AppendFormat(buf, "2006-01-02 15:04:05.999999")
 			default:
 				buf = append(buf, v.Format(i)...)
 			}

@@ -123,6 +123,11 @@ func TestEval(t *testing.T) {
 		{"f + i", vec.Float64, "2.5|NULL|NULL|4|9.5"},
 		{"f * 2", vec.Float64, "3|NULL|-5|0|5"},
 		{"f % 1", vec.Float64, "0.5|NULL|-0.5|0|0.5"},
+		{"f // 2", vec.Float64, "0.75|NULL|-1.25|0|1.25"},
+		{"f // 0", vec.Float64, "NULL|NULL|NULL|NULL|NULL"},
+		{"i // 2.0", vec.Float64, "0.5|-1|NULL|2|3.5"},
+		{"f // f", vec.Float64, "1|NULL|1|NULL|1"},
+		{"f % 0", vec.Float64, "nan|NULL|nan|nan|nan"},
 		{"-i", vec.Int64, "-1|2|NULL|-4|-7"},
 		{"-f", vec.Float64, "-1.5|NULL|2.5|-0|-2.5"},
 		{"+i", vec.Int32, "1|-2|NULL|4|7"},
@@ -162,6 +167,10 @@ func TestEval(t *testing.T) {
 		{"b OR NULL", vec.Bool, "true|NULL|NULL|true|NULL"},
 		{"NOT b", vec.Bool, "false|true|NULL|false|NULL"},
 		{"NOT (i > 1)", vec.Bool, "true|true|NULL|false|false"},
+		{"i AND b", vec.Bool, "true|false|NULL|true|NULL"},
+		{"NOT i", vec.Bool, "false|false|NULL|false|false"},
+		{"CASE WHEN i THEN 1 END", vec.Int64, "1|1|NULL|1|1"},
+		{"f OR false", vec.Bool, "true|NULL|true|false|true"},
 		{"i IS NULL", vec.Bool, "false|false|true|false|false"},
 		{"s IS NOT NULL", vec.Bool, "true|true|false|true|true"},
 		{"j IS NULL OR b", vec.Bool, "true|false|NULL|true|NULL"},
@@ -220,6 +229,9 @@ func TestEval(t *testing.T) {
 		{"substring(s, -3, 2)", vec.String, "ll||NULL|rl|b%"},
 		{"substr(s, 0, 2)", vec.String, "H||NULL|w|a"},
 		{"substr(s, 10)", vec.String, "||NULL||"},
+		{"substr(s, 4, -2)", vec.String, "el||NULL|ör|'b"},
+		{"substr(s, -1, -2)", vec.String, "ll||NULL|rl|b%"},
+		{"substr(s, 10, -8)", vec.String, "ello||NULL|örld|'b%c"},
 		{"concat(s, '-', i)", vec.String, "Hello-1|--2|-|wörld-4|a'b%c-7"},
 		{"s || '!'", vec.String, "Hello!|!|NULL|wörld!|a'b%c!"},
 		{"s || i", vec.String, "Hello1|-2|NULL|wörld4|a'b%c7"},
@@ -235,17 +247,20 @@ func TestEval(t *testing.T) {
 		{"round(f)", vec.Float64, "2|NULL|-3|0|3"},
 		{"round(f * 1.234, 2)", vec.Float64, "1.85|NULL|-3.09|0|3.09"},
 		{"round(j, -1)", vec.Int64, "10|0|0|NULL|0"},
+		{"floor(i)", vec.Float64, "1|-2|NULL|4|7"},
 		{"floor(f)", vec.Float64, "1|NULL|-3|0|2"},
 		{"ceil(f)", vec.Float64, "2|NULL|-2|0|3"},
 		// Casts.
 		{"CAST(i AS VARCHAR)", vec.String, "1|-2|NULL|4|7"},
 		{"CAST(f AS VARCHAR)", vec.String, "1.5|NULL|-2.5|0.0|2.5"},
-		{"CAST(f AS INTEGER)", vec.Int32, "2|NULL|-3|0|3"},
+		{"CAST(f AS INTEGER)", vec.Int32, "2|NULL|-2|0|2"},
 		{"CAST(i AS DOUBLE) / 4", vec.Float64, "0.25|-0.5|NULL|1|1.75"},
 		{"CAST('42' AS BIGINT) + i", vec.Int64, "43|40|NULL|46|49"},
 		{"i::varchar || 'x'", vec.String, "1x|-2x|NULL|4x|7x"},
 		{"CAST(ts AS DATE)", vec.Date, "2013-07-15|1969-12-31|NULL|2000-02-29|2013-07-14"},
 		{"CAST(d AS TIMESTAMP)", vec.Timestamp, "2013-07-01 00:00:00|2013-07-31 00:00:00|NULL|2000-02-29 00:00:00|1970-01-01 00:00:00"},
+		{"CAST(ts AS VARCHAR)", vec.String, "2013-07-15 10:31:45|1969-12-31 23:59:59|NULL|2000-02-29 00:00:00|2013-07-14 23:59:59.5"},
+		{"CAST(d AS VARCHAR)", vec.String, "2013-07-01|2013-07-31|NULL|2000-02-29|1970-01-01"},
 		{"CAST(b AS INTEGER)", vec.Int32, "1|0|NULL|1|NULL"},
 		{"CAST(i AS BOOLEAN)", vec.Bool, "true|true|NULL|true|true"},
 		{"CAST(s AS BIGINT) IS NULL", vec.Bool, ""}, // error: 'Hello' is not a number
@@ -270,10 +285,13 @@ func TestEval(t *testing.T) {
 		{"date_trunc('minute', toDateTime(sec))", vec.Timestamp, "2013-07-15 10:31:00|1970-01-01 00:00:00|NULL|1969-12-31 23:59:00|1970-01-01 00:01:00"},
 		{"date_trunc('hour', ts)", vec.Timestamp, "2013-07-15 10:00:00|1969-12-31 23:00:00|NULL|2000-02-29 00:00:00|2013-07-14 23:00:00"},
 		{"date_trunc('day', ts)", vec.Timestamp, "2013-07-15 00:00:00|1969-12-31 00:00:00|NULL|2000-02-29 00:00:00|2013-07-14 00:00:00"},
-		{"date_trunc('month', d)", vec.Date, "2013-07-01|2013-07-01|NULL|2000-02-01|1970-01-01"},
+		{"date_trunc('month', d)", vec.Timestamp, "2013-07-01 00:00:00|2013-07-01 00:00:00|NULL|2000-02-01 00:00:00|1970-01-01 00:00:00"},
 		{"date_trunc('year', ts)", vec.Timestamp, "2013-01-01 00:00:00|1969-01-01 00:00:00|NULL|2000-01-01 00:00:00|2013-01-01 00:00:00"},
-		{"date_trunc('week', d)", vec.Date, "2013-07-01|2013-07-29|NULL|2000-02-28|1969-12-29"},
-		{"date_trunc('quarter', d)", vec.Date, "2013-07-01|2013-07-01|NULL|2000-01-01|1970-01-01"},
+		{"date_trunc('week', d)", vec.Timestamp, "2013-07-01 00:00:00|2013-07-29 00:00:00|NULL|2000-02-28 00:00:00|1969-12-29 00:00:00"},
+		{"date_trunc('quarter', d)", vec.Timestamp, "2013-07-01 00:00:00|2013-07-01 00:00:00|NULL|2000-01-01 00:00:00|1970-01-01 00:00:00"},
+		{"date_trunc('day', d)", vec.Timestamp, "2013-07-01 00:00:00|2013-07-31 00:00:00|NULL|2000-02-29 00:00:00|1970-01-01 00:00:00"},
+		{"date_trunc('century', ts)", vec.Timestamp, "2000-01-01 00:00:00|1900-01-01 00:00:00|NULL|2000-01-01 00:00:00|2000-01-01 00:00:00"},
+		{"date_trunc('millennium', ts)", vec.Timestamp, "2000-01-01 00:00:00|1000-01-01 00:00:00|NULL|2000-01-01 00:00:00|2000-01-01 00:00:00"},
 		{"epoch_ms(sec * 1000)", vec.Timestamp, "2013-07-15 10:31:45|1970-01-01 00:00:00|NULL|1969-12-31 23:59:59|1970-01-01 00:01:00"},
 		{"epoch_ms(ts)", vec.Int64, "1373884305000|-1000|NULL|951782400000|1373846399500"},
 		{"to_timestamp(sec)", vec.Timestamp, "2013-07-15 10:31:45|1970-01-01 00:00:00|NULL|1969-12-31 23:59:59|1970-01-01 00:01:00"},
@@ -381,8 +399,9 @@ func TestBindErrors(t *testing.T) {
 		{"s + 1", "1:3: cannot apply + to VARCHAR and BIGINT"},
 		{"s = 1", "1:3: cannot compare VARCHAR and BIGINT with ="},
 		{"d = i", "1:3: cannot compare DATE and INTEGER with ="},
-		{"i AND b", "1:3: AND expects BOOLEAN operands, got INTEGER and BOOLEAN"},
-		{"NOT i", "1:1: NOT expects BOOLEAN, got INTEGER"},
+		{"s AND b", "1:3: AND expects BOOLEAN operands, got VARCHAR and BOOLEAN"},
+		{"NOT d", "1:1: NOT expects BOOLEAN, got DATE"},
+		{"b OR 'maybe'", "1:6: could not convert string 'maybe' to BOOLEAN"},
 		{"d >= '2013-13-01'", `1:6: could not convert string '2013-13-01' to DATE`},
 		{"nosuchfn(i)", "1:1: unknown function nosuchfn"},
 		{"length(s, s)", "1:1: function length takes 1 argument, got 2"},
@@ -394,7 +413,7 @@ func TestBindErrors(t *testing.T) {
 		{"extract(year FROM i)", "1:19: extract expects a DATE or TIMESTAMP, got INTEGER"},
 		{"CAST(i AS blob)", "1:1: unknown type BLOB"},
 		{"CAST(d AS INTEGER)", "1:1: cannot cast DATE to INTEGER"},
-		{"CASE WHEN i THEN 1 END", "1:11: CASE WHEN condition must be BOOLEAN, got INTEGER"},
+		{"CASE WHEN s THEN 1 END", "1:11: CASE WHEN condition must be BOOLEAN, got VARCHAR"},
 		{"CASE WHEN b THEN 1 ELSE 'x' END", "1:25: could not convert string 'x' to BIGINT"},
 		{"CASE WHEN b THEN d ELSE i END", "1:1: CASE mixes DATE and INTEGER"},
 		{"s LIKE 1", "1:8: LIKE pattern must be VARCHAR, got BIGINT"},
@@ -436,6 +455,41 @@ func TestBindErrors(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Errorf("%s: error %T is not a *sql.Error", tt.src, err)
 			}
+		}
+	}
+}
+
+func TestBindPredicate(t *testing.T) {
+	cols, b := testBatch(t)
+	bd := &Binder{Columns: cols}
+	for _, tt := range []struct{ src, want string }{
+		{"i", "true|true|NULL|true|true"},
+		{"j", "true|false|true|NULL|true"},
+		{"b", "true|false|NULL|true|NULL"},
+		{"NULL", "NULL|NULL|NULL|NULL|NULL"},
+		{"s", "1:1: WHERE must be BOOLEAN, got VARCHAR"},
+		{"d", "1:1: WHERE must be BOOLEAN, got DATE"},
+	} {
+		ast, err := sql.ParseExpr(tt.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := bd.BindPredicate(ast, "WHERE")
+		if err != nil {
+			if err.Error() != tt.want {
+				t.Errorf("%s: %v, want %s", tt.src, err, tt.want)
+			}
+			continue
+		}
+		if e.Type() != vec.Bool {
+			t.Errorf("%s: type %s", tt.src, e.Type())
+		}
+		v, err := e.Eval(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := formatAll(v); got != tt.want {
+			t.Errorf("%s = %s, want %s", tt.src, got, tt.want)
 		}
 	}
 }

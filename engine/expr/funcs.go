@@ -154,19 +154,27 @@ func changeCase(upper bool) func(args []*vec.Vector, n int) (*vec.Vector, error)
 }
 
 // substrRange returns the byte range of characters [start, start+length)
-// of s, 1-based, with DuckDB's rules: a negative start counts from the end;
-// a start before the first character shortens the length.
+// of s, 1-based, with DuckDB's rules: a negative start counts from the end,
+// a negative length takes the characters before start, and a start before
+// the first character shortens the length.
 func substrRange(s []byte, start, length int64, hasLen bool) (int, int) {
 	ascii := isASCII(s)
 	nchars := int64(len(s))
 	if !ascii {
 		nchars = int64(utf8.RuneCount(s))
 	}
+	const limit = 1 << 62 // keeps the arithmetic below from overflowing
+	start = max(min(start, limit), -limit)
+	length = max(min(length, limit), -limit)
 	if start < 0 {
 		start = nchars + start + 1
 	}
 	if !hasLen {
-		length = math.MaxInt64 / 2
+		length = limit
+	}
+	if length < 0 { // a negative length takes the characters before start
+		start += length
+		length = -length
 	}
 	if start < 1 {
 		length += start - 1
@@ -342,16 +350,18 @@ func roundFn(args []*vec.Vector, n int) (*vec.Vector, error) {
 	return out, nil
 }
 
-func floatMap(f func(float64) float64) func(args []*vec.Vector, n int) (*vec.Vector, error) {
+// floorCeil implements floor and ceil on DOUBLE.
+func floorCeil(floor bool) func(args []*vec.Vector, n int) (*vec.Vector, error) {
 	return func(args []*vec.Vector, n int) (*vec.Vector, error) {
-		x := args[0]
-		out := newOut(x.Type, n)
-		if x.Type != vec.Float64 {
-			copy(out.I64, x.I64[:n])
-			return out, nil
-		}
-		for i, v := range x.F64[:n] {
-			out.F64[i] = f(v)
+		out := newOut(vec.Float64, n)
+		if floor {
+			for i, v := range args[0].F64[:n] {
+				out.F64[i] = math.Floor(v)
+			}
+		} else {
+			for i, v := range args[0].F64[:n] {
+				out.F64[i] = math.Ceil(v)
+			}
 		}
 		return out, nil
 	}

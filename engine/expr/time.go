@@ -158,11 +158,11 @@ func extractPart(part string, v *vec.Vector, n int) (*vec.Vector, error) {
 	return out, nil
 }
 
-// truncUnit truncates a DATE or TIMESTAMP vector to part; the result has
-// the input's type.
+// truncUnit truncates a DATE or TIMESTAMP vector to part; the result is a
+// TIMESTAMP, as in DuckDB.
 func truncUnit(part string, v *vec.Vector, n int) (*vec.Vector, error) {
 	isDate := v.Type == vec.Date
-	out := newOut(v.Type, n)
+	out := newOut(vec.Timestamp, n)
 	x, o := v.I64[:n], out.I64
 	var step int64
 	switch part {
@@ -181,7 +181,9 @@ func truncUnit(part string, v *vec.Vector, n int) (*vec.Vector, error) {
 	}
 	if step != 0 {
 		if isDate {
-			copy(o, x)
+			for i, d := range x {
+				o[i] = d * microsPerDay
+			}
 			return out, nil
 		}
 		for i, t := range x {
@@ -206,18 +208,14 @@ func truncUnit(part string, v *vec.Vector, n int) (*vec.Vector, error) {
 			days = daysFromCivil(y, 1, 1)
 		case "decade":
 			days = daysFromCivil(floorDiv(y, 10)*10, 1, 1)
-		case "century":
-			days = daysFromCivil(floorDiv(y-1, 100)*100+1, 1, 1)
+		case "century": // DuckDB truncates to 1900, 2000, … (not 1901)
+			days = daysFromCivil(floorDiv(y, 100)*100, 1, 1)
 		case "millennium":
-			days = daysFromCivil(floorDiv(y-1, 1000)*1000+1, 1, 1)
+			days = daysFromCivil(floorDiv(y, 1000)*1000, 1, 1)
 		default:
 			return nil, fmt.Errorf("unsupported date part %q", part)
 		}
-		if isDate {
-			o[i] = days
-		} else {
-			o[i] = days * microsPerDay
-		}
+		o[i] = days * microsPerDay
 	}
 	return out, nil
 }
