@@ -3,9 +3,155 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"cachebook/engine"
+	"cachebook/kernel"
+	"cachebook/web"
+	"cachebook/web/static"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8888", "listen address (host:port)")
+	data := fs.String("data", "", "data directory (default $CACHEBOOK_DATA or ./data)")
+	notebooks := fs.String("notebooks", "notebooks", "directory of saved notebooks")
+	token := fs.String("token", "", "access token (default $CACHEBOOK_TOKEN, else a random one)")
+	noToken := fs.Bool("no-token", false, "serve without a token (only on a loopback address)")
+	allowOrigin := fs.String("allow-origin", "", "comma-separated extra origins allowed to connect, e.g. http://localhost:5173")
+	maxHeavy := fs.Int("max-heavy", max(1, runtime.NumCPU()-1), "cells that may run at once across all sessions")
+	cellTimeout := fs.Duration("cell-timeout", 5*time.Minute, "longest a cell may run")
+	queryMemory := fs.String("query-memory", "2GiB", "memory limit of one query (e.g. 512MiB, 2GiB; 0: engine default)")
+	maxRows := fs.Int("max-rows", 1000, "result rows sent to the browser per statement (the total count is always shown)")
+	maxMessage := fs.String("max-message", "4MiB", "largest websocket message accepted from a client")
+	metricsPublic := fs.Bool("metrics-public", false, "serve /metrics without the token")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: cachebook serve [--addr 127.0.0.1:8888] [--data DIR] [--notebooks DIR] [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	var handler slog.Handler
+	switch *logFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})
+	case "json":
+		handler = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
+	default:
+		return fmt.Errorf("unknown --log-format %q (want text or json)", *logFormat)
+	}
+	log := slog.New(handler)
+	qmem, err := parseBytes(*queryMemory)
+	if err != nil {
+		return fmt.Errorf("--query-memory: %w", err)
+	}
+	maxMsg, err := parseBytes(*maxMessage)
+	if err != nil || maxMsg < 1024 || maxMsg > 1<<30 {
+		return fmt.Errorf("--max-message %q: want a size between 1KiB and 1GiB", *maxMessage)
+	}
+	if *maxHeavy < 1 {
+		return errors.New("--max-heavy must be at least 1")
+	}
+	if *token == "" {
+		*token = os.Getenv("CACHEBOOK_TOKEN")
+	}
+	var origins []string
+	for _, o := range strings.Split(*allowOrigin, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+
+	dir := dataDir(*data)
+	ex := kernel.Config{
+		QueryMemory: qmem,
+		Limits:      kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem},
+		Logger:      log,
+	}
+	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem})
+	if err != nil {
+		// The server is still useful (lessons, measurement cells); sql
+		// cells report why they cannot run.
+		log.Warn("SQL engine unavailable; sql cells will fail", "data", dir, "err", err)
+		ex.EngineUnavailable = err
+	} else {
+		ex.DB = db
+	}
+	if cpu, reason := kernel.ReservedCPU(); cpu >= 0 {
+		ex.Pin, ex.PinCPU = true, cpu
+		log.Info("measurement cells run alone, pinned to a reserved core", "cpu", cpu)
+	} else {
+		log.Info("measurement cells run alone, not pinned", "reason", reason)
+	}
+
+	srv, err := web.New(web.Config{
+		Token:           *token,
+		NoToken:         *noToken,
+		Loopback:        web.IsLoopbackAddr(*addr),
+		AllowOrigins:    origins,
+		Kernel:          kernel.ManagerConfig{Executor: ex, Scheduler: kernel.NewScheduler(*maxHeavy), Logger: log},
+		Static:          static.FS(),
+		Lessons:         web.BuiltinLessons(),
+		Notebooks:       &web.NotebookDir{Root: *notebooks},
+		MaxMessageBytes: int(maxMsg),
+		MetricsPublic:   *metricsPublic,
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("cachebook serve", "addr", ln.Addr().String(), "data", dir, "notebooks", *notebooks,
+		"max_heavy", *maxHeavy, "cell_timeout", *cellTimeout, "query_memory", qmem)
+	fmt.Fprintf(stdout, "cachebook is running. Open this URL in a browser:\n\n    %s\n\n", srv.URL(ln.Addr()))
+	return srv.Serve(ctx, ln)
+}
+
+// parseBytes parses a size such as 512MiB, 2GiB, 64KB or 1048576.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
+	}
+	mult := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || (n > 0 && mult > (1<<62)/n) {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	return n * mult, nil
 }
