@@ -198,12 +198,17 @@ func Parse(src []byte) (*Notebook, error) {
 	}
 
 	nb := &Notebook{metaAt: -1}
-	prose := 0 // start of the pending prose
+	prose := 0        // start of the pending prose
+	var owner *string // raw text of the code cell or metadata comment just read
 	flushProse := func(end int) {
-		if end > prose {
-			nb.Cells = append(nb.Cells, &Cell{Kind: KindMarkdown, Source: string(src[prose:end]), parsed: true})
+		// Blank lines after a cell or the metadata comment belong to
+		// it, so that they do not make empty prose cells.
+		if seg := src[prose:end]; owner != nil && onlyBlank(seg) {
+			*owner += string(seg)
+		} else if end > prose {
+			nb.Cells = append(nb.Cells, &Cell{Kind: KindMarkdown, Source: string(seg), parsed: true})
 		}
-		prose = end
+		prose, owner = end, nil
 	}
 	for i := 0; i < len(blocks); i++ {
 		b := blocks[i]
@@ -213,7 +218,7 @@ func Parse(src []byte) (*Notebook, error) {
 				flushProse(b.start)
 				nb.Meta, nb.metaRaw, nb.metaAt = meta, string(src[b.start:b.end]), len(nb.Cells)
 				nb.metaFP = fingerprint(meta)
-				prose = b.end
+				prose, owner = b.end, &nb.metaRaw
 				continue
 			}
 		}
@@ -253,7 +258,7 @@ func Parse(src []byte) (*Notebook, error) {
 		c.raw, c.parsed = string(src[start:end]), true
 		c.fp = c.fingerprint()
 		nb.Cells = append(nb.Cells, c)
-		prose = end
+		prose, owner = end, &c.raw
 		i = last
 	}
 	flushProse(len(src))
@@ -683,10 +688,12 @@ func (n *Notebook) Markdown() []byte {
 		case c.Kind == KindMarkdown && c.parsed:
 			buf.WriteString(c.Source)
 		case c.Kind == KindMarkdown:
-			separate(&buf, true)
-			buf.WriteString(c.Source)
-			if !strings.HasSuffix(c.Source, "\n") {
-				buf.WriteByte('\n')
+			// A new prose cell: leading and trailing blank lines carry
+			// no meaning and are normalised, so that rebuilding a
+			// notebook from its parsed cells is stable.
+			if body := trimBlankLines(c.Source); body != "" {
+				separate(&buf, true)
+				buf.WriteString(body + "\n")
 			}
 		case c.raw != "" && c.fingerprint() == c.fp:
 			separate(&buf, false)

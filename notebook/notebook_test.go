@@ -225,6 +225,13 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad cell %+v", c)
 			}
 		}
+		// Rebuilding the notebook from its cells reaches a fixed point.
+		first := rebuild(nb).Markdown()
+		if nb1, err := Parse(first); err == nil {
+			if second := rebuild(nb1).Markdown(); !bytes.Equal(first, second) {
+				t.Fatalf("rebuild of %q not stable:\n%q\n%q", src, first, second)
+			}
+		}
 		// Rewriting every code cell canonically must parse back to the
 		// same cells.
 		for _, c := range nb.Cells {
@@ -249,4 +256,44 @@ func codeCells(nb *Notebook) []string {
 		}
 	}
 	return out
+}
+
+// rebuild makes a fresh notebook from nb's cells, as an editor that keeps
+// no parse state would before saving.
+func rebuild(nb *Notebook) *Notebook {
+	out := &Notebook{Meta: nb.Meta}
+	for _, c := range nb.Cells {
+		n := NewCell(c.Kind, c.Source)
+		n.ID, n.Name, n.Attrs, n.Meta, n.Outputs = c.ID, c.Name, c.Attrs, c.Meta, c.Outputs
+		out.Cells = append(out.Cells, n)
+	}
+	out.AssignIDs()
+	return out
+}
+
+// TestRebuildIsStable checks that saving a notebook rebuilt from its cells
+// reaches a fixed point at once: no blank lines pile up, no cells merge or
+// split, code cells keep their content.
+func TestRebuildIsStable(t *testing.T) {
+	for _, src := range []string{sample, "x", "```sql\nSELECT 1\n```", "\n\n# a\n\n\n```latency\n```\n\n\ntext\n\n"} {
+		nb, err := Parse([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := rebuild(nb).Markdown()
+		nb1, err := Parse(first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := rebuild(nb1).Markdown()
+		if !bytes.Equal(first, second) {
+			t.Errorf("rebuild not stable:\n%q\n%q", first, second)
+		}
+		if a, b := codeCells(nb), codeCells(nb1); !reflect.DeepEqual(a, b) {
+			t.Errorf("rebuild changed code cells:\n%v\n%v", a, b)
+		}
+		if len(nb1.Cells) > len(nb.Cells) {
+			t.Errorf("rebuild added cells: %d → %d", len(nb.Cells), len(nb1.Cells))
+		}
+	}
 }
