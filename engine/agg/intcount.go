@@ -180,9 +180,13 @@ func countNaive(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 				return rows, err
 			}
 			k := in.Keys[0]
+			keys := k.I64[:in.N]
 			if k.Valid != nil {
-				nulls += addValid(t, k)
-			} else if err := t.add(k.I64[:in.N]); err != nil {
+				var n int64
+				keys, n = nonNull(k)
+				nulls += n
+			}
+			if err := t.add(keys); err != nil {
 				return rows, err
 			}
 			rows += int64(in.N)
@@ -199,8 +203,8 @@ func countNaive(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 	return out, nil
 }
 
-// addValid counts the non-NULL keys of k and returns the number of NULLs.
-func addValid(t *countTable, k *vec.Vector) int64 {
+// nonNull returns the non-NULL keys of k and the number of NULLs.
+func nonNull(k *vec.Vector) ([]int64, int64) {
 	var nulls int64
 	buf := make([]int64, 0, k.Len)
 	for i, v := range k.I64[:k.Len] {
@@ -210,8 +214,7 @@ func addValid(t *countTable, k *vec.Vector) int64 {
 			nulls++
 		}
 	}
-	t.add(buf)
-	return nulls
+	return buf, nulls
 }
 
 // wcLine is the number of keys staged per partition: one 64-byte line.
@@ -319,15 +322,9 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 				k := in.Keys[0]
 				keys := k.I64[:in.N]
 				if k.Valid != nil {
-					buf := make([]int64, 0, in.N)
-					for i, v := range keys {
-						if k.Valid[i] {
-							buf = append(buf, v)
-						} else {
-							sc.nulls++
-						}
-					}
-					keys = buf
+					var n int64
+					keys, n = nonNull(k)
+					sc.nulls += n
 				}
 				sc.scatter(keys, shift)
 				rows += int64(in.N)

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+)
+
+// duckClient drives a duckbench process (built from the separate difftest
+// module, which links DuckDB through cgo) over JSON lines on its stdin and
+// stdout, so that the main module stays free of cgo.
+type duckClient struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// duckReply is one response line of duckbench.
+type duckReply struct {
+	OK    bool   `json:"ok"`
+	NS    int64  `json:"ns"`
+	Rows  int64  `json:"rows"`
+	Error string `json:"error"`
+}
+
+// startDuck starts the duckbench binary at path.
+func startDuck(ctx context.Context, path string) (*duckClient, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, abs)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start duckbench %s: %w", abs, err)
+	}
+	sc := bufio.NewScanner(outPipe)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	return &duckClient{cmd: cmd, in: in, out: sc}, nil
+}
+
+func (d *duckClient) call(req map[string]any) (duckReply, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return duckReply{}, err
+	}
+	if _, err := d.in.Write(append(b, '\n')); err != nil {
+		return duckReply{}, fmt.Errorf("duckbench: %w", err)
+	}
+	if !d.out.Scan() {
+		if err := d.out.Err(); err != nil {
+			return duckReply{}, fmt.Errorf("duckbench: %w", err)
+		}
+		return duckReply{}, errors.New("duckbench exited")
+	}
+	var r duckReply
+	if err := json.Unmarshal(d.out.Bytes(), &r); err != nil {
+		return duckReply{}, fmt.Errorf("duckbench reply %q: %w", d.out.Text(), err)
+	}
+	if r.Error != "" {
+		return r, fmt.Errorf("duckbench: %s", r.Error)
+	}
+	return r, nil
+}
+
+// load makes DuckDB read the Parquet file into an in-memory table.
+func (d *duckClient) load(parquet, table string) error {
+	abs, err := filepath.Abs(parquet)
+	if err != nil {
+		return err
+	}
+	_, err = d.call(map[string]any{"op": "load", "parquet": abs, "table": table})
+	return err
+}
+
+// query runs sql with the given threads and returns DuckDB's wall time.
+func (d *duckClient) query(sql string, threads int) (duckReply, error) {
+	return d.call(map[string]any{"op": "query", "sql": sql, "threads": threads})
+}
+
+func (d *duckClient) close() error {
+	d.call(map[string]any{"op": "quit"})
+	d.in.Close()
+	return d.cmd.Wait()
+}

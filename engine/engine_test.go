@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"cachebook/engine/sql"
+)
+
+// row is the schema of the test table t.
+type row struct {
+	K    int64   `parquet:"k"`
+	G    string  `parquet:"g"`
+	V    *int64  `parquet:"v,optional"`
+	F    float64 `parquet:"f"`
+	S    *string `parquet:"s,optional"`
+	Neg  int32   `parquet:"neg"`
+	Day  int32   `parquet:"day,date"`
+	Zero int64   `parquet:"zero"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func testDB(t *testing.T) *DB {
+	t.Helper()
+	dir := t.TempDir()
+	var rows []row
+	for i := 0; i < 1000; i++ {
+		r := row{K: int64(i % 10), G: fmt.Sprintf("g%d", i%3), F: float64(i) / 4, Neg: int32(i%7 - 3), Day: int32(15887 + i%31)}
+		if i%5 != 0 {
+			r.V = ptr(int64(i))
+		}
+		if i%4 != 0 {
+			r.S = ptr(fmt.Sprintf("s%03d", i%50))
+		}
+		rows = append(rows, r)
+	}
+	writeParquet(t, filepath.Join(dir, "t.parquet"), rows)
+	writeParquet(t, filepath.Join(dir, "empty.parquet"), []row{})
+	db, err := Open(Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func writeParquet[T any](t *testing.T, path string, rows []T) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[T](f, parquet.MaxRowsPerRowGroup(300))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// query runs src and renders the last result as "a,b;c,d" rows.
+func runSQL(t *testing.T, s *Session, src string) string {
+	t.Helper()
+	res, err := s.Exec(context.Background(), src, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	r := res[len(res)-1]
+	var rows []string
+	for i := 0; i < r.Rows; i++ {
+		var cells []string
+		for _, v := range r.Vecs {
+			cells = append(cells, v.Format(i))
+		}
+		rows = append(rows, strings.Join(cells, ","))
+	}
+	return strings.Join(rows, ";")
+}
+
+func TestQueries(t *testing.T) {
+	db := testDB(t)
+	tests := []struct{ sql, want string }{
+		{"SELECT count(*) FROM t", "1000"},
+		{"SELECT count(*) FROM empty", "0"},
+		{"SELECT sum(v), count(v), min(v), max(v) FROM empty", "NULL,0,NULL,NULL"},
+		{"SELECT count(v), count(s), count(DISTINCT s) FROM t", "800,750,50"},
+		{"SELECT k, count(*) FROM t GROUP BY k ORDER BY k LIMIT 3", "0,100;1,100;2,100"},
+		{"SELECT g, sum(k) AS s FROM t GROUP BY 1 ORDER BY s DESC, g", groupSums()},
+		{"SELECT k FROM t WHERE v IS NULL GROUP BY k ORDER BY k", "0;5"},
+		{"SELECT 7 / 2, 7 // 2, -7 % 3, 1 + 2 * 3", "3.5,3,-1,7"},
+		{"SELECT count(*) FROM t WHERE s LIKE 's01%'", "150"},
+		{"SELECT count(*) FROM t WHERE day >= '2013-07-30'", "64"},
+		{"SELECT min(day), max(day) FROM t", "2013-07-01,2013-07-31"},
+		{"SELECT k, count(*) c FROM t GROUP BY k HAVING count(*) > 99 AND k < 2 ORDER BY k", "0,100;1,100"},
+		{"SELECT DISTINCT g FROM t ORDER BY g", "g0;g1;g2"},
+		{"SELECT k FROM t ORDER BY k DESC, f LIMIT 2 OFFSET 1", "9;9"},
+		{"SELECT count(*) FROM (SELECT k, count(*) AS c FROM t GROUP BY k) AS sub WHERE c = 100", "10"},
+		{"SELECT s, count(*) FROM t WHERE k = 0 GROUP BY s ORDER BY s NULLS FIRST LIMIT 2", "NULL,50;s000,10"},
+		{"SELECT avg(neg) FROM t", "-0.003"},
+		{"SELECT k FROM t LIMIT 0", ""},
+		{"SELECT k FROM t ORDER BY k LIMIT 2 OFFSET 5000", ""},
+		{"SELECT sum(zero + 1), sum(zero + 2), sum(zero - 1) FROM t", "1000,2000,-1000"},
+	}
+	for _, strat := range []string{"naive", "radix", "parallel", "auto"} {
+		s := db.NewSession()
+		if err := s.Set("group_by", strat); err != nil {
+			t.Fatal(err)
+		}
+		s.Set("threads", "2")
+		s.Set("radix_bits", "3")
+		for _, tc := range tests {
+			if got := runSQL(t, s, tc.sql); got != tc.want {
+				t.Errorf("%s: %s\n got  %q\n want %q", strat, tc.sql, got, tc.want)
+			}
+		}
+	}
+}
+
+// groupSums computes the expected result of the GROUP BY g query directly.
+func groupSums() string {
+	sums := map[string]int{}
+	for i := 0; i < 1000; i++ {
+		sums[fmt.Sprintf("g%d", i%3)] += i % 10
+	}
+	type gs struct {
+		g string
+		s int
+	}
+	var all []gs
+	for g, s := range sums {
+		all = append(all, gs{g, s})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].s != all[j].s {
+			return all[i].s > all[j].s
+		}
+		return all[i].g < all[j].g
+	})
+	var parts []string
+	for _, x := range all {
+		parts = append(parts, fmt.Sprintf("%s,%d", x.g, x.s))
+	}
+	return strings.Join(parts, ";")
+}
+
+func TestErrors(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession()
+	tests := []struct{ sql, want string }{
+		{"SELECT K2 FROM t", `did you mean "k"`},
+		{"SELECT k, v FROM t GROUP BY k", `column "v" must appear in the GROUP BY clause`},
+		{"SELECT * FROM nope", "nope"},
+		{"SELECT * FROM '../etc/passwd'", "passwd"},
+		{"SET group_by = 'fast'", "group_by must be"},
+		{"SET nonsense = 1", "unknown setting"},
+		{"SELECT k FROM t LIMIT -1", "LIMIT"},
+		{"SELECT k FROM t ORDER BY 3", "ORDER BY position 3"},
+		{"SELECT sum(g) FROM t", "numeric"},
+		{"SELECT count(*) FROM t WHERE count(*) > 1", "not allowed in WHERE"},
+	}
+	for _, tc := range tests {
+		_, err := s.Exec(context.Background(), tc.sql, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got error %v, want it to contain %q", tc.sql, err, tc.want)
+		}
+	}
+	_, err := s.Exec(context.Background(), "SELECT k,\n  nope FROM t", nil)
+	var se *sql.Error
+	if !errors.As(err, &se) || se.Pos.Line != 2 || se.Pos.Col != 3 {
+		t.Fatalf("want a positioned error at 2:3, got %v", err)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession()
+	s.Set("memory_limit", "1KB")
+	_, err := s.Exec(context.Background(), "SET group_by = 'naive'; SELECT v, count(*) FROM t GROUP BY v", nil)
+	if err == nil || !strings.Contains(err.Error(), "memory limit") {
+		t.Fatalf("want a memory limit error, got %v", err)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	db := testDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := db.NewSession().Exec(ctx, "SELECT k, count(*) FROM t GROUP BY k", nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+func TestExplainAnalyze(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession()
+	s.Set("group_by", "parallel")
+	s.Set("threads", "2")
+	var mu sync.Mutex
+	phases := map[string]bool{}
+	hooks := &Hooks{PhaseEnd: func(w int, p string) {
+		mu.Lock()
+		phases[fmt.Sprint(w, " ", p)] = true
+		mu.Unlock()
+	}}
+	got := runSQL(t, s, "EXPLAIN ANALYZE SELECT k, count(*) FROM t GROUP BY k")
+	for _, want := range []string{"HASH_GROUP_BY", "phase partition", "phase aggregate", "worker 2", "parallel"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("EXPLAIN ANALYZE lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := s.Exec(context.Background(), "SELECT k, count(*) FROM t GROUP BY k", hooks); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"0 scan", "1 partition", "2 partition", "1 aggregate", "2 aggregate"} {
+		if !phases[want] {
+			t.Errorf("no PhaseEnd for %q; got %v", want, phases)
+		}
+	}
+}

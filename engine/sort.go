@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+
+	"cachebook/engine/vec"
+)
+
+// sortKey is one ORDER BY key evaluated over the rows to sort.
+type sortKey struct {
+	v          *vec.Vector
+	desc       bool
+	nullsFirst bool
+}
+
+// compareRows orders rows a and b by keys, as DuckDB does: NULLs last unless
+// NULLS FIRST was written (whatever the direction), ties broken by position so
+// the order is deterministic.
+func compareRows(keys []sortKey, a, b int32) int {
+	for _, k := range keys {
+		an, bn := k.v.IsNull(int(a)), k.v.IsNull(int(b))
+		if an || bn {
+			if an && bn {
+				continue
+			}
+			if an == k.nullsFirst {
+				return -1
+			}
+			return 1
+		}
+		var c int
+		switch k.v.Type {
+		case vec.String:
+			c = bytes.Compare(k.v.Str(int(a)), k.v.Str(int(b)))
+		case vec.Float64:
+			c = cmp.Compare(k.v.F64[a], k.v.F64[b])
+		case vec.UInt64:
+			c = cmp.Compare(uint64(k.v.I64[a]), uint64(k.v.I64[b]))
+		case vec.Null:
+		default:
+			c = cmp.Compare(k.v.I64[a], k.v.I64[b])
+		}
+		if c != 0 {
+			if k.desc {
+				return -c
+			}
+			return c
+		}
+	}
+	return cmp.Compare(a, b)
+}
+
+// sortIndices returns the indices of the first k rows of n in key order
+// (k < 0: all rows). For a small k it keeps a bounded heap instead of
+// sorting everything: ORDER BY count DESC LIMIT 10 over millions of groups
+// costs O(n log k).
+func sortIndices(keys []sortKey, n, k int) []int32 {
+	if k < 0 || k > n {
+		k = n
+	}
+	less := func(a, b int32) int { return compareRows(keys, a, b) }
+	if k == n || k > n/8 {
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortFunc(idx, less)
+		return idx[:k]
+	}
+	if k == 0 {
+		return nil
+	}
+	// Max-heap of the k best rows: the root is the worst of them.
+	h := make([]int32, 0, k)
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			j := l
+			if r := l + 1; r < len(h) && less(h[r], h[l]) > 0 {
+				j = r
+			}
+			if less(h[j], h[i]) <= 0 {
+				return
+			}
+			h[i], h[j] = h[j], h[i]
+			i = j
+		}
+	}
+	for i := int32(0); i < int32(n); i++ {
+		if len(h) < k {
+			h = append(h, i)
+			for c := len(h) - 1; c > 0; {
+				p := (c - 1) / 2
+				if less(h[c], h[p]) <= 0 {
+					break
+				}
+				h[c], h[p] = h[p], h[c]
+				c = p
+			}
+			continue
+		}
+		if less(i, h[0]) < 0 {
+			h[0] = i
+			down(0)
+		}
+	}
+	slices.SortFunc(h, less)
+	return h
+}
