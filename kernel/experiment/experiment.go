@@ -188,7 +188,9 @@ func (t *Table) write(b *strings.Builder) {
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			if i == 0 {
+			if i == 0 && len(cells) == 1 {
+				b.WriteString(c) // a lone column needs no padding
+			} else if i == 0 {
 				fmt.Fprintf(b, "%-*s", width[i], c)
 			} else {
 				fmt.Fprintf(b, "%*s", width[i], c)
