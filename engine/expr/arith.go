@@ -15,8 +15,9 @@ import (
 type arith struct {
 	op    sql.Op
 	l, r  Expr
-	t     vec.Type // result type
-	float bool     // operate on F64
+	t        vec.Type // result type
+	float    bool     // operate on F64
+	unsigned bool     // operate on I64 as uint64 (UBIGINT)
 }
 
 func (a *arith) Type() vec.Type   { return a.t }
@@ -51,6 +52,12 @@ func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
 			return out, nil
 		}
 		out.I64 = make([]int64, n)
+		if a.unsigned {
+			if err := uintOp(a.op, out, lv.I64[:n], nil, uint64(c.Int())); err != nil {
+				return nil, err
+			}
+			return tidyValid(out), nil
+		}
 		if err := intOpScalar(a.op, out, lv.I64[:n], c.Int()); err != nil {
 			return nil, err
 		}
@@ -75,10 +82,69 @@ func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
 		return tidyValid(out), nil
 	}
 	out.I64 = make([]int64, n)
+	if a.unsigned {
+		if err := uintOp(a.op, out, lv.I64[:n], rv.I64[:n], 0); err != nil {
+			return nil, err
+		}
+		return tidyValid(out), nil
+	}
 	if err := intOp(a.op, out, lv.I64[:n], rv.I64[:n]); err != nil {
 		return nil, err
 	}
 	return tidyValid(out), nil
+}
+
+// uintOp computes out.I64[i] = x[i] op y[i] on UBIGINT values stored
+// bit-for-bit in int64, with y == nil meaning the constant c. Overflow of
+// + - * is an error (NULL rows hold 0 and cannot overflow); division or
+// modulo by zero gives NULL.
+func uintOp(op sql.Op, out *vec.Vector, xs, ys []int64, c uint64) error {
+	o := out.I64[:len(xs)]
+	yv := func(i int) uint64 {
+		if ys == nil {
+			return c
+		}
+		return uint64(ys[i])
+	}
+	for i := range o {
+		x, y := uint64(xs[i]), yv(i)
+		var r uint64
+		switch op {
+		case sql.OpAdd:
+			r = x + y
+			if r < x {
+				return fmt.Errorf("overflow in UBIGINT %s", op)
+			}
+		case sql.OpSub:
+			if x < y {
+				if out.Valid != nil && !out.Valid[i] {
+					continue
+				}
+				return fmt.Errorf("overflow in UBIGINT %s", op)
+			}
+			r = x - y
+		case sql.OpMul:
+			hi, lo := bits.Mul64(x, y)
+			if hi != 0 {
+				return fmt.Errorf("overflow in UBIGINT %s", op)
+			}
+			r = lo
+		case sql.OpIntDiv, sql.OpMod:
+			if y == 0 {
+				setNull(out, i)
+				continue
+			}
+			if op == sql.OpIntDiv {
+				r = x / y
+			} else {
+				r = x % y
+			}
+		default:
+			return fmt.Errorf("UBIGINT operator %s not supported", op)
+		}
+		o[i] = int64(r)
+	}
+	return nil
 }
 
 func cloneValid(v []bool, n int) []bool {

@@ -538,6 +538,22 @@ func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 		}
 		return nil, bad()
 	}
+	// UBIGINT with UBIGINT or with a non-negative constant stays UBIGINT
+	// (overflow is an error, as in DuckDB); UBIGINT with anything else is
+	// computed in DOUBLE.
+	if op != sql.OpDiv && (lt == vec.UInt64 || rt == vec.UInt64) {
+		lu := lt == vec.UInt64 || (isSigned(lt) && isNonNegConst(l))
+		ru := rt == vec.UInt64 || (isSigned(rt) && isNonNegConst(r))
+		if lu && ru {
+			if l, err = coerce(l, vec.UInt64, lp); err != nil {
+				return nil, err
+			}
+			if r, err = coerce(r, vec.UInt64, rp); err != nil {
+				return nil, err
+			}
+			return &arith{op: op, l: l, r: r, t: vec.UInt64, unsigned: true}, nil
+		}
+	}
 	float := lt == vec.Float64 || rt == vec.Float64 || lt == vec.UInt64 || rt == vec.UInt64 || op == sql.OpDiv
 	t := vec.Int64
 	if float {

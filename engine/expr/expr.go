@@ -4,8 +4,20 @@
 // A bound Expr is a tree of typed nodes. Eval runs one node over a whole
 // vec.Batch with tight loops over plain slices: no per-row interface calls,
 // no per-row allocations. NULLs follow SQL three-valued logic and DuckDB's
-// semantics (division by zero gives NULL, integer / gives DOUBLE, …). Result
-// vectors carry a Valid slice only when some value is NULL.
+// semantics, checked against DuckDB 1.5.6: integer / gives DOUBLE and
+// follows IEEE 754 (1/0 is inf); // and % by zero give NULL; BIGINT and
+// UBIGINT overflow is an error; string literals convert to the type they
+// meet (EventDate >= '2013-07-01'). Result vectors carry a Valid slice only
+// when some value is NULL.
+//
+// Known differences from DuckDB: integer arithmetic always yields BIGINT
+// (DuckDB keeps INTEGER + INTEGER as INTEGER); UBIGINT mixed with a signed
+// column is computed in DOUBLE (DuckDB uses HUGEINT); there are no DECIMAL,
+// HUGEINT or month-based INTERVAL types; regexp_replace needs a constant
+// pattern.
+//
+// Bound expressions hold no mutable state, so one Expr may be evaluated
+// concurrently by several workers.
 package expr
 
 import (

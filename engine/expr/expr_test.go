@@ -134,7 +134,10 @@ func TestEval(t *testing.T) {
 		{"i + NULL", vec.Int64, "NULL|NULL|NULL|NULL|NULL"},
 		{"i + '2'", vec.Int64, "3|0|NULL|6|9"},
 		{"1 + 2 * 3", vec.Int64, "7|7|7|7|7"},
-		{"u + 1", vec.Float64, "9.22337e+18|6|NULL|1|1.84467e+19"},
+		{"u + 1", vec.UInt64, ""}, // overflow on the last row
+		{"u * 1", vec.UInt64, "9223372036854775808|5|NULL|0|18446744073709551615"},
+		{"u // 2 + u % 2", vec.UInt64, "4611686018427387904|3|NULL|0|9223372036854775808"},
+		{"u + i", vec.Float64, "9.22337e+18|3|NULL|4|1.84467e+19"},
 		// Comparison.
 		{"i = 1", vec.Bool, "true|false|NULL|false|false"},
 		{"i <> 1", vec.Bool, "false|true|NULL|true|true"},
