@@ -13,8 +13,8 @@ import (
 // arith is an arithmetic operator on two operands of the same lane: both
 // integer-like (I64) or both DOUBLE (F64). The binder inserts casts.
 type arith struct {
-	op    sql.Op
-	l, r  Expr
+	op       sql.Op
+	l, r     Expr
 	t        vec.Type // result type
 	float    bool     // operate on F64
 	unsigned bool     // operate on I64 as uint64 (UBIGINT)
