@@ -145,6 +145,11 @@ func (s *Session) run(x *execCtx, q *query, root *PlanNode) ([]*vec.Vector, int,
 		filterNode.Rows = filtered.Load()
 		filterNode.Time = time.Duration(filterTime.Load())
 	}
+	for _, name := range []string{"LIMIT", "TOP_N", "ORDER_BY"} {
+		if nd := findNode(root, name); nd != nil {
+			nd.Rows = int64(n)
+		}
+	}
 	return outVecs, n, nil
 }
 
@@ -355,6 +360,9 @@ func (s *Session) runGrouped(x *execCtx, q *query, ms []morsel, progress func(in
 			return nil, 0, err
 		}
 		b = hb
+		if nd := findNode(root, "HAVING"); nd != nil {
+			nd.Rows = int64(b.Len)
+		}
 	}
 	x.phaseStart(0, "sort")
 	defer x.phaseEnd(0, "sort")
