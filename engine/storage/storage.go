@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cachebook/engine/vec"
@@ -41,6 +42,8 @@ type Catalog struct {
 	mem   map[string]*memFile // registered in-memory files by table name
 	gen   int64               // registration counter (cache identity of memory files)
 	cache *cache
+
+	decodes atomic.Int64 // columns decoded from files (for tests)
 }
 
 type memFile struct {
@@ -410,6 +413,7 @@ func (c *Catalog) loadColumns(ctx context.Context, t *Table, idx []int, progress
 		for i, w := range mine {
 			cs[i] = w.col
 		}
+		c.decodes.Add(int64(len(cs)))
 		res, err := c.decode(ctx, t, cs, progress)
 		for i, w := range mine {
 			if err != nil {

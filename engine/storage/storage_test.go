@@ -1,0 +1,657 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cachebook/engine/gen"
+	"cachebook/engine/vec"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+)
+
+// allTypes covers every supported Parquet type, plain and dictionary
+// encoded, required and optional.
+type allTypes struct {
+	B       bool      `parquet:"B"`
+	I8      int8      `parquet:"I8"`
+	I16     int16     `parquet:"I16"`
+	I32     int32     `parquet:"I32"`
+	I64     int64     `parquet:"I64"`
+	U8      uint8     `parquet:"U8"`
+	U16     uint16    `parquet:"U16"`
+	U32     uint32    `parquet:"U32"`
+	U64     uint64    `parquet:"U64"`
+	F32     float32   `parquet:"F32"`
+	F64     float64   `parquet:"F64"`
+	Bytes   []byte    `parquet:"Bytes"`
+	Str     string    `parquet:"Str"`
+	DictStr string    `parquet:"DictStr,dict"`
+	DictI64 int64     `parquet:"DictI64,dict"`
+	Date    int32     `parquet:"Date,date"`
+	TsMilli time.Time `parquet:"TsMilli,timestamp(millisecond)"`
+	TsMicro time.Time `parquet:"TsMicro,timestamp(microsecond)"`
+	TsNano  time.Time `parquet:"TsNano,timestamp(nanosecond)"`
+	OptI32  *int32    `parquet:"OptI32,optional"`
+	OptStr  *string   `parquet:"OptStr,optional"`
+	OptDict *string   `parquet:"OptDict,optional,dict"`
+	OptF64  *float64  `parquet:"OptF64,optional"`
+	// ClickBench's EventDate: INT32 annotated UINT16.
+	EventDate uint16 `parquet:"EventDate"`
+}
+
+func sampleRow(i int) allTypes {
+	ts := time.Date(2013, 7, 15, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * 1001 * time.Microsecond)
+	r := allTypes{
+		B: i%3 == 0, I8: int8(i%200 - 100), I16: int16(i*7 - 30000), I32: int32(i*1000003 - 1<<30),
+		I64: int64(i) * -987654321987, U8: uint8(i), U16: uint16(i * 3), U32: uint32(i) * 4000000007,
+		U64: uint64(i) * 0x9e3779b97f4a7c15, F32: float32(i) / 4, F64: float64(i) * 1.5,
+		Bytes: []byte(fmt.Sprintf("b%d", i)), Str: fmt.Sprintf("s%d", i*i),
+		DictStr: fmt.Sprintf("d%d", i%5), DictI64: int64(i % 7), Date: int32(15000 + i%100),
+		TsMilli: ts.Truncate(time.Millisecond), TsMicro: ts, TsNano: ts.Add(123 * time.Nanosecond),
+		EventDate: uint16(15888 + i%30),
+	}
+	if i%4 != 1 {
+		x := int32(i)
+		r.OptI32 = &x
+	}
+	if i%5 != 2 {
+		s := fmt.Sprintf("o%d", i)
+		r.OptStr = &s
+	}
+	if i%3 != 0 {
+		s := fmt.Sprintf("od%d", i%4)
+		r.OptDict = &s
+	}
+	if i < 100 || i%2 == 0 {
+		f := float64(i) / 8
+		r.OptF64 = &f
+	}
+	return r
+}
+
+func writeAllTypes(t testing.TB, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[allTypes](&buf, parquet.Compression(&snappy.Codec{}),
+		parquet.MaxRowsPerRowGroup(1000), parquet.PageBufferSize(2048))
+	rows := make([]allTypes, n)
+	for i := range rows {
+		rows[i] = sampleRow(i)
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// want returns the expected engine value of column col in row i.
+func want(col string, i int) any {
+	r := sampleRow(i)
+	switch col {
+	case "B":
+		return r.B
+	case "I8":
+		return int64(r.I8)
+	case "I16":
+		return int64(r.I16)
+	case "I32":
+		return int64(r.I32)
+	case "I64":
+		return r.I64
+	case "U8":
+		return int64(r.U8)
+	case "U16":
+		return int64(r.U16)
+	case "U32":
+		return int64(r.U32)
+	case "U64":
+		return r.U64
+	case "F32":
+		return float64(r.F32)
+	case "F64":
+		return r.F64
+	case "Bytes":
+		return string(r.Bytes)
+	case "Str":
+		return r.Str
+	case "DictStr":
+		return r.DictStr
+	case "DictI64":
+		return r.DictI64
+	case "Date":
+		return time.Unix(int64(r.Date)*86400, 0).UTC()
+	case "TsMilli":
+		return r.TsMilli.UTC()
+	case "TsMicro":
+		return r.TsMicro.UTC()
+	case "TsNano":
+		return r.TsMicro.UTC() // nanoseconds truncate to microseconds
+	case "OptI32":
+		if r.OptI32 == nil {
+			return nil
+		}
+		return int64(*r.OptI32)
+	case "OptStr":
+		if r.OptStr == nil {
+			return nil
+		}
+		return *r.OptStr
+	case "OptDict":
+		if r.OptDict == nil {
+			return nil
+		}
+		return *r.OptDict
+	case "OptF64":
+		if r.OptF64 == nil {
+			return nil
+		}
+		return *r.OptF64
+	case "EventDate":
+		return time.Unix(int64(r.EventDate)*86400, 0).UTC()
+	}
+	panic(col)
+}
+
+var wantTypes = map[string]vec.Type{
+	"B": vec.Bool, "I8": vec.Int16, "I16": vec.Int16, "I32": vec.Int32, "I64": vec.Int64,
+	"U8": vec.Int16, "U16": vec.Int32, "U32": vec.Int64, "U64": vec.UInt64, "F32": vec.Float64,
+	"F64": vec.Float64, "Bytes": vec.String, "Str": vec.String, "DictStr": vec.String,
+	"DictI64": vec.Int64, "Date": vec.Date, "TsMilli": vec.Timestamp, "TsMicro": vec.Timestamp,
+	"TsNano": vec.Timestamp, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,
+	"OptF64": vec.Float64, "EventDate": vec.Date,
+}
+
+func memCatalog(t testing.TB, name string, data []byte, budget int64) *Catalog {
+	t.Helper()
+	c, err := Open("", budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Register(name, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestRoundTripAllTypes(t *testing.T) {
+	const n = 2500
+	data := writeAllTypes(t, n)
+	c := memCatalog(t, "t", data, 1<<30)
+	tb, err := c.Table("t", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Rows != n || len(tb.RowGroupRows) != 3 {
+		t.Fatalf("rows %d, row groups %v", tb.Rows, tb.RowGroupRows)
+	}
+	for _, col := range tb.Columns {
+		if col.Type != wantTypes[col.Name] {
+			t.Errorf("%s: type %v, want %v", col.Name, col.Type, wantTypes[col.Name])
+		}
+	}
+	// Request a subset in a different order, with a repeat.
+	cols := []string{"OptDict", "I64", "DictStr", "B", "TsNano", "OptStr", "I64"}
+	var lastDone int64
+	batches, err := c.Load(context.Background(), tb, cols, func(done, total int64) {
+		if total != n || done < lastDone {
+			t.Errorf("progress %d/%d", done, total)
+		}
+		lastDone = done
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lastDone != n {
+		t.Errorf("progress ended at %d", lastDone)
+	}
+	check := func(batches []*vec.Batch, cols []string) {
+		t.Helper()
+		row := 0
+		for _, b := range batches {
+			if len(b.Vecs) != len(cols) {
+				t.Fatalf("%d vectors, want %d", len(b.Vecs), len(cols))
+			}
+			for r := 0; r < b.Len; r++ {
+				for k, col := range cols {
+					v := b.Vecs[k]
+					if v.Len != b.Len {
+						t.Fatalf("%s: vector len %d, batch %d", col, v.Len, b.Len)
+					}
+					got, w := v.Value(r), want(col, row)
+					if gt, ok := got.(time.Time); ok {
+						if !gt.Equal(w.(time.Time)) {
+							t.Fatalf("%s row %d: %v, want %v", col, row, got, w)
+						}
+						continue
+					}
+					if got != w {
+						t.Fatalf("%s row %d: %v (%T), want %v (%T)", col, row, got, got, w, w)
+					}
+				}
+				row++
+			}
+		}
+		if row != n {
+			t.Fatalf("%d rows, want %d", row, n)
+		}
+	}
+	check(batches, cols)
+	// All columns, now partly from the cache.
+	all, err := c.Load(context.Background(), tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(tb.Columns))
+	for i, col := range tb.Columns {
+		names[i] = col.Name
+	}
+	check(all, names)
+	// OptF64 has no NULL in the first row group.
+	if all[0].Vecs[slicesIndex(names, "OptF64")].Valid != nil && n > 100 {
+		// allowed but then all must be true in the first 100 rows
+		for r := 0; r < 100; r++ {
+			if all[0].Vecs[slicesIndex(names, "OptF64")].IsNull(r) {
+				t.Fatal("unexpected NULL")
+			}
+		}
+	}
+	if _, err := c.Load(context.Background(), tb, []string{"Nope"}, nil); err == nil || !strings.Contains(err.Error(), "Nope") {
+		t.Errorf("unknown column: %v", err)
+	}
+}
+
+func slicesIndex(s []string, x string) int {
+	for i, y := range s {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestDictionaryPages checks that the dict columns really are dictionary
+// encoded, so the dictionary path of the decoder is exercised.
+func TestDictionaryPages(t *testing.T) {
+	data := writeAllTypes(t, 500)
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"DictStr", "DictI64", "OptDict"} {
+		leaf, _ := f.Schema().Lookup(name)
+		pages := f.RowGroups()[0].ColumnChunks()[leaf.ColumnIndex].Pages()
+		p, err := pages.ReadPage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Dictionary() == nil {
+			t.Errorf("%s: page is not dictionary encoded", name)
+		}
+		pages.Close()
+	}
+}
+
+func TestGeneratedFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"),
+		gen.Options{Rows: 30000, RowGroupRows: 8192, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(dir, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, ref := range []struct {
+		s      string
+		isFile bool
+	}{{"hits", false}, {"hits.parquet", true}, {"./hits.parquet", true}} {
+		tb, err := c.Table(ref.s, ref.isFile)
+		if err != nil {
+			t.Fatalf("%v: %v", ref, err)
+		}
+		if tb.Name != "hits" || tb.Rows != 30000 || len(tb.RowGroupRows) != 4 {
+			t.Errorf("%v: %+v", ref, tb)
+		}
+	}
+	tb, _ := c.Table("hits", false)
+	types := map[string]vec.Type{}
+	for _, col := range tb.Columns {
+		types[col.Name] = col.Type
+	}
+	for col, w := range map[string]vec.Type{"EventDate": vec.Date, "EventTime": vec.Int64, "IsRefresh": vec.Int16,
+		"UserID": vec.Int64, "Title": vec.String, "CounterID": vec.Int32, "MobilePhoneModel": vec.String} {
+		if types[col] != w {
+			t.Errorf("%s: %v, want %v", col, types[col], w)
+		}
+	}
+	bs, err := c.Load(context.Background(), tb, []string{"EventDate", "EventTime", "MobilePhoneModel"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := 0
+	for _, b := range bs {
+		for r := 0; r < b.Len; r++ {
+			d := b.Vecs[0].I64[r]
+			if d < gen.FirstDay || d >= gen.FirstDay+gen.Days || b.Vecs[1].I64[r]/86400 != d {
+				t.Fatalf("bad date %d / time %d", d, b.Vecs[1].I64[r])
+			}
+			if len(b.Vecs[2].Str(r)) > 0 {
+				models++
+			}
+		}
+	}
+	if models == 0 {
+		t.Error("no MobilePhoneModel")
+	}
+	infos, err := c.Tables()
+	if err != nil || len(infos) != 1 || infos[0].Name != "hits" || infos[0].Rows != 30000 || len(infos[0].Columns) != 25 {
+		t.Errorf("Tables: %+v, %v", infos, err)
+	}
+}
+
+func TestPathEscapes(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "data")
+	os.Mkdir(dir, 0o755)
+	data := writeAllTypes(t, 10)
+	os.WriteFile(filepath.Join(base, "secret.parquet"), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "ok.parquet"), data, 0o644)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "in.parquet"), data, 0o644)
+	symErr := os.Symlink(filepath.Join(base, "secret.parquet"), filepath.Join(dir, "link.parquet"))
+	os.Symlink("ok.parquet", filepath.Join(dir, "inside.parquet"))
+	c, err := Open(dir, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, ok := range []string{"ok.parquet", "sub/in.parquet", "sub/../ok.parquet"} {
+		if _, err := c.Table(ok, true); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if symErr == nil {
+		if _, err := c.Table("inside.parquet", true); err != nil {
+			t.Errorf("symlink inside the directory refused: %v", err)
+		}
+	}
+	bad := []string{"../secret.parquet", filepath.Join(base, "secret.parquet"), "/etc/passwd", "sub/../../secret.parquet", ""}
+	if symErr == nil {
+		bad = append(bad, "link.parquet")
+	}
+	for _, p := range bad {
+		_, err := c.Table(p, true)
+		if err == nil {
+			t.Errorf("%q: opened a file outside the data directory", p)
+			continue
+		}
+		t.Logf("%q: %v", p, err)
+	}
+	for _, name := range []string{"../secret", "a/b", "x.y", ""} {
+		if _, err := c.Table(name, false); err == nil {
+			t.Errorf("table name %q accepted", name)
+		}
+	}
+	if _, err := c.Table("missing", false); err == nil || !strings.Contains(err.Error(), `"missing"`) {
+		t.Errorf("missing table: %v", err)
+	}
+	infos, err := c.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range infos {
+		if ti.Name == "link" && ti.Err == "" {
+			t.Errorf("Tables opened the escaping symlink: %+v", ti)
+		}
+	}
+}
+
+func TestCacheEviction(t *testing.T) {
+	data := writeAllTypes(t, 3000)
+	// Each int64 column of 3000 rows is about 24 KB; allow two of them.
+	c := memCatalog(t, "t", data, 50_000)
+	tb, _ := c.Table("t", false)
+	ctx := context.Background()
+	load := func(cols ...string) {
+		t.Helper()
+		if _, err := c.Load(ctx, tb, cols, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load("I64")
+	load("U64")
+	if b, n := c.CacheStats(); n != 2 || b > 50_000 {
+		t.Fatalf("after two columns: %d bytes, %d columns", b, n)
+	}
+	d0 := c.decodes.Load()
+	load("I64") // hit; I64 becomes most recent
+	if c.decodes.Load() != d0 {
+		t.Error("cached column decoded again")
+	}
+	load("F64") // evicts U64
+	if _, n := c.CacheStats(); n != 2 {
+		t.Errorf("%d columns cached, want 2", n)
+	}
+	d1 := c.decodes.Load()
+	load("I64")
+	if c.decodes.Load() != d1 {
+		t.Error("I64 was evicted, U64 should have been")
+	}
+	load("U64")
+	if c.decodes.Load() != d1+1 {
+		t.Error("U64 was not evicted")
+	}
+	// A column larger than the whole budget is served but not kept.
+	small := memCatalog(t, "t", data, 1000)
+	tb2, _ := small.Table("t", false)
+	if _, err := small.Load(ctx, tb2, []string{"I64"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, n := small.CacheStats(); b != 0 || n != 0 {
+		t.Errorf("oversized column cached: %d bytes, %d columns", b, n)
+	}
+	// Re-registering a name invalidates its cached columns.
+	if err := c.Register("t", bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	tb3, _ := c.Table("t", false)
+	d2 := c.decodes.Load()
+	if _, err := c.Load(ctx, tb3, []string{"I64"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.decodes.Load() != d2+1 {
+		t.Error("re-registered table served from the old cache entry")
+	}
+}
+
+func TestFileChangeInvalidates(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.parquet")
+	os.WriteFile(p, writeAllTypes(t, 100), 0o644)
+	c, _ := Open(dir, 1<<30)
+	defer c.Close()
+	tb, err := c.Table("t", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, writeAllTypes(t, 200), 0o644)
+	os.Chtimes(p, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	if _, err := c.Load(context.Background(), tb, []string{"I64"}, nil); err == nil {
+		t.Error("stale table loaded a changed file")
+	}
+	tb, _ = c.Table("t", false)
+	bs, err := c.Load(context.Background(), tb, []string{"I64"}, nil)
+	if err != nil || tb.Rows != 200 || bs[0].Len+bs[len(bs)-1].Len == 0 {
+		t.Errorf("reloaded: rows %d, err %v", tb.Rows, err)
+	}
+}
+
+func TestConcurrentLoad(t *testing.T) {
+	data := writeAllTypes(t, 3000)
+	c := memCatalog(t, "t", data, 1<<30)
+	tb, _ := c.Table("t", false)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cols := []string{"Str", "I64", "OptStr"}
+			if g%2 == 1 {
+				cols = []string{"I64", "DictStr"}
+			}
+			bs, err := c.Load(context.Background(), tb, cols, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if bs[0].Vecs[0].Len != 1000 {
+				errs <- fmt.Errorf("len %d", bs[0].Vecs[0].Len)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if d := c.decodes.Load(); d > 4 {
+		t.Errorf("%d column decodes for 4 distinct columns", d)
+	}
+}
+
+func TestCancelledLoad(t *testing.T) {
+	data := writeAllTypes(t, 3000)
+	c := memCatalog(t, "t", data, 1<<30)
+	tb, _ := c.Table("t", false)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Load(ctx, tb, []string{"I64"}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled load: %v", err)
+	}
+	// The failure is not cached.
+	if _, err := c.Load(context.Background(), tb, []string{"I64"}, nil); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestUnsupportedTypes(t *testing.T) {
+	type fixed struct {
+		ID  int64    `parquet:"ID"`
+		Arr [16]byte `parquet:"Arr"`
+	}
+	type rep struct {
+		L []int32 `parquet:"L"`
+	}
+	type dec struct {
+		D int64 `parquet:"D,decimal(2:10)"`
+	}
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"Arr": func(b *bytes.Buffer) error { return parquet.Write(b, []fixed{{ID: 1}}) },
+		"L":   func(b *bytes.Buffer) error { return parquet.Write(b, []rep{{L: []int32{1, 2}}}) },
+		"D":   func(b *bytes.Buffer) error { return parquet.Write(b, []dec{{D: 5}}) },
+	} {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		c := memCatalog(t, "u", buf.Bytes(), 1<<20)
+		_, err := c.Table("u", false)
+		if err == nil || !strings.Contains(err.Error(), `"`+name+`"`) || !strings.Contains(err.Error(), "memory:u") {
+			t.Errorf("%s: error %v should name the column and the file", name, err)
+		} else {
+			t.Log(err)
+		}
+	}
+}
+
+// loadAll opens and fully loads a file held in memory, returning the first
+// error. It must never panic.
+func loadAll(data []byte) error {
+	c, err := Open("", 1<<20)
+	if err != nil {
+		return err
+	}
+	if err := c.Register("f", bytes.NewReader(data), int64(len(data))); err != nil {
+		return err
+	}
+	tb, err := c.Table("f", false)
+	if err != nil {
+		return err
+	}
+	_, err = c.Load(context.Background(), tb, nil, nil)
+	return err
+}
+
+func TestCorruptFiles(t *testing.T) {
+	data := writeAllTypes(t, 1200)
+	if err := loadAll(data); err != nil {
+		t.Fatal(err)
+	}
+	errorsSeen := 0
+	for _, n := range []int{0, 3, 4, 8, 100, len(data) / 2, len(data) - 9, len(data) - 1} {
+		err := loadAll(data[:n])
+		if err == nil {
+			t.Errorf("truncated to %d bytes: no error", n)
+			continue
+		}
+		if !strings.Contains(err.Error(), "memory:f") {
+			t.Errorf("error does not name the file: %v", err)
+		}
+		errorsSeen++
+	}
+	// Bit flips all over the file: errors or (rarely) different values,
+	// never a panic.
+	for i := 0; i < 150; i++ {
+		d := bytes.Clone(data)
+		pos := (i*104729 + 13) % len(d)
+		d[pos] ^= 1 << (i % 8)
+		if err := loadAll(d); err != nil {
+			if !strings.Contains(err.Error(), "memory:f") {
+				t.Errorf("flip at %d: error does not name the file: %v", pos, err)
+			}
+			errorsSeen++
+		}
+	}
+	t.Logf("%d corrupt inputs rejected with an error", errorsSeen)
+	// A corrupt file on disk names its path.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bad.parquet"), data[:len(data)/2], 0o644)
+	c, _ := Open(dir, 0)
+	defer c.Close()
+	if _, err := c.Table("bad", false); err == nil || !strings.Contains(err.Error(), "bad.parquet") {
+		t.Errorf("corrupt file on disk: %v", err)
+	}
+	infos, err := c.Tables()
+	if err != nil || len(infos) != 1 || infos[0].Err == "" {
+		t.Errorf("Tables on a corrupt file: %+v %v", infos, err)
+	}
+}
+
+func FuzzOpen(f *testing.F) {
+	f.Add(writeAllTypes(f, 50))
+	f.Add([]byte("PAR1"))
+	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	var buf bytes.Buffer
+	if err := gen.Write(context.Background(), &buf, gen.Options{Rows: 200}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = loadAll(data)
+	})
+}
