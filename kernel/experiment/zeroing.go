@@ -325,12 +325,18 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		"make: Go always hands out zeroed memory; the runtime clears a reused heap span itself, while a span fresh from the OS was zeroed by the kernel page by page on first touch; the garbage collector's work is part of make's cost",
 		"pool: a per-thread free list returns buffers without clearing them (the Oxla fix: no value-initialisation); pool-clear clears each reused buffer explicitly (the make_shared behaviour) and times that clear in thread CPU time",
 		"comparisons (vs pool, extra, implied GB/s) use thread CPU time per operation where the OS provides it, so that waiting for a core on a busy machine does not count; make's background GC work runs on other threads and is not in its CPU column",
-		"faults/op counts page faults on the worker's thread: 2048 per 8 MiB of fresh 4 KiB pages. Where make shows them, the runtime had returned the freed buffer's pages to the OS (scavenger), so each new buffer starts as fresh pages again",
+		"faults/op counts page faults on the worker's thread: one per fresh 4 KiB page touched. Where make shows them, its buffer came as fresh pages from the OS (the heap was growing, or the runtime's scavenger had returned freed pages), and the kernel zeroed each page at its fault",
 		"mmap: fresh anonymous pages, zeroed by the kernel only where touched, plus a page fault per 4 KiB page and the munmap",
 		"Oxla (\"The unexpected cost of shared pointers\"): make_shared value-initialised an 8 MiB struct, so memset dominated a cold-query profile; skipping it made a fill-after-allocation benchmark ~19% faster on one thread but ~40% faster with all threads (0.702 s vs 0.420 s), because all cores share the memory channels",
 	)
 	for _, s := range data.Skipped {
 		r.Notes = append(r.Notes, "skipped "+s)
+	}
+	for _, row := range data.Rows {
+		if row.Variant == "mmap" && row.Threads == 1 && row.FaultsPerOp >= 1 && row.ExtraNSPerOp > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("here one fresh-page fault (kernel zeroing included) costs about %.1f µs of CPU: mmap's extra cost over the pool divided by its faults",
+				row.ExtraNSPerOp/row.FaultsPerOp/1e3))
+		}
 	}
 	if note := zeroingComparison(data.Rows, steps); note != "" {
 		r.Notes = append(r.Notes, note)
