@@ -220,6 +220,17 @@ func TestExplainAnalyze(t *testing.T) {
 			t.Errorf("EXPLAIN ANALYZE lacks %q:\n%s", want, got)
 		}
 	}
+	s2 := db.NewSession()
+	s2.Set("group_by", "radix")
+	got = runSQL(t, s2, "EXPLAIN ANALYZE SELECT v, count(*) FROM t GROUP BY v")
+	if !strings.Contains(got, "partitions keep each table within half the L2 cache") {
+		t.Errorf("radix_bits auto not explained:\n%s", got)
+	}
+	s2.Set("group_by", "auto")
+	got = runSQL(t, s2, "EXPLAIN ANALYZE SELECT k, count(*) FROM t GROUP BY k")
+	if !strings.Contains(got, "naive") || !strings.Contains(got, "within half the L3 cache") {
+		t.Errorf("auto with 10 groups should pick naive and say why:\n%s", got)
+	}
 	if _, err := s.Exec(context.Background(), "SELECT k, count(*) FROM t GROUP BY k", hooks); err != nil {
 		t.Fatal(err)
 	}

@@ -409,37 +409,55 @@ func (s *Session) chooseStrategy(q *query, ms []morsel, keyTypes []vec.Type, h *
 	if len(keyTypes) == 0 {
 		return strategyChoice{name: "naive", threads: 1, why: "no GROUP BY keys: one group"}
 	}
+	cache := s.db.cache
+	var est groupEstimate
+	var tableBytes int64
+	estimate := func() {
+		est = estimateGroups(q, ms, h)
+		perGroup := int64(16*10/7 + 8*len(q.specs) + 8*len(keyTypes))
+		tableBytes = est.groups * perGroup
+	}
+	// bits picks the radix bits: the setting, or enough partitions that
+	// each partition's table fits in half of L2.
+	bits := func() (int, string) {
+		if st.RadixBits >= 0 {
+			return st.RadixBits, ""
+		}
+		if ms == nil {
+			return 12, "; radix_bits derived from the cache sizes when the query runs"
+		}
+		if tableBytes == 0 {
+			estimate()
+		}
+		b := 1
+		for b < 12 && tableBytes>>b > cache.L2/2 {
+			b++
+		}
+		return b, fmt.Sprintf("; ~%d groups (HyperLogLog over %d rows) need ~%s: %d partitions keep each table within half the L2 cache (%s)",
+			est.groups, est.rows, agg.FormatBytes(tableBytes), 1<<b, agg.FormatBytes(cache.L2))
+	}
 	switch st.GroupBy {
 	case "naive":
 		return strategyChoice{name: "naive", threads: 1, why: "SET group_by = 'naive'"}
 	case "radix":
-		return strategyChoice{name: "radix", threads: 1, bits: st.RadixBits, why: "SET group_by = 'radix'"}
+		b, why := bits()
+		return strategyChoice{name: "radix", threads: 1, bits: b, why: "SET group_by = 'radix'" + why}
 	case "parallel":
-		return strategyChoice{name: "parallel", threads: threads, bits: st.RadixBits, why: fmt.Sprintf("SET group_by = 'parallel', threads = %d", threads)}
+		b, why := bits()
+		return strategyChoice{name: "parallel", threads: threads, bits: b, why: fmt.Sprintf("SET group_by = 'parallel', threads = %d", threads) + why}
 	}
-	est := estimateGroups(q, ms, h)
-	perGroup := int64(16*10/7 + 8*len(q.specs) + 8*len(keyTypes))
-	tableBytes := est.groups * perGroup
-	cache := s.db.cache
+	estimate()
 	threshold := cache.L3 / 2
-	if threshold <= 0 {
-		threshold = 8 << 20
-	}
 	if tableBytes <= threshold {
 		return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, within half the L3 cache (%s)",
 			est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3))}
 	}
-	// Partitions small enough that each partition's table fits in half of L2.
-	bits := 4
-	for bits < 12 && tableBytes>>bits > cache.L2/2 {
-		bits++
-	}
+	b, why := bits()
 	name := "radix"
 	if threads > 1 {
 		name = "parallel"
 	}
-	return strategyChoice{name: name, threads: threads, bits: bits, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s); %d partitions keep each table within half the L2 cache (%s)",
-		est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), 1<<bits, agg.FormatBytes(cache.L2))}
+	return strategyChoice{name: name, threads: threads, bits: b, why: fmt.Sprintf("auto: more than half the L3 cache (%s)", agg.FormatBytes(cache.L3)) + why}
 }
 
 type groupEstimate struct {

@@ -80,7 +80,7 @@ func (db *DB) RegisterFile(name string, r io.ReaderAt, size int64) error {
 type Settings struct {
 	GroupBy     string // naive, radix, parallel or auto
 	Threads     int    // worker goroutines for the parallel strategy
-	RadixBits   int    // partitions = 2^RadixBits for radix and parallel
+	RadixBits   int    // partitions = 2^RadixBits for radix and parallel; -1: derived from the cache sizes
 	SumRewrite  bool   // rewrite sum(x + c) to sum(x) + c*count(x)
 	MemoryLimit int64  // bytes one query may allocate
 	HugePages   bool   // big tables and partitions on huge pages (Linux)
@@ -98,12 +98,13 @@ type Session struct {
 }
 
 // NewSession returns a session with default settings: group_by = 'auto',
-// threads = GOMAXPROCS, radix_bits = 12, sum_rewrite = true.
+// threads = GOMAXPROCS, radix_bits = 'auto' (derived from the cache sizes),
+// sum_rewrite = true, huge_pages = true.
 func (db *DB) NewSession() *Session {
 	return &Session{db: db, settings: Settings{
 		GroupBy:     "auto",
 		Threads:     runtime.GOMAXPROCS(0),
-		RadixBits:   12,
+		RadixBits:   -1,
 		SumRewrite:  true,
 		MemoryLimit: db.opts.QueryMemory,
 		HugePages:   true,
@@ -131,9 +132,13 @@ func (s *Session) Set(name, value string) error {
 		}
 		s.settings.Threads = n
 	case "radix_bits":
+		if v == "auto" {
+			s.settings.RadixBits = -1
+			return nil
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 16 {
-			return fmt.Errorf("radix_bits must be an integer between 0 and 16, got %q", value)
+			return fmt.Errorf("radix_bits must be 'auto' or an integer between 0 and 16, got %q", value)
 		}
 		s.settings.RadixBits = n
 	case "sum_rewrite", "huge_pages", "generic_agg":

@@ -38,8 +38,10 @@ func exprPrec(e Expr) int {
 			return precNot
 		}
 		return precUnary
-	case *In, *Like, *IsNull, *Between:
-		return precCompare
+	case *IsNull:
+		return precIs
+	case *In, *Like, *Between:
+		return precLikeIn
 	case *Literal:
 		// A negative number literal prints with a leading '-'.
 		if (e.Kind == LitInt && e.Int < 0) || (e.Kind == LitFloat && e.Float < 0) {
@@ -95,7 +97,11 @@ func format(b *strings.Builder, e Expr, _ int) {
 		formatOperand(b, e.X, precUnary)
 	case *Binary:
 		p := exprPrec(e)
-		formatOperand(b, e.X, p)
+		lmin := p
+		if p == precCompare { // comparisons do not chain
+			lmin = p + 1
+		}
+		formatOperand(b, e.X, lmin)
 		b.WriteByte(' ')
 		b.WriteString(e.Op.String())
 		b.WriteByte(' ')
@@ -134,7 +140,7 @@ func format(b *strings.Builder, e Expr, _ int) {
 		}
 		b.WriteString(" END")
 	case *In:
-		formatOperand(b, e.X, precCompare+1)
+		formatOperand(b, e.X, precLikeIn+1)
 		if e.Not {
 			b.WriteString(" NOT")
 		}
@@ -147,7 +153,7 @@ func format(b *strings.Builder, e Expr, _ int) {
 		}
 		b.WriteByte(')')
 	case *Like:
-		formatOperand(b, e.X, precCompare+1)
+		formatOperand(b, e.X, precLikeIn+1)
 		if e.Not {
 			b.WriteString(" NOT")
 		}
@@ -156,23 +162,23 @@ func format(b *strings.Builder, e Expr, _ int) {
 		} else {
 			b.WriteString(" LIKE ")
 		}
-		formatOperand(b, e.Pattern, precCompare+1)
+		formatOperand(b, e.Pattern, precLikeIn+1)
 	case *IsNull:
-		formatOperand(b, e.X, precCompare+1)
+		formatOperand(b, e.X, precIs+1)
 		if e.Not {
 			b.WriteString(" IS NOT NULL")
 		} else {
 			b.WriteString(" IS NULL")
 		}
 	case *Between:
-		formatOperand(b, e.X, precCompare+1)
+		formatOperand(b, e.X, precLikeIn+1)
 		if e.Not {
 			b.WriteString(" NOT")
 		}
 		b.WriteString(" BETWEEN ")
-		formatOperand(b, e.Lo, precCompare+1)
+		formatOperand(b, e.Lo, precLikeIn+1)
 		b.WriteString(" AND ")
-		formatOperand(b, e.Hi, precCompare+1)
+		formatOperand(b, e.Hi, precLikeIn+1)
 	case *Extract:
 		b.WriteString("extract(")
 		b.WriteString(e.Field)

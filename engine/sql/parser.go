@@ -507,18 +507,21 @@ func (p *parser) tableRef(aliasOK bool) (TableRef, error) {
 }
 
 // Binding powers of the binary and postfix operators (higher binds tighter),
-// following PostgreSQL: OR < AND < NOT < comparison, IS, LIKE, IN, BETWEEN <
-// || < + - < * / // % < unary < ::.
+// as in PostgreSQL and DuckDB: OR < AND < NOT < IS < comparison < BETWEEN,
+// IN, LIKE, ILIKE < || < + - < * / // % < unary < ::. Comparisons do not
+// chain: a < b = c is a syntax error, as in DuckDB.
 const (
 	precOr      = 1
 	precAnd     = 2
 	precNot     = 3
-	precCompare = 4
-	precConcat  = 5
-	precAdd     = 6
-	precMul     = 7
-	precUnary   = 8
-	precCast    = 9
+	precIs      = 4
+	precCompare = 5
+	precLikeIn  = 6
+	precConcat  = 7
+	precAdd     = 8
+	precMul     = 9
+	precUnary   = 10
+	precCast    = 11
 )
 
 // infixPrec returns the binding power of the current token as an infix or
@@ -542,12 +545,14 @@ func (p *parser) infixPrec() int {
 			return precOr
 		case "AND":
 			return precAnd
-		case "IS", "LIKE", "ILIKE", "IN", "BETWEEN":
-			return precCompare
+		case "IS":
+			return precIs
+		case "LIKE", "ILIKE", "IN", "BETWEEN":
+			return precLikeIn
 		case "NOT":
 			n := p.peek(1)
 			if isKwTok(n, "LIKE") || isKwTok(n, "ILIKE") || isKwTok(n, "IN") || isKwTok(n, "BETWEEN") {
-				return precCompare
+				return precLikeIn
 			}
 		}
 	}
@@ -570,14 +575,19 @@ func (p *parser) expr(minPrec int) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	chained := false // left is an unparenthesised comparison
 	for {
 		prec := p.infixPrec()
 		if prec == 0 || prec <= minPrec {
 			return left, nil
 		}
+		if prec == precCompare && chained {
+			return nil, p.errorf(p.tok().Pos, "comparison operators cannot be chained; add parentheses")
+		}
 		if left, err = p.infix(left, prec); err != nil {
 			return nil, err
 		}
+		chained = prec == precCompare
 	}
 }
 

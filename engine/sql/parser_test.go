@@ -204,6 +204,18 @@ func TestFormat(t *testing.T) {
 		{"EXTRACT(YEAR FROM d)", "extract(year FROM d)"},
 		{"x /* c */ + -- c\n 1", "x + 1"},
 		{"a <> b AND a != c", "a <> b AND a <> c"},
+		{"a = b IS NULL", "a = b IS NULL"},
+		{"(a = b) = c", "(a = b) = c"},
+		{"a = (b = c)", "a = (b = c)"},
+		{"NOT a IS NULL", "NOT a IS NULL"},
+		{"a = b BETWEEN c AND d", "a = b BETWEEN c AND d"},
+		{"x NOT IN (1) = false", "x NOT IN (1) = FALSE"},
+		{"NOT false = 2 - 1 NOT IN (0, 1)", "NOT FALSE = 2 - 1 NOT IN (0, 1)"},
+		{"a LIKE 'x' || 'y'", "a LIKE 'x' || 'y'"},
+		{"(a LIKE b) LIKE c", "(a LIKE b) LIKE c"},
+		{"x IS NULL IS NULL", "(x IS NULL) IS NULL"},
+		{"-1 IS NOT NULL = 2", "(-1 IS NOT NULL) = 2"},
+
 		{"99999999999999999999", "99999999999999999999"},
 	}
 	for _, tt := range tests {
@@ -216,6 +228,33 @@ func TestFormat(t *testing.T) {
 			t.Errorf("Format(ParseExpr(%q)) = %q, want %q", tt.in, got, tt.want)
 		}
 		checkRoundTrip(t, e)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Expr
+	}{
+		{"a = b IS NULL", &IsNull{X: &Binary{Op: OpEq, X: &Ident{Name: "a"}, Y: &Ident{Name: "b"}}}},
+		{"a = b BETWEEN c AND d", &Binary{Op: OpEq, X: &Ident{Name: "a"},
+			Y: &Between{X: &Ident{Name: "b"}, Lo: &Ident{Name: "c"}, Hi: &Ident{Name: "d"}}}},
+		{"NOT a = b", &Unary{Op: OpNot, X: &Binary{Op: OpEq, X: &Ident{Name: "a"}, Y: &Ident{Name: "b"}}}},
+		{"a || b LIKE c", &Like{X: &Binary{Op: OpConcat, X: &Ident{Name: "a"}, Y: &Ident{Name: "b"}}, Pattern: &Ident{Name: "c"}}},
+		{"a + b || c", &Binary{Op: OpConcat, X: &Binary{Op: OpAdd, X: &Ident{Name: "a"}, Y: &Ident{Name: "b"}}, Y: &Ident{Name: "c"}}},
+		{"-a::int", &Unary{Op: OpNeg, X: &Cast{X: &Ident{Name: "a"}, Type: "INT"}}},
+		{"a OR b AND NOT c", &Binary{Op: OpOr, X: &Ident{Name: "a"},
+			Y: &Binary{Op: OpAnd, X: &Ident{Name: "b"}, Y: &Unary{Op: OpNot, X: &Ident{Name: "c"}}}}},
+	}
+	for _, tt := range tests {
+		got, err := ParseExpr(tt.in)
+		if err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if !Equal(got, tt.want) {
+			t.Errorf("%s parsed as %s, want %s", tt.in, Format(got), Format(tt.want))
+		}
 	}
 }
 
@@ -337,6 +376,8 @@ func TestErrors(t *testing.T) {
 		{"SELECT a AS FROM", "1:13: expected alias, found 'FROM'"},
 		{"EXPLAIN EXPLAIN SELECT 1", "1:9: expected statement to explain, found 'EXPLAIN'"},
 		{"SELECT CAST(1 AS)", "1:17: expected type name, found ')'"},
+		{"SELECT a < b = c", "1:14: comparison operators cannot be chained; add parentheses"},
+		{"SELECT a = 1 <> b = 2", "1:14: comparison operators cannot be chained; add parentheses"},
 		{"SELECT a FROM foo(1)", "1:15: table function foo is not supported (only read_parquet)"},
 	}
 	for _, tt := range tests {
