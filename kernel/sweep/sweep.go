@@ -1,0 +1,275 @@
+// Package sweep measures one GROUP BY shape,
+//
+//	SELECT k, count(*) FROM t GROUP BY k
+//
+// at a fixed row count while the number of distinct groups grows (by
+// default from 10^3 to 10^7), once per aggregation strategy (naive hash
+// table, radix partitioning). As the hash table outgrows each cache level
+// the cost per row jumps: this is the experiment of the Pivot article "It's
+// the memory latency, stupid" (pivotlake.io) on our own engine.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"cachebook/engine"
+	"cachebook/kernel/perf"
+)
+
+// Query is the measured statement.
+const Query = "SELECT k, count(*) FROM t GROUP BY k"
+
+// Config configures a sweep. Zero fields take defaults.
+type Config struct {
+	Rows       int64    // rows of t (default 10,000,000)
+	Groups     []int64  // distinct keys per point (default 10^3 .. 10^7)
+	Strategies []string // SET group_by values (default naive, radix)
+	Reps       int      // timed runs per point after one warm-up (default 3)
+	Seed       uint64   // key generator seed (0: fixed default)
+	// DataDir is where the generated Parquet files go; empty means a new
+	// temporary directory, removed when Run returns.
+	DataDir string
+	// Counters opens perf counters on every timed run (kernel/perf) and
+	// keeps the report of the median run.
+	Counters bool
+	// Availability is a previous perf.Probe result to reuse.
+	Availability *perf.Availability
+	// Progress is called after each point.
+	Progress func(p Point, done, total int)
+}
+
+// DefaultGroups are 10^3, 10^4, ..., 10^7.
+func DefaultGroups() []int64 { return []int64{1e3, 1e4, 1e5, 1e6, 1e7} }
+
+func (c Config) withDefaults() Config {
+	if c.Rows <= 0 {
+		c.Rows = 10_000_000
+	}
+	if len(c.Groups) == 0 {
+		c.Groups = DefaultGroups()
+	}
+	if len(c.Strategies) == 0 {
+		c.Strategies = []string{"naive", "radix"}
+	}
+	if c.Reps <= 0 {
+		c.Reps = 3
+	}
+	if c.Seed == 0 {
+		c.Seed = 42
+	}
+	return c
+}
+
+// Point is one (groups, strategy) measurement.
+type Point struct {
+	Groups   int64  `json:"groups"`
+	Strategy string `json:"strategy"`
+	Rows     int64  `json:"rows"`
+	// NsPerRow is the median statement time divided by Rows.
+	NsPerRow    float64 `json:"ns_per_row"`
+	MinNsPerRow float64 `json:"min_ns_per_row"`
+	MedianNs    int64   `json:"median_ns"`
+	// Counters is the perf report of the median run, when asked for.
+	Counters *perf.Report `json:"counters,omitempty"`
+}
+
+// Report is a whole sweep.
+type Report struct {
+	Query  string  `json:"query"`
+	Rows   int64   `json:"rows"`
+	Reps   int     `json:"reps"`
+	Points []Point `json:"points"`
+}
+
+// Validate checks a configuration after defaults.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	for _, g := range c.Groups {
+		if g < 1 || g > c.Rows {
+			return fmt.Errorf("sweep: %d groups need 1 ≤ groups ≤ rows (%d)", g, c.Rows)
+		}
+	}
+	if c.Rows > 1<<31 {
+		return fmt.Errorf("sweep: %d rows is too many", c.Rows)
+	}
+	return nil
+}
+
+// Run generates one table per group count and measures every strategy on
+// it. It stops between runs when ctx is cancelled, returning what it has.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	base := cfg.DataDir
+	if base == "" {
+		d, err := os.MkdirTemp("", "cachebook-sweep-")
+		if err != nil {
+			return nil, fmt.Errorf("sweep: temp dir: %w", err)
+		}
+		defer os.RemoveAll(d)
+		base = d
+	}
+	var avail *perf.Availability
+	if cfg.Counters {
+		avail = cfg.Availability
+		if avail == nil {
+			a := perf.Probe()
+			avail = &a
+		}
+	}
+	rep := &Report{Query: Query, Rows: cfg.Rows, Reps: cfg.Reps}
+	total := len(cfg.Groups) * len(cfg.Strategies)
+	done := 0
+	for _, g := range cfg.Groups {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		dir := filepath.Join(base, fmt.Sprintf("groups-%d", g))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return rep, fmt.Errorf("sweep: %w", err)
+		}
+		if err := WriteKeys(filepath.Join(dir, "t.parquet"), Keys(cfg.Rows, g, cfg.Seed)); err != nil {
+			return rep, err
+		}
+		db, err := engine.Open(engine.Options{DataDir: dir})
+		if err != nil {
+			return rep, fmt.Errorf("sweep: open engine: %w", err)
+		}
+		for _, strategy := range cfg.Strategies {
+			p, err := measure(ctx, db, cfg, g, strategy, avail)
+			if err != nil {
+				return rep, err
+			}
+			rep.Points = append(rep.Points, p)
+			done++
+			if cfg.Progress != nil {
+				cfg.Progress(p, done, total)
+			}
+		}
+		if cfg.DataDir == "" {
+			os.RemoveAll(dir) // keep the temp dir small
+		}
+	}
+	return rep, nil
+}
+
+type run struct {
+	elapsed time.Duration
+	report  *perf.Report
+}
+
+func measure(ctx context.Context, db *engine.DB, cfg Config, groups int64, strategy string, avail *perf.Availability) (Point, error) {
+	sess := db.NewSession()
+	src := fmt.Sprintf("SET group_by = '%s'; %s", strategy, Query)
+	var runs []run
+	for i := 0; i <= cfg.Reps; i++ { // run 0 warms the column cache
+		if err := ctx.Err(); err != nil {
+			return Point{}, err
+		}
+		var hooks *engine.Hooks
+		var m *perf.QueryMeter
+		if avail != nil && i > 0 {
+			m = perf.NewQueryMeter(perf.Options{Availability: avail})
+			hooks = m.Hooks(nil)
+		}
+		res, err := sess.Exec(ctx, src, hooks)
+		if err != nil {
+			return Point{}, fmt.Errorf("sweep: %d groups, %s: %w", groups, strategy, err)
+		}
+		if len(res) == 0 {
+			return Point{}, errors.New("sweep: no result")
+		}
+		last := res[len(res)-1]
+		if int64(last.Rows) != groups {
+			return Point{}, fmt.Errorf("sweep: %s returned %d groups, want %d", strategy, last.Rows, groups)
+		}
+		if i > 0 {
+			r := run{elapsed: last.Elapsed}
+			if m != nil {
+				r.report = m.Report()
+			}
+			runs = append(runs, r)
+		}
+	}
+	return summarize(groups, strategy, cfg.Rows, runs), nil
+}
+
+// summarize picks the median run (by time) and converts to ns per row.
+func summarize(groups int64, strategy string, rows int64, runs []run) Point {
+	slices.SortFunc(runs, func(a, b run) int { return int(a.elapsed - b.elapsed) })
+	med := runs[(len(runs)-1)/2] // the lower median for an even count
+	return Point{Groups: groups, Strategy: strategy, Rows: rows,
+		NsPerRow:    float64(med.elapsed.Nanoseconds()) / float64(rows),
+		MinNsPerRow: float64(runs[0].elapsed.Nanoseconds()) / float64(rows),
+		MedianNs:    med.elapsed.Nanoseconds(),
+		Counters:    med.report}
+}
+
+// splitmix64 is a bijection on uint64, so distinct inputs give distinct
+// keys that look random.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Keys returns rows uniform random int64 keys with exactly groups distinct
+// values: every value appears at least once, the rest are drawn uniformly,
+// and the order is shuffled.
+func Keys(rows, groups int64, seed uint64) []int64 {
+	rng := rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
+	keys := make([]int64, rows)
+	for i := range keys {
+		j := int64(i)
+		if j >= groups {
+			j = rng.Int64N(groups)
+		}
+		keys[i] = int64(splitmix64(uint64(j) ^ seed))
+	}
+	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	return keys
+}
+
+type keyRow struct {
+	K int64 `parquet:"k"`
+}
+
+// WriteKeys writes keys as a Parquet file with one int64 column k.
+func WriteKeys(path string, keys []int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	w := parquet.NewGenericWriter[keyRow](f)
+	buf := make([]keyRow, 0, 64<<10)
+	for i, k := range keys {
+		buf = append(buf, keyRow{K: k})
+		if len(buf) == cap(buf) || i == len(keys)-1 {
+			if _, err := w.Write(buf); err != nil {
+				f.Close()
+				return fmt.Errorf("sweep: write %s: %w", path, err)
+			}
+			buf = buf[:0]
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return fmt.Errorf("sweep: close writer %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sweep: close %s: %w", path, err)
+	}
+	return nil
+}
