@@ -1,24 +1,65 @@
 package kernel
 
-import "cachebook/engine"
+import (
+	"fmt"
+	"sync"
+	"time"
 
-// counterSet collects perf counters around one sql cell.
-//
-// The perf-counter package (kernel/perf) plugs in here; until it is wired
-// in, a cell that asks for counters gets an honest "unavailable" record in
-// the measurement JSON instead of numbers.
+	"cachebook/engine"
+	"cachebook/kernel/perf"
+)
+
+// perfProbe probes perf-counter availability once and shares the result.
+type perfProbe struct {
+	once  sync.Once
+	avail perf.Availability
+}
+
+func (p *perfProbe) get() *perf.Availability {
+	p.once.Do(func() { p.avail = perf.Probe() })
+	return &p.avail
+}
+
+// counterSet collects perf counters per worker thread and per phase around
+// one sql cell (package kernel/perf), and shows live snapshots while the
+// query runs. Where the host has no counters the report says why for every
+// event; nothing is made up.
 type counterSet struct {
-	reason string
+	meter *perf.QueryMeter
+	stop  chan struct{}
+	done  chan struct{}
 }
 
-// startCounters prepares counter collection for a query run with hooks.
-func startCounters(hooks *engine.Hooks, env *Env) *counterSet {
-	_ = hooks
-	_ = env
-	return &counterSet{reason: "perf counters are not wired into this kernel build yet"}
+// startCounters wraps hooks so that the query's workers are counted and
+// starts the live display (at most Limits.UpdateInterval apart).
+func startCounters(probe *perfProbe, hooks *engine.Hooks, env *Env) (*engine.Hooks, *counterSet) {
+	c := &counterSet{
+		meter: perf.NewQueryMeter(perf.Options{Availability: probe.get()}),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	id := env.DisplayID("counters")
+	every := max(env.Limits().UpdateInterval, 250*time.Millisecond)
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				snap := c.meter.Snapshot()
+				env.Display(id, map[string]any{MIMECounters: snap, MIMEText: fmt.Sprintf("counters after %v", time.Since(env.Started()).Round(time.Millisecond))})
+			}
+		}
+	}()
+	return c.meter.Hooks(hooks), c
 }
 
-// finish stops collection and returns the cell's measurement JSON value.
+// finish stops the live display and returns the cell's counter report.
 func (c *counterSet) finish() any {
-	return map[string]any{"available": false, "reason": c.reason}
+	close(c.stop)
+	<-c.done
+	return c.meter.Report()
 }

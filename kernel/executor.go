@@ -124,7 +124,7 @@ type Config struct {
 // sql, and the measurement kinds that are available on this platform.
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
-	r.Register(KindSQL, SQLRunner{})
+	r.Register(KindSQL, NewSQLRunner())
 	registerMeasurements(r)
 	return r
 }

@@ -13,7 +13,13 @@ import (
 // SQLRunner runs sql cells on the kernel session's engine session. Every
 // ;-separated statement of the cell runs in order; SET statements change
 // the session's settings for the following cells.
-type SQLRunner struct{}
+type SQLRunner struct {
+	probe *perfProbe
+}
+
+// NewSQLRunner returns an sql runner; it probes perf-counter availability
+// the first time a cell asks for counters.
+func NewSQLRunner() SQLRunner { return SQLRunner{probe: &perfProbe{}} }
 
 // Class reports Exclusive for cells that collect perf counters
 // (attribute counters=on), Heavy otherwise.
@@ -33,7 +39,7 @@ func wantCounters(cell Cell) bool {
 }
 
 // Run executes the cell's statements and returns the result bundle.
-func (SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
+func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
 	s := env.Engine()
 	if s == nil {
 		return nil, env.EngineErr()
@@ -41,7 +47,11 @@ func (SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error)
 	hooks := &engine.Hooks{Progress: env.Progress}
 	var counters *counterSet
 	if wantCounters(cell) {
-		counters = startCounters(hooks, env)
+		probe := r.probe
+		if probe == nil {
+			probe = &perfProbe{}
+		}
+		hooks, counters = startCounters(probe, hooks, env)
 	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
 	bundle := BuildResult(results, env.Limits())
