@@ -71,3 +71,18 @@ func BenchmarkEval(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkSelect(b *testing.B) {
+	const n = 1 << 16
+	r := rand.New(rand.NewPCG(3, 4))
+	pred := &vec.Vector{Type: vec.Bool, Len: n, I64: make([]int64, n)}
+	for i := range pred.I64 {
+		pred.I64[i] = int64(r.IntN(2))
+	}
+	sel := make([]int32, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		sel = Select(pred, sel)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+}
