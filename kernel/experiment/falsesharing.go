@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
 // FalseSharingData is the typed result of the false-sharing experiment.
 type FalseSharingData struct {
 	Threads    int               `json:"threads"`
-	Iterations int               `json:"iterations"` // per thread, per run
+	Iterations int               `json:"iterations"`  // per thread, per run; 0: timed runs
+	DurationNS int64             `json:"duration_ns"` // length of a timed run
 	Reps       int               `json:"reps"`
 	Rows       []FalseSharingRow `json:"rows"`
 }
@@ -30,6 +32,11 @@ type FalseSharingRow struct {
 	CPUNSPerOp float64 `json:"cpu_ns_per_op"`
 	// CPUShare is the fraction of wall x threads the threads were running.
 	CPUShare float64 `json:"cpu_share"`
+	// Overlap is the fraction of a thread's chunks of 16384 increments
+	// during which another thread also made progress, averaged over the
+	// threads: near 1 when they truly ran side by side, near 0 when the
+	// OS ran them one after another (then nothing was shared).
+	Overlap float64 `json:"overlap"`
 	// Slowdown is CPU time per increment relative to padded-128 in the same
 	// mode (wall time where no CPU clock exists).
 	Slowdown float64 `json:"slowdown"`
@@ -42,7 +49,8 @@ func falseSharingSpec() Spec {
 			"to 64 B and 128 B (ClickHouse ProfileEvents)",
 		Params: []Param{
 			{"threads", strconv.Itoa(defaultThreads()), "goroutines, each with its own counter (1..256)"},
-			{"iterations", "2000000", "increments per thread per run"},
+			{"duration", "100ms", "length of each run; every thread increments until it ends"},
+			{"iterations", "0", "if > 0, an exact number of increments per thread per run instead of a duration"},
 			{"reps", "3", "runs per layout; the median is reported"},
 			{"modes", "atomic,plain", "update modes: atomic (LOCK XADD) and/or plain (load+store)"},
 		},
@@ -77,7 +85,8 @@ func counterBlock(n, stride int) (words []uint64, first, step int) {
 
 func falseSharing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	threads := p.Int("threads", 1, 256)
-	iters := p.Int("iterations", 1, 1<<40)
+	iters := p.Int("iterations", 0, 1<<40)
+	dur := p.Duration("duration", time.Millisecond, time.Minute)
 	reps := p.Int("reps", 1, 100)
 	var modes []string
 	for m := range splitList(p.String("modes")) {
@@ -94,6 +103,9 @@ func falseSharing(ctx context.Context, p *params, r *Result, hooks *Hooks) error
 	}
 
 	data := &FalseSharingData{Threads: threads, Iterations: iters, Reps: reps}
+	if iters == 0 {
+		data.DurationNS = dur.Nanoseconds()
+	}
 	for _, mode := range modes {
 		var rows []FalseSharingRow
 		for _, lay := range counterLayouts {
@@ -101,26 +113,35 @@ func falseSharing(ctx context.Context, p *params, r *Result, hooks *Hooks) error
 			for range reps {
 				words, first, step := counterBlock(threads, lay.stride)
 				label := fmt.Sprintf("%s/%s, %d threads", lay.name, mode, threads)
+				tracker := newOverlapTracker(threads)
+				overlap := make([]float64, threads)
+				done := make([]int, threads)
 				st, err := runWorkers(ctx, hooks, label, threads, func(w int) error {
-					c := &words[first+w*step]
-					if mode == "atomic" {
-						return incAtomic(ctx, c, iters)
-					}
-					return incPlain(ctx, c, iters)
+					var err error
+					done[w], overlap[w], err = tracker.incrementLoop(ctx, w, &words[first+w*step], iters, dur, mode == "atomic")
+					return err
 				})
 				if err != nil {
 					return err
 				}
-				if err := checkCounters(words, first, step, threads, iters); err != nil {
+				if err := checkCounters(words, first, step, done); err != nil {
 					return fmt.Errorf("%s: %w", label, err)
 				}
-				ops := float64(threads) * float64(iters)
+				var ops float64
+				for _, d := range done {
+					ops += float64(d)
+				}
 				wall := max(st.Wall, 1)
 				row := FalseSharingRow{
 					Layout: lay.name, Stride: lay.stride, Mode: mode, WallNS: wall.Nanoseconds(),
 					OpsPerS:    ops / wall.Seconds(),
 					CPUNSPerOp: float64(st.CPUTotal()) / ops,
 					CPUShare:   st.CPUShare(),
+				}
+				if threads > 1 {
+					for _, f := range overlap {
+						row.Overlap += f / float64(threads)
+					}
 				}
 				runs = append(runs, row)
 			}
@@ -137,20 +158,20 @@ func falseSharing(ctx context.Context, p *params, r *Result, hooks *Hooks) error
 	}
 	r.Data = data
 	t := Table{
-		Title: fmt.Sprintf("%d threads x %d increments, median of %d", threads, iters, reps),
+		Title: fmt.Sprintf("%d threads, %s, median of %d", threads, runLength(iters, dur), reps),
 		Columns: []string{"layout", "stride", "mode", "wall", "ops/s (all)", "CPU ns/op", "CPU share",
-			"vs padded-128"},
+			"overlap", "vs padded-128"},
 	}
 	for _, row := range data.Rows {
 		t.Rows = append(t.Rows, []string{row.Layout, fmt.Sprintf("%d B", row.Stride), row.Mode,
 			fmtMs(row.WallNS), fmtRate(row.OpsPerS), fmt.Sprintf("%.2f", row.CPUNSPerOp),
-			fmt.Sprintf("%.0f%%", 100*row.CPUShare), fmtRatio(row.Slowdown)})
+			fmt.Sprintf("%.0f%%", 100*row.CPUShare), fmt.Sprintf("%.0f%%", 100*row.Overlap), fmtRatio(row.Slowdown)})
 	}
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("checked: every counter ended at %d and the padding was never written", iters),
+		"checked: every counter ended at exactly the increments its thread made, and the padding was never written",
 		"packed: 8 counters share one 64-byte line, so every increment must take the line away from the other cores (false sharing)",
-		"CPU ns/op is the threads' CPU time per increment; it leaves out time spent waiting for a core, so it stays meaningful on a busy machine. A CPU share well under 100% means the threads often did not run at the same time, which hides false sharing",
+		"CPU ns/op is the threads' CPU time per increment; it leaves out time spent waiting for a core, so it stays meaningful on a busy machine. overlap is the share of 16384-increment chunks during which another thread also advanced: false sharing can only cost where threads overlap, so low overlap (a busy machine) hides it",
 		"padded-128 also separates the line pairs that the adjacent-line prefetcher pulls in together",
 		"ClickHouse (Intel's high-core-count article): ProfileEvents::increment took 36.6% of cycles on Q3 on 2x240 vCPUs until the counters were cache-line aligned (PR #82697)",
 	)
@@ -169,56 +190,114 @@ func (r *FalseSharingRow) cost() float64 {
 	return float64(r.WallNS)
 }
 
-// checkCounters verifies that each of the threads' counters holds exactly
-// iters and that no word outside the counters was written.
-func checkCounters(words []uint64, first, step, threads, iters int) error {
-	var sum uint64
+// checkCounters verifies that counter w holds exactly done[w] and that no
+// word outside the counters was written.
+func checkCounters(words []uint64, first, step int, done []int) error {
+	var sum, want uint64
 	for i, v := range words {
-		if i >= first && (i-first)%step == 0 && (i-first)/step < threads {
-			if v != uint64(iters) {
-				return fmt.Errorf("counter %d is %d, want %d", (i-first)/step, v, iters)
+		if i >= first && (i-first)%step == 0 && (i-first)/step < len(done) {
+			w := (i - first) / step
+			if v != uint64(done[w]) {
+				return fmt.Errorf("counter %d is %d, want %d", w, v, done[w])
 			}
 			sum += v
 		} else if v != 0 {
 			return fmt.Errorf("word %d outside the counters was written", i)
 		}
 	}
-	if want := uint64(threads) * uint64(iters); sum != want {
+	for _, d := range done {
+		want += uint64(d)
+	}
+	if sum != want {
 		return fmt.Errorf("counters sum to %d, want %d", sum, want)
 	}
 	return nil
 }
 
-// incAtomic adds 1 to *c n times with atomic read-modify-write.
-func incAtomic(ctx context.Context, c *uint64, n int) error {
-	for n > 0 {
-		k := min(n, 1<<16)
-		for range k {
-			atomic.AddUint64(c, 1)
-		}
-		n -= k
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+func runLength(iters int, dur time.Duration) string {
+	if iters > 0 {
+		return fmt.Sprintf("%d increments each", iters)
 	}
-	return nil
+	return fmt.Sprintf("%s runs", dur)
+}
+
+// incAtomic adds 1 to *c n times with atomic read-modify-write.
+//
+//go:noinline
+func incAtomic(c *uint64, n int) {
+	for range n {
+		atomic.AddUint64(c, 1)
+	}
 }
 
 // incPlain adds 1 to *c n times with plain loads and stores. The counter is
-// reached through a pointer that escapes, so the compiler keeps the load and
-// store inside the loop (checked with go build -gcflags=-S).
+// reached through a pointer and the function is not inlined, so the
+// compiler keeps the load and store inside the loop (an INCQ on memory;
+// checked with go build -gcflags=-S).
 //
 //go:noinline
-func incPlain(ctx context.Context, c *uint64, n int) error {
-	for n > 0 {
-		k := min(n, 1<<16)
-		for range k {
-			*c++
+func incPlain(c *uint64, n int) {
+	for range n {
+		*c++
+	}
+}
+
+// chunkIncrements is how many increments a worker does between looks at
+// the context and at the other workers' progress.
+const chunkIncrements = 1 << 14
+
+// overlapTracker estimates how much of the time the workers really ran at
+// the same moment, which false sharing needs: each worker publishes its
+// finished chunks in its own padded slot and, after each chunk, checks
+// whether any other worker finished a chunk meanwhile.
+type overlapTracker struct {
+	slots []uint64 // worker w's progress at slots[w*16] (128 bytes apart)
+}
+
+func newOverlapTracker(n int) *overlapTracker {
+	return &overlapTracker{slots: make([]uint64, n*16)}
+}
+
+// incrementLoop runs worker w's increments in chunks, iters of them or,
+// if iters is 0, until dur has passed. It returns how many it made and the
+// fraction of its chunks during which another worker made progress.
+func (o *overlapTracker) incrementLoop(ctx context.Context, w int, c *uint64, iters int, dur time.Duration, atomicMode bool) (int, float64, error) {
+	n := len(o.slots) / 16
+	others := func() uint64 {
+		var sum uint64
+		for i := range n {
+			if i != w {
+				sum += atomic.LoadUint64(&o.slots[i*16])
+			}
 		}
-		n -= k
+		return sum
+	}
+	deadline := time.Now().Add(dur)
+	var done, chunks, overlapped int
+	before := others()
+	for {
+		if iters > 0 && done >= iters || iters == 0 && chunks > 0 && !time.Now().Before(deadline) {
+			break
+		}
+		k := chunkIncrements
+		if iters > 0 {
+			k = min(iters-done, chunkIncrements)
+		}
+		if atomicMode {
+			incAtomic(c, k)
+		} else {
+			incPlain(c, k)
+		}
+		done += k
+		chunks++
+		atomic.AddUint64(&o.slots[w*16], 1)
+		if after := others(); after != before {
+			overlapped++
+			before = after
+		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return done, 0, err
 		}
 	}
-	return nil
+	return done, float64(overlapped) / float64(max(chunks, 1)), nil
 }

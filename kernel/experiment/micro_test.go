@@ -27,25 +27,27 @@ func TestCounterBlockLayout(t *testing.T) {
 
 func TestCheckCountersCatchesErrors(t *testing.T) {
 	words, first, step := counterBlock(3, 64)
-	for w := range 3 {
-		words[first+w*step] = 7
+	done := []int{7, 9, 7}
+	for w, d := range done {
+		words[first+w*step] = uint64(d)
 	}
-	if err := checkCounters(words, first, step, 3, 7); err != nil {
+	if err := checkCounters(words, first, step, done); err != nil {
 		t.Fatalf("correct counters rejected: %v", err)
 	}
-	words[first+step] = 6
-	if err := checkCounters(words, first, step, 3, 7); err == nil {
+	words[first+step] = 8
+	if err := checkCounters(words, first, step, done); err == nil {
 		t.Error("a short counter was not caught")
 	}
-	words[first+step] = 7
+	words[first+step] = 9
 	words[first+1] = 1 // padding
-	if err := checkCounters(words, first, step, 3, 7); err == nil {
+	if err := checkCounters(words, first, step, done); err == nil {
 		t.Error("a write into the padding was not caught")
 	}
 }
 
 func TestFalseSharingCounts(t *testing.T) {
 	r, err := runSpec(t, "false-sharing", map[string]string{"threads": "3", "iterations": "70000", "reps": "2"}, nil)
+	// Counters are checked inside the run: each must equal 70000.
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +66,26 @@ func TestFalseSharingCounts(t *testing.T) {
 	}
 	if r.Params["threads"] != "3" || r.Params["modes"] != "atomic,plain" {
 		t.Errorf("effective params %v", r.Params)
+	}
+}
+
+func TestFalseSharingTimed(t *testing.T) {
+	r, err := runSpec(t, "false-sharing", map[string]string{"threads": "2", "duration": "2ms", "reps": "1", "modes": "atomic"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Data.(*FalseSharingData)
+	if d.DurationNS != 2e6 || d.Iterations != 0 {
+		t.Errorf("data %+v", d)
+	}
+	for _, row := range d.Rows {
+		// At least one chunk per thread, and the run took about 2ms.
+		if row.OpsPerS*float64(row.WallNS)/1e9 < 2*chunkIncrements || row.WallNS < 2e6 {
+			t.Errorf("row %+v", row)
+		}
+		if row.Overlap < 0 || row.Overlap > 1 {
+			t.Errorf("overlap %v out of range", row.Overlap)
+		}
 	}
 }
 

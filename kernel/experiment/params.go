@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // params resolves the raw parameter strings of one run against a Spec. Each
@@ -104,6 +105,21 @@ func (p *params) Bytes(name string, lo, hi int64) int64 {
 		return 0
 	}
 	return v
+}
+
+// Duration parses a Go duration such as 100ms or 2s in [lo, hi].
+func (p *params) Duration(name string, lo, hi time.Duration) time.Duration {
+	s := p.effective[name]
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		p.fail(fmt.Errorf("%s must be a duration such as 100ms, got %q", name, s))
+		return 0
+	}
+	if d < lo || d > hi {
+		p.fail(fmt.Errorf("%s must be between %s and %s, got %s", name, lo, hi, d))
+		return 0
+	}
+	return d
 }
 
 // Enum returns the value if it is one of choices.
