@@ -18,6 +18,7 @@ type arith struct {
 	t        vec.Type // result type
 	float    bool     // operate on F64
 	unsigned bool     // operate on I64 as uint64 (UBIGINT)
+	pos      sql.Pos  // the operator, for overflow errors
 }
 
 func (a *arith) Type() vec.Type   { return a.t }
@@ -33,7 +34,19 @@ func (a *arith) String() string {
 	return "(" + a.l.String() + " " + a.op.String() + " " + a.r.String() + ")"
 }
 
+// Eval evaluates the operator; an overflow error carries the operator's
+// position.
 func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
+	v, err := a.eval(b)
+	if err != nil {
+		if _, ok := err.(*sql.Error); !ok {
+			err = &sql.Error{Pos: a.pos, Msg: err.Error()}
+		}
+	}
+	return v, err
+}
+
+func (a *arith) eval(b *vec.Batch) (*vec.Vector, error) {
 	lv, err := a.l.Eval(b)
 	if err != nil {
 		return nil, err
@@ -363,7 +376,8 @@ func floatOpScalar(op sql.Op, o, x []float64, c float64) {
 
 // neg is unary minus.
 type neg struct {
-	x Expr
+	x   Expr
+	pos sql.Pos
 }
 
 func (n *neg) Type() vec.Type         { return n.x.Type() }
@@ -387,7 +401,7 @@ func (n *neg) Eval(b *vec.Batch) (*vec.Vector, error) {
 	out.I64 = make([]int64, b.Len)
 	for i, x := range v.I64[:b.Len] {
 		if x == math.MinInt64 && (v.Valid == nil || v.Valid[i]) {
-			return nil, overflowError(sql.OpNeg)
+			return nil, &sql.Error{Pos: n.pos, Msg: overflowError(sql.OpNeg).Error()}
 		}
 		out.I64[i] = -x
 	}

@@ -60,7 +60,14 @@ func (b *Binder) bind(e sql.Expr, depth int) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return foldNode(x)
+	f, err := foldNode(x)
+	if err != nil {
+		if _, ok := err.(*sql.Error); !ok {
+			err = errAt(e.Pos(), "%v", err)
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 // foldNode turns a node whose operands are all constants into a constant.
@@ -410,7 +417,7 @@ func (b *Binder) bindUnary(e *sql.Unary, depth int) (Expr, error) {
 		} else if t == vec.Int16 || t == vec.Int32 {
 			x = &cast{x: x, to: vec.Int64, pos: e.At}
 		}
-		return &neg{x: x}, nil
+		return &neg{x: x, pos: e.At}, nil
 	}
 	return nil, errAt(e.At, "unsupported unary operator %s", e.Op)
 }
@@ -448,7 +455,7 @@ func (b *Binder) bindBinary(e *sql.Binary, depth int) (Expr, error) {
 		if r, err = coerce(r, vec.String, e.Y.Pos()); err != nil {
 			return nil, err
 		}
-		return &fn{name: "concat", args: []Expr{l, r}, t: vec.String, strict: true, do: concatStrings}, nil
+		return &fn{name: "concat", args: []Expr{l, r}, t: vec.String, strict: true, do: concatStrings, pos: e.OpPos}, nil
 	}
 	return bindArith(e.Op, l, r, e.X.Pos(), e.Y.Pos(), e.OpPos)
 }
@@ -551,7 +558,7 @@ func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 			if r, err = coerce(r, vec.UInt64, rp); err != nil {
 				return nil, err
 			}
-			return &arith{op: op, l: l, r: r, t: vec.UInt64, unsigned: true}, nil
+			return &arith{op: op, l: l, r: r, t: vec.UInt64, unsigned: true, pos: opPos}, nil
 		}
 	}
 	float := lt == vec.Float64 || rt == vec.Float64 || lt == vec.UInt64 || rt == vec.UInt64 || op == sql.OpDiv
@@ -565,7 +572,7 @@ func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 			return nil, err
 		}
 	}
-	return &arith{op: op, l: l, r: r, t: t, float: float}, nil
+	return &arith{op: op, l: l, r: r, t: t, float: float, pos: opPos}, nil
 }
 
 func (b *Binder) bindList(args []sql.Expr, depth int) ([]Expr, error) {
@@ -905,7 +912,7 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 		return want(i, vec.Timestamp)
 	}
 	strict := func(name string, t vec.Type, do func([]*vec.Vector, int) (*vec.Vector, error)) Expr {
-		return &fn{name: name, args: args, t: t, strict: true, do: do}
+		return &fn{name: name, args: args, t: t, strict: true, do: do, pos: c.At}
 	}
 	switch c.Name {
 	case "length", "char_length", "character_length", "len":
@@ -954,7 +961,7 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 				return nil, err
 			}
 		}
-		return &fn{name: c.Name, args: args, t: vec.String, do: concatStrings}, nil
+		return &fn{name: c.Name, args: args, t: vec.String, do: concatStrings, pos: c.At}, nil
 	case "regexp_replace":
 		if err := arity(c, 3, 4); err != nil {
 			return nil, err
@@ -995,7 +1002,7 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 		if rr.re, err = regexp.Compile(pat); err != nil {
 			return nil, errAt(pos(1), "invalid regular expression: %v", err)
 		}
-		return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, extra: extra}, nil
+		return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, extra: extra, pos: c.At}, nil
 	case "todatetime":
 		if err := arity(c, 1, 1); err != nil {
 			return nil, err
@@ -1070,7 +1077,7 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 		if err := wantTemporal(1); err != nil {
 			return nil, err
 		}
-		return &fn{name: c.Name, args: args[1:], t: vec.Timestamp, strict: true, extra: []string{sql.QuoteString(p)},
+		return &fn{name: c.Name, args: args[1:], t: vec.Timestamp, strict: true, extra: []string{sql.QuoteString(p)}, pos: c.At,
 			do: func(vs []*vec.Vector, n int) (*vec.Vector, error) { return truncUnit(p, vs[0], n) }}, nil
 	case "date_part", "datepart":
 		if err := arity(c, 2, 2); err != nil {
@@ -1208,7 +1215,7 @@ func bindDatePart(name, part string, x Expr, at, xpos sql.Pos) (Expr, error) {
 	if p == "epoch" {
 		t = vec.Float64
 	}
-	e := &fn{name: "extract", args: []Expr{x}, t: t, strict: true, extra: []string{sql.QuoteString(p)},
+	e := &fn{name: "extract", args: []Expr{x}, t: t, strict: true, extra: []string{sql.QuoteString(p)}, pos: at,
 		do: func(vs []*vec.Vector, n int) (*vec.Vector, error) { return extractPart(p, vs[0], n) }}
 	return e, nil
 }

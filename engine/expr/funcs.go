@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"cachebook/engine/sql"
 	"cachebook/engine/vec"
 )
 
@@ -22,6 +23,7 @@ type fn struct {
 	// extra renders constant parameters captured by do (e.g. a compiled
 	// pattern) after the arguments in String.
 	extra []string
+	pos   sql.Pos // the call, for errors
 }
 
 func (f *fn) Type() vec.Type         { return f.t }
@@ -53,7 +55,7 @@ func (f *fn) Eval(b *vec.Batch) (*vec.Vector, error) {
 	}
 	out, err := f.do(vs, b.Len)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.name, err)
+		return nil, &sql.Error{Pos: f.pos, Msg: fmt.Sprintf("%s: %v", f.name, err)}
 	}
 	if f.strict {
 		for _, v := range vs {
