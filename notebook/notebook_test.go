@@ -2,6 +2,8 @@ package notebook
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -209,6 +211,12 @@ func TestIDsStableAndUnique(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(sample))
+	lessonFiles, _ := filepath.Glob("../lessons/*.md")
+	for _, name := range lessonFiles {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Add([]byte("```sql\nx\n```\n```output {type=stream name=stdout}\ny\n```\n"))
 	f.Add([]byte("<!-- cachebook: {\"id\":\"a\"} -->\n\n~~~experiment zeroing {x=\"1 2\"}\n~~~\n"))
 	f.Add([]byte("* a\n\n  ```sql\n  b\n  ```\n| a | b |\n|---|---|\n| 1 | 2 |\n[^1]: note\n"))
