@@ -678,3 +678,26 @@ func TestSubstrExtremes(t *testing.T) {
 		t.Errorf("got %s", formatAll(v))
 	}
 }
+
+func TestFold(t *testing.T) {
+	sum := &arith{op: sql.OpAdd, l: NewConst(vec.Int64, 2), r: NewConst(vec.Int64, 3), t: vec.Int64}
+	outer := &arith{op: sql.OpMul, l: &ColumnRef{Index: 0, T: vec.Int64, Name: "x"}, r: sum, t: vec.Int64}
+	f, err := Fold(outer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.String(); got != "(x * 5)" {
+		t.Errorf("Fold = %s, want (x * 5)", got)
+	}
+	f, err = Fold(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := f.(*Const); !ok || c.Int() != 5 {
+		t.Errorf("Fold(2 + 3) = %v", f)
+	}
+	bad := &arith{op: sql.OpAdd, l: NewConst(vec.Int64, int64(1)<<62), r: NewConst(vec.Int64, int64(1)<<62), t: vec.Int64}
+	if _, err := Fold(bad); err == nil {
+		t.Error("Fold of an overflowing sum succeeded")
+	}
+}

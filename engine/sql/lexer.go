@@ -243,6 +243,8 @@ func (l *lexer) next() (Token, error) {
 	switch two {
 	case "<>", "!=":
 		k = TokNe
+	case "==":
+		k = TokEq
 	case "<=":
 		k = TokLe
 	case ">=":

@@ -204,6 +204,7 @@ func TestFormat(t *testing.T) {
 		{"EXTRACT(YEAR FROM d)", "extract(year FROM d)"},
 		{"x /* c */ + -- c\n 1", "x + 1"},
 		{"a <> b AND a != c", "a <> b AND a <> c"},
+		{"a == 1", "a = 1"},
 		{"a = b IS NULL", "a = b IS NULL"},
 		{"(a = b) = c", "(a = b) = c"},
 		{"a = (b = c)", "a = (b = c)"},
