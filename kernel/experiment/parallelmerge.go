@@ -39,8 +39,8 @@ func parallelMergeSpec() Spec {
 			"(two-level, 256 buckets), as threads grow (ClickHouse Q5)",
 		Params: []Param{
 			{"threads", strconv.Itoa(max(4, defaultThreads())), "largest thread count; runs 1, 2, 4, ... up to it (1..256)"},
-			{"rows", "2000000", "rows aggregated, split evenly over the threads"},
-			{"groups", "200000", "distinct keys the rows are drawn from"},
+			{"rows", "1000000", "rows aggregated, split evenly over the threads"},
+			{"groups", "100000", "distinct keys the rows are drawn from"},
 			{"buckets", "256", "first-level buckets of the two-level table (a power of two, 2..65536)"},
 		},
 	}
