@@ -456,7 +456,7 @@ func (x *Executor) classify(parent, cctx context.Context, cell Cell, err error, 
 		ec.Traceback = []string{ec.Ename + ": " + ec.Evalue}
 	}
 	var si *stmtIndexError
-	if errors.As(err, &si) {
+	if ec.Position == nil && errors.As(err, &si) {
 		i := si.index
 		ec.StatementIndex = &i
 	}

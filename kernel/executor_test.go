@@ -204,7 +204,7 @@ func TestSQLErrorClassification(t *testing.T) {
 		t.Fatalf("messages %v", got)
 	}
 	ec := reply.Error
-	if *ec.Position != (Position{Line: 2, Col: 8, Offset: 17}) || *ec.StatementIndex != 1 {
+	if *ec.Position != (Position{Line: 2, Col: 8, Offset: 17}) || ec.StatementIndex != nil {
 		t.Fatalf("error %+v", ec)
 	}
 	if want := []string{"SELECT UserId FROM hits", "       ^", `2:8: unknown column "UserId"`}; !reflect.DeepEqual(ec.Traceback, want) {

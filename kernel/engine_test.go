@@ -1,0 +1,171 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cachebook/engine/gen"
+	"cachebook/kernel/perf"
+)
+
+// testData generates a small hits table once per test binary.
+var testData = struct {
+	once sync.Once
+	dir  string
+	err  error
+}{}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testData.dir != "" {
+		os.RemoveAll(testData.dir)
+	}
+	os.Exit(code)
+}
+
+func hitsDir(t *testing.T) string {
+	t.Helper()
+	testData.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kernel-test-*")
+		if err != nil {
+			testData.err = err
+			return
+		}
+		testData.dir = dir
+		testData.err = gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"), gen.Options{Rows: 20000, Seed: 1})
+	})
+	if testData.err != nil {
+		t.Fatalf("generate test data: %v", testData.err)
+	}
+	return testData.dir
+}
+
+func newEngineExecutor(t *testing.T) *Executor {
+	t.Helper()
+	x, err := NewExecutor(Config{DataDir: hitsDir(t), Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("NewExecutor: %v", err)
+	}
+	return x
+}
+
+func TestSQLCellRealEngine(t *testing.T) {
+	x := newEngineExecutor(t)
+	var rec recorder
+	reply, err := x.Execute(context.Background(), Cell{Kind: KindSQL,
+		Source: "SET group_by = 'radix'; SELECT UserID, count(*) AS c FROM hits GROUP BY UserID ORDER BY c DESC LIMIT 5"}, rec.emit)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	b := reply.Outcome.Data[MIMEResult].(*ResultBundle)
+	if len(b.Statements) != 2 || len(b.Statements[1].Rows) != 5 || b.Statements[1].RowCount != 5 {
+		t.Fatalf("bundle %+v", b)
+	}
+	st := b.Statements[1]
+	if st.Columns[0].Name != "UserID" || st.Columns[0].Type != "BIGINT" || st.Plan == nil || st.ElapsedNs <= 0 || b.Timings == nil {
+		t.Fatalf("statement %+v", st)
+	}
+	if !strings.Contains(reply.Outcome.Data[MIMEText].(string), "(5 rows)") {
+		t.Fatalf("text %q", reply.Outcome.Data[MIMEText])
+	}
+	// SET persists in the session until a restart.
+	if g := x.eng.Settings().GroupBy; g != "radix" {
+		t.Fatalf("group_by after SET = %q", g)
+	}
+	if _, err := x.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g := x.eng.Settings().GroupBy; g == "radix" {
+		t.Fatalf("group_by survived a restart")
+	}
+	// A big result is capped; the count stays.
+	x.limits.MaxRows = 10
+	reply, err = x.Execute(context.Background(), Cell{Source: "SELECT UserID, count(*) FROM hits GROUP BY UserID"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = reply.Outcome.Data[MIMEResult].(*ResultBundle).Statements[0]
+	if len(st.Rows) != 10 || st.RowCount <= 10 || !st.Truncated {
+		t.Fatalf("capped result: %d rows of %d", len(st.Rows), st.RowCount)
+	}
+}
+
+func TestSQLErrorRealEngine(t *testing.T) {
+	x := newEngineExecutor(t)
+	src := "SELECT 1;\nSELECT UserId, count(* FROM hits"
+	reply, err := x.Execute(context.Background(), Cell{Source: src}, nil)
+	var f *Failure
+	if !errors.As(err, &f) || reply.Ename != ErrSQL {
+		t.Fatalf("err %v reply %+v", err, reply.ExecuteReply)
+	}
+	ec := reply.Error
+	if ec.Position == nil || ec.Position.Line != 2 || ec.Position.Offset <= len("SELECT 1;\n") || len(ec.Traceback) != 3 ||
+		!strings.HasSuffix(ec.Traceback[1], "^") {
+		t.Fatalf("error %+v", ec)
+	}
+	t.Logf("SQL error: %s\n%s", ec.Evalue, strings.Join(ec.Traceback, "\n"))
+	// A binding error: the position points at the unknown name.
+	reply, _ = x.Execute(context.Background(), Cell{Source: "SELECT nosuchcolumn FROM hits"}, nil)
+	if reply.Ename != ErrSQL || reply.Error.Position == nil || reply.Error.Position.Col != 8 {
+		t.Fatalf("binding error %+v %+v", reply.ExecuteReply, reply.Error)
+	}
+	// A statement that fails while running, after one that ran: its
+	// result comes first and statement_index says which one failed.
+	reply, _ = x.Execute(context.Background(), Cell{Source: "SELECT 1; SELECT count(*) FROM no_such_table"}, nil)
+	t.Logf("missing table: %s %q position=%v index=%v", reply.Ename, reply.Evalue, reply.Error.Position, reply.Error.StatementIndex)
+}
+
+func TestInterruptRealQuery(t *testing.T) {
+	x := newEngineExecutor(t)
+	// Many real GROUP BY statements: the engine checks ctx between batches
+	// and between statements.
+	src := strings.Repeat("SELECT UserID, SearchPhrase, count(*) FROM hits GROUP BY UserID, SearchPhrase ORDER BY 3 DESC LIMIT 3;\n", 2000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan time.Time, 1)
+	var reply *Reply
+	go func() {
+		reply, _ = x.Execute(ctx, Cell{Source: src}, nil)
+		done <- time.Now()
+	}()
+	time.Sleep(300 * time.Millisecond)
+	t0 := time.Now()
+	cancel()
+	end := <-done
+	if reply.Ename != ErrInterrupted {
+		t.Fatalf("reply %+v", reply.ExecuteReply)
+	}
+	if d := end.Sub(t0); d > 200*time.Millisecond {
+		t.Fatalf("real query stopped %v after the interrupt", d)
+	} else {
+		t.Logf("real query interrupt latency: %v", d)
+	}
+	// The engine session is usable right after.
+	if err := x.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Execute(context.Background(), Cell{Source: "SELECT count(*) FROM hits"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSQLCountersRealEngine(t *testing.T) {
+	x := newEngineExecutor(t)
+	cell := Cell{Source: "SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3", Attrs: map[string]string{"counters": "on"}}
+	if x.Class(cell) != Exclusive {
+		t.Fatal("a counted sql cell must run alone")
+	}
+	reply, err := x.Execute(context.Background(), cell, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, ok := reply.Outcome.Data[MIMEResult].(*ResultBundle).Counters.(*perf.Report)
+	if !ok || len(rep.Workers) == 0 {
+		t.Fatalf("counters %#v", reply.Outcome.Data[MIMEResult].(*ResultBundle).Counters)
+	}
+}
