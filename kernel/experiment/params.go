@@ -14,7 +14,6 @@ import (
 // getter records the first validation error and returns a zero value after
 // it, so that a Run body can read all its parameters and check err once.
 type params struct {
-	raw       map[string]string
 	effective map[string]string
 	first     error
 }
@@ -46,7 +45,7 @@ func newParams(spec Spec, raw map[string]string) (*params, error) {
 			eff[k] = strings.TrimSpace(v)
 		}
 	}
-	return &params{raw: raw, effective: eff}, nil
+	return &params{effective: eff}, nil
 }
 
 func (p *params) err() error { return p.first }
@@ -120,18 +119,6 @@ func (p *params) Duration(name string, lo, hi time.Duration) time.Duration {
 		return 0
 	}
 	return d
-}
-
-// Enum returns the value if it is one of choices.
-func (p *params) Enum(name string, choices ...string) string {
-	s := p.effective[name]
-	for _, c := range choices {
-		if s == c {
-			return s
-		}
-	}
-	p.fail(fmt.Errorf("%s must be one of %s, got %q", name, strings.Join(choices, ", "), s))
-	return ""
 }
 
 var errBadSize = errors.New("bad size")

@@ -18,8 +18,9 @@ import (
 // SumRewriteData is the typed result of the sum-rewrite experiment.
 type SumRewriteData struct {
 	DataDir string `json:"data_dir"`
-	Rows    int64  `json:"rows"`  // rows of hits
-	Terms   int    `json:"terms"` // SUM(...) expressions in the query
+	Threads int    `json:"threads"` // engine threads; 0: the engine's default
+	Rows    int64  `json:"rows"`    // rows of hits
+	Terms   int    `json:"terms"`   // SUM(...) expressions in the query
 	Reps    int    `json:"reps"`
 	Query   string `json:"query"`
 	// LiteralNS and RewrittenNS are the statement times of each repetition
@@ -49,6 +50,7 @@ func sumRewriteSpec() Spec {
 			{"data", def, "data directory holding hits.parquet (default $CACHEBOOK_DATA, else data)"},
 			{"terms", "90", "SUM expressions in the query (1..1000); 90 is ClickBench Q29"},
 			{"reps", "3", "timed runs per setting, alternating, after one untimed warm-up (1..100)"},
+			{"threads", "0", "engine worker threads (SET threads = N); 0 keeps the engine's default"},
 		},
 	}
 	s.Run = func(ctx context.Context, raw map[string]string, hooks *Hooks) (*Result, error) {
@@ -83,6 +85,7 @@ func sumRewrite(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	dir := p.String("data")
 	terms := p.Int("terms", 1, 1000)
 	reps := p.Int("reps", 1, 100)
+	threads := p.Int("threads", 0, 1024)
 	if dir == "" {
 		p.fail(errors.New("data must name a directory"))
 	}
@@ -119,8 +122,13 @@ func sumRewrite(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		return err
 	}
 
+	if threads > 0 {
+		if _, _, err := exec("SET threads = "+strconv.Itoa(threads), nil); err != nil {
+			return err
+		}
+	}
 	query := SumQuery(terms)
-	data := &SumRewriteData{DataDir: dir, Terms: terms, Reps: reps, Query: query}
+	data := &SumRewriteData{DataDir: dir, Threads: threads, Terms: terms, Reps: reps, Query: query}
 	cnt, _, err := exec("SELECT COUNT(*) FROM hits", nil)
 	if err != nil {
 		return err

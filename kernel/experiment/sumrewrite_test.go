@@ -72,7 +72,7 @@ func TestSumRewriteOnGeneratedData(t *testing.T) {
 	if _, err := engine.Open(engine.Options{DataDir: dir}); err != nil && strings.Contains(err.Error(), "not implemented") {
 		t.Skip("engine not implemented yet:", err)
 	}
-	r, err := runSpec(t, "sum-rewrite", map[string]string{"data": dir, "terms": "7", "reps": "2"}, nil)
+	r, err := runSpec(t, "sum-rewrite", map[string]string{"data": dir, "terms": "7", "reps": "2", "threads": "2"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
