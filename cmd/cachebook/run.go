@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -39,7 +40,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cfg := kernel.Config{DataDir: dataDir(*data), Limits: kernel.Limits{CellTimeout: *timeout}}
+	dir := dataDir(*data)
+	// Experiments that read the table themselves (sum-rewrite) find it
+	// through $CACHEBOOK_DATA, so point it at the same directory.
+	if old, had := os.LookupEnv("CACHEBOOK_DATA"); !had || old != dir {
+		if err := os.Setenv("CACHEBOOK_DATA", dir); err == nil {
+			defer func() {
+				if had {
+					os.Setenv("CACHEBOOK_DATA", old)
+				} else {
+					os.Unsetenv("CACHEBOOK_DATA")
+				}
+			}()
+		}
+	}
+	cfg := kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: *timeout}}
 	x, err := kernel.NewExecutor(cfg)
 	if err != nil {
 		// Without data the measurement cells can still run; sql cells

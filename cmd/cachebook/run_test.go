@@ -27,6 +27,19 @@ func smallData(t *testing.T) string {
 	return dir
 }
 
+// cheap holds small parameters for the measurement cells of the lessons,
+// keyed by kind and experiment name.
+var cheap = map[string]map[string]string{
+	"latency":                    {"min": "4K", "max": "256K", "ppo": "1", "reps": "1", "sample": "1ms"},
+	"bandwidth":                  {"bytes": "1M", "threads": "1,2", "reps": "1"},
+	"sweep":                      {},
+	"experiment false-sharing":   {"duration": "5ms", "reps": "1"},
+	"experiment lock-contention": {"ops": "2000"},
+	"experiment parallel-merge":  {"rows": "20000", "groups": "2000"},
+	"experiment zeroing":         {"size": "64KiB", "allocs": "2"},
+	"experiment sum-rewrite":     {"terms": "4", "reps": "1"},
+}
+
 // TestLessonsRun runs every cell of every lesson on small data and fails
 // on any cell error. Cells of kinds this build's kernel has no runner for
 // are logged and skipped; with -short the measurement kinds are skipped
@@ -59,6 +72,21 @@ func TestLessonsRun(t *testing.T) {
 				if testing.Short() && c.Kind != notebook.KindSQL {
 					continue
 				}
+				// Measurement cells run with small parameters on top of
+				// the lesson's own, so the test stays fast; the lesson's
+				// parameters are still checked by the runner.
+				attrs := map[string]string{}
+				for k, v := range c.Attrs {
+					attrs[k] = v
+				}
+				key := string(c.Kind)
+				if c.Name != "" {
+					key += " " + c.Name
+				}
+				for k, v := range cheap[key] {
+					attrs[k] = v
+				}
+				c.Attrs = attrs
 				if err := notebook.RunCell(context.Background(), KernelRunner{X: x}, c); err != nil {
 					t.Errorf("cell %s (%s %s) failed: %v\n%s", c.ID, c.Kind, c.Name, err, c.Source)
 					continue
