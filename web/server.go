@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -402,7 +401,3 @@ func (s *Server) notebookSave(p string, d *Doc) (any, error) {
 	s.log.Info("notebook saved", "path", p, "cells", len(nb.Cells))
 	return map[string]any{"status": kernel.StatusOK, "path": info.Path, "modified": info.Modified}, nil
 }
-
-// trimPath is used by the websocket requests, whose paths must look like
-// REST paths.
-func trimPath(p string) string { return strings.TrimPrefix(p, "/") }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"cachebook/engine/gen"
 	"cachebook/kernel"
 )
 
@@ -37,8 +40,8 @@ func textOut(s string) *kernel.Outcome {
 	return &kernel.Outcome{Data: map[string]any{kernel.MIMEText: s}}
 }
 
-// testRunners: echo, slow (progress every ms until cancelled, checking ctx
-// between "batches" as the engine does), work (about 1 ms of CPU).
+// testRunners: echo, and slow (progress every ms until cancelled, checking
+// ctx between "batches" as the engine does).
 func testRunners() *kernel.Registry {
 	r := kernel.NewRegistry()
 	r.Register("echo", runner{run: func(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
@@ -53,15 +56,6 @@ func testRunners() *kernel.Registry {
 			}
 			env.Progress(i, 1<<40)
 		}
-	}})
-	r.Register("work", runner{run: func(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
-		x := uint64(1)
-		for t0 := time.Now(); time.Since(t0) < time.Millisecond; {
-			for i := 0; i < 1000; i++ {
-				x = x*6364136223846793005 + 1442695040888963407
-			}
-		}
-		return textOut(fmt.Sprint(c.Source, " ", x%10)), nil
 	}})
 	return r
 }
@@ -219,7 +213,7 @@ func TestExecuteAndKernelInfo(t *testing.T) {
 	info := c.until(replyTo(req, kernel.MsgKernelInfoReply))
 	var ki kernel.KernelInfoReply
 	_ = info[len(info)-1].DecodeContent(&ki)
-	if ki.ProtocolVersion != kernel.Protocol || len(ki.CellKinds) != 3 || ki.Limits.MaxRows != 1000 || info[len(info)-1].Seq != 0 {
+	if ki.ProtocolVersion != kernel.Protocol || len(ki.CellKinds) != 2 || ki.Limits.MaxRows != 1000 || info[len(info)-1].Seq != 0 {
 		t.Fatalf("kernel info %+v", ki)
 	}
 	ex := c.execute("echo", "hello")
@@ -446,6 +440,8 @@ func TestNoTokenNeedsLoopback(t *testing.T) {
 // latency, and that no goroutine is left behind.
 func TestManySessions(t *testing.T) {
 	const sessions, cells = 100, 3
+	const query = "SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3"
+	hitsDir(t) // generate before counting goroutines
 	before := runtime.NumGoroutine()
 	// Registered first, so it runs after the server's own cleanup.
 	t.Cleanup(func() {
@@ -475,7 +471,10 @@ func TestManySessions(t *testing.T) {
 			mu.Unlock()
 			return textOut("ok"), nil
 		}})
-		ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg}, Scheduler: kernel.NewScheduler(1)}})
+		reg.Register(kernel.KindSQL, kernel.NewSQLRunner())
+		ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{
+			Executor:  kernel.Config{Registry: reg, DataDir: hitsDir(t)},
+			Scheduler: kernel.NewScheduler(1)}})
 		clients := make([]*client, sessions)
 		for i := range clients {
 			clients[i] = ts.dial(t, fmt.Sprintf("s%d", i), 0)
@@ -530,7 +529,8 @@ func TestManySessions(t *testing.T) {
 			t.Fatalf("%d cells ran, want %d", len(order), sessions*cells)
 		}
 
-		// Latency: every session sends its cells at once.
+		// Latency: every session sends its cells (real GROUP BY queries
+		// over 20,000 rows) at once.
 		lat := make(chan time.Duration, sessions*cells)
 		t0 := time.Now()
 		for _, c := range clients {
@@ -539,12 +539,16 @@ func TestManySessions(t *testing.T) {
 				defer wg.Done()
 				sent := map[string]time.Time{}
 				for k := 0; k < cells; k++ {
-					m := c.execute("work", "q")
+					m := c.execute(kernel.KindSQL, query)
 					sent[m.Header.MsgID] = time.Now()
 				}
 				n := 0
 				for m := range c.frames {
 					if m.Header.MsgType == kernel.MsgExecuteReply {
+						var r kernel.ExecuteReply
+						if err := m.DecodeContent(&r); err != nil || r.Status != kernel.StatusOK {
+							t.Errorf("reply %+v %v", r, err)
+						}
 						lat <- time.Since(sent[m.ParentHeader.MsgID])
 						if n++; n == cells {
 							return
@@ -564,8 +568,8 @@ func TestManySessions(t *testing.T) {
 		if len(ds) != sessions*cells {
 			t.Fatalf("%d answers, want %d", len(ds), sessions*cells)
 		}
-		t.Logf("%d sessions x %d cells (~1 ms CPU each, 1 admitted at a time): p50 %v, p99 %v, max %v, all done in %v",
-			sessions, cells, ds[len(ds)/2], ds[len(ds)*99/100], ds[len(ds)-1], total)
+		t.Logf("%d sessions x %d cells (%s over 20k rows, 1 admitted at a time): p50 %v, p99 %v, max %v, all done in %v",
+			sessions, cells, query, ds[len(ds)/2], ds[len(ds)*99/100], ds[len(ds)-1], total)
 		for _, c := range clients {
 			c.conn.Close()
 		}
@@ -637,6 +641,136 @@ func TestMetrics(t *testing.T) {
 		"cachebook_cells_running 0", `cachebook_cell_duration_seconds_count{kind="echo",status="ok"} 1`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// testData generates a small hits table once per test binary.
+var testData = struct {
+	once sync.Once
+	dir  string
+	err  error
+}{}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testData.dir != "" {
+		os.RemoveAll(testData.dir)
+	}
+	os.Exit(code)
+}
+
+func hitsDir(t *testing.T) string {
+	t.Helper()
+	testData.once.Do(func() {
+		dir, err := os.MkdirTemp("", "web-test-*")
+		if err != nil {
+			testData.err = err
+			return
+		}
+		testData.dir = dir
+		testData.err = gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"), gen.Options{Rows: 20000, Seed: 1})
+	})
+	if testData.err != nil {
+		t.Fatalf("generate test data: %v", testData.err)
+	}
+	return testData.dir
+}
+
+func TestLessonsAndNotebooks(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, Config{Lessons: BuiltinLessons(), Notebooks: &NotebookDir{Root: dir}})
+	c := ts.dial(t, "", 0)
+	call := func(typ string, content any) map[string]any {
+		t.Helper()
+		req := c.send(kernel.ChannelShell, typ, content)
+		ms := c.until(func(m *kernel.Message) bool { return m.ParentHeader.MsgID == req.Header.MsgID })
+		var v map[string]any
+		_ = ms[len(ms)-1].DecodeContent(&v)
+		if ms[len(ms)-1].Header.MsgType != strings.TrimSuffix(typ, "_request")+"_reply" {
+			t.Fatalf("%s answered by %s", typ, ms[len(ms)-1].Header.MsgType)
+		}
+		return v
+	}
+	ls := call(kernel.MsgLessonListRequest, nil)
+	lessons, _ := ls["lessons"].([]any)
+	if ls["status"] != "ok" || len(lessons) == 0 {
+		t.Fatalf("lessons %v", ls)
+	}
+	id := lessons[0].(map[string]any)["id"].(string)
+	lo := call(kernel.MsgLessonOpenRequest, map[string]string{"id": id})
+	nb, _ := lo["notebook"].(map[string]any)
+	cells, _ := nb["cells"].([]any)
+	if lo["status"] != "ok" || nb["title"] == "" || len(cells) < 2 {
+		t.Fatalf("lesson %v", lo)
+	}
+	if first := cells[0].(map[string]any); first["cell_type"] != "markdown" || first["html"] == "" {
+		t.Fatalf("first lesson cell %v", first)
+	}
+	if v := call(kernel.MsgLessonOpenRequest, map[string]string{"id": "nope"}); v["ename"] != "NotFound" {
+		t.Fatalf("missing lesson %v", v)
+	}
+
+	doc := Doc{Title: "Mine", Cells: []DocCell{
+		{CellType: "markdown", Source: "# Mine\n\nSome prose."},
+		{CellType: "code", Kind: "sql", Source: "SELECT 1", Attrs: map[string]string{"timeout": "10s"}},
+		{CellType: "code", Kind: "experiment", Source: "false-sharing\nthreads=2"},
+	}}
+	if v := call(kernel.MsgNotebookSaveRequest, map[string]any{"path": "mine/a.md", "notebook": doc}); v["status"] != "ok" {
+		t.Fatalf("save %v", v)
+	}
+	if v := call(kernel.MsgNotebookListRequest, nil); fmt.Sprint(v["notebooks"]) == "[]" || !strings.Contains(fmt.Sprint(v), "mine/a.md") {
+		t.Fatalf("list %v", v)
+	}
+	v := call(kernel.MsgNotebookOpenRequest, map[string]string{"path": "mine/a.md"})
+	got, _ := v["notebook"].(map[string]any)
+	gc, _ := got["cells"].([]any)
+	if got["title"] != "Mine" || len(gc) != 3 || gc[2].(map[string]any)["source"] != "false-sharing\nthreads=2" ||
+		fmt.Sprint(gc[1].(map[string]any)["attrs"]) != "map[timeout:10s]" {
+		t.Fatalf("reopened %v", v)
+	}
+	for _, bad := range []string{"../x.md", "/abs.md", "a/b/c.md", "x.txt", ".hidden.md", ""} {
+		if v := call(kernel.MsgNotebookSaveRequest, map[string]any{"path": bad, "notebook": doc}); v["ename"] != "BadRequest" {
+			t.Errorf("save %q: %v", bad, v)
+		}
+	}
+	if v := call(kernel.MsgNotebookOpenRequest, map[string]string{"path": "none.md"}); v["ename"] != "NotFound" {
+		t.Fatalf("open missing %v", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mine", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+
+	// REST: same store, token and origin checks.
+	do := func(method, path, origin, body string) int {
+		req, _ := http.NewRequest(method, ts.ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "token secret")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		method, path, origin, body string
+		want                       int
+	}{
+		{"GET", "/api/notebooks", "", "", 200},
+		{"GET", "/api/notebooks/mine/a.md", "", "", 200},
+		{"GET", "/api/notebooks/mine/zzz.md", "", "", 404},
+		{"PUT", "/api/notebooks/b.md", "", `{"title":"B","cells":[{"cell_type":"code","kind":"sql","source":"SELECT 2"}]}`, 200},
+		{"PUT", "/api/notebooks/b.md", "http://evil.example", `{"cells":[]}`, 403},
+		{"PUT", "/api/notebooks/b.md", "", `{"cells":[{"cell_type":"code","kind":"python"}]}`, 400},
+		{"PUT", "/api/notebooks/b.md", "", `not json`, 400},
+		{"GET", "/api/lessons/" + id, "", "", 200},
+	} {
+		if got := do(tc.method, tc.path, tc.origin, tc.body); got != tc.want {
+			t.Errorf("%s %s (origin %q): %d, want %d", tc.method, tc.path, tc.origin, got, tc.want)
 		}
 	}
 }

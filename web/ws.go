@@ -160,7 +160,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 			Path string `json:"path"`
 		}
 		if err = m.DecodeContent(&req); err == nil {
-			v, err = c.s.notebookOpen(trimPath(req.Path))
+			v, err = c.s.notebookOpen(req.Path)
 		}
 	case kernel.MsgNotebookSaveRequest:
 		replyType = kernel.MsgNotebookSaveReply
@@ -172,7 +172,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 			if req.Notebook == nil {
 				req.Notebook = &Doc{}
 			}
-			v, err = c.s.notebookSave(trimPath(req.Path), req.Notebook)
+			v, err = c.s.notebookSave(req.Path, req.Notebook)
 		}
 	default:
 		if herr := c.sub.Session().Handle(c.sub, m); herr != nil {
