@@ -77,7 +77,8 @@ func trimBlankLines(s string) string {
 	return s
 }
 
-// Ipynb returns the notebook as nbformat 4.5 JSON.
+// Ipynb returns the notebook as nbformat 4.5 JSON. It first gives cells
+// without a valid ID one (see AssignIDs).
 func (n *Notebook) Ipynb() ([]byte, error) {
 	n.AssignIDs()
 	meta := map[string]any{

@@ -177,8 +177,8 @@ type block struct {
 	start, end int
 }
 
-// Parse splits src into cells. It never fails on well-formed input of any
-// content; it returns an error only for input larger than MaxSize.
+// Parse splits src into cells. Any input up to MaxSize bytes parses (text
+// that is not a cell is prose); larger input is an error.
 func Parse(src []byte) (*Notebook, error) {
 	if len(src) > MaxSize {
 		return nil, fmt.Errorf("notebook: %d bytes is larger than the %d byte limit", len(src), MaxSize)
