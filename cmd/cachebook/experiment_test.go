@@ -75,3 +75,31 @@ func TestCmdExperiment(t *testing.T) {
 		t.Error("unknown experiment accepted")
 	}
 }
+
+func FuzzParseExperimentArgs(f *testing.F) {
+	f.Add("--threads 4 --format json")
+	f.Add("--threads=4 --counters -size=8MiB")
+	f.Add("--a 1 --a 2")
+	f.Add("-- x")
+	f.Fuzz(func(t *testing.T, line string) {
+		params, format, counters, err := parseExperimentArgs(strings.Fields(line))
+		if err != nil {
+			return
+		}
+		if format != "table" && format != "json" {
+			t.Fatalf("format %q accepted", format)
+		}
+		// Written back as --name=value pairs, the parameters parse the same.
+		var again []string
+		for k, v := range params {
+			again = append(again, "--"+k+"="+v)
+		}
+		if counters {
+			again = append(again, "--counters")
+		}
+		p2, _, c2, err := parseExperimentArgs(again)
+		if err != nil || fmt.Sprint(p2) != fmt.Sprint(params) || c2 != counters {
+			t.Fatalf("%q: round trip gave %v, %v, %v; want %v", line, p2, c2, err, params)
+		}
+	})
+}
