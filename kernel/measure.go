@@ -12,14 +12,16 @@ import (
 	"cachebook/kernel/experiment"
 	"cachebook/kernel/latency"
 	"cachebook/kernel/perf"
+	"cachebook/kernel/sweep"
 )
 
 // registerMeasurements registers the runners of the measurement cell kinds
-// (latency, bandwidth, experiment) available in this build. Measurement
+// (latency, bandwidth, sweep, experiment). Measurement
 // cells run alone (Exclusive).
 func registerMeasurements(r *Registry) {
 	r.Register(KindLatency, LatencyRunner{})
 	r.Register(KindBandwidth, BandwidthRunner{})
+	r.Register(KindSweep, SweepRunner{})
 	r.Register(KindExperiment, ExperimentRunner{})
 }
 
@@ -282,6 +284,89 @@ func (ExperimentRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome,
 		return nil, fmt.Errorf("experiment %s: %w", spec.Name, err)
 	}
 	return measurement(KindExperiment, res, b.String()), nil
+}
+
+// SweepRunner runs sweep cells (package kernel/sweep): the same GROUP BY
+// over tables with more and more distinct keys, per strategy. Parameters:
+// rows, groups (comma list), strategies (comma list of naive, radix,
+// parallel, auto), reps, seed; counters=on measures every run.
+type SweepRunner struct{}
+
+// Class reports Exclusive: measurements run alone.
+func (SweepRunner) Class(Cell) Class { return Exclusive }
+
+// Run measures the sweep, showing each point as it arrives.
+func (SweepRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
+	p, _, err := cellParams(cell, false, "rows", "groups", "strategies", "reps", "seed")
+	if err != nil {
+		return nil, err
+	}
+	cfg := sweep.Config{Counters: wantCounters(cell)}
+	for k, v := range p {
+		var err error
+		switch k {
+		case "rows":
+			cfg.Rows, err = count(v)
+		case "groups":
+			for _, s := range strings.Split(v, ",") {
+				n, e := count(strings.TrimSpace(s))
+				if e != nil {
+					err = e
+					break
+				}
+				cfg.Groups = append(cfg.Groups, n)
+			}
+		case "strategies":
+			for _, s := range strings.Split(v, ",") {
+				cfg.Strategies = append(cfg.Strategies, strings.TrimSpace(s))
+			}
+		case "reps":
+			cfg.Reps, err = boundedInt(v, 1, 100)
+		case "seed":
+			cfg.Seed, err = strconv.ParseUint(v, 10, 64)
+		}
+		if err != nil {
+			return nil, paramErr(k, v, err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, &CellError{Ename: ErrExecution, Err: err}
+	}
+	var points []sweep.Point
+	cfg.Progress = func(pt sweep.Point, done, total int) {
+		points = append(points, pt)
+		env.Display(env.DisplayID("progress"), map[string]any{
+			MIMEProgress: Progress{Done: int64(done), Total: int64(total), ElapsedNs: time.Since(env.Started()).Nanoseconds()},
+			MIMEText:     fmt.Sprintf("%d of %d: %d groups, %s: %.2f ns/row", done, total, pt.Groups, pt.Strategy, pt.NsPerRow),
+		})
+		env.Display(env.DisplayID("measurement"), map[string]any{
+			MIMEMeasurement: map[string]any{"kind": KindSweep, KindSweep: map[string]any{"query": sweep.Query, "points": append([]sweep.Point(nil), points...)}, "live": true},
+			MIMEText:        fmt.Sprintf("%d points so far", len(points)),
+		})
+	}
+	rep, err := sweep.Run(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s over %d rows, median of %d runs\n%10s  %-9s %10s\n", rep.Query, rep.Rows, rep.Reps, "groups", "strategy", "ns/row")
+	for _, pt := range rep.Points {
+		fmt.Fprintf(&b, "%10d  %-9s %10.2f\n", pt.Groups, pt.Strategy, pt.NsPerRow)
+	}
+	return measurement(KindSweep, rep, b.String()), nil
+}
+
+// count parses a positive count: 1000, 1e6, 10_000.
+func count(s string) (int64, error) {
+	s = strings.ReplaceAll(s, "_", "")
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 1 || f > 1<<40 || f != float64(int64(f)) {
+		return 0, fmt.Errorf("want a positive whole number such as 100000 or 1e6")
+	}
+	return int64(f), nil
 }
 
 func boundedInt(s string, lo, hi int) (int, error) {
