@@ -224,19 +224,18 @@ func (m *QueryMeter) addInterval(c counts, from, to phaseMark) {
 // the worker's goroutine, locked to its OS thread.
 func (m *QueryMeter) WorkerStart(w int) {
 	ws := m.worker(w)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.started { // a second start without stop: keep the open interval
+		return
+	}
 	m.mu.Lock()
-	now := time.Now()
-	if m.active == 0 && m.first.IsZero() {
-		m.first = now
+	if m.first.IsZero() {
+		m.first = time.Now()
 	}
 	m.active++
 	m.mu.Unlock()
 
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.tc != nil { // a second start without stop: keep the open groups
-		return
-	}
 	tc, failed := openThread(m.groups)
 	ws.tc = tc
 	for k, v := range failed {
@@ -253,23 +252,21 @@ func (m *QueryMeter) WorkerStart(w int) {
 func (m *QueryMeter) WorkerStop(w int) {
 	ws := m.worker(w)
 	ws.mu.Lock()
-	if ws.started {
-		end := m.mark(ws)
-		m.addInterval(ws.total, ws.base, end)
-		ws.wall += end.start.Sub(ws.base.start)
-		ws.started = false
+	defer ws.mu.Unlock()
+	if !ws.started {
+		return
 	}
+	end := m.mark(ws)
+	m.addInterval(ws.total, ws.base, end)
+	ws.wall += end.start.Sub(ws.base.start)
+	ws.started = false
 	if ws.tc != nil {
 		ws.tc.close()
 		ws.tc = nil
 	}
-	ws.mu.Unlock()
-
 	m.mu.Lock()
 	m.last = time.Now()
-	if m.active > 0 {
-		m.active--
-	}
+	m.active--
 	m.mu.Unlock()
 }
 
