@@ -78,7 +78,7 @@ func promise(work func() (any, error)) js.Value {
 
 // genReply describes a generated table.
 type genReply struct {
-	Rows    int64  `json:"rows"`
+	Rows    int    `json:"rows"`
 	Bytes   int    `json:"bytes"`
 	GenNS   int64  `json:"gen_ns"`
 	Order   string `json:"order"`
@@ -91,7 +91,7 @@ func (k *kernel) gen(this js.Value, args []js.Value) any {
 	if len(args) > 0 && args[0].Type() == js.TypeObject {
 		o := args[0]
 		if v := o.Get("rows"); v.Type() == js.TypeNumber {
-			opts.Rows = int64(v.Int())
+			opts.Rows = v.Int()
 		}
 		if v := o.Get("order"); v.Type() == js.TypeString {
 			opts.Order = v.String()

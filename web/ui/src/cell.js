@@ -224,7 +224,7 @@ export class Cell {
     }
     if (e.status === "aborted") this.timerEl.textContent = "aborted (not run)";
     else this.showTimer();
-    if (this.type === "code" && this.kind === "sql" && e.status !== "aborted") {
+    if (this.type === "code" && this.kind === "sql" && (e.status === "ok" || this.counters)) {
       this.showCounters(true, e.where);
       if (this.runs.length > 1) this.outEl.append(runsChart(this.runs));
     }

@@ -46,82 +46,105 @@ function latencySeries(m) {
   const pts = pick(m, "points", "samples", "curve") || pick(m.latency || {}, "points", "samples") || [];
   const bytes = pts.map((p) => pick(p, "bytes", "size", "size_bytes", "working_set"));
   const ns = pts.map((p) => pick(p, "ns", "latency_ns", "median_ns", "ns_per_access"));
-  const min = pts.map((p) => pick(p, "min_ns"));
-  return { bytes, ns, min: min.some((v) => v !== undefined) ? min : null };
+  const min = pts.map((p) => pick(p, "min_ns") ?? null);
+  return { bytes, ns, min: min.some((v) => v !== null) ? min : null };
 }
 
 // latencyChart draws latency (ns, log scale) against working-set size
-// (bytes, log2 scale) with the cache levels as vertical bands.
+// (bytes, log2 scale) for a latency.Result (docs/measurement-json.md §1):
+// the detected plateaus as shaded vertical bands, the OS-reported cache
+// sizes as dashed lines, and the article's reference latencies as
+// horizontal bands.
 export function latencyChart(m) {
   const s = latencySeries(m);
-  const levels = (pick(m, "levels", "caches", "knees") || []).map((l) => ({
-    name: pick(l, "name", "level") || "",
-    bytes: pick(l, "bytes", "size", "size_bytes"),
-    ns: pick(l, "ns", "latency_ns"),
-    source: pick(l, "source") || "",
-  }));
-  const series = [{ label: "working set", value: (u, v) => (v == null ? "–" : fmtBytes(v)) }, { label: "latency", stroke: PALETTE[0], width: 2, points: { size: 5 }, value: (u, v) => (v == null ? "–" : fmtNs(v)) }];
+  const levels = m.levels || [];
+  const os = (m.os_caches || []).filter((c) => c.type !== "Instruction" && c.size_bytes > 0);
+  const series = [
+    { label: "working set", value: (u, v) => (v == null ? "–" : fmtBytes(v)) },
+    { label: "median", stroke: PALETTE[0], width: 2, points: { size: 5 }, value: (u, v) => (v == null ? "–" : fmtNs(v)) },
+  ];
   const data = [s.bytes, s.ns];
   if (s.min) {
     series.push({ label: "min", stroke: "#8c959f", dash: [4, 4], value: (u, v) => (v == null ? "–" : fmtNs(v)) });
     data.push(s.min);
   }
-  const bands = {
+  const px = (n) => n * devicePixelRatio;
+  const plugin = {
     hooks: {
       drawClear: [
         (u) => {
           const ctx = u.ctx;
+          const { left, top, width: w, height: hgt } = u.bbox;
           ctx.save();
+          ctx.font = `${Math.round(px(11))}px sans-serif`;
           // Reference latency bands (horizontal).
           for (const r of REFERENCE) {
-            const y0 = u.valToPos(r.hi, "y", true);
-            const y1 = u.valToPos(r.lo, "y", true);
+            const y0 = Math.max(top, u.valToPos(r.hi, "y", true));
+            const y1 = Math.min(top + hgt, u.valToPos(r.lo, "y", true));
+            if (y1 <= y0) continue;
             ctx.fillStyle = r.color;
-            ctx.fillRect(u.bbox.left, y0, u.bbox.width, y1 - y0);
+            ctx.fillRect(left, y0, w, y1 - y0);
             ctx.fillStyle = "#57606a";
-            ctx.font = `${Math.round(11 * devicePixelRatio)}px sans-serif`;
-            ctx.fillText(r.name, u.bbox.left + 4 * devicePixelRatio, y0 + 12 * devicePixelRatio);
+            ctx.fillText(r.name, left + w - ctx.measureText(r.name).width - px(4), y0 + px(11));
           }
-          // Cache levels (vertical lines at each level's size).
-          ctx.strokeStyle = "rgba(87,96,106,0.6)";
-          ctx.setLineDash([5, 5]);
-          for (const l of levels) {
-            if (!l.bytes) continue;
-            const x = u.valToPos(l.bytes, "x", true);
-            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+          // Measured plateaus (vertical bands).
+          levels.forEach((l, i) => {
+            if (!l.from_bytes || !l.to_bytes) return;
+            const x0 = Math.max(left, u.valToPos(l.from_bytes, "x", true));
+            const x1 = Math.min(left + w, u.valToPos(l.to_bytes, "x", true));
+            if (x1 <= x0) return;
+            ctx.fillStyle = i % 2 ? "rgba(130,80,223,0.07)" : "rgba(130,80,223,0.13)";
+            ctx.fillRect(x0, top, x1 - x0, hgt);
+            ctx.fillStyle = "#6639ba";
+            ctx.fillText(`${l.name} ${fmtNs(l.ns)}`, x0 + px(3), top + hgt - px(6));
+          });
+          // OS-reported cache sizes (dashed lines).
+          ctx.strokeStyle = "rgba(36,41,47,0.55)";
+          ctx.setLineDash([px(5), px(5)]);
+          for (const c of os) {
+            const x = u.valToPos(c.size_bytes, "x", true);
+            if (x < left || x > left + w) continue;
             ctx.beginPath();
-            ctx.moveTo(x, u.bbox.top);
-            ctx.lineTo(x, u.bbox.top + u.bbox.height);
+            ctx.moveTo(x, top);
+            ctx.lineTo(x, top + hgt);
             ctx.stroke();
             ctx.fillStyle = "#24292f";
-            ctx.fillText(`${l.name} ${fmtBytes(l.bytes)}`, x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio);
+            ctx.fillText(`L${c.level} ${fmtBytes(c.size_bytes)}`, x + px(3), top + px(24));
           }
           ctx.restore();
         },
       ],
     },
   };
-  const note = [
-    levels.length ? "Dashed lines: cache sizes (" + levels.map((l) => `${l.name} ${fmtBytes(l.bytes)}${l.source ? " from " + l.source : ""}`).join(", ") + ")." : "",
-    "Shaded bands: typical latencies of a modern CPU for comparison.",
-    m.note || "",
-  ].join(" ");
+  const notes = [
+    "Purple bands: plateaus detected in this curve.",
+    os.length ? `Dashed lines: cache sizes reported by ${m.os_cache_source || "the OS"}.` : "The OS reported no cache sizes.",
+    "Grey bands: typical latencies quoted for a modern desktop CPU (L1 ≈ 1 ns, L2 ≈ 3–4 ns, L3 ≈ 10–15 ns, DRAM ≈ 50–100 ns).",
+    m.pages && m.pages.detail ? `Pages: ${m.pages.detail}.` : "",
+    m.method ? `Method: ${m.method}.` : "",
+  ].filter(Boolean);
   return chartBox(
     "memory latency (random pointer chase)",
     (el, w) =>
       new uPlot(
         {
           width: w,
-          height: 300,
-          plugins: [bands],
-          scales: { x: { time: false, distr: 3, log: 2 }, y: { distr: 3, log: 10, range: (u, lo, hi) => [Math.min(0.5, lo || 0.5), Math.max(200, hi || 200)] } },
-          axes: [{ values: (u, vals) => vals.map((v) => fmtBytes(v)), label: "working set" }, { values: (u, vals) => vals.map((v) => fmtNs(v)), label: "ns per load", size: 70 }],
+          height: 320,
+          plugins: [plugin],
+          scales: {
+            x: { time: false, distr: 3, log: 2 },
+            y: { distr: 3, log: 10, range: (u, lo, hi) => [Math.min(0.5, lo || 0.5), Math.max(200, (hi || 200) * 1.3)] },
+          },
+          axes: [
+            { values: (u, vals) => vals.map((v) => fmtBytes(v)), label: "working set" },
+            { values: (u, vals) => vals.map((v) => fmtNs(v)), label: "ns per dependent load", size: 70 },
+          ],
           series,
         },
         data,
         el,
       ),
-    note,
+    notes.join(" "),
   );
 }
 
@@ -172,7 +195,8 @@ export function bandwidthChart(m) {
       return gbs !== undefined ? gbs : pick(r, "bytes_per_s", "bytes_per_sec") / 1e9;
     }),
   }));
-  return barsChart("memory bandwidth", ops, series, (v) => (v == null ? "" : `${v.toFixed(1)} GB/s`), m.note);
+  const notes = [...(m.notes || []), m.num_cpu ? `${m.num_cpu} CPUs, GOMAXPROCS ${m.gomaxprocs}, median of ${m.reps} runs.` : ""];
+  return barsChart("memory bandwidth (GB/s, GB = 10⁹ B)", ops, series, (v) => (v == null ? "" : `${v.toFixed(1)} GB/s`), notes.filter(Boolean).join(" "));
 }
 
 // sweepChart draws time per row against the number of groups, one line per
@@ -186,6 +210,7 @@ export function sweepChart(m) {
     const r = rows.find((x) => pick(x, "groups", "distinct", "keys") === g && pick(x, "strategy", "group_by", "name") === s);
     return r ? metric(r) : null;
   }))];
+  const note = m.query ? `${m.query} over ${Number(m.rows).toLocaleString("en-US")} rows, median of ${m.reps} runs.` : m.note;
   return chartBox(
     "GROUP BY cost as the number of groups grows",
     (el, w) =>
@@ -200,7 +225,7 @@ export function sweepChart(m) {
         data,
         el,
       ),
-    m.note,
+    note,
   );
 }
 

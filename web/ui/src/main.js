@@ -19,6 +19,7 @@ class App {
     this.kernel = this.server;
     this.nb = null;
     this.buildShell();
+    this.server.connect();
     window.addEventListener("hashchange", () => this.route());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     if (localStorage.getItem("cachebook.large") === "1") document.body.classList.add("large");

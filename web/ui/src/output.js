@@ -82,51 +82,80 @@ export function renderStream(name, text) {
   return h("pre.stream." + (name === "stderr" ? "stderr" : "stdout"), text);
 }
 
-// Counter rows of the counters panel: [key, label, format]. Each value is
-// read from the measurement JSON (docs/measurement-json.md) by key.
+// COUNTER_ROWS are the derived metrics of a perf.Report
+// (docs/measurement-json.md §4) the panel always lists, greyed out with the
+// reason when the host cannot count them.
 const COUNTER_ROWS = [
   ["ipc", "IPC (instructions per cycle)", (v) => v.toFixed(2)],
-  ["l1d_mpki", "L1d misses / 1000 instr", (v) => v.toFixed(1)],
-  ["l2_mpki", "L2 misses / 1000 instr", (v) => v.toFixed(1)],
-  ["l3_mpki", "L3 (LLC) misses / 1000 instr", (v) => v.toFixed(1)],
-  ["stall_pct", "backend stall %", (v) => v.toFixed(0) + " %"],
-  ["dram_bytes", "DRAM bytes", (v) => fmtBytes(v)],
+  ["l1d-mpki", "L1d misses / 1000 instructions", (v) => v.toFixed(1)],
+  ["l2-fills-pki", "loads filled from L2 / 1000 instr", (v) => v.toFixed(1)],
+  ["l3-fills-pki", "loads filled from L3 / 1000 instr", (v) => v.toFixed(1)],
+  ["dram-fills-pki", "loads filled from DRAM / 1000 instr", (v) => v.toFixed(1)],
+  ["llc-mpki", "LLC misses / 1000 instructions", (v) => v.toFixed(1)],
+  ["backend-bound-pct", "backend stall %", (v) => v.toFixed(0) + " %"],
+  ["backend-bound-memory-pct", "stalled on memory %", (v) => v.toFixed(0) + " %"],
+  ["dram-bytes", "DRAM bytes (demand loads)", (v) => fmtBytes(v)],
 ];
 
-// renderCounters renders the counters panel of a cell from measurement JSON.
+// SOFTWARE_ROWS are events every Linux host counts.
+const SOFTWARE_ROWS = [
+  ["task-clock", "CPU time", (v) => fmtNs(v)],
+  ["cpus-utilized", "CPUs utilized", (v) => v.toFixed(2)],
+  ["page-faults", "page faults", (v) => fmtCount(Math.round(v))],
+  ["context-switches", "context switches", (v) => fmtCount(Math.round(v))],
+];
+
+// metricOf finds a derived metric or an event value by name in a report
+// section ({events, derived}); it returns {value} or {reason}.
+function metricOf(sec, name) {
+  if (!sec) return { reason: "" };
+  for (const d of sec.derived || []) if (d.name === name && typeof d.value === "number") return { value: d.value };
+  for (const e of sec.events || []) {
+    if (e.name !== name) continue;
+    if (e.available === false) return { reason: (e.reason && e.reason.message) || "not available" };
+    if (typeof e.value === "number") return { value: e.value };
+  }
+  return { reason: "" };
+}
+
+// renderCounters renders the counters panel of a cell from a perf.Report.
 // Counters the host cannot read are greyed out with the reason.
 export function renderCounters(m, where) {
-  const box = h("div.counters", h("div.paneltitle", "perf counters"));
+  const box = h("div.counters", h("div.paneltitle", m && m.live ? "perf counters (live)" : "perf counters"));
   if (where === "wasm") {
-    box.append(h("div.unavail", "Counters are server-only: a browser has no access to hardware performance counters."));
+    box.append(h("div.unavail", "Counters are server-only: WebAssembly in a browser cannot read hardware performance counters."));
     return box;
   }
   if (!m) {
-    box.append(h("div.unavail", "no counters were collected for this run"));
+    box.append(h("div.unavail", "No counters for this run (the cell attribute counters=off, or the server has no perf support)."));
     return box;
   }
-  const metrics = m.metrics || m.derived || m;
-  const unavailable = m.unavailable || {};
-  const reason = m.reason || m.unavailable_reason || (m.available === false ? "perf counters are not available on this host" : "");
-  const workers = m.workers || m.per_worker || [];
-  const head = h("tr", h("th", ""), h("th.num", "total"), workers.map((w) => h("th.num", `w${w.worker ?? w.id ?? ""}`)));
-  const body = COUNTER_ROWS.map(([key, label, fmt]) => {
-    const v = metrics[key];
-    const why = (typeof unavailable === "object" && unavailable[key]) || reason;
-    const ok = typeof v === "number" && isFinite(v);
+  const av = m.availability || {};
+  const hwReason = (av.hardware && av.hardware.available === false && av.hardware.reason && av.hardware.reason.message) || "";
+  const rawReason = (av.raw && av.raw.available === false && av.raw.reason && av.raw.reason.message) || "";
+  const workers = (m.workers || []).slice(0, 8);
+  const head = h("tr", h("th", ""), h("th.num", "total"), workers.map((w) => h("th.num", `worker ${w.worker}`)));
+  const row = ([key, label, fmt]) => {
+    const t = metricOf(m.total, key);
+    const ok = t.value !== undefined;
+    const why = t.reason || (key.includes("fills") || key.includes("backend") || key === "dram-bytes" ? rawReason || hwReason : hwReason) || "not counted on this CPU";
     return h(
       "tr",
-      { class: ok ? null : "off", title: ok ? null : why || "not measured" },
+      { class: ok ? null : "off", title: ok ? null : why },
       h("td", label),
-      h("td.num", ok ? fmt(v) : "n/a"),
+      h("td.num", ok ? fmt(t.value) : "n/a"),
       workers.map((w) => {
-        const wv = (w.metrics || w)[key];
-        return h("td.num", typeof wv === "number" && isFinite(wv) ? fmt(wv) : "n/a");
+        const x = metricOf(w, key);
+        return h("td.num", x.value !== undefined ? fmt(x.value) : "–");
       }),
     );
-  });
-  box.append(h("table.countertable", h("thead", head), h("tbody", body)));
-  if (reason) box.append(h("div.unavail", reason));
-  if (m.note) box.append(h("div.note", m.note));
+  };
+  box.append(h("table.countertable", h("thead", head), h("tbody", COUNTER_ROWS.map(row), SOFTWARE_ROWS.map(row))));
+  const lines = [];
+  if (hwReason) lines.push(`Hardware counters unavailable: ${hwReason}`);
+  if (rawReason && rawReason !== hwReason) lines.push(`CPU-specific counters unavailable: ${rawReason}`);
+  if (av.recipe) lines.push(`recipe ${av.recipe}${av.recipe_note ? " (" + av.recipe_note + ")" : ""}`);
+  if (m.wall_ns) lines.push(`wall ${fmtNs(m.wall_ns)}`);
+  for (const l of lines) box.append(h("div.unavail", l));
   return box;
 }

@@ -31,7 +31,6 @@ export class ServerKernel {
     this.state = "unknown";
     this.retry = 0;
     this.info = null;
-    this.connect();
   }
 
   status(detail) {

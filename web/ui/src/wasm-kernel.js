@@ -2,7 +2,7 @@
 // a generated hits table. It has the same interface as ServerKernel:
 // execute(cell, code, onEvent) -> Promise, interrupt(), and status events.
 
-const DEFAULTS = { rows: 200000, order: "shuffled", seed: 1 };
+const DEFAULTS = { rows: 100000, order: "shuffled", seed: 1 };
 
 export class WasmKernel {
   constructor(base, onStatus, opts = {}) {

@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// query is deterministic (ties broken by UserID) so that the server and the
+// WebAssembly kernel must print the same table.
+const query = "SELECT UserID, count(*) AS c FROM hits GROUP BY UserID ORDER BY c DESC, UserID LIMIT 10"
+
+// openLesson loads the page, opens the first lesson and waits until the
+// server kernel is connected.
+func openLesson(t *testing.T, ctx context.Context) {
+	t.Helper()
+	do(t, ctx, "open the lesson list",
+		chromedp.Navigate(env.url),
+		chromedp.WaitVisible(chromedp.CSS(".lessons a")),
+	)
+	screenshot(t, ctx, "lessons")
+	do(t, ctx, "open the first lesson",
+		chromedp.Click(chromedp.CSS(".lessons a")),
+		chromedp.WaitVisible(chromedp.CSS(".notebook .cell.code .cm-editor")),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+	)
+	if title := text(t, ctx, ".nbtitle"); title == "" {
+		t.Fatal("the notebook has no title")
+	}
+}
+
+// setCell puts src into the first SQL cell (adding one when the lesson has
+// none) and returns the cell's id.
+func setCell(t *testing.T, ctx context.Context, src string) string {
+	t.Helper()
+	js := fmt.Sprintf(`(() => {
+		const nb = cachebookApp.nb;
+		let c = nb.cells.find((c) => c.type === "code" && c.kind === "sql");
+		if (!c) c = nb.add(nb.cells[nb.cells.length - 1], "code");
+		c.view.dispatch({changes: {from: 0, to: c.view.state.doc.length, insert: %s}});
+		c.el.scrollIntoView();
+		return c.id;
+	})()`, jsString(src))
+	return get(t, ctx, "set the cell's SQL", chromedp.Evaluate[string](js))
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func cellEl(id string) string { return fmt.Sprintf(`.cell[data-cell=%q]`, id) }
+
+func cellSel(id, sel string) chromedp.CSS { return chromedp.CSS(cellEl(id) + " " + sel) }
+
+// tableText returns the text of the cell's result table, one line per row.
+func tableText(t *testing.T, ctx context.Context, id string) string {
+	t.Helper()
+	rows := get(t, ctx, "read the result table", chromedp.Evaluate[[]string](fmt.Sprintf(
+		`[...document.querySelectorAll(%s)].map((tr) => [...tr.children].map((td) => td.textContent).join("\t"))`,
+		jsString(cellEl(id)+" table.grid tr"))))
+	return strings.Join(rows, "\n")
+}
+
+func TestRunSQLOnServer(t *testing.T) {
+	ctx := browser(t)
+	openLesson(t, ctx)
+	id := setCell(t, ctx, query)
+	do(t, ctx, "run the cell and wait for its table and counters",
+		chromedp.Click(cellSel(id, "button.run")),
+		chromedp.WaitVisible(cellSel(id, "table.grid tbody tr")),
+		chromedp.WaitVisible(cellSel(id, ".counters")),
+	)
+	rowcount := text(t, ctx, cellEl(id)+" .rowcount")
+	counters := text(t, ctx, cellEl(id)+" .counters")
+	table := tableText(t, ctx, id)
+	lines := strings.Split(table, "\n")
+	if len(lines) != 11 {
+		t.Fatalf("want a header and 10 rows, got %d lines:\n%s", len(lines), table)
+	}
+	if !strings.Contains(lines[0], "UserID") || !strings.Contains(lines[0], "bigint") {
+		t.Errorf("header %q lacks the column name and type", lines[0])
+	}
+	if !strings.HasPrefix(rowcount, "10 rows") {
+		t.Errorf("row count line %q", rowcount)
+	}
+	if !strings.Contains(strings.ToLower(counters), "counters") {
+		t.Errorf("counters panel %q", counters)
+	}
+	t.Logf("server: %s; counters panel: %s", rowcount, counters)
+	screenshot(t, ctx, "notebook-server")
+
+	// Shift+Enter in the editor runs the cell again and moves on.
+	do(t, ctx, "Shift+Enter",
+		chromedp.Click(cellSel(id, ".cm-content")),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
+		chromedp.WaitVisible(cellSel(id, "table.grid tbody tr")),
+	)
+	timer := text(t, ctx, cellEl(id)+" .timer")
+	selected := get(t, ctx, "selected cell", chromedp.Evaluate[string](`cachebookApp.nb.selected.id`))
+	if selected == id {
+		t.Errorf("Shift+Enter did not advance the selection")
+	}
+	if !strings.Contains(timer, "server") {
+		t.Errorf("timer %q does not say where the cell ran", timer)
+	}
+}
+
+func TestErrorMarkedInEditor(t *testing.T) {
+	ctx := browser(t)
+	openLesson(t, ctx)
+	id := setCell(t, ctx, "SELECT UserID,\n       NoSuchColumn\nFROM hits")
+	do(t, ctx, "Ctrl+Enter runs a cell with an unknown column",
+		chromedp.Click(cellSel(id, ".cm-content")),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.WaitVisible(cellSel(id, ".error .ename")),
+		chromedp.WaitVisible(cellSel(id, ".cm-lintRange-error")),
+	)
+	if ename := text(t, ctx, cellEl(id)+" .error .ename"); ename != "SQLError" {
+		t.Errorf("error name %q, want SQLError", ename)
+	}
+	if marked := text(t, ctx, cellEl(id)+" .cm-lintRange-error"); !strings.HasPrefix(marked, "NoSuchColumn") {
+		t.Errorf("marked text %q, want the unknown column", marked)
+	}
+	screenshot(t, ctx, "error")
+}
+
+func TestInterrupt(t *testing.T) {
+	ctx := browser(t)
+	openLesson(t, ctx)
+	// Many statements in one cell: long enough to interrupt, and each
+	// statement alone is quick, so a missed interrupt shows as a timeout.
+	long := strings.Repeat(query+";\n", 3000)
+	id := setCell(t, ctx, long)
+	do(t, ctx, "start the long cell with Ctrl+Enter",
+		chromedp.Click(cellSel(id, ".cm-line")),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.WaitVisible(chromedp.CSS(cellEl(id)+".running")),
+	)
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	do(t, ctx, "I,I in command mode interrupts",
+		chromedp.KeyEvent("\x1b"), // Escape: leave the editor for command mode
+		chromedp.KeyEvent("i"),
+		chromedp.KeyEvent("i"),
+		chromedp.WaitVisible(cellSel(id, ".error .ename")),
+		chromedp.WaitNotPresent(chromedp.CSS(cellEl(id)+".running")),
+	)
+	if ename := text(t, ctx, cellEl(id)+" .error .ename"); ename != "Interrupted" {
+		t.Errorf("error name %q, want Interrupted", ename)
+	}
+	t.Logf("interrupt took %v", time.Since(start).Round(time.Millisecond))
+}

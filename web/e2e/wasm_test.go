@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestWasmSameResult runs the same cell on the server and in the browser
+// (cachebook.wasm in a Web Worker over a locally generated table of the same
+// rows) and wants the same table.
+func TestWasmSameResult(t *testing.T) {
+	if !env.wasm {
+		t.Skipf("no WebAssembly build: %s", env.wasmErr)
+	}
+	ctx := browser(t)
+	openLesson(t, ctx)
+	id := setCell(t, ctx, query)
+	do(t, ctx, "run on the server",
+		chromedp.Click(cellSel(id, "button.run")),
+		chromedp.WaitVisible(cellSel(id, "table.grid tbody tr")),
+	)
+	serverTime := text(t, ctx, cellEl(id)+" .rowcount")
+	want := tableText(t, ctx, id)
+
+	start := time.Now()
+	do(t, ctx, "switch to WebAssembly",
+		chromedp.SetValue(chromedp.CSS("#runmode"), "wasm"),
+		chromedp.Func(func(c context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`document.querySelector("#runmode").dispatchEvent(new Event("change"))`)(c, tg)
+			return err
+		}),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="in browser"][data-kernel="idle"]`)),
+	)
+	ready := time.Since(start)
+	banner := text(t, ctx, ".banner")
+	do(t, ctx, "run in the browser",
+		chromedp.Click(cellSel(id, "button.run")),
+		poll(`document.querySelector(".cell.selected .timer").textContent.includes("WebAssembly")`),
+		chromedp.WaitVisible(cellSel(id, "table.grid tbody tr")),
+	)
+	first := time.Since(start)
+	wasmTime := text(t, ctx, cellEl(id)+" .rowcount")
+	got := tableText(t, ctx, id)
+	if got != want {
+		t.Errorf("WebAssembly result differs from the server's:\nserver:\n%s\nwasm:\n%s", want, got)
+	}
+	for _, s := range []string{"single-threaded", "server-only", "coarse"} {
+		if !strings.Contains(banner, s) {
+			t.Errorf("banner %q does not say %q", banner, s)
+		}
+	}
+	if counters := text(t, ctx, cellEl(id)+" .counters"); !strings.Contains(counters, "server-only") {
+		t.Errorf("counters panel in the browser says %q", counters)
+	}
+	t.Logf("server: %s; wasm: %s; wasm ready after %v, first answer after %v", serverTime, wasmTime, ready.Round(time.Millisecond), first.Round(time.Millisecond))
+	screenshot(t, ctx, "notebook-wasm")
+	if first > 30*time.Second {
+		t.Errorf("first WebAssembly answer took %v", first)
+	}
+}
