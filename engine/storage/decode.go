@@ -18,21 +18,49 @@ type columnBuilder struct {
 	typ      vec.Type
 	conv     conv
 	optional bool
+	prealloc bool // i64/f64 hold the whole column, sized from the footer
 	i64      []int64
 	f64      []float64
 	off      int // rows filled so far in i64/f64
 }
 
-func newColumnBuilder(typ vec.Type, cv conv, optional bool, rows int64) *columnBuilder {
+// newColumnBuilder prepares to decode a column of rows rows. The column is
+// preallocated when the footer's row count is plausible for the file size;
+// otherwise (a corrupt footer could claim billions of rows) vectors grow as
+// pages actually deliver rows.
+func newColumnBuilder(typ vec.Type, cv conv, optional bool, rows, fileSize int64) *columnBuilder {
 	b := &columnBuilder{typ: typ, conv: cv, optional: optional}
-	switch {
-	case typ == vec.String:
-	case typ == vec.Float64:
+	b.prealloc = rows <= max(1<<16, 64*fileSize)
+	if !b.prealloc || typ == vec.String {
+		return b
+	}
+	if typ == vec.Float64 {
 		b.f64 = make([]float64, rows)
-	default:
+	} else {
 		b.i64 = make([]int64, rows)
 	}
 	return b
+}
+
+// grow makes room for rows [0, m) of v when not preallocated.
+func (b *columnBuilder) grow(v *vec.Vector, m int) {
+	if b.prealloc {
+		return
+	}
+	switch {
+	case b.typ == vec.String:
+	case b.typ == vec.Float64:
+		if len(v.F64) < m {
+			v.F64 = append(v.F64, make([]float64, m-len(v.F64))...)
+		}
+	default:
+		if len(v.I64) < m {
+			v.I64 = append(v.I64, make([]int64, m-len(v.I64))...)
+		}
+	}
+	if v.Valid != nil && len(v.Valid) < m {
+		v.Valid = append(v.Valid, make([]bool, m-len(v.Valid))...)
+	}
 }
 
 var errCorrupt = errors.New("corrupt column data")
@@ -45,13 +73,14 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want int64) (v *vec.
 		}
 	}()
 	n := int(want)
-	if b.off+n > len(b.i64)+len(b.f64) && b.typ != vec.String {
+	if b.prealloc && b.off+n > len(b.i64)+len(b.f64) && b.typ != vec.String {
 		return nil, fmt.Errorf("%w: more rows than the footer declares", errCorrupt)
 	}
 	v = &vec.Vector{Type: b.typ, Len: n}
 	switch {
 	case b.typ == vec.String:
-		v.Offsets = make([]uint32, 1, n+1)
+		v.Offsets = make([]uint32, 1, min(n, 1<<20)+1)
+	case !b.prealloc:
 	case b.typ == vec.Float64:
 		v.F64 = b.f64[b.off : b.off+n : b.off+n]
 	default:
@@ -78,6 +107,7 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want int64) (v *vec.
 			parquet.Release(p)
 			return nil, fmt.Errorf("%w: pages hold more than the row group's %d rows", errCorrupt, n)
 		}
+		b.grow(v, row+np)
 		err = b.page(v, p, row, np, &boolBuf)
 		parquet.Release(p)
 		if err != nil {
@@ -114,7 +144,11 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int, boolBuf
 	var rows []int32
 	if nulls > 0 {
 		if v.Valid == nil {
-			v.Valid = make([]bool, v.Len)
+			m := row + np
+			if b.prealloc {
+				m = v.Len
+			}
+			v.Valid = make([]bool, m)
 			for i := 0; i < row; i++ {
 				v.Valid[i] = true
 			}

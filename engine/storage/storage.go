@@ -276,6 +276,9 @@ func openParquet(r io.ReaderAt, size int64, path string) (f *parquet.File, err e
 			f, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", path, p)
 		}
 	}()
+	if err := checkFooter(r, size); err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", path, err)
+	}
 	f, err = parquet.OpenFile(r, size,
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
@@ -453,6 +456,11 @@ func (t *Table) ident() string {
 
 // decode reads columns cs of t from its file, row group by row group.
 func (c *Catalog) decode(ctx context.Context, t *Table, cs []int, progress func(done, total int64)) (res [][]*vec.Vector, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
+		}
+	}()
 	var r io.ReaderAt
 	size := t.size
 	if t.mem != nil {
@@ -486,7 +494,7 @@ func (c *Catalog) decode(ctx context.Context, t *Table, cs []int, progress func(
 	res = make([][]*vec.Vector, len(cs))
 	cols := make([]*columnBuilder, len(cs))
 	for i, j := range cs {
-		cols[i] = newColumnBuilder(t.Columns[j].Type, t.convs[j], t.optional[j], t.Rows)
+		cols[i] = newColumnBuilder(t.Columns[j].Type, t.convs[j], t.optional[j], t.Rows, size)
 		res[i] = make([]*vec.Vector, len(rgs))
 	}
 	var done int64
@@ -496,8 +504,21 @@ func (c *Catalog) decode(ctx context.Context, t *Table, cs []int, progress func(
 		}
 		want := t.RowGroupRows[g]
 		chunks := rg.ColumnChunks()
+		meta := f.Metadata().RowGroups[g].Columns
 		for i, j := range cs {
-			v, err := cols[i].rowGroup(chunks[t.leaves[j]], want)
+			leaf := t.leaves[j]
+			if leaf >= len(meta) || leaf >= len(chunks) {
+				return nil, fmt.Errorf("storage: %s: corrupt row group %d metadata", t.Path, g)
+			}
+			md := meta[leaf].MetaData
+			start := md.DataPageOffset
+			if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
+				start = md.DictionaryPageOffset
+			}
+			if err := checkChunkHeaders(r, start, start+md.TotalCompressedSize); err != nil {
+				return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
+			}
+			v, err := cols[i].rowGroup(chunks[leaf], want)
 			if err != nil {
 				return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
 			}
