@@ -169,3 +169,12 @@ func TestSQLCountersRealEngine(t *testing.T) {
 		t.Fatalf("counters %#v", reply.Outcome.Data[MIMEResult].(*ResultBundle).Counters)
 	}
 }
+
+func TestMemoryLimitRealEngine(t *testing.T) {
+	x := newEngineExecutor(t)
+	reply, _ := x.Execute(context.Background(), Cell{Source: "SET memory_limit = '16KB'; SELECT UserID, count(*) FROM hits GROUP BY UserID"}, nil)
+	if reply.Ename != ErrMemoryLimit || !strings.Contains(reply.Evalue, "memory limit") {
+		t.Fatalf("reply %+v", reply.ExecuteReply)
+	}
+	t.Logf("%s: %s", reply.Ename, reply.Evalue)
+}

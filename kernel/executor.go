@@ -464,10 +464,15 @@ func (x *Executor) classify(parent, cctx context.Context, cell Cell, err error, 
 }
 
 // isMemoryLimit reports whether err says a query went over its memory
-// limit. The engine marks such errors with a MemoryLimit() bool method.
+// limit: an error with a MemoryLimit() bool method reporting true, or,
+// until the engine marks its budget errors that way, an error whose text
+// says "memory limit" (engine/agg.Budget.Grow).
 func isMemoryLimit(err error) bool {
 	var m interface{ MemoryLimit() bool }
-	return errors.As(err, &m) && m.MemoryLimit()
+	if errors.As(err, &m) {
+		return m.MemoryLimit()
+	}
+	return strings.Contains(err.Error(), "memory limit")
 }
 
 // stmtIndexError records which statement of a cell failed.
