@@ -32,7 +32,13 @@ type Availability struct {
 	CapPerfmon  bool     `json:"cap_perfmon"`
 	Hypervisor  bool     `json:"hypervisor"`
 	PMUs        []string `json:"pmus"`
-	UserOnly    bool     `json:"user_space_only"`
+	// UserOnly: hardware and raw events count user space only
+	// (exclude_kernel), always, so numbers mean the same on every machine.
+	UserOnly bool `json:"user_space_only"`
+	// SoftwareKernel: software events also count kernel context (allowed
+	// at perf_event_paranoid <= 1 or with CAP_PERFMON). Without it,
+	// cpu-migrations would always read 0 and is reported unavailable.
+	SoftwareKernel bool `json:"software_kernel"`
 	Software    Status   `json:"software"`
 	Hardware    Status   `json:"hardware"`
 	Raw         Status   `json:"raw"`
@@ -117,6 +123,7 @@ func hasCorePMU(pmus []string) bool {
 func probeWith(osName string, cpu CPU, env Env, pmus []string, open func(Event) error) Availability {
 	env.HasPMU = hasCorePMU(pmus)
 	env.ExcludeKern = true
+	kernelOK := KernelCountingAllowed(env)
 	recipe := ChooseRecipe(cpu)
 	a := Availability{
 		OS:          osName,
@@ -127,17 +134,26 @@ func probeWith(osName string, cpu CPU, env Env, pmus []string, open func(Event) 
 		CapPerfmon:  env.CapPerfmon,
 		Hypervisor:  env.Hypervisor,
 		PMUs:        append([]string{}, pmus...),
-		UserOnly:    true, // every event is opened with exclude_kernel
+		UserOnly:       true,
+		SoftwareKernel: kernelOK,
 		ContextNote: "context switches come from getrusage(RUSAGE_THREAD): counted with exclude_kernel the perf event reads 0",
 	}
 	for _, g := range plannedGroups(cpu, Options{}) {
 		for _, ev := range g.Events {
 			st := EventStatus{Name: ev.Name, Kind: ev.Kind, Group: g.Name}
+			if ev.Kind == KindSoftware && kernelOK {
+				ev.KernelToo = true
+			}
 			if err := open(ev); err != nil {
 				r := Explain(err, ev.Kind, env)
 				st.Reason = &r
 			} else {
 				st.Available = true
+			}
+			if st.Available && ev.Name == EvCPUMigrations && !kernelOK {
+				st.Available = false
+				st.Reason = &Reason{Code: ReasonParanoid, Message: fmt.Sprintf("CPU migrations happen in kernel context and read 0 "+
+					"when only user space may be counted (perf_event_paranoid=%d, no CAP_PERFMON)", env.Paranoid)}
 			}
 			a.Events = append(a.Events, st)
 		}
@@ -146,4 +162,10 @@ func probeWith(osName string, cpu CPU, env Env, pmus []string, open func(Event) 
 	a.Hardware = classStatus(a.Events, KindHardware)
 	a.Raw = classStatus(a.Events, KindRaw)
 	return a
+}
+
+// KernelCountingAllowed reports whether an unprivileged process may count
+// kernel context too: perf_event_paranoid <= 1, or CAP_PERFMON.
+func KernelCountingAllowed(env Env) bool {
+	return env.CapPerfmon || (env.Paranoid != ParanoidUnknown && env.Paranoid <= 1)
 }

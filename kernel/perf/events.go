@@ -121,6 +121,9 @@ type Event struct {
 	Config uint64 `json:"config"`
 	// Unit is "ns" for clocks, empty for counts.
 	Unit string `json:"unit,omitempty"`
+	// KernelToo opens the event without exclude_kernel (software events,
+	// only where the probe found kernel counting allowed).
+	KernelToo bool `json:"kernel_too,omitempty"`
 }
 
 // GroupSpec is a set of events read together atomically. Ratios inside a

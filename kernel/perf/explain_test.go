@@ -129,3 +129,36 @@ func TestProbeWith(t *testing.T) {
 		})
 	}
 }
+
+func TestProbeKernelCounting(t *testing.T) {
+	cpu := CPU{Vendor: "GenuineIntel", Family: 6, Model: 0x55}
+	for _, tt := range []struct {
+		env        Env
+		kernel     bool
+		migrations bool
+	}{
+		{Env{Paranoid: 2}, false, false},
+		{Env{Paranoid: 1}, true, true},
+		{Env{Paranoid: -1}, true, true},
+		{Env{Paranoid: 2, CapPerfmon: true}, true, true},
+		{Env{Paranoid: ParanoidUnknown}, false, false},
+	} {
+		var kernelSeen bool
+		a := probeWith("linux", cpu, tt.env, []string{"cpu"}, func(ev Event) error {
+			if ev.KernelToo {
+				kernelSeen = true
+				if ev.Kind != KindSoftware {
+					t.Errorf("%s opened with kernel counting", ev.Name)
+				}
+			}
+			return nil
+		})
+		if a.SoftwareKernel != tt.kernel || kernelSeen != tt.kernel {
+			t.Errorf("paranoid %d: SoftwareKernel %v, opened with kernel %v", tt.env.Paranoid, a.SoftwareKernel, kernelSeen)
+		}
+		st, _ := findStatus(a.Events, EvCPUMigrations)
+		if st.Available != tt.migrations || (!st.Available && (st.Reason == nil || st.Reason.Code != ReasonParanoid)) {
+			t.Errorf("paranoid %d: migrations %+v", tt.env.Paranoid, st)
+		}
+	}
+}

@@ -98,6 +98,9 @@ func NewQueryMeter(opts Options) *QueryMeter {
 					m.unavailable[ev.Name] = Reason{Code: ReasonUnknown, Message: "unavailable"}
 				}
 			default:
+				if ev.Kind == KindSoftware && a.SoftwareKernel {
+					ev.KernelToo = true
+				}
 				usable.Events = append(usable.Events, ev)
 			}
 		}

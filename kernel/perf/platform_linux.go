@@ -119,6 +119,9 @@ func openEvent(ev Event, groupFd int) (int, error) {
 		Bits:        unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv,
 		Read_format: readFormat,
 	}
+	if ev.KernelToo {
+		attr.Bits = unix.PerfBitExcludeHv
+	}
 	fd, err := unix.PerfEventOpen(&attr, 0, -1, groupFd, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		return -1, fmt.Errorf("perf_event_open %s: %w", ev.Name, err)
