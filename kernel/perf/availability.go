@@ -28,21 +28,21 @@ type Availability struct {
 	Recipe     string `json:"recipe"`
 	RecipeNote string `json:"recipe_note,omitempty"`
 	// Paranoid is kernel.perf_event_paranoid, ParanoidUnknown if unread.
-	Paranoid    int      `json:"perf_event_paranoid"`
-	CapPerfmon  bool     `json:"cap_perfmon"`
-	Hypervisor  bool     `json:"hypervisor"`
-	PMUs        []string `json:"pmus"`
+	Paranoid   int      `json:"perf_event_paranoid"`
+	CapPerfmon bool     `json:"cap_perfmon"`
+	Hypervisor bool     `json:"hypervisor"`
+	PMUs       []string `json:"pmus"`
 	// UserOnly: hardware and raw events count user space only
 	// (exclude_kernel), always, so numbers mean the same on every machine.
 	UserOnly bool `json:"user_space_only"`
 	// SoftwareKernel: software events also count kernel context (allowed
 	// at perf_event_paranoid <= 1 or with CAP_PERFMON). Without it,
 	// cpu-migrations would always read 0 and is reported unavailable.
-	SoftwareKernel bool `json:"software_kernel"`
-	Software    Status   `json:"software"`
-	Hardware    Status   `json:"hardware"`
-	Raw         Status   `json:"raw"`
-	ContextNote string   `json:"context_switches_note,omitempty"`
+	SoftwareKernel bool   `json:"software_kernel"`
+	Software       Status `json:"software"`
+	Hardware       Status `json:"hardware"`
+	Raw            Status `json:"raw"`
+	ContextNote    string `json:"context_switches_note,omitempty"`
 	// Events lists every event the meter would open, with its status.
 	Events []EventStatus `json:"events"`
 }
@@ -126,17 +126,17 @@ func probeWith(osName string, cpu CPU, env Env, pmus []string, open func(Event) 
 	kernelOK := KernelCountingAllowed(env)
 	recipe := ChooseRecipe(cpu)
 	a := Availability{
-		OS:          osName,
-		CPU:         cpu,
-		Recipe:      recipe.Name,
-		RecipeNote:  recipe.Note,
-		Paranoid:    env.Paranoid,
-		CapPerfmon:  env.CapPerfmon,
-		Hypervisor:  env.Hypervisor,
-		PMUs:        append([]string{}, pmus...),
+		OS:             osName,
+		CPU:            cpu,
+		Recipe:         recipe.Name,
+		RecipeNote:     recipe.Note,
+		Paranoid:       env.Paranoid,
+		CapPerfmon:     env.CapPerfmon,
+		Hypervisor:     env.Hypervisor,
+		PMUs:           append([]string{}, pmus...),
 		UserOnly:       true,
 		SoftwareKernel: kernelOK,
-		ContextNote: "context switches come from getrusage(RUSAGE_THREAD): counted with exclude_kernel the perf event reads 0",
+		ContextNote:    "context switches come from getrusage(RUSAGE_THREAD): counted with exclude_kernel the perf event reads 0",
 	}
 	for _, g := range plannedGroups(cpu, Options{}) {
 		for _, ev := range g.Events {
