@@ -66,7 +66,9 @@ func (b *columnBuilder) grow(v *vec.Vector, m int) {
 var errCorrupt = errors.New("corrupt column data")
 
 // rowGroup decodes the chunk of one row group, which must hold want rows.
-func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want int64) (v *vec.Vector, err error) {
+// bytesHint estimates the decoded bytes of a string chunk (from the
+// footer's uncompressed size), to size the vector's byte buffer once.
+func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int64) (v *vec.Vector, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			v, err = nil, fmt.Errorf("%w: %v", errCorrupt, p)
@@ -80,6 +82,9 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want int64) (v *vec.
 	switch {
 	case b.typ == vec.String:
 		v.Offsets = make([]uint32, 1, min(n, 1<<20)+1)
+		if bytesHint > 0 {
+			v.Bytes = make([]byte, 0, min(bytesHint, 1<<32-1))
+		}
 	case !b.prealloc:
 	case b.typ == vec.Float64:
 		v.F64 = b.f64[b.off : b.off+n : b.off+n]

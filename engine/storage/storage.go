@@ -518,7 +518,10 @@ func (c *Catalog) decode(ctx context.Context, t *Table, cs []int, progress func(
 			if err := checkChunkHeaders(r, start, start+md.TotalCompressedSize); err != nil {
 				return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
 			}
-			v, err := cols[i].rowGroup(chunks[leaf], want)
+			// The uncompressed chunk size bounds the string bytes; trust it
+			// only as far as a plausible compression ratio goes.
+			hint := min(md.TotalUncompressedSize, 32*md.TotalCompressedSize+1<<20)
+			v, err := cols[i].rowGroup(chunks[leaf], want, hint)
 			if err != nil {
 				return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
 			}
