@@ -240,10 +240,8 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	var mu sync.Mutex
 	var exceptions []string
 	listen := func(ev any) {
@@ -267,11 +265,24 @@ func browser(t *testing.T) context.Context {
 			}
 		}
 	}
-	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	if err := chromedp.Do(ctx); err != nil {
+	// Chromium now and then dies at startup on a loaded machine: retry.
+	var ctx context.Context
+	var cancelA, cancelC context.CancelFunc
+	for attempt := 1; ; attempt++ {
+		var actx context.Context
+		actx, cancelA = chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		ctx, cancelC = chromedp.NewContext(actx, chromedp.WithListener(listen))
+		err := chromedp.Do(ctx)
+		if err == nil {
+			break
+		}
 		cancelC()
 		cancelA()
-		t.Fatalf("start chromium (%s): %v", env.chrome, err)
+		if attempt == 3 {
+			t.Fatalf("start chromium (%s): %v", env.chrome, err)
+		}
+		t.Logf("chromium failed to start (attempt %d), retrying: %.200s", attempt, err)
+		time.Sleep(time.Second)
 	}
 	tctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	baseCtx.Store(t, ctx)

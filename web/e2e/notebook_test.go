@@ -71,7 +71,9 @@ func TestRunSQLOnServer(t *testing.T) {
 	ctx := browser(t)
 	openLesson(t, ctx)
 	id := setCell(t, ctx, query)
-	do(t, ctx, "run the cell and wait for its table and counters",
+	do(t, ctx, "tick counters, run the cell and wait for its table and counters",
+		chromedp.Click(cellSel(id, ".cm-content")), // select the cell: its toggles show
+		chromedp.Click(cellSel(id, ".ctoggle input")),
 		chromedp.Click(cellSel(id, "button.run")),
 		chromedp.WaitVisible(cellSel(id, "table.grid tbody tr")),
 		chromedp.WaitVisible(cellSel(id, ".counters")),
@@ -89,8 +91,18 @@ func TestRunSQLOnServer(t *testing.T) {
 	if !strings.HasPrefix(rowcount, "10 rows") {
 		t.Errorf("row count line %q", rowcount)
 	}
-	if !strings.Contains(strings.ToLower(counters), "counters") {
-		t.Errorf("counters panel %q", counters)
+	if !strings.Contains(counters, "IPC") || !strings.Contains(counters, "CPU time") {
+		t.Errorf("counters panel %q lacks the IPC and CPU time rows", counters)
+	}
+	// Counters this host cannot read are greyed out with the reason in
+	// their tooltip; CPU time (task-clock) is always counted on Linux.
+	off := get(t, ctx, "greyed-out counters", chromedp.Evaluate[[]string](fmt.Sprintf(
+		`[...document.querySelectorAll(%s)].map((tr) => tr.cells[0].textContent + ": " + tr.title)`, jsString(cellEl(id)+" .countertable tr.off"))))
+	t.Logf("counters unavailable here: %d rows, e.g. %q", len(off), append(off, "")[0])
+	for _, o := range off {
+		if strings.HasSuffix(o, ": ") {
+			t.Errorf("greyed-out counter without a reason: %q", o)
+		}
 	}
 	t.Logf("server: %s; counters panel: %s", rowcount, counters)
 	screenshot(t, ctx, "notebook-server")
@@ -110,6 +122,48 @@ func TestRunSQLOnServer(t *testing.T) {
 	if !strings.Contains(timer, "server") {
 		t.Errorf("timer %q does not say where the cell ran", timer)
 	}
+	// Two runs: the comparison chart of the cell's recent runs appears.
+	do(t, ctx, "recent-runs chart", chromedp.WaitVisible(cellSel(id, ".chart canvas")))
+	if title := text(t, ctx, cellEl(id)+" .chart .paneltitle"); !strings.Contains(title, "recent runs") {
+		t.Errorf("chart title %q", title)
+	}
+
+	// The large-font mode for projectors.
+	do(t, ctx, "large font", chromedp.Click(chromedp.CSS("#large")))
+	if !get(t, ctx, "large font on", chromedp.Evaluate[bool](`document.body.classList.contains("large")`)) {
+		t.Error("the Aa button did not switch to large fonts")
+	}
+	screenshot(t, ctx, "large-font")
+	do(t, ctx, "normal font", chromedp.Click(chromedp.CSS("#large")))
+}
+
+// TestLatencyChart runs the lesson's latency cell (limited to small
+// working sets to stay quick) and wants the uPlot chart of the curve.
+func TestLatencyChart(t *testing.T) {
+	ctx := browser(t)
+	openLesson(t, ctx)
+	id := get(t, ctx, "find the latency cell", chromedp.Evaluate[string](`(() => {
+		const c = cachebookApp.nb.cells.find((c) => c.kind === "latency");
+		if (!c) return "";
+		c.setAttr("max", "2M");
+		return c.id;
+	})()`))
+	if id == "" {
+		t.Skip("the first lesson has no latency cell")
+	}
+	do(t, ctx, "run the latency cell",
+		chromedp.Click(cellSel(id, "button.run")),
+		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
+		chromedp.WaitVisible(cellSel(id, ".chart.measurement canvas")),
+		chromedp.ScrollIntoView(cellSel(id, ".chart.measurement")),
+	)
+	title := text(t, ctx, cellEl(id)+" .chart.measurement .paneltitle")
+	if !strings.Contains(title, "latency") {
+		t.Errorf("chart title %q", title)
+	}
+	legend := text(t, ctx, cellEl(id)+" .chart.measurement .u-legend")
+	t.Logf("latency chart legend: %s", legend)
+	screenshot(t, ctx, "latency")
 }
 
 func TestErrorMarkedInEditor(t *testing.T) {

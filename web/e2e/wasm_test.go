@@ -61,4 +61,31 @@ func TestWasmSameResult(t *testing.T) {
 	if first > 30*time.Second {
 		t.Errorf("first WebAssembly answer took %v", first)
 	}
+
+	// Interrupt in the browser: the query yields to the worker's event loop
+	// every 50 ms, so the cancel message stops it without killing the worker.
+	setCell(t, ctx, strings.Repeat(query+";\n", 2000))
+	do(t, ctx, "start a long cell in the browser",
+		chromedp.Click(cellSel(id, ".cm-line")),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.WaitVisible(chromedp.CSS(cellEl(id)+".running")),
+	)
+	time.Sleep(time.Second)
+	start = time.Now()
+	do(t, ctx, "I,I interrupts the browser kernel",
+		chromedp.KeyEvent("\x1b"),
+		chromedp.KeyEvent("i"),
+		chromedp.KeyEvent("i"),
+		chromedp.WaitVisible(cellSel(id, ".error .ename")),
+		chromedp.WaitNotPresent(chromedp.CSS(cellEl(id)+".running")),
+	)
+	took := time.Since(start)
+	if ename := text(t, ctx, cellEl(id)+" .error .ename"); ename != "Interrupted" {
+		t.Errorf("error name %q, want Interrupted", ename)
+	}
+	status := get(t, ctx, "kernel status", chromedp.Evaluate[string](`document.querySelector(".status").dataset.connection + "/" + document.querySelector(".status").dataset.kernel`))
+	t.Logf("browser interrupt took %v; kernel %s", took.Round(time.Millisecond), status)
+	if took > 3*time.Second {
+		t.Errorf("interrupt took %v: the worker was probably terminated instead of cancelled", took)
+	}
 }

@@ -24,7 +24,9 @@ export class Cell {
     this.id = data.id || `c${Date.now().toString(36)}${nextId++}`;
     this.type = data.cell_type === "markdown" ? "markdown" : "code";
     this.kind = data.kind || "sql";
-    this.attrs = data.attrs || {};
+    this.attrs = { ...(data.attrs || {}) };
+    this.meta = data.meta;
+    this.stored = data.outputs || [];
     this.html = data.html || null;
     this.source = data.source || "";
     this.serverSource = this.source;
@@ -38,7 +40,15 @@ export class Cell {
   build() {
     const bar = h(
       "div.cellbar",
-      h("span.prompt", this.type === "code" ? `[${this.kind}]` : "md"),
+      h("span.prompt", { title: "cell kind and attributes" }, this.type === "code" ? `[${this.kind}]` : "md"),
+      this.type === "code" && this.kind === "sql"
+        ? h(
+            "label.ctoggle",
+            { title: "Collect perf counters for this cell (counters=on; the cell then runs alone on the machine)" },
+            h("input", { type: "checkbox", checked: this.attrs.counters === "on" ? "" : null, onchange: (ev) => this.setAttr("counters", ev.target.checked ? "on" : null) }),
+            " counters",
+          )
+        : null,
       this.type === "code" ? h("button.run", { title: "Run (Ctrl+Enter)", onclick: () => this.nb.run(this) }, "▶ Run") : null,
       this.type === "code" ? h("button.stop", { title: "Interrupt (I,I)", onclick: () => this.nb.interrupt() }, "■") : null,
       h("span.timer"),
@@ -51,6 +61,8 @@ export class Cell {
       h("button.del", { title: "Delete cell (D,D)", onclick: () => this.nb.remove(this) }, "✕"),
     );
     this.timerEl = bar.querySelector(".timer");
+    this.promptEl = bar.querySelector(".prompt");
+    this.showPrompt();
     this.progressEl = bar.querySelector(".progress");
     this.editorEl = h("div.editor");
     this.proseEl = h("div.prose");
@@ -95,6 +107,36 @@ export class Cell {
       this.renderProse();
       this.proseEl.addEventListener("dblclick", () => this.editProse());
     }
+    this.renderStored();
+  }
+
+  showPrompt() {
+    if (this.type !== "code") return;
+    const attrs = Object.entries(this.attrs)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ");
+    this.promptEl.textContent = `[${this.kind}${attrs ? " " + attrs : ""}]`;
+  }
+
+  // setAttr sets (or, with null, removes) a cell attribute.
+  setAttr(key, value) {
+    if (value === null) delete this.attrs[key];
+    else this.attrs[key] = value;
+    this.showPrompt();
+    this.nb.dirty(true);
+  }
+
+  // renderStored shows the outputs saved with the notebook (nbformat
+  // output objects with our MIME bundles).
+  renderStored() {
+    for (const o of this.stored) {
+      const d = o.data || {};
+      if (o.output_type === "stream") this.onEvent({ kind: "stream", name: o.name, text: Array.isArray(o.text) ? o.text.join("") : o.text });
+      else if (o.output_type === "error") this.onEvent({ kind: "error", ename: o.ename, evalue: o.evalue, traceback: o.traceback });
+      else if (d["application/vnd.cachebook.result+json"]) this.onEvent({ kind: "result", bundle: d["application/vnd.cachebook.result+json"] });
+      else if (d["application/vnd.cachebook.measurement+json"]) this.onEvent({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], text: d["text/plain"] });
+      else if (d["text/plain"]) this.onEvent({ kind: "stream", name: "stdout", text: [].concat(d["text/plain"]).join("") });
+    }
   }
 
   // renderProse shows the markdown cell as HTML: the server's goldmark
@@ -124,6 +166,7 @@ export class Cell {
       c.kind = this.kind;
       if (Object.keys(this.attrs).length) c.attrs = this.attrs;
     }
+    if (this.meta) c.meta = this.meta;
     return c;
   }
 

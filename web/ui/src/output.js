@@ -127,7 +127,7 @@ export function renderCounters(m, where) {
     return box;
   }
   if (!m) {
-    box.append(h("div.unavail", "No counters for this run (the cell attribute counters=off, or the server has no perf support)."));
+    box.append(h("div.unavail", "No counters collected: tick \u201ccounters\u201d on this cell (attribute counters=on) to measure them."));
     return box;
   }
   const av = m.availability || {};
