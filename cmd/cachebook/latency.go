@@ -16,7 +16,7 @@ import (
 )
 
 const latencyUsage = `usage: cachebook latency [--min SIZE] [--max SIZE] [--ppo N] [--reps N] [--sample DUR]
-                         [--huge=true|false] [--seed N] [--format table|json]
+                         [--huge=true|false] [--seed N] [--wall-clock] [--format table|json]
 
 Measures the memory latency hierarchy with a random pointer chase (one
 random cycle through 64-byte nodes) at working sets from --min to --max,
@@ -36,6 +36,7 @@ func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sample := fs.Duration("sample", 20*time.Millisecond, "duration of one sample")
 	huge := fs.Bool("huge", true, "ask for 2 MiB transparent huge pages (Linux)")
 	seed := fs.Uint64("seed", 0, "random seed of the chain (0: fixed default)")
+	wall := fs.Bool("wall-clock", false, "time samples with the wall clock instead of the thread's CPU time")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,7 +62,7 @@ func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errors.New("--ppo must be 1..64, --reps 1..1000 and --sample positive")
 	}
 	cfg := latency.Config{MinBytes: minB, MaxBytes: maxB, PointsPerOctave: *ppo, Reps: *reps,
-		SampleTime: *sample, HugePages: *huge, Seed: *seed}
+		SampleTime: *sample, HugePages: *huge, Seed: *seed, WallClock: *wall}
 
 	// Cycles per access when the CPU's cycle counter can be opened.
 	avail := perf.Probe()
@@ -149,6 +150,11 @@ func writeLatencySummary(w io.Writer, res *latency.Result) {
 			fmt.Fprintf(w, "  note %s\n", n)
 		}
 	}
+	clock := "thread CPU time (time descheduled is not counted)"
+	if res.Clock == "wall" {
+		clock = "wall clock"
+	}
+	fmt.Fprintf(w, "clock: %s\n", clock)
 	p := res.Pages
 	fmt.Fprintf(w, "pages: requested %s, used %s", p.Requested, p.Used)
 	if p.Detail != "" {

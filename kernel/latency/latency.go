@@ -42,6 +42,10 @@ type Config struct {
 	SampleTime      time.Duration // target duration of one sample (default 20 ms; 100 ms in wasm)
 	// HugePages asks for 2 MiB transparent huge pages (Linux only).
 	HugePages bool
+	// WallClock times samples with the wall clock. By default the
+	// thread's CPU time is used where the OS has it (Linux), so time spent
+	// descheduled on a busy machine is not counted as memory latency.
+	WallClock bool
 	// Seed makes the random cycle reproducible (0: a fixed default).
 	Seed uint64
 	// OpenCycles, if set, is called on the measuring thread to count
@@ -98,8 +102,10 @@ type Result struct {
 	CacheSource string  `json:"os_cache_source"`
 	Pages       Pages   `json:"pages"`
 	Method      string  `json:"method"`
-	Reps        int     `json:"reps"`
-	SampleNs    int64   `json:"sample_ns"`
+	// Clock is "thread-cpu" (CLOCK_THREAD_CPUTIME_ID) or "wall".
+	Clock    string `json:"clock"`
+	Reps     int    `json:"reps"`
+	SampleNs int64  `json:"sample_ns"`
 	// CyclesNote says why cycles are missing, when they are.
 	CyclesNote string `json:"cycles_note,omitempty"`
 }
@@ -186,6 +192,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.CyclesNote = "cycles not counted: no cycle counter"
 	}
 
+	clock := wallClock()
+	res.Clock = "wall"
+	if _, ok := threadCPUClock(); ok && !cfg.WallClock {
+		clock = func() time.Duration { d, _ := threadCPUClock(); return d }
+		res.Clock = "thread-cpu"
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xda3e39cb94b95bdb))
 	words := buf.words
 	for i, size := range sizes {
@@ -196,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		nodes := int(size / NodeBytes)
 		BuildCycle(words[:nodes*wordsPerNode], nodes, rng)
-		p, err := measure(ctx, words, cfg, cc)
+		p, err := measure(ctx, words, cfg, cc, clock)
 		if err != nil {
 			res.Levels = DetectLevels(res.Points)
 			res.Pages = buf.pages()
@@ -245,16 +257,22 @@ func chase(words []uint32, p uint32, n int) uint32 {
 // sink keeps the chase result alive so the loop is not removed.
 type sink struct{ v uint32 }
 
-func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter) (Point, error) {
+// wallClock returns a monotonic wall clock reading function.
+func wallClock() func() time.Duration {
+	t0 := time.Now()
+	return func() time.Duration { return time.Since(t0) }
+}
+
+func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter, now func() time.Duration) (Point, error) {
 	var s sink
 	// Warm up and calibrate: double the count until one run takes at least
 	// a quarter of the sample time.
 	n := 1024
 	var p uint32
 	for {
-		t0 := time.Now()
+		t0 := now()
 		p = chase(words, p, n)
-		d := time.Since(t0)
+		d := now() - t0
 		if d >= cfg.SampleTime/4 || n >= 1<<34 {
 			n = int(float64(n) * float64(cfg.SampleTime) / float64(max(d, time.Microsecond)))
 			n = max(8, n/8*8)
@@ -263,9 +281,9 @@ func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter) (
 		n *= 2
 	}
 	// A preemption during calibration makes n too small: check once more.
-	t0 := time.Now()
+	t0 := now()
 	p = chase(words, p, n)
-	if d := time.Since(t0); d < cfg.SampleTime/2 && n < 1<<34 {
+	if d := now() - t0; d < cfg.SampleTime/2 && n < 1<<34 {
 		n = int(float64(n) * float64(cfg.SampleTime) / float64(max(d, time.Microsecond)))
 		n = max(8, n/8*8)
 	}
@@ -280,9 +298,9 @@ func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter) (
 		if cc != nil {
 			c0, cerr = cc.Cycles()
 		}
-		t0 := time.Now()
+		t0 := now()
 		p = chase(words, p, n)
-		d := time.Since(t0)
+		d := now() - t0
 		if cc != nil && cerr == nil {
 			if c1, err := cc.Cycles(); err == nil {
 				cyc = append(cyc, float64(c1-c0)/float64(n))
