@@ -30,6 +30,7 @@ const (
 	ErrExecution   = "ExecutionError"
 	ErrKernel      = "KernelError"
 	ErrBadMessage  = "BadMessage"
+	ErrQueueFull   = "QueueFull"
 )
 
 // ExecuteRequest is the content of an execute_request.

@@ -103,6 +103,9 @@ type Config struct {
 	DB          *engine.DB
 	DataDir     string
 	QueryMemory int64
+	// Cache describes the CPU caches for the engine opened from DataDir
+	// (zero: the engine's defaults).
+	Cache engine.CacheSizes
 	// EngineUnavailable, when DB is nil, is the reason sql cells fail
 	// (e.g. the error from engine.Open). Nil means "no data directory".
 	EngineUnavailable error
@@ -162,7 +165,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		x.limits.QueryMemory = cfg.QueryMemory
 	}
 	if x.db == nil && cfg.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: cfg.DataDir, QueryMemory: cfg.QueryMemory})
+		db, err := engine.Open(engine.Options{DataDir: cfg.DataDir, QueryMemory: cfg.QueryMemory, Cache: cfg.Cache})
 		if err != nil {
 			return nil, fmt.Errorf("kernel: open data dir %s: %w", cfg.DataDir, err)
 		}

@@ -36,6 +36,9 @@ type ManagerConfig struct {
 	IdleTimeout time.Duration
 	// MaxSessions bounds the number of live sessions (1,000).
 	MaxSessions int
+	// MaxQueue bounds the cells queued in one session (100); more are
+	// refused with a QueueFull error.
+	MaxQueue int
 	// Logger receives the manager's logs (nil: slog.Default()).
 	Logger *slog.Logger
 	// OnCellDone, if set, is called after every executed or aborted cell
@@ -85,6 +88,9 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 1000
 	}
+	if cfg.MaxQueue <= 0 {
+		cfg.MaxQueue = 100
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -95,7 +101,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		cfg.Executor.Registry = DefaultRegistry()
 	}
 	if cfg.Executor.DB == nil && cfg.Executor.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: cfg.Executor.DataDir, QueryMemory: cfg.Executor.QueryMemory})
+		db, err := engine.Open(engine.Options{DataDir: cfg.Executor.DataDir, QueryMemory: cfg.Executor.QueryMemory, Cache: cfg.Executor.Cache})
 		if err != nil {
 			return nil, fmt.Errorf("kernel: open data dir %s: %w", cfg.Executor.DataDir, err)
 		}
@@ -613,6 +619,14 @@ func (s *Session) enqueue(req *Message, er ExecuteRequest) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		return
+	}
+	if len(s.queue) >= s.m.cfg.MaxQueue {
+		evalue := fmt.Sprintf("this session already has %d cells queued; wait or interrupt", len(s.queue))
+		s.broadcast(NewMessage(ChannelIOPub, MsgError, s.x.KernelSession(), j.req,
+			ErrorContent{Ename: ErrQueueFull, Evalue: evalue, Traceback: []string{ErrQueueFull + ": " + evalue}, CellID: j.cell.ID}))
+		s.broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req,
+			ExecuteReply{Status: StatusError, CellID: j.cell.ID, Ename: ErrQueueFull, Evalue: evalue}))
 		return
 	}
 	s.queue = append(s.queue, j)

@@ -333,3 +333,23 @@ func TestManagerCloseLeavesNoGoroutines(t *testing.T) {
 	}
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
 }
+
+func TestSessionQueueCap(t *testing.T) {
+	m := newTestManager(t, ManagerConfig{MaxQueue: 2})
+	sub, _ := m.Attach("s", 0)
+	s := sub.Session()
+	_ = s.Handle(sub, execReq("", "slow"))
+	readUntil(t, sub, isType(MsgDisplayData)) // running, queue empty
+	_ = s.Handle(sub, execReq("a", "echo"))
+	_ = s.Handle(sub, execReq("b", "echo"))
+	over := execReq("c", "echo")
+	_ = s.Handle(sub, over)
+	got := readUntil(t, sub, func(f *Message) bool {
+		return f.Header.MsgType == MsgExecuteReply && f.ParentHeader.MsgID == over.Header.MsgID
+	})
+	var r ExecuteReply
+	_ = got[len(got)-1].DecodeContent(&r)
+	if r.Status != StatusError || r.Ename != ErrQueueFull {
+		t.Fatalf("reply %+v", r)
+	}
+}

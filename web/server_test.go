@@ -404,6 +404,7 @@ func TestBadFrames(t *testing.T) {
 		for range c.frames {
 		}
 		err = <-c.errc
+		c.conn.Close()
 		var ce *websocket.CloseError
 		if !errors.As(err, &ce) || ce.Code != tc.code {
 			t.Fatalf("got %v, want close %d", err, tc.code)

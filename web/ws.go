@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -68,9 +69,18 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 
 	c := &wsConn{s: s, conn: conn, sub: sub, done: make(chan struct{})}
 	go c.writeLoop()
-	reason := c.readLoop()
+	reason, refused := c.readLoop()
 	sub.Close()
 	<-c.done
+	if refused {
+		// Lingering close: read and discard what the client still sends
+		// (the rest of an oversized frame) until it answers our close
+		// frame, so closing does not reset the connection before the
+		// client has read the close code.
+		nc := conn.NetConn()
+		_ = nc.SetReadDeadline(time.Now().Add(time.Second))
+		_, _ = io.Copy(io.Discard, nc)
+	}
 	_ = conn.Close()
 	log.Info("websocket closed", "reason", reason)
 }
@@ -88,8 +98,9 @@ func (c *wsConn) closeWith(code int, text string) {
 	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(writeWait))
 }
 
-// readLoop reads client frames until the connection ends and returns why.
-func (c *wsConn) readLoop() string {
+// readLoop reads client frames until the connection ends and returns why,
+// and whether the server refused a frame (and sent a close frame).
+func (c *wsConn) readLoop() (string, bool) {
 	s := c.s
 	c.conn.SetReadLimit(int64(s.cfg.MaxMessageBytes))
 	_ = c.conn.SetReadDeadline(time.Now().Add(s.cfg.PongWait))
@@ -102,15 +113,15 @@ func (c *wsConn) readLoop() string {
 			if errors.Is(err, websocket.ErrReadLimit) {
 				// gorilla has already sent close 1009.
 				s.metrics.rejected.WithLabelValues("too_large").Inc()
-				return "message too big"
+				return "message too big", true
 			}
-			return err.Error()
+			return err.Error(), false
 		}
 		_ = c.conn.SetReadDeadline(time.Now().Add(s.cfg.PongWait))
 		if typ != websocket.TextMessage {
 			s.metrics.rejected.WithLabelValues("binary").Inc()
 			c.closeWith(websocket.CloseUnsupportedData, "cachebook-kernel/1 uses JSON text frames")
-			return "binary frame"
+			return "binary frame", true
 		}
 		m, err := kernel.Decode(data, s.cfg.MaxMessageBytes)
 		if err != nil {

@@ -86,10 +86,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := dataDir(*data)
 	ex := kernel.Config{
 		QueryMemory: qmem,
+		Cache:       hostCacheSizes(),
 		Limits:      kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem},
 		Logger:      log,
 	}
-	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem})
+	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem, Cache: ex.Cache})
 	if err != nil {
 		// The server is still useful (lessons, measurement cells); sql
 		// cells report why they cannot run.
