@@ -89,6 +89,9 @@ func WriteFile(ctx context.Context, path string, o Options) (err error) {
 	if err = Write(ctx, f, o); err != nil {
 		return err
 	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("gen: %w", err)
+	}
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}

@@ -1,7 +1,8 @@
 // Package storage serves tables stored as Parquet files in a data directory
 // (or registered in memory) as engine vectors.
 //
-// A table name t means the file DIR/t.parquet; a quoted file name in a FROM
+// A table name t means a table registered in memory under that name, or the
+// file DIR/t.parquet; a quoted file name in a FROM
 // clause ('x.parquet') is resolved inside DIR only: absolute paths, ".."
 // and symbolic links leading out of DIR are refused (os.Root enforces it).
 //
@@ -148,7 +149,9 @@ func (c *Catalog) Tables() ([]TableInfo, error) {
 	seen := map[string]bool{}
 	for _, n := range names {
 		seen[n] = true
-		out = append(out, info(c.Table(n, false)))
+		ti := info(c.Table(n, false))
+		ti.Name = n
+		out = append(out, ti)
 	}
 	if c.root != nil {
 		d, err := c.root.Open(".")
@@ -189,7 +192,12 @@ func info(t *Table, err error) TableInfo {
 // a registered in-memory table or DIR/ref.parquet. With isFile true, ref is
 // a file name relative to the data directory ('hits.parquet',
 // 'sub/x.parquet'), or the name of a registered file.
-func (c *Catalog) Table(ref string, isFile bool) (*Table, error) {
+func (c *Catalog) Table(ref string, isFile bool) (t *Table, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, fmt.Errorf("storage: %q: corrupt Parquet file: %v", ref, p)
+		}
+	}()
 	c.mu.Lock()
 	m := c.mem[ref]
 	if m == nil && isFile {
@@ -258,7 +266,7 @@ func (c *Catalog) Table(ref string, isFile bool) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTable(name, path, f)
+	t, err = newTable(name, path, f)
 	if err != nil {
 		return nil, err
 	}
