@@ -269,3 +269,55 @@ func TestCycleCounter(t *testing.T) {
 		t.Errorf("cycles %d → %d, %v", a, b, err)
 	}
 }
+
+// TestSnapshotReadsRunningWorker checks that a snapshot from another
+// goroutine sees the counts of a worker that has not stopped yet.
+func TestSnapshotReadsRunningWorker(t *testing.T) {
+	m := NewQueryMeter(Options{NoHardware: true, NoRaw: true})
+	if !m.Availability().Software.Available {
+		t.Skip("no software counters")
+	}
+	started, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		m.WorkerStart(1)
+		close(started)
+		var s uint64
+		for {
+			select {
+			case <-release:
+				sink[0] = s
+				m.WorkerStop(1)
+				return
+			default:
+				s += work(1 << 12)
+			}
+		}
+	}()
+	<-started
+	deadline := time.Now().Add(5 * time.Second)
+	var tc Reading
+	for time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		snap := m.Snapshot()
+		if !snap.Live || len(snap.Workers) != 1 {
+			t.Fatalf("snapshot %+v", snap)
+		}
+		tc, _ = snap.Total.Event(EvTaskClock)
+		if tc.Value > 5e6 { // 5 ms of CPU seen while running
+			break
+		}
+	}
+	close(release)
+	<-done
+	if tc.Value <= 5e6 {
+		t.Errorf("snapshot task-clock stayed at %v", tc.Value)
+	}
+	if final, _ := m.Report().Total.Event(EvTaskClock); final.Value < tc.Value {
+		t.Errorf("final %v < snapshot %v", final.Value, tc.Value)
+	}
+}
+
+var sink [1]uint64
