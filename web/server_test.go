@@ -775,3 +775,39 @@ func TestLessonsAndNotebooks(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptRealSQL interrupts a real query over the websocket: many
+// GROUP BY statements in one cell, stopped mid-way.
+func TestInterruptRealSQL(t *testing.T) {
+	reg := testRunners()
+	reg.Register(kernel.KindSQL, kernel.NewSQLRunner())
+	ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: hitsDir(t)}}})
+	c := ts.dial(t, "", 0)
+	src := strings.Repeat("SELECT UserID, SearchPhrase, count(*) FROM hits GROUP BY UserID, SearchPhrase ORDER BY 3 DESC LIMIT 3;\n", 5000)
+	ex := c.execute(kernel.KindSQL, src)
+	c.until(func(m *kernel.Message) bool { return m.Header.MsgType == kernel.MsgExecuteInput })
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	c.send(kernel.ChannelControl, kernel.MsgInterruptRequest, nil)
+	var latency time.Duration
+	var ec kernel.ErrorContent
+	c.until(func(m *kernel.Message) bool {
+		if m.Header.MsgType == kernel.MsgError && m.ParentHeader.MsgID == ex.Header.MsgID {
+			latency = time.Since(start)
+			_ = m.DecodeContent(&ec)
+		}
+		return replyTo(ex, kernel.MsgExecuteReply)(m)
+	})
+	if ec.Ename != kernel.ErrInterrupted || latency > 200*time.Millisecond {
+		t.Fatalf("error %s after %v", ec.Ename, latency)
+	}
+	t.Logf("real SQL interrupt latency over websocket: %v", latency)
+	// The session runs the next query normally.
+	ex = c.execute(kernel.KindSQL, "SELECT count(*) FROM hits")
+	got := c.until(replyTo(ex, kernel.MsgExecuteReply))
+	var r kernel.ExecuteReply
+	_ = got[len(got)-1].DecodeContent(&r)
+	if r.Status != kernel.StatusOK {
+		t.Fatalf("next cell %+v", r)
+	}
+}
