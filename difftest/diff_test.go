@@ -22,7 +22,7 @@ import (
 var (
 	update = flag.Bool("update", false, "rewrite RESULTS.md from this run")
 	strict = flag.Bool("strict", false, "fail when a case listed in testdata/known_failures.txt passes")
-	rows   = flag.Int("rows", 100_000, "rows of each generated hits.parquet")
+	rows   = flag.Int("rows", 100_000, "rows of each generated hits.parquet (-short: 20000)")
 )
 
 // strategy is one way of running a query on our engine.
@@ -223,15 +223,19 @@ func TestClickBench(t *testing.T) {
 	}
 	known := knownFailures(t)
 	ctx := context.Background()
+	n := *rows
+	if testing.Short() {
+		n = min(n, 20_000)
+	}
 	for _, order := range []string{"shuffled", "clustered"} {
 		t.Run(order, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "hits.parquet")
 			start := time.Now()
-			if err := gen.WriteFile(ctx, path, gen.Options{Rows: *rows, Order: order, Seed: 1}); err != nil {
+			if err := gen.WriteFile(ctx, path, gen.Options{Rows: n, Order: order, Seed: 1}); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("generated %d rows in %v", *rows, time.Since(start).Round(time.Millisecond))
+			t.Logf("generated %d rows in %v", n, time.Since(start).Round(time.Millisecond))
 			duck, err := OpenDuck(ctx, 2)
 			if err != nil {
 				t.Fatal(err)
@@ -300,6 +304,10 @@ var edgeTables = []struct{ name, query string }{
 	{"ties", `SELECT (i % 10)::INTEGER AS k, (i % 3)::INTEGER AS w FROM range(30 + 2) r(i)`},
 	{"neg", `SELECT * FROM (VALUES (7, 2), (-7, 2), (7, -2), (-7, -2), (0, 3), (-1, 5), (1, -5), (-9, 3), (9, -4))
 		v(a, b)`},
+	{"bigvals", `SELECT * FROM (VALUES (1, 9000000000000000000), (1, 9000000000000000000), (2, -9000000000000000000),
+		(2, -9000000000000000000), (3, 9223372036854775807)) v(g, x)`},
+	{"dates", `SELECT DATE '2013-07-01' + (i % 31)::INTEGER AS d,
+		TIMESTAMP '2013-07-01 00:00:00' + INTERVAL (i * 37) MINUTE AS ts, (i % 4)::SMALLINT AS g FROM range(500) r(i)`},
 }
 
 // edgeCases are queries over edgeTables, each aimed at one SQL rule.
@@ -343,6 +351,19 @@ var edgeCases = []diffCase{
 	{"offset_beyond_end_unordered", "SELECT k, COUNT(*) FROM t GROUP BY k LIMIT 5 OFFSET 100"},
 	{"limit_zero", "SELECT k FROM t LIMIT 0"},
 	{"min_max_strings", "SELECT MIN(s), MAX(s) FROM t"},
+	{"sum_beyond_int64", "SELECT g, SUM(x) FROM bigvals GROUP BY g"},
+	{"sum_beyond_int64_global", "SELECT SUM(x), MIN(x), MAX(x) FROM bigvals"},
+	{"where_ne_skips_null", "SELECT COUNT(*) FROM t WHERE k <> 1"},
+	{"in_list_with_null", "SELECT COUNT(*) FROM t WHERE k IN (1, NULL)"},
+	{"not_in_list_with_null", "SELECT COUNT(*) FROM t WHERE k NOT IN (1, NULL)"},
+	{"case_with_nulls", "SELECT k, CASE WHEN v > 5 THEN 'big' WHEN v IS NULL THEN 'none' ELSE 'small' END AS c FROM t"},
+	{"like_patterns", "SELECT s, s LIKE '_', s LIKE 'c%', s NOT LIKE '%c' FROM t"},
+	{"group_by_alias_expr", "SELECT k % 2 AS parity, COUNT(*), SUM(v) FROM t GROUP BY parity"},
+	{"dates_min_max", "SELECT MIN(d), MAX(d), MIN(ts), MAX(ts) FROM dates"},
+	{"dates_group", "SELECT d, COUNT(*), MIN(ts) FROM dates WHERE d >= '2013-07-10' AND d <= '2013-07-20' GROUP BY d"},
+	{"timestamp_trunc_order", "SELECT DATE_TRUNC('hour', ts) AS h, COUNT(*) FROM dates GROUP BY h ORDER BY h LIMIT 5 OFFSET 3"},
+	{"extract_minute", "SELECT extract(minute FROM ts) AS m, COUNT(*) AS c FROM dates GROUP BY m ORDER BY c DESC, m LIMIT 5"},
+	{"two_small_int_keys", "SELECT g, d, COUNT(*) FROM dates GROUP BY g, d"},
 }
 
 // TestEdgeCases runs hand-made queries on small tables with every strategy.
