@@ -53,7 +53,10 @@ func TestMain(m *testing.M) {
 // usual names on $PATH.
 func findChromium() string {
 	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
+		if q, err := exec.LookPath(p); err == nil {
+			return q
+		}
+		return ""
 	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -367,6 +370,11 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 		return
 	}
 	png := get(t, ctx, "screenshot "+name, chromedp.CaptureScreenshot())
+	if small, err := shrinkPNG(png); err == nil {
+		png = small
+	} else {
+		t.Logf("screenshot %s kept at full size: %v", name, err)
+	}
 	if err := os.MkdirAll(*screenshotDir, 0o755); err != nil {
 		t.Fatal(err)
 	}

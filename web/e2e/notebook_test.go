@@ -206,6 +206,7 @@ func TestInterrupt(t *testing.T) {
 		chromedp.WaitVisible(cellSel(id, ".error .ename")),
 		chromedp.WaitNotPresent(chromedp.CSS(cellEl(id)+".running")),
 	)
+	t.Logf("in the page: %s", text(t, ctx, cellEl(id)+" .timer"))
 	if ename := text(t, ctx, cellEl(id)+" .error .ename"); ename != "Interrupted" {
 		t.Errorf("error name %q, want Interrupted", ename)
 	}

@@ -80,6 +80,7 @@ func TestWasmSameResult(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS(cellEl(id)+".running")),
 	)
 	took := time.Since(start)
+	t.Logf("in the page: %s", text(t, ctx, cellEl(id)+" .timer"))
 	if ename := text(t, ctx, cellEl(id)+" .error .ename"); ename != "Interrupted" {
 		t.Errorf("error name %q, want Interrupted", ename)
 	}

@@ -13,6 +13,9 @@ import { measurementChart, runsChart } from "./charts.js";
 
 let nextId = 1;
 
+// KINDS are the code cell kinds of docs/protocol.md §3.2.
+const KINDS = ["sql", "latency", "bandwidth", "sweep", "experiment"];
+
 // The SQL dialect: DuckDB-like names the engine knows, for completion and
 // highlighting.
 const dialect = sql({ dialect: StandardSQL, upperCaseKeywords: true, schema: { hits: [] } });
@@ -32,7 +35,7 @@ export class Cell {
     this.serverSource = this.source;
     this.runs = [];
     this.running = false;
-    this.el = h("div.cell." + this.type, { "data-cell": this.id, tabindex: "-1" });
+    this.el = h("div.cell." + this.type, { "data-cell": this.id, "data-kind": this.type === "code" ? this.kind : null, tabindex: "-1" });
     this.el.addEventListener("mousedown", () => this.nb.select(this, false));
     this.build();
   }
@@ -40,10 +43,17 @@ export class Cell {
   build() {
     const bar = h(
       "div.cellbar",
-      h("span.prompt", { title: "cell kind and attributes" }, this.type === "code" ? `[${this.kind}]` : "md"),
-      this.type === "code" && this.kind === "sql"
+      this.type === "code"
         ? h(
-            "label.ctoggle",
+            "select.kind",
+            { title: "Cell kind: SQL, or a measurement that runs on the server", onchange: (ev) => this.setKind(ev.target.value) },
+            KINDS.map((k) => h("option", { value: k, selected: k === this.kind ? "" : null }, k)),
+          )
+        : h("span.prompt", "md"),
+      h("span.attrs", { title: "cell attributes" }),
+      this.type === "code"
+        ? h(
+            "label.ctoggle" + (this.kind === "sql" ? "" : ".hidden"),
             { title: "Collect perf counters for this cell (counters=on; the cell then runs alone on the machine)" },
             h("input", { type: "checkbox", checked: this.attrs.counters === "on" ? "" : null, onchange: (ev) => this.setAttr("counters", ev.target.checked ? "on" : null) }),
             " counters",
@@ -61,7 +71,7 @@ export class Cell {
       h("button.del", { title: "Delete cell (D,D)", onclick: () => this.nb.remove(this) }, "✕"),
     );
     this.timerEl = bar.querySelector(".timer");
-    this.promptEl = bar.querySelector(".prompt");
+    this.attrsEl = bar.querySelector(".attrs");
     this.showPrompt();
     this.progressEl = bar.querySelector(".progress");
     this.editorEl = h("div.editor");
@@ -111,11 +121,20 @@ export class Cell {
   }
 
   showPrompt() {
-    if (this.type !== "code") return;
-    const attrs = Object.entries(this.attrs)
+    this.attrsEl.textContent = Object.entries(this.attrs)
       .map(([k, v]) => `${k}=${v}`)
       .join(" ");
-    this.promptEl.textContent = `[${this.kind}${attrs ? " " + attrs : ""}]`;
+  }
+
+  // setKind changes a code cell's kind (sql, latency, bandwidth, sweep,
+  // experiment); measurement cells take key=value parameters as source.
+  setKind(kind) {
+    this.kind = kind;
+    this.el.dataset.kind = kind;
+    this.view.dispatch({ effects: this.langConf.reconfigure(kind === "sql" ? dialect : []) });
+    const toggle = this.el.querySelector(".ctoggle");
+    if (toggle) toggle.classList.toggle("hidden", kind !== "sql");
+    this.nb.dirty(true);
   }
 
   // setAttr sets (or, with null, removes) a cell attribute.
@@ -267,6 +286,11 @@ export class Cell {
     }
     if (e.status === "aborted") this.timerEl.textContent = "aborted (not run)";
     else this.showTimer();
+    const ia = this.nb.interruptAt;
+    if (ia && ia > this.t0 && e.status !== "ok") {
+      this.stoppedMs = performance.now() - ia;
+      this.timerEl.textContent += ` · stopped ${fmtNs(this.stoppedMs * 1e6)} after the interrupt`;
+    }
     if (this.type === "code" && this.kind === "sql" && (e.status === "ok" || this.counters)) {
       this.showCounters(true, e.where);
       if (this.runs.length > 1) this.outEl.append(runsChart(this.runs));

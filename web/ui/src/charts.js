@@ -150,7 +150,7 @@ export function latencyChart(m) {
 
 // barsChart draws grouped bars: labels on x, one series per entry of
 // series [{label, values}].
-export function barsChart(title, labels, series, unitFmt, note) {
+export function barsChart(title, labels, series, unitFmt, note, xLabel = "") {
   const xs = labels.map((_, i) => i);
   const bars = uPlot.paths.bars({ size: [0.7 / Math.max(1, series.length), 100], align: 0 });
   return chartBox(
@@ -163,7 +163,7 @@ export function barsChart(title, labels, series, unitFmt, note) {
           scales: { x: { time: false, range: [-0.6, labels.length - 0.4] }, y: { range: (u, lo, hi) => [0, (hi || 1) * 1.1] } },
           axes: [{ values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? labels[v] ?? "" : "")), splits: () => xs }, { values: (u, vals) => vals.map(unitFmt), size: 80 }],
           series: [
-            { label: "", value: (u, v) => labels[v] ?? "" },
+            { label: xLabel, value: (u, v) => labels[v] ?? "" },
             ...series.map((s, i) => ({
               label: s.label,
               fill: PALETTE[i % PALETTE.length] + "cc",
@@ -196,7 +196,7 @@ export function bandwidthChart(m) {
     }),
   }));
   const notes = [...(m.notes || []), m.num_cpu ? `${m.num_cpu} CPUs, GOMAXPROCS ${m.gomaxprocs}, median of ${m.reps} runs.` : ""];
-  return barsChart("memory bandwidth (GB/s, GB = 10⁹ B)", ops, series, (v) => (v == null ? "" : `${v.toFixed(1)} GB/s`), notes.filter(Boolean).join(" "));
+  return barsChart("memory bandwidth (GB/s, GB = 10⁹ B)", ops, series, (v) => (v == null ? "" : `${v.toFixed(1)} GB/s`), notes.filter(Boolean).join(" · "), "op");
 }
 
 // sweepChart draws time per row against the number of groups, one line per
@@ -233,7 +233,7 @@ export function sweepChart(m) {
 // per run, labelled with its strategy and where it ran.
 export function runsChart(runs) {
   const labels = runs.map((r, i) => `#${i + 1} ${r.label}`);
-  return barsChart("recent runs of this cell", labels, [{ label: "time", values: runs.map((r) => r.ns) }], (v) => (v == null ? "" : fmtNs(v)));
+  return barsChart("recent runs of this cell", labels, [{ label: "time", values: runs.map((r) => r.ns) }], (v) => (v == null ? "" : fmtNs(v)), "Wall time of each run, with the GROUP BY strategy and where it ran.", "run");
 }
 
 // measurementChart picks the chart for a measurement JSON object.

@@ -96,6 +96,7 @@ export class Notebook {
 
   interrupt() {
     this.stopAll = true;
+    this.interruptAt = performance.now();
     return this.app.kernel.interrupt();
   }
 

@@ -32,6 +32,7 @@ async function init(msg) {
     } catch (e) {
       // Servers that send the wrong Content-Type: fall back to bytes.
       const r = await fetch(msg.wasm || "cachebook.wasm");
+      if (r.status === 404) throw new Error("this server was built without cachebook.wasm (run make wasm before building the binary)");
       if (!r.ok) throw new Error(`fetch ${msg.wasm}: HTTP ${r.status}`);
       inst = await WebAssembly.instantiate(await r.arrayBuffer(), go.importObject);
     }
