@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -100,19 +101,33 @@ func setup() (int, func()) {
 	if goBin == "" {
 		goBin = "go"
 	}
-	// The wasm is embedded into the binary from web/static/dist, where
-	// make wasm puts it too.
-	wasmOut := filepath.Join(root, "web", "static", "dist", "cachebook.wasm")
+	// The binary embeds web/static/dist/cachebook.wasm (make wasm puts it
+	// there). The test builds its own into the temp directory and embeds it
+	// with -overlay, so that it never writes into the source tree while
+	// other packages build.
+	wasmOut := filepath.Join(tmp, "cachebook.wasm")
 	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", wasmOut, "./web/wasm")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	var overlay []string
 	if out, err := cmd.CombinedOutput(); err != nil {
 		env.wasmErr = fmt.Sprintf("building cachebook.wasm: %v\n%s", err, out)
 	} else {
 		env.wasm = true
+		ov, err := json.Marshal(map[string]map[string]string{"Replace": {
+			filepath.Join(root, "web", "static", "dist", "cachebook.wasm"): wasmOut,
+		}})
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, "overlay.json"), ov, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: overlay:", err)
+			return 1, cleanup
+		}
+		overlay = []string{"-overlay", filepath.Join(tmp, "overlay.json")}
 	}
 	bin := filepath.Join(tmp, "cachebook")
-	cmd = exec.Command(goBin, "build", "-o", bin, "./cmd/cachebook")
+	cmd = exec.Command(goBin, append(append([]string{"build"}, overlay...), "-o", bin, "./cmd/cachebook")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: building cachebook: %v\n%s", err, out)

@@ -15,6 +15,7 @@ export class WasmKernel {
     this.seq = 0;
     this.state = "starting";
     this.info = null;
+    this.terminations = 0; // workers killed because a query did not stop
   }
 
   status(connection, kernel, detail) {
@@ -98,9 +99,10 @@ export class WasmKernel {
     setTimeout(() => {
       if (!ids.some((id) => this.pending.has(id))) return;
       this.killed = true;
-      this.terminate("the query did not stop within 2 s: worker terminated");
+      this.terminations++;
+      this.terminate("the query did not stop within 5 s: worker terminated");
       this.start().catch(() => {});
-    }, 2000);
+    }, 5000);
   }
 
   terminate(reason) {
