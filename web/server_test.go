@@ -798,7 +798,7 @@ func TestInterruptRealSQL(t *testing.T) {
 		}
 		return replyTo(ex, kernel.MsgExecuteReply)(m)
 	})
-	if ec.Ename != kernel.ErrInterrupted || latency > 200*time.Millisecond {
+	if ec.Ename != kernel.ErrInterrupted || latency > interruptBound {
 		t.Fatalf("error %s after %v", ec.Ename, latency)
 	}
 	t.Logf("real SQL interrupt latency over websocket: %v", latency)
