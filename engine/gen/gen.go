@@ -131,43 +131,56 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 	defer cancel()
 	nchunks := (o.Rows + chunkRows - 1) / chunkRows
 	workers := max(1, runtime.GOMAXPROCS(0))
-	// Chunks are generated in parallel and written in order: chunk c goes to
-	// slot c%len(slots); a slot is refilled once the writer has consumed it.
+	// Chunks are generated in parallel and written in order: the dispatcher
+	// queues each chunk's result channel in pending (in chunk order, which
+	// also bounds the chunks in flight) and hands the job to a worker.
 	type chunk struct {
 		rows  []Hit
 		arena []byte
 	}
-	slots := make([]chan *chunk, 2*workers)
-	for i := range slots {
-		slots[i] = make(chan *chunk, 1)
+	type job struct {
+		c   int
+		res chan *chunk
 	}
-	free := make(chan *chunk, len(slots)+workers)
-	for range len(slots) + workers {
+	free := make(chan *chunk, 2*workers+1)
+	for range cap(free) {
 		free <- &chunk{rows: make([]Hit, chunkRows), arena: make([]byte, 0, chunkRows*256)}
 	}
-	var next int
-	var mu sync.Mutex
+	jobs := make(chan job)
+	pending := make(chan job, 2*workers)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // dispatcher
+		defer wg.Done()
+		defer close(jobs)
+		defer close(pending)
+		for c := 0; c < nchunks; c++ {
+			j := job{c: c, res: make(chan *chunk, 1)}
+			select {
+			case pending <- j:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			g := newRowGen(m)
-			for {
-				mu.Lock()
-				c := next
-				next++
-				mu.Unlock()
-				if c >= nchunks {
-					return
-				}
+			for j := range jobs {
 				var ch *chunk
 				select {
 				case ch = <-free:
 				case <-ctx.Done():
 					return
 				}
-				lo, hi := c*chunkRows, min(o.Rows, (c+1)*chunkRows)
+				lo, hi := j.c*chunkRows, min(o.Rows, (j.c+1)*chunkRows)
 				ch.rows = ch.rows[:hi-lo]
 				g.arena = ch.arena[:0]
 				for p := lo; p < hi; p++ {
@@ -175,20 +188,17 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 					g.fill(&ch.rows[p-lo], i, u)
 				}
 				ch.arena = g.arena
-				select {
-				case slots[c%len(slots)] <- ch:
-				case <-ctx.Done():
-					return
-				}
+				j.res <- ch // buffered: never blocks
 			}
 		}()
 	}
 	defer wg.Wait()
 
-	for c := 0; c < nchunks; c++ {
+	written := 0
+	for j := range pending {
 		var ch *chunk
 		select {
-		case ch = <-slots[c%len(slots)]:
+		case ch = <-j.res:
 		case <-ctx.Done():
 			return fmt.Errorf("gen: %w", ctx.Err())
 		}
@@ -196,10 +206,17 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 			cancel()
 			return fmt.Errorf("gen: writing rows: %w", err)
 		}
+		written += len(ch.rows)
 		free <- ch
 		if o.Progress != nil {
-			o.Progress(min(o.Rows, (c+1)*chunkRows), o.Rows)
+			o.Progress(written, o.Rows)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gen: %w", err)
+	}
+	if written != o.Rows {
+		return fmt.Errorf("gen: internal error: wrote %d of %d rows", written, o.Rows)
 	}
 	if err := pw.Close(); err != nil {
 		return fmt.Errorf("gen: closing parquet writer: %w", err)
@@ -253,7 +270,6 @@ func shuffledOrder(m *model) rowOrder {
 // among all UserIDs and the second of the day into 64 bits.
 func clusteredOrder(ctx context.Context, m *model) (rowOrder, error) {
 	users := userMultiset(m)
-	g := newRowGen(m)
 
 	// Rank users by UserID (signed order).
 	type uid struct {
@@ -261,9 +277,11 @@ func clusteredOrder(ctx context.Context, m *model) (rowOrder, error) {
 		u  uint32
 	}
 	ids := make([]uid, m.users)
-	for u := range ids {
-		ids[u] = uid{m.user(u, g.ur, &g.usrc).id, uint32(u)}
-	}
+	parallel(m.users, func(g *rowGen, lo, hi int) {
+		for u := lo; u < hi; u++ {
+			ids[u] = uid{m.user(u, g.ur, &g.usrc).id, uint32(u)}
+		}
+	}, m)
 	slices.SortFunc(ids, func(a, b uid) int {
 		switch {
 		case a.id < b.id:
@@ -285,18 +303,20 @@ func clusteredOrder(ctx context.Context, m *model) (rowOrder, error) {
 		return rowOrder{}, errors.New("gen: too many users for clustered order")
 	}
 	entries := make([]entry, m.rows)
-	for i := range entries {
-		if i&0xffff == 0 && ctx.Err() != nil {
-			return rowOrder{}, fmt.Errorf("gen: %w", ctx.Err())
+	parallel(m.rows, func(g *rowGen, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if i&0xffff == 0 && ctx.Err() != nil {
+				return
+			}
+			u := int(users[i])
+			k, _ := g.key(i, u)
+			kv := uint64(m.counterSo[k.counter])
+			kv = kv<<dayBits | uint64(k.day)
+			kv = kv<<ub | uint64(rank[u])
+			kv = kv<<secBits | uint64(k.sec)
+			entries[i] = entry{key: kv, row: uint32(i), user: uint32(u)}
 		}
-		u := int(users[i])
-		k, _ := g.key(i, u)
-		kv := uint64(m.counterSo[k.counter])
-		kv = kv<<dayBits | uint64(k.day)
-		kv = kv<<ub | uint64(rank[u])
-		kv = kv<<secBits | uint64(k.sec)
-		entries[i] = entry{key: kv, row: uint32(i), user: uint32(u)}
-	}
+	}, m)
 	users, rank = nil, nil
 	if err := ctx.Err(); err != nil {
 		return rowOrder{}, fmt.Errorf("gen: %w", err)
@@ -347,4 +367,20 @@ func sortEntries(e []entry) {
 	if &src[0] != &e[0] {
 		copy(e, src)
 	}
+}
+
+// parallel runs f over [0, n) split into one contiguous range per
+// processor, each with its own row generator.
+func parallel(n int, f func(g *rowGen, lo, hi int), m *model) {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	step := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += step {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(newRowGen(m), lo, hi)
+		}(lo, min(n, lo+step))
+	}
+	wg.Wait()
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -31,10 +32,19 @@ func write(t *testing.T, o gen.Options) []byte {
 func TestDeterministic(t *testing.T) {
 	for _, order := range []string{"shuffled", "clustered"} {
 		t.Run(order, func(t *testing.T) {
-			o := gen.Options{Rows: 30000, Order: order, Seed: 7, RowGroupRows: 10000}
+			o := gen.Options{Rows: 120000, Order: order, Seed: 7, RowGroupRows: 50000}
 			a, b := write(t, o), write(t, o)
 			if !bytes.Equal(a, b) {
 				t.Fatal("same options gave different files")
+			}
+			// The number of worker goroutines must not matter either.
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			if c := write(t, o); !bytes.Equal(a, c) {
+				t.Fatal("one worker and several gave different files")
+			}
+			runtime.GOMAXPROCS(4)
+			if c := write(t, o); !bytes.Equal(a, c) {
+				t.Fatal("four workers gave a different file")
 			}
 			o.Seed = 8
 			if c := write(t, o); bytes.Equal(a, c) {
