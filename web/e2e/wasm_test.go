@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,25 @@ func TestWasmSameResult(t *testing.T) {
 	}
 	status := get(t, ctx, "kernel status", chromedp.Evaluate[string](`document.querySelector(".status").dataset.connection + "/" + document.querySelector(".status").dataset.kernel`))
 	t.Logf("browser interrupt took %v; kernel %s", took.Round(time.Millisecond), status)
+	// The latency probe runs in the browser too (coarse timer, long samples).
+	lat := get(t, ctx, "find the latency cell", chromedp.Evaluate[string](`(() => {
+		const c = cachebookApp.nb.cells.find((c) => c.kind === "latency");
+		if (!c) return "";
+		c.setAttr("max", "256K");
+		c.setAttr("ppo", "1");
+		c.setAttr("reps", "1");
+		return c.id;
+	})()`))
+	if lat != "" {
+		do(t, ctx, "run the latency cell in the browser",
+			chromedp.Click(cellSel(lat, "button.run")),
+			poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(lat)+" .timer"))),
+			chromedp.WaitVisible(cellSel(lat, ".chart.measurement canvas")),
+			chromedp.ScrollIntoView(cellSel(lat, ".chart.measurement")),
+		)
+		t.Logf("latency in the browser: %s", text(t, ctx, cellEl(lat)+" .timer"))
+		screenshot(t, ctx, "latency-wasm")
+	}
 	if n := get(t, ctx, "worker terminations", chromedp.Evaluate[int](`cachebookApp.wasm.terminations`)); n != 0 {
 		t.Errorf("the interrupt terminated the worker (%d times) instead of cancelling the query", n)
 	}

@@ -5,13 +5,17 @@
 //
 //	cachebook.gen({rows, order, seed})  -> Promise<JSON string>
 //	cachebook.exec(sql, onProgress)     -> Promise<JSON string>
-//	cachebook.cancel()                  -> stops the running exec
+//	cachebook.measure(kind, src, attrs, onProgress) -> Promise<JSON string>
+//	cachebook.cancel()                  -> stops the running exec or measure
 //	cachebook.reset()                   -> a fresh session (settings)
 //
 // gen writes a ClickBench-shaped hits table with cachebook/engine/gen
 // into memory and registers it as table "hits"; exec runs ;-separated
 // statements and answers with the result tables (at most 1000 rows each,
-// with the total) or the error and its line:col in the SQL.
+// with the total) or the error and its line:col in the SQL; measure runs
+// a latency (kernel/latency) or bandwidth (kernel/bandwidth, one thread)
+// cell and answers like the server's measurement bundle. Working sets are
+// capped at 512 MiB: wasm32 memory is at most 4 GiB.
 //
 // Go's WebAssembly port is single-threaded: while a query runs, the worker
 // cannot see messages. The progress hook therefore yields to the browser's

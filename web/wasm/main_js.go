@@ -34,6 +34,7 @@ func main() {
 	obj := js.Global().Get("Object").New()
 	k.export(obj, "gen", k.gen)
 	k.export(obj, "exec", k.exec)
+	k.export(obj, "measure", k.measure)
 	k.export(obj, "cancel", k.cancelRun)
 	k.export(obj, "reset", k.reset)
 	obj.Set("goVersion", js.ValueOf(goVersion()))
@@ -142,23 +143,15 @@ func (k *kernel) exec(this js.Value, args []js.Value) any {
 	return promise(func() (any, error) {
 		k.mu.Lock()
 		sess := k.sess
+		k.mu.Unlock()
 		if sess == nil {
-			k.mu.Unlock()
 			return nil, errors.New("no table yet: generate the hits table first")
 		}
-		if k.cancel != nil {
-			k.mu.Unlock()
-			return nil, errors.New("a query is already running")
+		ctx, done, err := k.begin()
+		if err != nil {
+			return nil, err
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		k.cancel = cancel
-		k.mu.Unlock()
-		defer func() {
-			k.mu.Lock()
-			k.cancel = nil
-			k.mu.Unlock()
-			cancel()
-		}()
+		defer done()
 
 		start := time.Now()
 		lastYield, lastReport := start, time.Time{}
@@ -178,6 +171,23 @@ func (k *kernel) exec(this js.Value, args []js.Value) any {
 		cancelled := ctx.Err() != nil
 		return encodeExec(res, err, src, cancelled, time.Since(start)), nil
 	})
+}
+
+// begin starts a cancellable run; done must be called when it ends.
+func (k *kernel) begin() (ctx context.Context, done func(), err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cancel != nil {
+		return nil, nil, errors.New("a cell is already running")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	k.cancel = cancel
+	return ctx, func() {
+		k.mu.Lock()
+		k.cancel = nil
+		k.mu.Unlock()
+		cancel()
+	}, nil
 }
 
 // cancelRun cancels the running query, if any; it returns whether one ran.

@@ -53,7 +53,7 @@ export class Notebook {
       return Promise.resolve();
     }
     const kernel = this.app.kernel;
-    if (kernel.kind === "wasm" && cell.kind !== "sql") {
+    if (kernel.kind === "wasm" && !["sql", "latency", "bandwidth"].includes(cell.kind)) {
       cell.start();
       cell.onEvent({ kind: "error", ename: "UnknownKind", evalue: `"${cell.kind}" cells run only on the server: switch "run on" to the server` });
       cell.onEvent({ kind: "done", status: "error" });
@@ -87,7 +87,7 @@ export class Notebook {
   async runAll() {
     for (const c of this.cells) {
       if (c.type === "markdown") continue;
-      if (this.app.kernel.kind === "wasm" && c.kind !== "sql") continue;
+      if (this.app.kernel.kind === "wasm" && !["sql", "latency", "bandwidth"].includes(c.kind)) continue;
       await this.run(c);
       if (this.stopAll) break;
     }

@@ -65,7 +65,10 @@ export class WasmKernel {
     return this.readyP;
   }
 
-  async execute(cellId, code, onEvent) {
+  // execute runs a sql cell, or a latency or bandwidth cell (the probes
+  // compiled into the wasm); other kinds run only on the server.
+  async execute(cellId, code, onEvent, kind = "sql", attrs = {}) {
+    if (kind !== "sql") return this.measure(code, onEvent, kind, attrs);
     await this.start();
     const id = ++this.seq;
     this.status("in browser", "busy");
@@ -84,6 +87,28 @@ export class WasmKernel {
       const ns = (performance.now() - t0) * 1e6;
       onEvent({ kind: "error", ename: this.killed ? "Interrupted" : "ExecutionError", evalue: e.message });
       onEvent({ kind: "done", status: "error", timings: { run_ns: ns, total_ns: ns }, where: "wasm" });
+    } finally {
+      this.killed = false;
+      if (this.worker) this.status("in browser", "idle");
+    }
+  }
+
+  async measure(code, onEvent, kind, attrs) {
+    await this.start();
+    const id = ++this.seq;
+    this.status("in browser", "busy");
+    onEvent({ kind: "start" });
+    try {
+      const reply = await new Promise((resolve, reject) => {
+        this.pending.set(id, { resolve, reject, onEvent });
+        this.worker.postMessage({ op: "measure", id, kind, source: code, attrs });
+      });
+      if (reply.error) onEvent({ kind: "error", ...reply.error });
+      else onEvent({ kind: "measurement", data: { kind, [kind]: reply[kind] } });
+      onEvent({ kind: "done", status: reply.error ? "error" : "ok", timings: reply.timings, where: "wasm" });
+    } catch (e) {
+      onEvent({ kind: "error", ename: this.killed ? "Interrupted" : "ExecutionError", evalue: e.message });
+      onEvent({ kind: "done", status: "error", where: "wasm" });
     } finally {
       this.killed = false;
       if (this.worker) this.status("in browser", "idle");

@@ -5,6 +5,7 @@
 //	{op:"exec", id, sql}                  -> {type:"progress", id, done, total}*, {type:"reply", id, reply}
 //	{op:"cancel"}                         -> {type:"cancel", running}
 //	{op:"gen", id, rows, order, seed}     -> {type:"reply", id, reply}
+//	{op:"measure", id, kind, source, attrs} -> progress*, {type:"reply", id, reply}
 //
 // Go's wasm runtime is single-threaded: a cancel message is only seen when
 // the running query yields (web/wasm does so about every 50 ms). If it never
@@ -68,6 +69,14 @@ self.onmessage = async (ev) => {
           await cachebook.exec(msg.sql, (done, total) => post({ type: "progress", id: msg.id, done, total })),
         );
         r.wall_ms = performance.now() - t0;
+        post({ type: "reply", id: msg.id, reply: r });
+        break;
+      }
+      case "measure": {
+        await ready;
+        const r = JSON.parse(
+          await cachebook.measure(msg.kind, msg.source, msg.attrs || {}, (done, total) => post({ type: "progress", id: msg.id, done, total })),
+        );
         post({ type: "reply", id: msg.id, reply: r });
         break;
       }
