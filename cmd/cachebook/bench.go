@@ -67,16 +67,17 @@ type benchRow struct {
 
 // benchReport is the JSON file make bench writes.
 type benchReport struct {
-	Rows      int        `json:"rows"`
-	Order     string     `json:"order"`
-	Reps      int        `json:"reps"`
-	Date      string     `json:"date"`
-	Threads   []int      `json:"threads"`
-	Queries   []string   `json:"queries"`
-	Results   []benchRow `json:"results"`
-	Counters  string     `json:"counters"` // availability summary
-	DuckDB    string     `json:"duckdb"`   // "" when measured, else why not
-	FloorNote string     `json:"floor_note,omitempty"`
+	Rows          int        `json:"rows"`
+	Order         string     `json:"order"`
+	Reps          int        `json:"reps"`
+	Date          string     `json:"date"`
+	Threads       []int      `json:"threads"`
+	Queries       []string   `json:"queries"`
+	Results       []benchRow `json:"results"`
+	Counters      string     `json:"counters"` // availability summary
+	DuckDB        string     `json:"duckdb"`   // "" when measured, else why not
+	DuckDBVersion string     `json:"duckdb_version,omitempty"`
+	FloorNote     string     `json:"floor_note,omitempty"`
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -155,6 +156,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			rep.DuckDB = "not measured: " + err.Error()
 		} else {
 			defer dc.close()
+			rep.DuckDBVersion = dc.version
 			fmt.Fprintln(stderr, "loading hits into DuckDB (in memory) ...")
 			if err := dc.load(path, "hits"); err != nil {
 				rep.DuckDB = "not measured: " + err.Error()
@@ -172,7 +174,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	run := func(q benchQuery, v benchVariant, hooks *engine.Hooks) (time.Duration, int64, error) {
 		if v.Engine == "duckdb" {
 			r, err := dc.query(q.sql(), v.Threads)
-			return time.Duration(r.NS), r.Rows, err
+			var groups int64
+			if err == nil && len(r.Result) > 0 && len(r.Result[0]) > 0 && r.Result[0][0] != nil {
+				groups, _ = strconv.ParseInt(*r.Result[0][0], 10, 64)
+			}
+			return time.Duration(r.NS), groups, err
 		}
 		s := db.NewSession()
 		s.Set("group_by", v.Strategy)

@@ -15,17 +15,21 @@ import (
 // module, which links DuckDB through cgo) over JSON lines on its stdin and
 // stdout, so that the main module stays free of cgo.
 type duckClient struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Scanner
+	version string
 }
 
 // duckReply is one response line of duckbench.
 type duckReply struct {
-	OK    bool   `json:"ok"`
-	NS    int64  `json:"ns"`
-	Rows  int64  `json:"rows"`
-	Error string `json:"error"`
+	OK      bool        `json:"ok"`
+	NS      int64       `json:"ns"`
+	Rows    int64       `json:"rows"`
+	Error   string      `json:"error"`
+	DuckDB  string      `json:"duckdb"`
+	Threads int         `json:"threads"`
+	Result  [][]*string `json:"result"`
 }
 
 // startDuck starts the duckbench binary at path.
@@ -48,17 +52,19 @@ func startDuck(ctx context.Context, path string) (*duckClient, error) {
 	}
 	sc := bufio.NewScanner(outPipe)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	return &duckClient{cmd: cmd, in: in, out: sc}, nil
+	d := &duckClient{cmd: cmd, in: in, out: sc}
+	hello, err := d.read()
+	if err != nil {
+		in.Close()
+		cmd.Wait()
+		return nil, fmt.Errorf("duckbench did not say hello: %w", err)
+	}
+	d.version = hello.DuckDB
+	return d, nil
 }
 
-func (d *duckClient) call(req map[string]any) (duckReply, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return duckReply{}, err
-	}
-	if _, err := d.in.Write(append(b, '\n')); err != nil {
-		return duckReply{}, fmt.Errorf("duckbench: %w", err)
-	}
+// read reads one reply line.
+func (d *duckClient) read() (duckReply, error) {
 	if !d.out.Scan() {
 		if err := d.out.Err(); err != nil {
 			return duckReply{}, fmt.Errorf("duckbench: %w", err)
@@ -69,10 +75,21 @@ func (d *duckClient) call(req map[string]any) (duckReply, error) {
 	if err := json.Unmarshal(d.out.Bytes(), &r); err != nil {
 		return duckReply{}, fmt.Errorf("duckbench reply %q: %w", d.out.Text(), err)
 	}
-	if r.Error != "" {
+	if !r.OK {
 		return r, fmt.Errorf("duckbench: %s", r.Error)
 	}
 	return r, nil
+}
+
+func (d *duckClient) call(req map[string]any) (duckReply, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return duckReply{}, err
+	}
+	if _, err := d.in.Write(append(b, '\n')); err != nil {
+		return duckReply{}, fmt.Errorf("duckbench: %w", err)
+	}
+	return d.read()
 }
 
 // load makes DuckDB read the Parquet file into an in-memory table.
@@ -85,9 +102,10 @@ func (d *duckClient) load(parquet, table string) error {
 	return err
 }
 
-// query runs sql with the given threads and returns DuckDB's wall time.
+// query runs sql with the given threads and returns DuckDB's wall time and
+// the first row of the result.
 func (d *duckClient) query(sql string, threads int) (duckReply, error) {
-	return d.call(map[string]any{"op": "query", "sql": sql, "threads": threads})
+	return d.call(map[string]any{"op": "query", "sql": sql, "threads": threads, "return_rows": 1})
 }
 
 func (d *duckClient) close() error {
