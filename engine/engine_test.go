@@ -187,8 +187,11 @@ func TestMemoryLimit(t *testing.T) {
 	s := db.NewSession()
 	s.Set("memory_limit", "1KB")
 	_, err := s.Exec(context.Background(), "SET group_by = 'naive'; SELECT v, count(*) FROM t GROUP BY v", nil)
-	if err == nil || !strings.Contains(err.Error(), "memory limit") {
+	if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "memory limit") {
 		t.Fatalf("want a memory limit error, got %v", err)
+	}
+	if err := s.Set("memory_limit", "1TB"); err == nil {
+		t.Fatal("memory_limit above the DB's QueryMemory was accepted")
 	}
 }
 

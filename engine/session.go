@@ -25,6 +25,9 @@ type Options struct {
 	// QueryMemory bounds the memory one query may allocate for hash tables,
 	// partitions and results (0: 8 GiB). A query over it fails cleanly.
 	QueryMemory int64
+	// MaxThreads caps SET threads (0: no cap beyond 256). A shared server
+	// sets it so that one learner cannot claim more cores than admitted.
+	MaxThreads int
 	// Cache describes the CPU caches; the auto strategy and the derived
 	// radix partition count use it. Zero fields get typical values.
 	Cache CacheSizes
@@ -36,6 +39,10 @@ type Options struct {
 type CacheSizes struct {
 	L1, L2, L3 int64
 }
+
+// ErrMemoryLimit is wrapped by the error of a statement that needed more
+// memory than its limit (SET memory_limit, capped by Options.QueryMemory).
+var ErrMemoryLimit = agg.ErrMemoryLimit
 
 // DB is a set of tables with a shared column cache. It is safe for
 // concurrent use by many sessions.
@@ -101,9 +108,13 @@ type Session struct {
 // threads = GOMAXPROCS, radix_bits = 'auto' (derived from the cache sizes),
 // sum_rewrite = true, huge_pages = true.
 func (db *DB) NewSession() *Session {
+	threads := runtime.GOMAXPROCS(0)
+	if m := db.opts.MaxThreads; m > 0 && threads > m {
+		threads = m
+	}
 	return &Session{db: db, settings: Settings{
 		GroupBy:     "auto",
-		Threads:     runtime.GOMAXPROCS(0),
+		Threads:     threads,
 		RadixBits:   -1,
 		SumRewrite:  true,
 		MemoryLimit: db.opts.QueryMemory,
@@ -126,9 +137,13 @@ func (s *Session) Set(name, value string) error {
 			return fmt.Errorf("group_by must be 'naive', 'radix', 'parallel' or 'auto', got %q", value)
 		}
 	case "threads", "worker_threads":
+		hi := 256
+		if m := s.db.opts.MaxThreads; m > 0 {
+			hi = m
+		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 256 {
-			return fmt.Errorf("threads must be an integer between 1 and 256, got %q", value)
+		if err != nil || n < 1 || n > hi {
+			return fmt.Errorf("threads must be an integer between 1 and %d, got %q", hi, value)
 		}
 		s.settings.Threads = n
 	case "radix_bits":
@@ -162,6 +177,9 @@ func (s *Session) Set(name, value string) error {
 		n, err := parseBytes(v)
 		if err != nil {
 			return fmt.Errorf("memory_limit: %w", err)
+		}
+		if n > s.db.opts.QueryMemory {
+			return fmt.Errorf("memory_limit can be at most %s on this server, got %s", agg.FormatBytes(s.db.opts.QueryMemory), value)
 		}
 		s.settings.MemoryLimit = n
 	default:

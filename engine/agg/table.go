@@ -2,11 +2,16 @@ package agg
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
 	"cachebook/engine/vec"
 )
+
+// ErrMemoryLimit is wrapped by every error caused by a query passing its
+// memory budget.
+var ErrMemoryLimit = errors.New("memory limit exceeded")
 
 // Budget accounts the memory a query allocates for tables, states and
 // partitions. Grow fails once the limit would be exceeded, so a query that
@@ -26,8 +31,8 @@ func (b *Budget) Grow(n int64) error {
 	u := b.used.Add(n)
 	if b.Limit > 0 && u > b.Limit {
 		b.used.Add(-n)
-		return fmt.Errorf("query needs more than its memory limit of %s (already %s in use, %s more requested); raise it with SET memory_limit or use fewer groups",
-			FormatBytes(b.Limit), FormatBytes(u-n), FormatBytes(n))
+		return fmt.Errorf("query needs more than its memory limit of %s (already %s in use, %s more requested); raise it with SET memory_limit or use fewer groups: %w",
+			FormatBytes(b.Limit), FormatBytes(u-n), FormatBytes(n), ErrMemoryLimit)
 	}
 	return nil
 }
