@@ -467,15 +467,9 @@ func (x *Executor) classify(parent, cctx context.Context, cell Cell, err error, 
 }
 
 // isMemoryLimit reports whether err says a query went over its memory
-// limit: an error with a MemoryLimit() bool method reporting true, or,
-// until the engine marks its budget errors that way, an error whose text
-// says "memory limit" (engine/agg.Budget.Grow).
+// limit (the engine wraps engine.ErrMemoryLimit).
 func isMemoryLimit(err error) bool {
-	var m interface{ MemoryLimit() bool }
-	if errors.As(err, &m) {
-		return m.MemoryLimit()
-	}
-	return strings.Contains(err.Error(), "memory limit")
+	return errors.Is(err, engine.ErrMemoryLimit)
 }
 
 // stmtIndexError records which statement of a cell failed.

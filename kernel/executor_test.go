@@ -214,8 +214,8 @@ func TestSQLErrorClassification(t *testing.T) {
 
 type memErr struct{}
 
-func (memErr) Error() string     { return "query needs 3 GiB, limit is 2 GiB" }
-func (memErr) MemoryLimit() bool { return true }
+func (memErr) Error() string { return "query needs 3 GiB, limit is 2 GiB" }
+func (memErr) Unwrap() error { return engine.ErrMemoryLimit }
 
 func TestMemoryLimitClassification(t *testing.T) {
 	x := newTestExecutor(t, Limits{})

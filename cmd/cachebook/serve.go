@@ -90,7 +90,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Limits:      kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem},
 		Logger:      log,
 	}
-	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem, Cache: ex.Cache})
+	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem, Cache: ex.Cache, MaxThreads: runtime.NumCPU()})
 	if err != nil {
 		// The server is still useful (lessons, measurement cells); sql
 		// cells report why they cannot run.
