@@ -37,6 +37,8 @@ func TestWasmSameResult(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="in browser"][data-kernel="idle"]`)),
 	)
 	ready := time.Since(start)
+	t.Logf("wasm worker: %s", get(t, ctx, "worker info", chromedp.Evaluate[string](
+		`(() => { const i = cachebookApp.wasm.info; return "go " + i.go + ", fetch+compile+start " + i.loadMs.toFixed(0) + " ms, " + i.gen.message; })()`)))
 	banner := text(t, ctx, ".banner")
 	do(t, ctx, "run in the browser",
 		chromedp.Click(cellSel(id, "button.run")),
