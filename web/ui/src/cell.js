@@ -26,7 +26,7 @@ export class Cell {
     this.nb = nb;
     this.id = data.id || `c${Date.now().toString(36)}${nextId++}`;
     this.type = data.cell_type === "markdown" ? "markdown" : "code";
-    this.kind = data.kind || "sql";
+    this.kind = this.type === "code" ? data.kind || "sql" : "";
     this.attrs = { ...(data.attrs || {}) };
     this.meta = data.meta;
     this.stored = data.outputs || [];
