@@ -26,9 +26,10 @@ const (
 	// flatSlope is the largest growth, in log2(latency) per octave of
 	// working set, that still counts as flat (≈ +27 % per doubling).
 	flatSlope = 0.35
-	// mergeRatio: adjacent plateaus closer than this are one level split
-	// by noise.
-	mergeRatio = 1.3
+	// mergeRatio: adjacent plateaus closer than this are one level, split
+	// by noise or by TLB misses (a cache level is 2× or more slower than
+	// the one before it; page walks add much less).
+	mergeRatio = 1.6
 	// MemoryNs: a last plateau slower than this is DRAM, not a cache.
 	MemoryNs = 45.0
 )
