@@ -5,20 +5,35 @@ DATA     ?= data
 ROWS     ?= 2000000
 ORDER    ?= shuffled
 ADDR     ?= 127.0.0.1:8888
+NOTEBOOKS ?= notebooks
+WASM     := web/static/dist/cachebook.wasm
 
-.PHONY: all build run test test-unit test-race test-wasm test-diff test-browser bench data wasm web vet fmt clean
+.PHONY: all build run query test vet test-wasm test-race test-interrupt test-diff chromium \
+	bench duckbench data wasm web screenshots fuzz clean
 
 all: build
 
-build:
+# The WebAssembly engine is embedded in the binary, so build it first.
+build: wasm
 	$(GO) build -o $(BIN) ./cmd/cachebook
+
+wasm:
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o $(WASM) ./web/wasm
+
+# Rebuild the committed UI bundle (needs node and npm; go build does not).
+web:
+	cd web/ui && npm ci && node build.mjs
 
 # Generate the demo data set if it is missing.
 data: build
 	@test -f $(DATA)/hits.parquet || $(BIN) gen --rows $(ROWS) --order $(ORDER) --seed 1 --out $(DATA)
 
-# Start the notebook on generated demo data.
+# Start the notebook server on the demo data; it prints the URL to open.
 run: data
+	$(BIN) serve --addr $(ADDR) --data $(DATA) --notebooks $(NOTEBOOKS)
+
+# The article's query from the command line, naive and radix.
+query: data
 	$(BIN) query --data $(DATA) "SET group_by = 'naive'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 10; SET group_by = 'radix'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 10"
 
 vet:
@@ -26,18 +41,42 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) build ./engine/...
+	GOOS=js GOARCH=wasm $(GO) build ./engine/... ./kernel/... ./web/wasm
+	GOOS=js GOARCH=wasm $(GO) vet ./engine/... ./web/wasm
 
-test-race:
-	$(GO) test -race -timeout 15m ./...
+# Headless Chromium for the browser tests (Debian's package).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		(echo "installing chromium for the browser tests"; (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-test: vet test-wasm test-race
+test-race: wasm chromium
+	$(GO) test -race -timeout 20m ./...
 
-bench: build
-	$(BIN) bench --rows 20000000 --order shuffled --threads 1,2
+# Interrupt latency is asserted at 200 ms without the race detector's slowdown.
+test-interrupt:
+	$(GO) test -count=1 -run 'Interrupt' ./kernel/ ./web/
 
-wasm:
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o web/static/cachebook.wasm ./web/wasm
+# DuckDB differential tests: a separate module (cgo), so the main one stays cgo-free.
+test-diff:
+	cd difftest && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m ./...
+
+test: vet test-wasm test-race test-interrupt test-diff
+
+duckbench:
+	cd difftest && $(GO) build -o ../bin/duckbench ./cmd/duckbench
+
+# Naive, radix and parallel against DuckDB on 20M generated rows (data/bench-*).
+bench: build duckbench
+	$(BIN) bench --rows 20000000 --order shuffled --threads 1,2 --out bench-shuffled.json
+	$(BIN) bench --rows 20000000 --order clustered --threads 1,2 --out bench-clustered.json
+
+screenshots: build chromium
+	$(GO) test -count=1 ./web/e2e -args -screenshots $(CURDIR)/docs/screenshots
+
+fuzz:
+	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./engine/sql
+	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./notebook
+	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 30s ./kernel
 
 clean:
-	rm -rf bin
+	rm -rf bin $(WASM)

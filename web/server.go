@@ -70,6 +70,7 @@ type Server struct {
 	started time.Time
 
 	connWG sync.WaitGroup
+	gz     gzipCache
 }
 
 // New returns a server. It fails for NoToken on a non-loopback server and
@@ -200,6 +201,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /api/notebooks", s.api(s.handleNotebookList))
 	mux.HandleFunc("GET /api/notebooks/{path...}", s.api(s.handleNotebookOpen))
 	mux.HandleFunc("PUT /api/notebooks/{path...}", s.api(s.handleNotebookSave))
+	mux.HandleFunc("POST /api/export", s.handleExport)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("/", s.handleStatic)
 	s.mux = mux
@@ -296,6 +298,9 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 	}
 	if isPage {
 		w.Header().Set("Cache-Control", "no-store")
+	}
+	if s.gz.serveGzipped(w, r, s.cfg.Static) {
+		return
 	}
 	http.FileServerFS(s.cfg.Static).ServeHTTP(w, r)
 }

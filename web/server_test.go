@@ -1,7 +1,10 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -769,10 +773,44 @@ func TestLessonsAndNotebooks(t *testing.T) {
 		{"PUT", "/api/notebooks/b.md", "", `{"cells":[{"cell_type":"code","kind":"python"}]}`, 400},
 		{"PUT", "/api/notebooks/b.md", "", `not json`, 400},
 		{"GET", "/api/lessons/" + id, "", "", 200},
+		{"POST", "/api/export?format=ipynb", "", `{"path":"b.md","title":"B","cells":[{"cell_type":"code","kind":"sql","source":"SELECT 2"}]}`, 200},
+		{"POST", "/api/export?format=md", "", `{"title":"B","cells":[{"cell_type":"markdown","source":"# B"}]}`, 200},
+		{"POST", "/api/export?format=pdf", "", `{"cells":[]}`, 400},
+		{"POST", "/api/export?format=ipynb", "", `not json`, 400},
+		{"POST", "/api/export?format=ipynb", "http://evil.example", `{"cells":[]}`, 403},
 	} {
 		if got := do(tc.method, tc.path, tc.origin, tc.body); got != tc.want {
 			t.Errorf("%s %s (origin %q): %d, want %d", tc.method, tc.path, tc.origin, got, tc.want)
 		}
+	}
+}
+
+func TestExportIpynb(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	req, _ := http.NewRequest("POST", ts.ts.URL+"/api/export?format=ipynb",
+		strings.NewReader(`{"path":"dir/n.md","title":"N","cells":[{"cell_type":"markdown","source":"# N"},{"cell_type":"code","kind":"sql","source":"SELECT 1"}]}`))
+	req.Header.Set("Authorization", "token secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var nb struct {
+		NBFormat      int `json:"nbformat"`
+		NBFormatMinor int `json:"nbformat_minor"`
+		Cells         []struct {
+			CellType string `json:"cell_type"`
+			ID       string `json:"id"`
+		} `json:"cells"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&nb); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || nb.NBFormat != 4 || nb.NBFormatMinor < 5 || len(nb.Cells) != 2 || nb.Cells[1].CellType != "code" || nb.Cells[1].ID == "" {
+		t.Fatalf("status %d, notebook %+v", resp.StatusCode, nb)
+	}
+	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, `n.ipynb`) {
+		t.Fatalf("Content-Disposition %q", cd)
 	}
 }
 
@@ -809,5 +847,30 @@ func TestInterruptRealSQL(t *testing.T) {
 	_ = got[len(got)-1].DecodeContent(&r)
 	if r.Status != kernel.StatusOK {
 		t.Fatalf("next cell %+v", r)
+	}
+}
+
+func TestWasmServedGzipped(t *testing.T) {
+	wasm := bytes.Repeat([]byte("\x00asm cachebook "), 4096)
+	ts := newTestServer(t, Config{Static: fstest.MapFS{"index.html": {Data: []byte("<html>")}, "dist/cachebook.wasm": {Data: wasm}}})
+	for _, enc := range []string{"gzip, deflate", ""} {
+		req, _ := http.NewRequest("GET", ts.ts.URL+"/dist/cachebook.wasm", nil)
+		req.Header.Set("Accept-Encoding", enc) // set explicitly: no transparent decoding
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if enc != "" {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil || resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Content-Type") != "application/wasm" {
+				t.Fatalf("gzip: err %v, headers %v", err, resp.Header)
+			}
+			body, _ = io.ReadAll(zr)
+		}
+		if resp.StatusCode != 200 || !bytes.Equal(body, wasm) {
+			t.Fatalf("Accept-Encoding %q: status %d, %d bytes", enc, resp.StatusCode, len(body))
+		}
 	}
 }

@@ -244,6 +244,9 @@ func waitHTTP(u string, d time.Duration) error {
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	if env.skip != "" {
+		if os.Getenv("CACHEBOOK_E2E_REQUIRE") != "" {
+			t.Fatalf("CACHEBOOK_E2E_REQUIRE is set but the browser tests cannot run: %s", env.skip)
+		}
 		t.Skip(env.skip)
 	}
 	opts := []chromedp.ExecAllocatorOption{
