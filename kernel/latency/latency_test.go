@@ -122,6 +122,28 @@ func tlbStep(b float64) float64 {
 	}
 }
 
+// slopedL3 is the quiet-VM curve: L2 4.5 ns to 600 KiB, a ramp to L3,
+// whose latency then rises from 13 to 22 ns between 1.4 and 4.8 MiB
+// (0.43 log2-units per octave: sloped, not flat), then DRAM.
+func slopedL3(b float64) float64 {
+	ramp := func(b, b0, b1, y0, y1 float64) float64 {
+		f := math.Log2(b/b0) / math.Log2(b1/b0)
+		return y0 * math.Pow(y1/y0, f)
+	}
+	switch {
+	case b <= 48<<10:
+		return 1.5
+	case b <= 600<<10:
+		return 4.6
+	case b <= 1400<<10:
+		return ramp(b, 600<<10, 1400<<10, 4.6, 13)
+	case b <= 4900<<10:
+		return ramp(b, 1400<<10, 4900<<10, 13, 22)
+	default:
+		return ramp(b, 4900<<10, 1<<30, 135, 400)
+	}
+}
+
 func TestDetectLevels(t *testing.T) {
 	type want struct {
 		name           string
@@ -141,6 +163,8 @@ func TestDetectLevels(t *testing.T) {
 			{"L1", 1.22, 40 << 10, 58 << 10}, {"L2", 4.3, 256 << 10, 1 << 20}, {"L3", 16, 2 << 20, 6 << 20}, {"memory", 250, 0, 0}}},
 		{"L2 with a TLB-miss step is one level", curve(256<<20, 4, tlbStep, 0.02, 7), []want{
 			{"L1", 1.7, 40 << 10, 58 << 10}, {"L2", 5.2, 400 << 10, 1 << 20}, {"L3", 18, 2 << 20, 4 << 20}, {"memory", 230, 0, 0}}},
+		{"sloped L3 (quiet test VM)", curve(1<<30, 4, slopedL3, 0.02, 8), []want{
+			{"L1", 1.5, 40 << 10, 58 << 10}, {"L2", 4.6, 512 << 10, 1 << 20}, {"L3", 16, 4 << 20, 6 << 20}, {"memory", 250, 0, 0}}},
 		{"only L1", curve(32<<10, 4, steps, 0, 4), []want{{"L1", 1.2, 0, 0}}},
 		{"L1 and L2, no memory", curve(512<<10, 4, steps, 0, 5), []want{{"L1", 1.2, 40 << 10, 56 << 10}, {"L2", 4.3, 0, 0}}},
 	}

@@ -23,9 +23,11 @@ type Level struct {
 
 // Thresholds of DetectLevels.
 const (
-	// flatSlope is the largest growth, in log2(latency) per octave of
-	// working set, that still counts as flat (≈ +27 % per doubling).
-	flatSlope = 0.35
+	// kneeSlope is the growth, in log2(latency) per octave of working set,
+	// above which a point belongs to a transition between levels (latency
+	// ×1.7 per doubling). Plateaus may slope gently: an L3 whose latency
+	// rises with page-walk cost, or DRAM, grow by less.
+	kneeSlope = 0.75
 	// mergeRatio: adjacent plateaus closer than this are one level, split
 	// by noise or by TLB misses (a cache level is 2× or more slower than
 	// the one before it; page walks add much less).
@@ -35,13 +37,14 @@ const (
 )
 
 // DetectLevels finds the plateaus of a latency curve (points sorted by
-// size). It smooths log latency with a running median of three, marks
-// points whose local slope is under flatSlope as flat, takes maximal runs
-// of at least two flat points as plateaus, merges neighbours that differ
+// size). It smooths log latency with a running median of three, computes
+// each point's slope over about half an octave, treats points steeper than
+// kneeSlope as transitions, takes the runs between transitions (at least
+// two points, or half an octave) as plateaus, merges neighbours that differ
 // by less than mergeRatio (or are both slower than MemoryNs: DRAM latency
-// keeps rising with page-walk cost, which is no new level), and places each knee where the curve first
-// exceeds the geometric mean of two adjacent plateaus. It is a pure
-// function.
+// keeps rising with page-walk cost, which is no new level), and places
+// each knee where the curve first exceeds the geometric mean of two
+// adjacent plateaus. It is a pure function.
 func DetectLevels(points []Point) []Level {
 	n := len(points)
 	if n == 0 {
@@ -61,9 +64,10 @@ func DetectLevels(points []Point) []Level {
 		}
 		y[i] = median(raw[i-1 : i+2])
 	}
-	// Slope over about half an octave around each point, so that noise between
-	// neighbouring sizes does not look like a knee.
+	// Slope over about half an octave around each point, so that noise
+	// between neighbouring sizes does not look like a knee.
 	w := 1
+	minRun := 2
 	if n > 1 {
 		dx := make([]float64, n-1)
 		for i := range dx {
@@ -71,6 +75,7 @@ func DetectLevels(points []Point) []Level {
 		}
 		if d := median(dx); d > 0 {
 			w = max(1, int(math.Round(0.25/d)))
+			minRun = max(2, int(math.Round(0.5/d)))
 		}
 	}
 	flat := make([]bool, n)
@@ -80,7 +85,7 @@ func DetectLevels(points []Point) []Level {
 			flat[i] = true
 			continue
 		}
-		flat[i] = (y[hi]-y[lo])/(x[hi]-x[lo]) < flatSlope
+		flat[i] = (y[hi]-y[lo])/(x[hi]-x[lo]) < kneeSlope
 	}
 	type run struct{ lo, hi int }
 	var runs []run
@@ -93,13 +98,13 @@ func DetectLevels(points []Point) []Level {
 		for j+1 < n && flat[j+1] {
 			j++
 		}
-		if j > i || n == 1 {
+		if j-i+1 >= minRun || j-i+1 == n {
 			runs = append(runs, run{i, j})
 		}
 		i = j + 1
 	}
 	if len(runs) == 0 {
-		// No flat region at all: one level over everything.
+		// No plateau at all: one level over everything.
 		runs = []run{{0, n - 1}}
 	}
 	ns := func(r run) float64 {
