@@ -32,7 +32,7 @@ func smallData(t *testing.T) string {
 var cheap = map[string]map[string]string{
 	"latency":                    {"min": "4K", "max": "256K", "ppo": "1", "reps": "1", "sample": "1ms"},
 	"bandwidth":                  {"bytes": "1M", "threads": "1,2", "reps": "1"},
-	"sweep":                      {},
+	"sweep":                      {"rows": "20000", "groups": "100,1000,10000", "reps": "1"},
 	"experiment false-sharing":   {"duration": "5ms", "reps": "1"},
 	"experiment lock-contention": {"ops": "2000"},
 	"experiment parallel-merge":  {"rows": "20000", "groups": "2000"},
