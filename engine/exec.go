@@ -312,7 +312,7 @@ func (s *Session) runGrouped(x *execCtx, q *query, ms []morsel, progress func(in
 		rows += int64(m.end - m.start)
 	}
 	cfg := agg.Config{Threads: choice.threads, RadixBits: choice.bits, Budget: x.budget, Hasher: x.hasher,
-		HugePages: s.settings.HugePages, RowsHint: rows, Generic: s.settings.GenericAgg}
+		HugePages: s.settings.HugePages, Pool: s.db.pool, RowsHint: rows, Generic: s.settings.GenericAgg}
 	if choice.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}

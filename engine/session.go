@@ -25,6 +25,9 @@ type Options struct {
 	// QueryMemory bounds the memory one query may allocate for hash tables,
 	// partitions and results (0: 8 GiB). A query over it fails cleanly.
 	QueryMemory int64
+	// ArenaPoolBytes bounds the huge-page mappings kept between queries
+	// for reuse (0: 2 GiB; negative: keep none).
+	ArenaPoolBytes int64
 	// MaxThreads caps SET threads (0: no cap beyond 256). A shared server
 	// sets it so that one learner cannot claim more cores than admitted.
 	MaxThreads int
@@ -50,6 +53,7 @@ type DB struct {
 	opts    Options
 	catalog *storage.Catalog
 	cache   CacheSizes
+	pool    *agg.Pool
 }
 
 // Open returns a DB over opts.DataDir.
@@ -74,7 +78,14 @@ func Open(opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open data directory: %w", err)
 	}
-	return &DB{opts: opts, catalog: cat, cache: c}, nil
+	if opts.ArenaPoolBytes == 0 {
+		opts.ArenaPoolBytes = 2 << 30
+	}
+	var pool *agg.Pool
+	if opts.ArenaPoolBytes > 0 {
+		pool = agg.NewPool(opts.ArenaPoolBytes)
+	}
+	return &DB{opts: opts, catalog: cat, cache: c, pool: pool}, nil
 }
 
 // RegisterFile makes an in-memory Parquet file available as table name

@@ -53,6 +53,8 @@ type Config struct {
 	// HugePages puts large tables and partition buffers on huge pages
 	// (Linux only; ignored elsewhere).
 	HugePages bool
+	// Pool, if set, keeps huge-page mappings between queries.
+	Pool *Pool
 	// RowsHint is the number of input rows, if known: partition buffers
 	// are sized from it.
 	RowsHint int64

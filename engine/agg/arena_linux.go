@@ -4,6 +4,7 @@ package agg
 
 import (
 	"fmt"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -13,6 +14,58 @@ import (
 // hugeMin is the smallest allocation worth its own huge-page mapping.
 const hugeMin = 2 << 20
 
+// Pool keeps the mappings of finished queries for the next ones, up to a
+// byte limit. Fresh anonymous memory costs a page fault per page and the
+// kernel zeroes every page on first touch (the Oxla article's point about
+// large zeroed allocations); a reused mapping is already faulted in. It is
+// safe for concurrent use. A nil *Pool unmaps on Free.
+type Pool struct {
+	mu    sync.Mutex
+	free  [][]byte
+	bytes int64
+	limit int64
+}
+
+// NewPool returns a pool that keeps at most limit bytes of mappings.
+func NewPool(limit int64) *Pool { return &Pool{limit: limit} }
+
+// get returns a free mapping of at least size bytes, or nil.
+func (p *Pool) get(size int) []byte {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	best := -1
+	for i, m := range p.free {
+		if len(m) >= size && (best < 0 || len(m) < len(p.free[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	m := p.free[best]
+	p.free = append(p.free[:best], p.free[best+1:]...)
+	p.bytes -= int64(len(m))
+	return m
+}
+
+// put keeps m for reuse or unmaps it when the pool is full.
+func (p *Pool) put(m []byte) {
+	if p != nil {
+		p.mu.Lock()
+		if p.bytes+int64(len(m)) <= p.limit {
+			p.free = append(p.free, m)
+			p.bytes += int64(len(m))
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+	_ = syscall.Munmap(m)
+}
+
 // Arena hands out large int64 slices from anonymous mappings advised with
 // MADV_HUGEPAGE. Go's heap gets 4 KiB pages under THP=madvise, so a hash
 // table of hundreds of megabytes probed at random costs a TLB miss per
@@ -20,42 +73,50 @@ const hugeMin = 2 << 20
 // Slices from an Arena must not be used after Free; results are copied out.
 // An Arena is not safe for concurrent use: give each worker its own.
 type Arena struct {
-	maps  [][]byte
-	huge  bool
-	bytes int64
+	maps [][]byte
+	huge bool
+	pool *Pool
 }
 
-// NewArena returns an arena; with huge false it uses Go's heap.
-func NewArena(huge bool) *Arena { return &Arena{huge: huge} }
+// NewArena returns an arena; with huge false it uses Go's heap. Mappings
+// come from and go back to pool, which may be nil.
+func NewArena(huge bool, pool *Pool) *Arena { return &Arena{huge: huge, pool: pool} }
 
 // Huge reports whether the arena maps memory advised for huge pages.
 func (a *Arena) Huge() bool { return a != nil && a.huge }
 
-// Int64s returns a zeroed slice of n int64s.
-func (a *Arena) Int64s(n int) ([]int64, error) {
+// Int64s returns a slice of n int64s, zeroed when zero is set (a reused
+// mapping holds the previous query's data otherwise).
+func (a *Arena) Int64s(n int, zero bool) ([]int64, error) {
 	if a == nil || !a.huge || n*8 < hugeMin {
 		return make([]int64, n), nil
 	}
 	size := (n*8 + hugeMin - 1) &^ (hugeMin - 1)
-	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
-	if err != nil {
-		return nil, fmt.Errorf("mmap %d bytes: %w", size, err)
+	b := a.pool.get(size)
+	if b != nil {
+		if zero {
+			clear(b[:n*8])
+		}
+	} else {
+		var err error
+		b, err = syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+		if err != nil {
+			return nil, fmt.Errorf("mmap %d bytes: %w", size, err)
+		}
+		// Advice is best effort: without THP the mapping still works.
+		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
-	// Advice is best effort: without THP the mapping still works.
-	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	a.maps = append(a.maps, b)
-	a.bytes += int64(size)
 	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n), nil
 }
 
-// Free unmaps everything the arena handed out.
+// Free returns everything the arena handed out to its pool (or unmaps it).
 func (a *Arena) Free() {
 	if a == nil {
 		return
 	}
 	for _, m := range a.maps {
-		_ = syscall.Munmap(m)
+		a.pool.put(m)
 	}
 	a.maps = nil
-	a.bytes = 0
 }

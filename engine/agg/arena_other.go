@@ -2,18 +2,25 @@
 
 package agg
 
-// Arena hands out large int64 slices. Off Linux (and in WebAssembly) it is
-// plain Go memory: there is no huge-page advice to give.
+// Pool keeps large allocations for reuse. Off Linux (and in WebAssembly)
+// the garbage collector owns the memory, so it keeps nothing.
+type Pool struct{}
+
+// NewPool returns a pool; limit is ignored off Linux.
+func NewPool(limit int64) *Pool { return &Pool{} }
+
+// Arena hands out large int64 slices. Off Linux it is plain Go memory:
+// there is no huge-page advice to give.
 type Arena struct{}
 
-// NewArena returns an arena; huge is ignored off Linux.
-func NewArena(huge bool) *Arena { return &Arena{} }
+// NewArena returns an arena; huge and pool are ignored off Linux.
+func NewArena(huge bool, pool *Pool) *Arena { return &Arena{} }
 
 // Huge reports whether the arena maps memory advised for huge pages.
 func (a *Arena) Huge() bool { return false }
 
 // Int64s returns a zeroed slice of n int64s.
-func (a *Arena) Int64s(n int) ([]int64, error) { return make([]int64, n), nil }
+func (a *Arena) Int64s(n int, zero bool) ([]int64, error) { return make([]int64, n), nil }
 
 // Free releases nothing: the garbage collector owns the memory.
 func (a *Arena) Free() {}

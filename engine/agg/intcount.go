@@ -59,7 +59,7 @@ func (t *countTable) alloc(size int) error {
 	if err := t.budget.Grow(int64(size) * 16); err != nil {
 		return fmt.Errorf("hash table of %d slots: %w", size, err)
 	}
-	s, err := t.arena.Int64s(2 * size)
+	s, err := t.arena.Int64s(2*size, true)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func countOutput(keyType vec.Type, keys, counts *vec.Vector, nulls int64, nspecs
 }
 
 func countNaive(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, src Source) (*Output, error) {
-	arena := NewArena(cfg.HugePages)
+	arena := NewArena(cfg.HugePages, cfg.Pool)
 	defer arena.Free()
 	t, err := newCountTable(0, arena, cfg.Budget)
 	if err != nil {
@@ -234,7 +234,7 @@ func newCountScatter(bits int, rowsHint int64, arena *Arena) (*countScatter, err
 	// One slab, carved into per-partition buffers with room for an even
 	// share plus slack; a partition that overflows continues on the heap.
 	per := int(rowsHint/int64(np))*5/4 + 2*wcLine
-	slab, err := arena.Int64s(per * np)
+	slab, err := arena.Int64s(per*np, false)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 	scats := make([]*countScatter, threads)
 	arenas := make([]*Arena, threads)
 	for i := range arenas {
-		arenas[i] = NewArena(cfg.HugePages)
+		arenas[i] = NewArena(cfg.HugePages, cfg.Pool)
 		defer arenas[i].Free()
 	}
 	outKeys := make([]*vec.Vector, threads)

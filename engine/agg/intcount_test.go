@@ -39,12 +39,19 @@ func TestCountFastMatchesGeneric(t *testing.T) {
 		keys.AppendInt(int64(r.IntN(9000)) - 100) // negatives and zero too
 	}
 	want := groupsOf(t, keys, Config{Strategy: Naive, Generic: true})
+	pool := NewPool(1 << 30)
 	for _, cfg := range []Config{
 		{Strategy: Naive, HugePages: true},
 		{Strategy: Radix, RadixBits: 12, Threads: 1, RowsHint: 40000, HugePages: true},
 		{Strategy: Radix, RadixBits: 5, Threads: 2, RowsHint: 40000},
 		{Strategy: Radix, RadixBits: 0, Threads: 1},
 		{Strategy: Radix, RadixBits: 8, Threads: 3, RowsHint: 10}, // buffers overflow onto the heap
+		// Twice with a pool: the second run reuses the first's mappings,
+		// which must come back zeroed where a table needs it. The row hint
+		// makes the slab big enough for its own mapping.
+		{Strategy: Radix, RadixBits: 2, Threads: 1, RowsHint: 1 << 20, HugePages: true, Pool: pool},
+		{Strategy: Radix, RadixBits: 2, Threads: 1, RowsHint: 1 << 20, HugePages: true, Pool: pool},
+		{Strategy: Naive, HugePages: true, Pool: pool},
 	} {
 		got := groupsOf(t, keys, cfg)
 		if len(got) != len(want) {
