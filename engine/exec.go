@@ -212,7 +212,7 @@ func (s *Session) runPlain(x *execCtx, q *query, ms []morsel, progress func(int)
 			return nil, 0, err
 		}
 		for i, v := range vs {
-			appendVec(acc[i], v)
+			acc[i].AppendVector(v)
 		}
 		accLen += b.Len
 		if err := x.budget.Grow(0); err != nil {

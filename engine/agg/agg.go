@@ -469,48 +469,8 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		return err
 	}
 
-	if threads == 1 {
-		if err := partitionPhase(0, 0); err != nil {
-			return nil, err
-		}
-		if err := aggregatePhase(0); err != nil {
-			return nil, err
-		}
-	} else {
-		// Workers run both phases; a barrier separates them.
-		var wg sync.WaitGroup
-		errs := make([]error, threads)
-		aggErrs := make([]error, threads)
-		var barrier sync.WaitGroup
-		barrier.Add(threads)
-		for t := 0; t < threads; t++ {
-			wg.Add(1)
-			go func(t int) {
-				defer wg.Done()
-				w := t + 1
-				if cfg.Observer.LockThreads {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-				}
-				if cfg.Observer.WorkerStart != nil {
-					cfg.Observer.WorkerStart(w)
-				}
-				if cfg.Observer.WorkerStop != nil {
-					defer cfg.Observer.WorkerStop(w)
-				}
-				errs[t] = partitionPhase(w, t)
-				barrier.Done()
-				barrier.Wait()
-				if anyErr(errs) != nil {
-					return
-				}
-				aggErrs[t] = aggregatePhase(w)
-			}(t)
-		}
-		wg.Wait()
-		if err := anyErr(append(errs, aggErrs...)); err != nil {
-			return nil, err
-		}
+	if err := cfg.twoPhases(threads, partitionPhase, func(w, slot int) error { return aggregatePhase(w) }); err != nil {
+		return nil, err
 	}
 
 	out := &Output{Stats: stats, TableSlots: int(maxSlots.Load())}
@@ -525,10 +485,10 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 			continue
 		}
 		for c := range out.Keys {
-			Concat(out.Keys[c], outKeys[p][c])
+			out.Keys[c].AppendVector(outKeys[p][c])
 		}
 		for j := range out.Aggs {
-			Concat(out.Aggs[j], outAggs[p][j])
+			out.Aggs[j].AppendVector(outAggs[p][j])
 		}
 	}
 	if len(out.Keys) > 0 {
@@ -542,6 +502,52 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	return out, nil
 }
 
+// twoPhases runs phase one on every worker, waits for all of them, then
+// runs phase two on every worker. With one thread both run on the calling
+// goroutine as worker 0; otherwise worker w (1..threads) runs on its own
+// goroutine, locked to its OS thread when the observer asks, with the
+// observer's WorkerStart and WorkerStop around both phases. slot is w's
+// index from 0.
+func (cfg *Config) twoPhases(threads int, one, two func(w, slot int) error) error {
+	if threads == 1 {
+		if err := one(0, 0); err != nil {
+			return err
+		}
+		return two(0, 0)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, threads)
+	errs2 := make([]error, threads)
+	var barrier sync.WaitGroup
+	barrier.Add(threads)
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			w := t + 1
+			if cfg.Observer.LockThreads {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
+			if cfg.Observer.WorkerStart != nil {
+				cfg.Observer.WorkerStart(w)
+			}
+			if cfg.Observer.WorkerStop != nil {
+				defer cfg.Observer.WorkerStop(w)
+			}
+			errs[t] = one(w, t)
+			barrier.Done()
+			barrier.Wait()
+			if anyErr(errs) != nil {
+				return
+			}
+			errs2[t] = two(w, t)
+		}(t)
+	}
+	wg.Wait()
+	return anyErr(append(errs, errs2...))
+}
+
 func anyErr(errs []error) error {
 	for _, e := range errs {
 		if e != nil {
@@ -549,43 +555,4 @@ func anyErr(errs []error) error {
 		}
 	}
 	return nil
-}
-
-// Concat appends all of src to dst; both have the same type.
-func Concat(dst, src *vec.Vector) {
-	if src.Len == 0 {
-		return
-	}
-	if (src.Valid != nil) && dst.Valid == nil {
-		dst.Valid = make([]bool, dst.Len, dst.Len+src.Len)
-		for i := range dst.Valid {
-			dst.Valid[i] = true
-		}
-	}
-	if dst.Valid != nil {
-		if src.Valid != nil {
-			dst.Valid = append(dst.Valid, src.Valid[:src.Len]...)
-		} else {
-			for i := 0; i < src.Len; i++ {
-				dst.Valid = append(dst.Valid, true)
-			}
-		}
-	}
-	switch {
-	case dst.Type == vec.Float64:
-		dst.F64 = append(dst.F64, src.F64[:src.Len]...)
-	case dst.Type == vec.String:
-		if len(dst.Offsets) == 0 {
-			dst.Offsets = append(dst.Offsets, 0)
-		}
-		base := uint32(len(dst.Bytes))
-		start := src.Offsets[0]
-		dst.Bytes = append(dst.Bytes, src.Bytes[start:src.Offsets[src.Len]]...)
-		for _, o := range src.Offsets[1 : src.Len+1] {
-			dst.Offsets = append(dst.Offsets, base+o-start)
-		}
-	case dst.Type != vec.Null:
-		dst.I64 = append(dst.I64, src.I64[:src.Len]...)
-	}
-	dst.Len += src.Len
 }

@@ -25,29 +25,13 @@ func source(keys []*vec.Vector, vals *vec.Vector, m, nargs int) Source {
 		end := min(off+m, n)
 		in := Input{N: end - off}
 		for _, k := range keys {
-			in.Keys = append(in.Keys, slice(k, off, end))
+			in.Keys = append(in.Keys, k.Slice(off, end))
 		}
-		v := slice(vals, off, end)
+		v := vals.Slice(off, end)
 		in.Args = []*vec.Vector{nil, v, v, v, v, v, v}[:nargs]
 		off = end
 		return in, true, nil
 	}
-}
-
-func slice(v *vec.Vector, a, b int) *vec.Vector {
-	s := &vec.Vector{Type: v.Type, Len: b - a}
-	switch v.Type {
-	case vec.String:
-		s.Bytes, s.Offsets = v.Bytes, v.Offsets[a:b+1]
-	case vec.Float64:
-		s.F64 = v.F64[a:b]
-	default:
-		s.I64 = v.I64[a:b]
-	}
-	if v.Valid != nil {
-		s.Valid = v.Valid[a:b]
-	}
-	return s
 }
 
 func TestStrategiesAgree(t *testing.T) {

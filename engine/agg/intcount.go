@@ -3,7 +3,6 @@ package agg
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -384,55 +383,16 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 		return err
 	}
 
-	if threads == 1 {
-		if err := partition(0, 0); err != nil {
-			return nil, err
-		}
-		if err := aggregate(0, 0); err != nil {
-			return nil, err
-		}
-	} else {
-		var wg sync.WaitGroup
-		perr := make([]error, threads)
-		aerr := make([]error, threads)
-		var barrier sync.WaitGroup
-		barrier.Add(threads)
-		for t := 0; t < threads; t++ {
-			wg.Add(1)
-			go func(t int) {
-				defer wg.Done()
-				w := t + 1
-				if cfg.Observer.LockThreads {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-				}
-				if cfg.Observer.WorkerStart != nil {
-					cfg.Observer.WorkerStart(w)
-				}
-				if cfg.Observer.WorkerStop != nil {
-					defer cfg.Observer.WorkerStop(w)
-				}
-				perr[t] = partition(w, t)
-				barrier.Done()
-				barrier.Wait()
-				if anyErr(perr) != nil {
-					return
-				}
-				aerr[t] = aggregate(w, t)
-			}(t)
-		}
-		wg.Wait()
-		if err := anyErr(append(perr, aerr...)); err != nil {
-			return nil, err
-		}
+	if err := cfg.twoPhases(threads, partition, aggregate); err != nil {
+		return nil, err
 	}
 	cfg.Budget.Grow(-rowsHint * 8 * int64(threads))
 	keys, counts := vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
 	var nulls int64
 	for i := range outKeys {
 		if outKeys[i] != nil {
-			Concat(keys, outKeys[i])
-			Concat(counts, outCounts[i])
+			keys.AppendVector(outKeys[i])
+			counts.AppendVector(outCounts[i])
 		}
 		if scats[i] != nil {
 			nulls += scats[i].nulls

@@ -1,0 +1,75 @@
+package vec
+
+import (
+	"strings"
+	"testing"
+)
+
+func strs(v *Vector) string {
+	var out []string
+	for i := 0; i < v.Len; i++ {
+		out = append(out, v.Format(i))
+	}
+	return strings.Join(out, ",")
+}
+
+func TestOps(t *testing.T) {
+	s := NewVector(String, 0)
+	for _, x := range []string{"a", "bb", "", "ccc"} {
+		s.AppendStr([]byte(x))
+	}
+	s.AppendNull()
+	n := NewVector(Int64, 0)
+	n.AppendInt(1)
+	n.AppendNull()
+	n.AppendInt(-3)
+	f := NewVector(Float64, 0)
+	f.AppendFloat(0.5)
+	f.AppendFloat(1.0 / 3)
+	tests := []struct {
+		name string
+		got  *Vector
+		want string
+	}{
+		{"slice strings", s.Slice(1, 4), "bb,,ccc"},
+		{"slice keeps nulls", s.Slice(3, 5), "ccc,NULL"},
+		{"gather", s.Gather([]int32{4, 0, 3}), "NULL,a,ccc"},
+		{"gather ints", n.Gather([]int32{2, 1}), "-3,NULL"},
+		{"floats", f, "0.5,0.333333"},
+	}
+	for _, tc := range tests {
+		if got := strs(tc.got); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	dst := NewVector(String, 0)
+	dst.AppendStr([]byte("x"))
+	dst.AppendVector(s.Slice(1, 5))
+	dst.AppendVector(s.Slice(0, 1))
+	if got := strs(dst); got != "x,bb,,ccc,NULL,a" {
+		t.Errorf("AppendVector: %q", got)
+	}
+	i := NewVector(Int64, 0)
+	i.AppendVector(n)
+	i.AppendVector(n.Slice(0, 1))
+	if got := strs(i); got != "1,NULL,-3,1" || i.Valid == nil || len(i.Valid) != 4 {
+		t.Errorf("AppendVector ints: %q valid %v", got, i.Valid)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		v    *Vector
+		want string
+	}{
+		{&Vector{Type: Date, Len: 1, I64: []int64{15887}}, "2013-07-01"},
+		{&Vector{Type: Timestamp, Len: 1, I64: []int64{1372636800_000000 + 61_000000}}, "2013-07-01 00:01:01"},
+		{&Vector{Type: UInt64, Len: 1, I64: []int64{-1}}, "18446744073709551615"},
+		{&Vector{Type: Bool, Len: 1, I64: []int64{1}}, "true"},
+		{&Vector{Type: Float64, Len: 1, F64: []float64{1e21}}, "1e+21"},
+	} {
+		if got := tc.v.Format(0); got != tc.want {
+			t.Errorf("%s: got %q want %q", tc.v.Type, got, tc.want)
+		}
+	}
+}
