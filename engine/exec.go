@@ -106,9 +106,13 @@ func (s *Session) run(x *execCtx, q *query, root *PlanNode) ([]*vec.Vector, int,
 	// Scan.
 	scanNode := q.rel.node
 	start := time.Now()
-	x.phaseStart(0, "scan")
-	batches, err := q.rel.load(x.ctx, q.need, nil)
-	x.phaseEnd(0, "scan")
+	if !q.rel.computed {
+		x.phaseStart(0, "scan")
+	}
+	batches, err := q.rel.load(x, q.need)
+	if !q.rel.computed {
+		x.phaseEnd(0, "scan")
+	}
 	if err != nil {
 		return nil, 0, err
 	}

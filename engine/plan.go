@@ -20,9 +20,13 @@ type relation struct {
 	cols []vec.Column
 	rows int64
 	// load returns the relation's rows as batches whose Vecs are as wide as
-	// cols; columns not marked in need are nil.
-	load func(ctx context.Context, need []bool, progress func(done, total int64)) ([]*vec.Batch, error)
-	node *PlanNode
+	// cols; columns not marked in need are nil. A subquery runs under the
+	// outer statement's execCtx: same hooks, memory budget and context.
+	load func(x *execCtx, need []bool) ([]*vec.Batch, error)
+	// computed is set for a subquery, whose load runs operators (with their
+	// own phases) rather than scanning.
+	computed bool
+	node     *PlanNode
 }
 
 // orderKey is an ORDER BY key: a column of the projection.

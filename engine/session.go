@@ -333,7 +333,7 @@ func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*r
 	switch r := ref.(type) {
 	case nil:
 		return &relation{name: "(no table)", rows: 1, node: &PlanNode{Name: "DUMMY_SCAN"},
-			load: func(context.Context, []bool, func(int64, int64)) ([]*vec.Batch, error) {
+			load: func(*execCtx, []bool) ([]*vec.Batch, error) {
 				return []*vec.Batch{{Len: 1}}, nil
 			}}, nil
 	case *sql.TableName:
@@ -346,9 +346,9 @@ func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*r
 			return nil, err
 		}
 		child := q.planTree()
-		rel := &relation{name: r.Alias, cols: q.cols[:q.nVisible], node: &PlanNode{Name: "SUBQUERY", Detail: []string{"alias: " + r.Alias}, Children: []*PlanNode{child}}}
-		rel.load = func(ctx context.Context, need []bool, progress func(int64, int64)) ([]*vec.Batch, error) {
-			x := &execCtx{ctx: ctx, budget: &agg.Budget{Limit: s.settings.MemoryLimit}, hasher: agg.NewHasher()}
+		rel := &relation{name: r.Alias, cols: q.cols[:q.nVisible], computed: true,
+			node: &PlanNode{Name: "SUBQUERY", Detail: []string{"alias: " + r.Alias}, Children: []*PlanNode{child}}}
+		rel.load = func(x *execCtx, need []bool) ([]*vec.Batch, error) {
 			vecs, n, err := s.run(x, q, child)
 			if err != nil {
 				return nil, err
@@ -367,7 +367,7 @@ func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relatio
 	}
 	rel := &relation{name: t.Name, cols: t.Columns, rows: t.Rows}
 	rel.node = &PlanNode{Name: "SEQ_SCAN", Detail: []string{"table: " + t.Name}}
-	rel.load = func(ctx context.Context, need []bool, progress func(int64, int64)) ([]*vec.Batch, error) {
+	rel.load = func(x *execCtx, need []bool) ([]*vec.Batch, error) {
 		var names []string
 		var idx []int
 		for i, c := range t.Columns {
@@ -385,7 +385,7 @@ func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relatio
 			}
 			return out, nil
 		}
-		bs, err := s.db.catalog.Load(ctx, t, names, progress)
+		bs, err := s.db.catalog.Load(x.ctx, t, names, nil)
 		if err != nil {
 			return nil, err
 		}

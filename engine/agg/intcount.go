@@ -333,7 +333,9 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 		return err
 	}
 	aggregate := func(w, slot int) error {
-		keys, counts := vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
+		// Room for a fair share of groups up front: growing the output by
+		// doubling copies it and faults its pages in again.
+		keys, counts := vec.NewVector(vec.Int64, int(rowsHint/4)), vec.NewVector(vec.Int64, int(rowsHint/4))
 		outKeys[slot], outCounts[slot] = keys, counts
 		var t *countTable
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
@@ -387,15 +389,20 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 		return nil, err
 	}
 	cfg.Budget.Grow(-rowsHint * 8 * int64(threads))
-	keys, counts := vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
-	var nulls int64
-	for i := range outKeys {
-		if outKeys[i] != nil {
-			keys.AppendVector(outKeys[i])
-			counts.AppendVector(outCounts[i])
+	keys, counts := outKeys[0], outCounts[0]
+	if threads > 1 {
+		keys, counts = vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
+		for i := range outKeys {
+			if outKeys[i] != nil {
+				keys.AppendVector(outKeys[i])
+				counts.AppendVector(outCounts[i])
+			}
 		}
-		if scats[i] != nil {
-			nulls += scats[i].nulls
+	}
+	var nulls int64
+	for _, sc := range scats {
+		if sc != nil {
+			nulls += sc.nulls
 		}
 	}
 	out := countOutput(keyType, keys, counts, nulls, nspecs)
