@@ -261,6 +261,12 @@ func (s *server) query(ctx context.Context, req *Request) (*Reply, error) {
 	start := time.Now()
 	rows, err := s.conn.QueryContext(ctx, req.SQL)
 	if err != nil {
+		if req.TimeoutMS > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The deadline can pass before DuckDB starts (the driver then
+			// returns the context's error) or while it runs (DuckDB reports
+			// an interrupt); say the same in both cases.
+			return nil, fmt.Errorf("query: interrupted after timeout_ms=%d: %w", req.TimeoutMS, err)
+		}
 		return nil, fmt.Errorf("query: %w", err)
 	}
 	defer rows.Close()
@@ -289,6 +295,9 @@ func (s *server) query(ctx context.Context, req *Request) (*Reply, error) {
 		n++
 	}
 	if err := rows.Err(); err != nil {
+		if req.TimeoutMS > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("query: interrupted after timeout_ms=%d: %w", req.TimeoutMS, err)
+		}
 		return nil, fmt.Errorf("query: %w", err)
 	}
 	if err := rows.Close(); err != nil {
