@@ -167,9 +167,7 @@ func (LatencyRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, er
 	for _, pt := range res.Points {
 		fmt.Fprintf(&b, "%12d  %9.2f\n", pt.Bytes, pt.Ns)
 	}
-	for _, l := range res.Levels {
-		fmt.Fprintf(&b, "level: %+v\n", l)
-	}
+	res.WriteSummary(&b)
 	return measurement(KindLatency, res, b.String()), nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"cachebook/kernel/latency"
@@ -106,62 +104,6 @@ func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return err
 	}
-	writeLatencySummary(stdout, res)
+	res.WriteSummary(stdout)
 	return err
-}
-
-// writeLatencySummary prints the detected levels, the OS cache sizes and
-// the page size after the table of points.
-func writeLatencySummary(w io.Writer, res *latency.Result) {
-	fmt.Fprintln(w, "\ndetected levels:")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	for i, l := range res.Levels {
-		size := "-"
-		switch {
-		case l.SizeBytes > 0:
-			size = "≈ " + latency.FormatSize(l.SizeBytes)
-		case i == len(res.Levels)-1 && l.Name != "memory":
-			size = "≥ " + latency.FormatSize(l.ToBytes)
-		}
-		fmt.Fprintf(tw, "  %s\t%.1f ns\tsize %s\tplateau %s..%s\n", l.Name, l.Ns, size,
-			latency.FormatSize(l.FromBytes), latency.FormatSize(l.ToBytes))
-	}
-	tw.Flush()
-	if len(res.Caches) == 0 {
-		fmt.Fprintf(w, "\nOS cache sizes: none reported (%s)\n", res.CacheSource)
-	} else {
-		var parts []string
-		var notes []string
-		for _, c := range res.Caches {
-			name := fmt.Sprintf("L%d", c.Level)
-			switch c.Type {
-			case "Data":
-				name += "d"
-			case "Instruction":
-				name += "i"
-			}
-			parts = append(parts, name+" "+latency.FormatSize(c.SizeBytes))
-			if c.Note != "" {
-				notes = append(notes, name+": "+c.Note)
-			}
-		}
-		fmt.Fprintf(w, "\nOS cache sizes (%s): %s\n", res.CacheSource, strings.Join(parts, ", "))
-		for _, n := range notes {
-			fmt.Fprintf(w, "  note %s\n", n)
-		}
-	}
-	clock := "thread CPU time (time descheduled is not counted)"
-	if res.Clock == "wall" {
-		clock = "wall clock"
-	}
-	fmt.Fprintf(w, "clock: %s\n", clock)
-	p := res.Pages
-	fmt.Fprintf(w, "pages: requested %s, used %s", p.Requested, p.Used)
-	if p.Detail != "" {
-		fmt.Fprintf(w, " (%s)", p.Detail)
-	}
-	fmt.Fprintln(w)
-	if res.CyclesNote != "" {
-		fmt.Fprintln(w, res.CyclesNote)
-	}
 }
