@@ -136,6 +136,7 @@ type Env struct {
 	limits    Limits
 	logger    *slog.Logger
 	started   time.Time
+	dataDir   string // data directory, for cells that open it themselves
 
 	mu       sync.Mutex
 	closed   bool

@@ -100,8 +100,11 @@ func (l Limits) Info() LimitsInfo {
 type Config struct {
 	// DB is the engine the sql cells run on. When nil and DataDir is set,
 	// NewExecutor opens DataDir with QueryMemory.
-	DB          *engine.DB
-	DataDir     string
+	DB      *engine.DB
+	DataDir string
+	// DataPath is the data directory for cells that open it themselves
+	// (the sum-rewrite experiment); empty means DataDir.
+	DataPath    string
 	QueryMemory int64
 	// Cache describes the CPU caches for the engine opened from DataDir
 	// (zero: the engine's defaults).
@@ -327,8 +330,11 @@ func (x *Executor) execute(ctx context.Context, cell Cell, o execOpts, emit func
 
 	env := &Env{
 		msgID: NewID(), engine: eng, limits: x.limits, logger: x.log, started: time.Now(),
-		emit: emit, session: session,
+		emit: emit, session: session, dataDir: x.cfg.DataPath,
 		shown: map[string]bool{}, last: map[string]time.Time{}, pending: map[string]map[string]any{},
+	}
+	if env.dataDir == "" {
+		env.dataDir = x.cfg.DataDir
 	}
 	if eng == nil {
 		env.engineErr = x.engineUnavailable()

@@ -267,6 +267,13 @@ func (ExperimentRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome,
 	if err != nil {
 		return nil, &CellError{Ename: ErrExecution, Err: err}
 	}
+	if _, set := p["data"]; !set && env.dataDir != "" {
+		for _, prm := range spec.Params {
+			if prm.Name == "data" {
+				p["data"] = env.dataDir
+			}
+		}
+	}
 	env.Stream("stdout", fmt.Sprintf("running %s: %s\n", spec.Name, spec.Summary))
 	var res *experiment.Result
 	if wantCounters(cell) {

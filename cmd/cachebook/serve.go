@@ -85,6 +85,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	dir := dataDir(*data)
 	ex := kernel.Config{
+		DataPath:    dir,
 		QueryMemory: qmem,
 		Cache:       hostCacheSizes(),
 		Limits:      kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem},
