@@ -311,9 +311,13 @@ func (s *Session) runGrouped(x *execCtx, q *query, ms []morsel, progress func(in
 	}
 	choice := s.chooseStrategy(q, ms, keyTypes, x.hasher)
 	q.strategy = choice
+	// The input size sizes the partition buffers; with a WHERE clause the
+	// rows that reach the aggregation are unknown, so buffers grow instead.
 	var rows int64
-	for _, m := range ms {
-		rows += int64(m.end - m.start)
+	if q.where == nil {
+		for _, m := range ms {
+			rows += int64(m.end - m.start)
+		}
 	}
 	cfg := agg.Config{Threads: choice.threads, RadixBits: choice.bits, Budget: x.budget, Hasher: x.hasher,
 		HugePages: s.settings.HugePages, Pool: s.db.pool, RowsHint: rows, Generic: s.settings.GenericAgg}

@@ -275,29 +275,27 @@ type scatterer struct {
 	bytes  int64
 }
 
-func newScatterer(bits int, keyTypes []vec.Type, specs []Spec) *scatterer {
+// newScatterer returns a worker's partitions, each with room for its share
+// of rowsHint rows (plus slack), so that the buffers are not grown by
+// doubling, which copies them and faults their pages in twice.
+func newScatterer(bits int, keyTypes []vec.Type, specs []Spec, rowsHint int64) *scatterer {
 	s := &scatterer{parts: make([]partition, 1<<bits), shift: uint(64 - bits)}
+	per := int(rowsHint>>bits)*5/4 + 8
 	for p := range s.parts {
 		part := &s.parts[p]
+		part.hashes = make([]uint64, 0, per)
 		for _, kt := range keyTypes {
-			part.keys = append(part.keys, &vec.Vector{Type: kt, Offsets: offsetsFor(kt)})
+			part.keys = append(part.keys, vec.NewVector(kt, per))
 		}
 		for _, sp := range specs {
 			if sp.HasInput() {
-				part.args = append(part.args, &vec.Vector{Type: sp.In, Offsets: offsetsFor(sp.In)})
+				part.args = append(part.args, vec.NewVector(sp.In, per))
 			} else {
 				part.args = append(part.args, nil)
 			}
 		}
 	}
 	return s
-}
-
-func offsetsFor(t vec.Type) []uint32 {
-	if t == vec.String {
-		return []uint32{0}
-	}
-	return nil
 }
 
 // scatter appends each row of in to the partition chosen by the top bits of
@@ -381,6 +379,10 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		return nil, fmt.Errorf("radix_bits must be between 0 and 16, got %d", bits)
 	}
 	nparts := 1 << bits
+	rowsHint := cfg.RowsHint
+	if threads > 1 {
+		rowsHint = rowsHint * 3 / 2 / int64(threads)
+	}
 	scats := make([]*scatterer, threads)
 	outKeys := make([][]*vec.Vector, nparts)
 	outAggs := make([][]*vec.Vector, nparts)
@@ -396,7 +398,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 
 	// partitionPhase runs on worker w.
 	partitionPhase := func(w, slot int) error {
-		sc := newScatterer(bits, keyTypes, specs)
+		sc := newScatterer(bits, keyTypes, specs, rowsHint)
 		scats[slot] = sc
 		st, err := cfg.phase(w, "partition", func() (int64, error) {
 			var rows int64
