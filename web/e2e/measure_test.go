@@ -32,7 +32,7 @@ func TestMeasurementCharts(t *testing.T) {
 				_, err := chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%s).dispatchEvent(new Event("change"))`, jsString(cellEl(id)+" select.kind")))(c, tg)
 				return err
 			}),
-			chromedp.Click(cellSel(id, "button.run")),
+			clickRun(id),
 			poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
 		)
 		if n := get(t, ctx, "errors", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" .error")))); n > 0 {

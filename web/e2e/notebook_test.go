@@ -58,6 +58,21 @@ func cellEl(id string) string { return fmt.Sprintf(`.cell[data-cell=%q]`, id) }
 
 func cellSel(id, sel string) chromedp.CSS { return chromedp.CSS(cellEl(id) + " " + sel) }
 
+// clickRun presses a cell's Run button from JavaScript. A pointer click at
+// the button's coordinates can land on another element when the page's
+// layout shifts between locating the button and clicking (a chart above
+// finishing its render), which left a cell never started.
+func clickRun(id string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		sel := jsString(cellEl(id) + " button.run")
+		if _, err := chromedp.Poll[bool](fmt.Sprintf(`document.querySelector(%s) !== null`, sel))(ctx, tg); err != nil {
+			return err
+		}
+		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelector(%s).click(), true)`, sel))(ctx, tg)
+		return err
+	})
+}
+
 // tableText returns the text of the cell's result table, one line per row.
 func tableText(t *testing.T, ctx context.Context, id string) string {
 	t.Helper()
