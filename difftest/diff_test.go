@@ -107,10 +107,14 @@ func knownFailures(t *testing.T) map[string]string {
 	return known
 }
 
+// clickBenchFile holds the 43 ClickBench queries, one per line, verbatim;
+// the parser's tests read the same file.
+const clickBenchFile = "../engine/sql/testdata/clickbench.sql"
+
 // readQueries returns the ClickBench queries, one per line.
 func readQueries(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("testdata/queries.sql")
+	b, err := os.ReadFile(clickBenchFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +223,7 @@ func runCases(t *testing.T, dataset string, duck *sql.DB, ours *engine.DB, notRu
 func TestClickBench(t *testing.T) {
 	queries := readQueries(t)
 	if len(queries) != 43 {
-		t.Fatalf("testdata/queries.sql has %d queries, want 43", len(queries))
+		t.Fatalf("%s has %d queries, want 43", clickBenchFile, len(queries))
 	}
 	known := knownFailures(t)
 	ctx := context.Background()

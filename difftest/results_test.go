@@ -38,7 +38,7 @@ func writeResults(path string) error {
 		}
 	}
 	if len(clickbench) > 0 {
-		fmt.Fprintf(&b, "## ClickBench queries (testdata/queries.sql)\n\n")
+		fmt.Fprintf(&b, "## ClickBench queries (engine/sql/testdata/clickbench.sql)\n\n")
 		r.table(&b, clickbench, []string{"shuffled", "clustered"})
 	}
 	if len(edge) > 0 {
