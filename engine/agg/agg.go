@@ -424,26 +424,17 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	aggregatePhase := func(w int) error {
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
 			var rows int64
-			for {
-				p := int(nextPart.Add(1) - 1)
-				if p >= nparts {
-					return rows, nil
-				}
-				if p%64 == 0 {
-					if err := ctx.Err(); err != nil {
-						return rows, err
-					}
-				}
+			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
 				var n int
 				for _, sc := range scats {
 					n += len(sc.parts[p].hashes)
 				}
 				if n == 0 {
-					continue
+					return nil
 				}
 				gs, err := newGroupSet(keyTypes, specs, n/2, cfg)
 				if err != nil {
-					return rows, err
+					return err
 				}
 				for _, sc := range scats {
 					part := &sc.parts[p]
@@ -452,20 +443,22 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 						continue
 					}
 					if err := gs.add(part.keys, part.args, part.hashes, m); err != nil {
-						return rows, err
+						return err
 					}
 					rows += int64(m)
 				}
 				aggs, err := gs.finalize()
 				if err != nil {
-					return rows, err
+					return err
 				}
 				outKeys[p], outAggs[p] = gs.table.Keys(), aggs
 				if s := int64(gs.table.Slots()); s > maxSlots.Load() {
 					maxSlots.Store(s)
 				}
 				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
-			}
+				return nil
+			})
+			return rows, err
 		})
 		record(st)
 		return err
@@ -548,6 +541,26 @@ func (cfg *Config) twoPhases(threads int, one, two func(w, slot int) error) erro
 	}
 	wg.Wait()
 	return anyErr(append(errs, errs2...))
+}
+
+// claimPartitions hands partitions 0..nparts-1 out to workers through the
+// shared counter next: each call of visit gets a partition no other worker
+// gets. The context is checked every 64 partitions.
+func claimPartitions(ctx context.Context, next *atomic.Int64, nparts int, visit func(p int) error) error {
+	for {
+		p := int(next.Add(1) - 1)
+		if p >= nparts {
+			return nil
+		}
+		if p%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := visit(p); err != nil {
+			return err
+		}
+	}
 }
 
 func anyErr(errs []error) error {

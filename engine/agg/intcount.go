@@ -340,22 +340,13 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 		var t *countTable
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
 			var rows int64
-			for {
-				p := int(nextPart.Add(1) - 1)
-				if p >= nparts {
-					return rows, nil
-				}
-				if p%64 == 0 {
-					if err := ctx.Err(); err != nil {
-						return rows, err
-					}
-				}
+			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
 				n := 0
 				for _, sc := range scats {
 					n += len(sc.parts[p])
 				}
 				if n == 0 {
-					continue
+					return nil
 				}
 				var err error
 				if t == nil {
@@ -364,11 +355,11 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 					err = t.reset(n / 4)
 				}
 				if err != nil {
-					return rows, err
+					return err
 				}
 				for _, sc := range scats {
 					if err := t.add(sc.parts[p]); err != nil {
-						return rows, err
+						return err
 					}
 				}
 				rows += int64(n)
@@ -376,7 +367,9 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 				if s := int64(len(t.slots) / 2); s > maxSlots.Load() {
 					maxSlots.Store(s)
 				}
-			}
+				return nil
+			})
+			return rows, err
 		})
 		if t != nil {
 			cfg.Budget.Grow(-int64(len(t.slots)) * 8)

@@ -108,25 +108,25 @@ func (s *State) Resize(n int) error {
 			return fmt.Errorf("%s state for %d groups: %w", s.spec.Kind, n, err)
 		}
 	}
-	s.cnt = extendI(s.cnt, n, newCap)
+	s.cnt = extend(s.cnt, n, newCap)
 	switch s.spec.Kind {
 	case Sum, Avg:
 		if s.spec.In == vec.Float64 {
-			s.f64 = extendF(s.f64, n, newCap)
+			s.f64 = extend(s.f64, n, newCap)
 		} else {
-			s.lo = extendU(s.lo, n, newCap)
-			s.hi = extendI(s.hi, n, newCap)
+			s.lo = extend(s.lo, n, newCap)
+			s.hi = extend(s.hi, n, newCap)
 		}
 	case Min, Max:
 		switch s.spec.In {
 		case vec.Float64:
-			s.f64 = extendF(s.f64, n, newCap)
+			s.f64 = extend(s.f64, n, newCap)
 		case vec.String:
 			for len(s.strs) < n {
 				s.strs = append(s.strs, nil)
 			}
 		default:
-			s.i64 = extendI(s.i64, n, newCap)
+			s.i64 = extend(s.i64, n, newCap)
 		}
 	}
 	return nil
@@ -142,38 +142,17 @@ func (s *State) bytesPerGroup() int64 {
 	return 8
 }
 
-func extendI(a []int64, n, c int) []int64 {
+// extend returns a with length n and capacity at least c, keeping its
+// contents; new entries are zero.
+func extend[T any](a []T, n, c int) []T {
 	if c > cap(a) {
-		b := make([]int64, len(a), c)
+		b := make([]T, len(a), c)
 		copy(b, a)
 		a = b
 	}
+	var zero T
 	for len(a) < n {
-		a = append(a, 0)
-	}
-	return a
-}
-
-func extendU(a []uint64, n, c int) []uint64 {
-	if c > cap(a) {
-		b := make([]uint64, len(a), c)
-		copy(b, a)
-		a = b
-	}
-	for len(a) < n {
-		a = append(a, 0)
-	}
-	return a
-}
-
-func extendF(a []float64, n, c int) []float64 {
-	if c > cap(a) {
-		b := make([]float64, len(a), c)
-		copy(b, a)
-		a = b
-	}
-	for len(a) < n {
-		a = append(a, 0)
+		a = append(a, zero)
 	}
 	return a
 }

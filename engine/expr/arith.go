@@ -469,11 +469,11 @@ func (c *compare) Eval(b *vec.Batch) (*vec.Vector, error) {
 		out.Valid = cloneValid(lv.Valid, n)
 		switch c.lane {
 		case laneInt:
-			cmpIntScalar(op, out.I64, lv.I64[:n], k.Int())
+			cmpScalar(op, out.I64, lv.I64[:n], k.Int())
 		case laneUint:
 			cmpUintScalar(op, out.I64, lv.I64[:n], uint64(k.Int()))
 		case laneFloat:
-			cmpFloatScalar(op, out.I64, lv.F64[:n], k.Float())
+			cmpScalar(op, out.I64, lv.F64[:n], k.Float())
 		case laneStr:
 			cmpStrScalar(op, out.I64, lv, k.V.Str(0))
 		}
@@ -486,11 +486,11 @@ func (c *compare) Eval(b *vec.Batch) (*vec.Vector, error) {
 	out.Valid = mergeValid(lv.Valid, rv.Valid, n)
 	switch c.lane {
 	case laneInt:
-		cmpInt(op, out.I64, lv.I64[:n], rv.I64[:n])
+		cmpVec(op, out.I64, lv.I64[:n], rv.I64[:n])
 	case laneUint:
 		cmpUint(op, out.I64, lv.I64[:n], rv.I64[:n])
 	case laneFloat:
-		cmpFloat(op, out.I64, lv.F64[:n], rv.F64[:n])
+		cmpVec(op, out.I64, lv.F64[:n], rv.F64[:n])
 	case laneStr:
 		cmpStr(op, out.I64, lv, rv)
 	}
@@ -504,7 +504,12 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func cmpInt(op sql.Op, o, x, y []int64) {
+// ordered is the element type of the integer and double comparison loops.
+type ordered interface{ ~int64 | ~float64 }
+
+// cmpVec compares x[i] with y[i] for every i, writing 1 or 0 to o. The
+// switch is outside the loops so each loop is one compare and store.
+func cmpVec[T ordered](op sql.Op, o []int64, x, y []T) {
 	y = y[:len(x)]
 	o = o[:len(x)]
 	switch op {
@@ -535,7 +540,8 @@ func cmpInt(op sql.Op, o, x, y []int64) {
 	}
 }
 
-func cmpIntScalar(op sql.Op, o, x []int64, c int64) {
+// cmpScalar compares every x[i] with the constant c.
+func cmpScalar[T ordered](op sql.Op, o []int64, x []T, c T) {
 	o = o[:len(x)]
 	switch op {
 	case sql.OpEq:
@@ -605,67 +611,6 @@ func cmpResult(op sql.Op, c int) bool {
 		return c >= 0
 	}
 	return false
-}
-
-func cmpFloat(op sql.Op, o []int64, x, y []float64) {
-	y = y[:len(x)]
-	o = o[:len(x)]
-	switch op {
-	case sql.OpEq:
-		for i := range o {
-			o[i] = b2i(x[i] == y[i])
-		}
-	case sql.OpNe:
-		for i := range o {
-			o[i] = b2i(x[i] != y[i])
-		}
-	case sql.OpLt:
-		for i := range o {
-			o[i] = b2i(x[i] < y[i])
-		}
-	case sql.OpLe:
-		for i := range o {
-			o[i] = b2i(x[i] <= y[i])
-		}
-	case sql.OpGt:
-		for i := range o {
-			o[i] = b2i(x[i] > y[i])
-		}
-	case sql.OpGe:
-		for i := range o {
-			o[i] = b2i(x[i] >= y[i])
-		}
-	}
-}
-
-func cmpFloatScalar(op sql.Op, o []int64, x []float64, c float64) {
-	o = o[:len(x)]
-	switch op {
-	case sql.OpEq:
-		for i := range o {
-			o[i] = b2i(x[i] == c)
-		}
-	case sql.OpNe:
-		for i := range o {
-			o[i] = b2i(x[i] != c)
-		}
-	case sql.OpLt:
-		for i := range o {
-			o[i] = b2i(x[i] < c)
-		}
-	case sql.OpLe:
-		for i := range o {
-			o[i] = b2i(x[i] <= c)
-		}
-	case sql.OpGt:
-		for i := range o {
-			o[i] = b2i(x[i] > c)
-		}
-	case sql.OpGe:
-		for i := range o {
-			o[i] = b2i(x[i] >= c)
-		}
-	}
 }
 
 // cmpStrScalar compares every string of v bytewise with c.
