@@ -201,14 +201,7 @@ func (BandwidthRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, 
 				cfg.Threads = append(cfg.Threads, n)
 			}
 		case "ops":
-			for _, s := range strings.Split(v, ",") {
-				op, e := bandwidth.ParseOp(strings.TrimSpace(s))
-				if e != nil {
-					err = e
-					break
-				}
-				cfg.Ops = append(cfg.Ops, op)
-			}
+			cfg.Ops, err = bandwidth.ParseOps(v)
 		case "reps":
 			cfg.Reps, err = boundedInt(v, 1, 1000)
 		}

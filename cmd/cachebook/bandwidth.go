@@ -50,13 +50,9 @@ func cmdBandwidth(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	var ops []bandwidth.Op
-	for _, s := range strings.Split(*opsS, ",") {
-		op, err := bandwidth.ParseOp(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("--ops: %w", err)
-		}
-		ops = append(ops, op)
+	ops, err := bandwidth.ParseOps(*opsS)
+	if err != nil {
+		return fmt.Errorf("--ops: %w", err)
 	}
 	if *reps < 1 || *reps > 1000 {
 		return errors.New("--reps must be 1..1000")

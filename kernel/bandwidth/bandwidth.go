@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -44,6 +45,20 @@ func ParseOp(s string) (Op, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown operation %q (want read, write, memset or copy)", s)
+}
+
+// ParseOps parses a comma-separated list of operation names, such as
+// "read,copy", as flags and cell parameters write it.
+func ParseOps(list string) ([]Op, error) {
+	var ops []Op
+	for _, s := range strings.Split(list, ",") {
+		op, err := ParseOp(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
 }
 
 // Config configures a run. Zero fields take defaults.

@@ -65,3 +65,27 @@ func TestRunSmall(t *testing.T) {
 		t.Errorf("cancelled run: %v", err)
 	}
 }
+
+func TestParseOps(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []Op
+		bad  bool
+	}{
+		{"read", []Op{Read}, false},
+		{"read, copy,memset", []Op{Read, Copy, Memset}, false},
+		{"read,fly", nil, true},
+		{"", nil, true},
+	} {
+		got, err := ParseOps(tc.in)
+		if (err != nil) != tc.bad || len(got) != len(tc.want) {
+			t.Errorf("ParseOps(%q) = %v, %v", tc.in, got, err)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("ParseOps(%q)[%d] = %s, want %s", tc.in, i, got[i], tc.want[i])
+			}
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall/js"
 	"time"
 
@@ -119,15 +118,7 @@ func runBandwidth(ctx context.Context, attrs map[string]string, src string, prog
 				err = errors.New("the browser runs Go WebAssembly on one thread; use threads=1 or run on the server")
 			}
 		case "ops":
-			cfg.Ops = nil
-			for _, s := range strings.Split(v, ",") {
-				op, e := bandwidth.ParseOp(strings.TrimSpace(s))
-				if e != nil {
-					err = e
-					break
-				}
-				cfg.Ops = append(cfg.Ops, op)
-			}
+			cfg.Ops, err = bandwidth.ParseOps(v)
 		case "reps":
 			cfg.Reps, err = boundedInt(v, 1, 100)
 		}
