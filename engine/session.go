@@ -230,7 +230,7 @@ func (s *Session) Exec(ctx context.Context, src string, hooks *Hooks) ([]*Result
 	}
 	var results []*Result
 	for _, st := range stmts {
-		r, err := s.execOne(ctx, st, hooks)
+		r, err := s.ExecStatement(ctx, st, hooks)
 		if err != nil {
 			return results, err
 		}
@@ -239,7 +239,10 @@ func (s *Session) Exec(ctx context.Context, src string, hooks *Hooks) ([]*Result
 	return results, nil
 }
 
-func (s *Session) execOne(ctx context.Context, st sql.Statement, hooks *Hooks) (res *Result, err error) {
+// ExecStatement runs one statement already parsed with sql.Parse, for
+// callers that handle statements one at a time (the CLI times each).
+// Error positions are those of the text the statement was parsed from.
+func (s *Session) ExecStatement(ctx context.Context, st sql.Statement, hooks *Hooks) (res *Result, err error) {
 	start := time.Now()
 	if hooks != nil && hooks.LockThreads {
 		runtime.LockOSThread()

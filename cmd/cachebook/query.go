@@ -61,19 +61,17 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				hooks = meter.hooks()
 			}
 		}
-		res, err := sess.Exec(ctx, st.Source(), hooks)
+		r, err := sess.ExecStatement(ctx, st, hooks)
 		if err != nil {
-			return sqlError(st.Source(), err)
+			return sqlError(src, err)
 		}
 		elapsed := time.Since(start)
-		for _, r := range res {
-			if err := writeResult(stdout, r, *format); err != nil {
+		if err := writeResult(stdout, r, *format); err != nil {
+			return err
+		}
+		if meter != nil && r.Plan != nil {
+			if err := meter.write(stdout, *format); err != nil {
 				return err
-			}
-			if meter != nil && r.Plan != nil {
-				if err := meter.write(stdout, *format); err != nil {
-					return err
-				}
 			}
 		}
 		fmt.Fprintf(timing, "Time: %.3f ms\n", float64(elapsed.Microseconds())/1000)
