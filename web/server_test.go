@@ -634,6 +634,12 @@ func TestMetrics(t *testing.T) {
 	c := ts.dial(t, "", 0)
 	ex := c.execute("echo", "x")
 	c.until(replyTo(ex, kernel.MsgExecuteReply))
+	// The reply goes out before the cell gives back its admission and is
+	// counted; the idle status that follows comes after both.
+	c.until(func(m *kernel.Message) bool {
+		var st kernel.Status
+		return replyTo(ex, kernel.MsgStatus)(m) && m.DecodeContent(&st) == nil && st.ExecutionState == kernel.StateIdle
+	})
 	req, _ := http.NewRequest("GET", ts.ts.URL+"/metrics", nil)
 	req.Header.Set("Authorization", "token secret")
 	resp, err := http.DefaultClient.Do(req)
