@@ -242,10 +242,18 @@ func (q *query) sortKeys(cols []*vec.Vector) []sortKey {
 }
 
 // finish sorts, applies OFFSET and LIMIT and drops hidden sort columns.
+// The columns must belong to the query (results of its own operators, never
+// a table's cached columns): they may be returned as they are.
 func (q *query) finish(cols []*vec.Vector, n int) ([]*vec.Vector, int, error) {
 	keep := -1
 	if q.limit >= 0 {
 		keep = int(q.limit + q.offset)
+	}
+	if len(q.order) == 0 && q.offset == 0 && (keep < 0 || keep >= n) {
+		// Every row in its order: the columns, built by this query, are
+		// the result as they are. Copying millions of strings here cost
+		// as much as the aggregation that produced them.
+		return cols[:q.nVisible], n, nil
 	}
 	var idx []int32
 	if len(q.order) > 0 {

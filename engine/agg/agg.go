@@ -258,114 +258,6 @@ func global(ctx context.Context, specs []Spec, cfg Config, src Source) (*Output,
 	return out, nil
 }
 
-// partition is one worker's buffer for one radix partition: the rows' hashes,
-// keys and aggregate inputs, column by column.
-type partition struct {
-	hashes []uint64
-	keys   []*vec.Vector
-	args   []*vec.Vector
-}
-
-// scatterer is one worker's set of 2^bits partitions.
-type scatterer struct {
-	parts  []partition
-	shift  uint
-	hashes []uint64
-	pidx   []uint32
-	bytes  int64
-}
-
-// newScatterer returns a worker's partitions, each with room for its share
-// of rowsHint rows (plus slack), so that the buffers are not grown by
-// doubling, which copies them and faults their pages in twice.
-func newScatterer(bits int, keyTypes []vec.Type, specs []Spec, rowsHint int64) *scatterer {
-	s := &scatterer{parts: make([]partition, 1<<bits), shift: uint(64 - bits)}
-	per := int(rowsHint>>bits)*5/4 + 8
-	for p := range s.parts {
-		part := &s.parts[p]
-		part.hashes = make([]uint64, 0, per)
-		for _, kt := range keyTypes {
-			part.keys = append(part.keys, vec.NewVector(kt, per))
-		}
-		for _, sp := range specs {
-			if sp.HasInput() {
-				part.args = append(part.args, vec.NewVector(sp.In, per))
-			} else {
-				part.args = append(part.args, nil)
-			}
-		}
-	}
-	return s
-}
-
-// scatter appends each row of in to the partition chosen by the top bits of
-// its hash.
-func (s *scatterer) scatter(h *Hasher, in Input) {
-	n := in.N
-	if cap(s.hashes) < n {
-		s.hashes = make([]uint64, n)
-		s.pidx = make([]uint32, n)
-	}
-	hs, pidx := s.hashes[:n], s.pidx[:n]
-	h.Hash(in.Keys, n, hs)
-	shift := s.shift
-	for i, x := range hs {
-		p := uint32(x >> shift)
-		if shift == 64 {
-			p = 0
-		}
-		pidx[i] = p
-		s.parts[p].hashes = append(s.parts[p].hashes, x)
-	}
-	s.bytes += int64(n) * 8
-	for c, k := range in.Keys {
-		s.bytes += scatterColumn(s.parts, pidx, k, func(p *partition) *vec.Vector { return p.keys[c] })
-	}
-	for j, a := range in.Args {
-		if a == nil {
-			continue
-		}
-		s.bytes += scatterColumn(s.parts, pidx, a, func(p *partition) *vec.Vector { return p.args[j] })
-	}
-}
-
-// scatterColumn appends src's rows to their partitions' vectors and returns
-// an estimate of the bytes written.
-func scatterColumn(parts []partition, pidx []uint32, src *vec.Vector, col func(*partition) *vec.Vector) int64 {
-	if src.Valid != nil || src.Type == vec.Null {
-		for i, p := range pidx {
-			col(&parts[p]).AppendFrom(src, i)
-		}
-		return int64(len(pidx)) * 9
-	}
-	switch src.Type {
-	case vec.String:
-		var b int64
-		for i, p := range pidx {
-			d := col(&parts[p])
-			v := src.Bytes[src.Offsets[i]:src.Offsets[i+1]]
-			d.Bytes = append(d.Bytes, v...)
-			d.Offsets = append(d.Offsets, uint32(len(d.Bytes)))
-			d.Len++
-			b += int64(len(v)) + 4
-		}
-		return b
-	case vec.Float64:
-		for i, p := range pidx {
-			d := col(&parts[p])
-			d.F64 = append(d.F64, src.F64[i])
-			d.Len++
-		}
-	default:
-		for i, p := range pidx {
-			d := col(&parts[p])
-			d.I64 = append(d.I64, src.I64[i])
-			d.Len++
-		}
-	}
-	return int64(len(pidx)) * 8
-}
-
 // radix aggregates in two phases: every worker scatters its morsels into its
 // own partitions; then each partition, across all workers' buffers, is
 // aggregated by one worker in a table sized for that partition alone.
@@ -396,9 +288,15 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		mu.Unlock()
 	}
 
+	arenas := make([]*Arena, threads)
+	for i := range arenas {
+		arenas[i] = NewArena(cfg.HugePages, cfg.Pool)
+		defer arenas[i].Free()
+	}
+
 	// partitionPhase runs on worker w.
 	partitionPhase := func(w, slot int) error {
-		sc := newScatterer(bits, keyTypes, specs, rowsHint)
+		sc := newScatterer(bits, keyTypes, specs, rowsHint, arenas[slot])
 		scats[slot] = sc
 		st, err := cfg.phase(w, "partition", func() (int64, error) {
 			var rows int64
@@ -411,7 +309,9 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					return rows, err
 				}
 				before := sc.bytes
-				sc.scatter(cfg.Hasher, in)
+				if err := sc.scatter(cfg.Hasher, in); err != nil {
+					return rows, err
+				}
 				if err := cfg.Budget.Grow(sc.bytes - before); err != nil {
 					return rows, fmt.Errorf("radix partitions: %w", err)
 				}
@@ -427,7 +327,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
 				var n int
 				for _, sc := range scats {
-					n += len(sc.parts[p].hashes)
+					n += sc.parts[p].rows
 				}
 				if n == 0 {
 					return nil
@@ -437,15 +337,13 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					return err
 				}
 				for _, sc := range scats {
-					part := &sc.parts[p]
-					m := len(part.hashes)
-					if m == 0 {
-						continue
+					for _, c := range sc.parts[p].chunks {
+						m := len(c.hashes)
+						if err := gs.add(c.keys, c.args, c.hashes, m); err != nil {
+							return err
+						}
+						rows += int64(m)
 					}
-					if err := gs.add(part.keys, part.args, part.hashes, m); err != nil {
-						return err
-					}
-					rows += int64(m)
 				}
 				aggs, err := gs.finalize()
 				if err != nil {
@@ -469,12 +367,12 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	}
 
 	out := &Output{Stats: stats, TableSlots: int(maxSlots.Load())}
-	for _, kt := range keyTypes {
-		out.Keys = append(out.Keys, vec.NewVector(kt, 0))
+	out.Keys = concatSized(keyTypes, outKeys)
+	outTypes := make([]vec.Type, len(specs))
+	for j, sp := range specs {
+		outTypes[j] = sp.OutType()
 	}
-	for _, sp := range specs {
-		out.Aggs = append(out.Aggs, vec.NewVector(sp.OutType(), 0))
-	}
+	out.Aggs = concatSized(outTypes, outAggs)
 	for p := 0; p < nparts; p++ {
 		if outKeys[p] == nil {
 			continue
@@ -495,6 +393,28 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		}
 	}
 	return out, nil
+}
+
+// concatSized returns empty vectors of the given types with room for the
+// concatenation of parts[p][c] over every p, so that appending the
+// partitions' results does not grow (copy and fault in) the output by
+// doubling.
+func concatSized(types []vec.Type, parts [][]*vec.Vector) []*vec.Vector {
+	out := make([]*vec.Vector, len(types))
+	for c, t := range types {
+		var rows, bytes int
+		for _, vs := range parts {
+			if vs != nil {
+				rows += vs[c].Len
+				bytes += len(vs[c].Bytes)
+			}
+		}
+		out[c] = vec.NewVector(t, rows)
+		if t == vec.String {
+			out[c].Bytes = make([]byte, 0, bytes)
+		}
+	}
+	return out
 }
 
 // twoPhases runs phase one on every worker, waits for all of them, then

@@ -186,3 +186,80 @@ func TestSortedKeysUnique(t *testing.T) {
 		}
 	}
 }
+
+// TestRadixChunks checks the radix partition buffers against naive
+// aggregation where chunks overflow: a hot key that sends a third of the
+// rows to one partition, string keys and string inputs with NULLs, row hints
+// that are absent, right and far too small, and arenas whose mappings are
+// reused (holding the previous query's bytes) from a shared pool.
+func TestRadixChunks(t *testing.T) {
+	const rows = 60000
+	r := rand.New(rand.NewPCG(3, 4))
+	keys := vec.NewVector(vec.String, rows)
+	vals := vec.NewVector(vec.String, rows)
+	for i := 0; i < rows; i++ {
+		switch g := r.IntN(9000); {
+		case i%3 == 0:
+			keys.AppendStr([]byte("https://hot.example/"))
+		case g == 0:
+			keys.AppendNull()
+		default:
+			keys.AppendStr(fmt.Appendf(nil, "https://site%d.example/%s", g, make([]byte, g%97)))
+		}
+		if r.IntN(10) == 0 {
+			vals.AppendNull()
+		} else {
+			vals.AppendStr(fmt.Appendf(nil, "v%d", r.IntN(1e6)))
+		}
+	}
+	specs := []Spec{{Kind: CountStar}, {Kind: Min, In: vec.String}, {Kind: Max, In: vec.String}, {Kind: Count, In: vec.String}}
+	src := func() Source {
+		var mu sync.Mutex
+		off := 0
+		return func(int) (Input, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if off >= rows {
+				return Input{}, false, nil
+			}
+			end := min(off+1000, rows)
+			v := vals.Slice(off, end)
+			in := Input{N: end - off, Keys: []*vec.Vector{keys.Slice(off, end)}, Args: []*vec.Vector{nil, v, v, v}}
+			off = end
+			return in, true, nil
+		}
+	}
+	result := func(out *Output) map[string]string {
+		m := map[string]string{}
+		for g := 0; g < out.Groups; g++ {
+			m[out.Keys[0].Format(g)] = fmt.Sprint(out.Aggs[0].Format(g), out.Aggs[1].Format(g), out.Aggs[2].Format(g), out.Aggs[3].Format(g))
+		}
+		return m
+	}
+	want, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, Config{Strategy: Naive}, src())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantM := result(want)
+	pool := NewPool(1 << 30)
+	for _, hint := range []int64{0, rows, rows / 50} {
+		for _, huge := range []bool{false, true} {
+			for _, cfg := range []Config{{Strategy: Radix, RadixBits: 5, Threads: 1}, {Strategy: Radix, RadixBits: 3, Threads: 2}, {Strategy: Radix, RadixBits: 0, Threads: 1}} {
+				cfg.RowsHint, cfg.HugePages, cfg.Pool = hint, huge, pool
+				out, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, cfg, src())
+				if err != nil {
+					t.Fatalf("%+v: %v", cfg, err)
+				}
+				got := result(out)
+				if len(got) != len(wantM) {
+					t.Fatalf("hint %d huge %v %+v: %d groups, want %d", hint, huge, cfg, len(got), len(wantM))
+				}
+				for k, w := range wantM {
+					if got[k] != w {
+						t.Fatalf("hint %d huge %v %+v: group %q = %s, want %s", hint, huge, cfg, k, got[k], w)
+					}
+				}
+			}
+		}
+	}
+}

@@ -91,11 +91,25 @@ func (a *Arena) Int64s(n int, zero bool) ([]int64, error) {
 	if a == nil || !a.huge || n*8 < hugeMin {
 		return make([]int64, n), nil
 	}
-	size := (n*8 + hugeMin - 1) &^ (hugeMin - 1)
+	b, err := a.Bytes(n*8, zero)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n), nil
+}
+
+// Bytes returns n bytes, zeroed when zero is set. Small requests, and every
+// request of an arena without huge pages, come from Go's heap. A mapping is
+// page-aligned, so the slice may be viewed as wider integers.
+func (a *Arena) Bytes(n int, zero bool) ([]byte, error) {
+	if a == nil || !a.huge || n < hugeMin {
+		return make([]byte, n), nil
+	}
+	size := (n + hugeMin - 1) &^ (hugeMin - 1)
 	b := a.pool.get(size)
 	if b != nil {
 		if zero {
-			clear(b[:n*8])
+			clear(b[:n])
 		}
 	} else {
 		var err error
@@ -107,7 +121,7 @@ func (a *Arena) Int64s(n int, zero bool) ([]int64, error) {
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
 	a.maps = append(a.maps, b)
-	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n), nil
+	return b[:n:n], nil
 }
 
 // Free returns everything the arena handed out to its pool (or unmaps it).

@@ -22,5 +22,8 @@ func (a *Arena) Huge() bool { return false }
 // Int64s returns a zeroed slice of n int64s.
 func (a *Arena) Int64s(n int, zero bool) ([]int64, error) { return make([]int64, n), nil }
 
+// Bytes returns a zeroed slice of n bytes from Go's heap.
+func (a *Arena) Bytes(n int, zero bool) ([]byte, error) { return make([]byte, n), nil }
+
 // Free releases nothing: the garbage collector owns the memory.
 func (a *Arena) Free() {}

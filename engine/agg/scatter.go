@@ -1,0 +1,327 @@
+package agg
+
+import (
+	"fmt"
+	"unsafe"
+
+	"cachebook/engine/vec"
+)
+
+// slabBlock is the size of the blocks a slab carves chunks from: a multiple
+// of the huge-page size, large enough that the tail left unused when a
+// chunk does not fit is a small fraction.
+const slabBlock = 32 << 20
+
+// slab bump-allocates chunk buffers from large arena blocks, so that the
+// radix partitions of a query fault in a few hundred huge pages (or reuse a
+// previous query's mappings) instead of growing one Go slice per partition,
+// which copies the data on every doubling and, on this kind of machine, pays
+// a page fault for every 4 KiB the heap grows by.
+type slab struct {
+	arena *Arena
+	block []byte
+	off   int
+}
+
+// alloc returns n bytes, 64-byte aligned within the block (blocks are
+// page-aligned mappings or large Go allocations), so they may be viewed as
+// wider integers.
+func (s *slab) alloc(n int) ([]byte, error) {
+	n = (n + 63) &^ 63
+	if s.off+n > len(s.block) {
+		size := max(n, slabBlock)
+		b, err := s.arena.Bytes(size, false)
+		if err != nil {
+			return nil, fmt.Errorf("radix partition buffers: %w", err)
+		}
+		s.block, s.off = b, 0
+	}
+	b := s.block[s.off : s.off+n : s.off+n]
+	s.off += n
+	return b, nil
+}
+
+func (s *slab) uint64s(n int) ([]uint64, error) {
+	b, err := s.alloc(n * 8)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)[:0], nil
+}
+
+func (s *slab) int64s(n int) ([]int64, error) {
+	b, err := s.alloc(n * 8)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n)[:0], nil
+}
+
+func (s *slab) float64s(n int) ([]float64, error) {
+	b, err := s.alloc(n * 8)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), n)[:0], nil
+}
+
+func (s *slab) uint32s(n int) ([]uint32, error) {
+	b, err := s.alloc(n * 4)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)[:0], nil
+}
+
+// vector returns an empty vector of type t with room for rows values and,
+// for strings, strBytes bytes of payload.
+func (s *slab) vector(t vec.Type, rows, strBytes int) (*vec.Vector, error) {
+	v := &vec.Vector{Type: t}
+	var err error
+	switch {
+	case t == vec.Float64:
+		v.F64, err = s.float64s(rows)
+	case t == vec.String:
+		if v.Offsets, err = s.uint32s(rows + 1); err == nil {
+			v.Offsets = append(v.Offsets, 0)
+			v.Bytes, err = s.alloc(strBytes)
+			v.Bytes = v.Bytes[:0]
+		}
+	default:
+		v.I64, err = s.int64s(rows)
+	}
+	return v, err
+}
+
+// chunk holds rows of one partition: their hashes, keys and aggregate
+// inputs, column by column. Its buffers are sized when it is opened and
+// appends never outgrow them (a column with NULLs keeps its validity on
+// the heap).
+type chunk struct {
+	hashes []uint64
+	keys   []*vec.Vector
+	args   []*vec.Vector
+}
+
+// partition is one worker's rows for one radix partition, as a list of
+// chunks; the last is the one being filled.
+type partition struct {
+	chunks []*chunk
+	rows   int
+}
+
+// scatterer is one worker's set of 2^bits partitions.
+type scatterer struct {
+	parts    []partition
+	cur      []*chunk // the chunk being filled, per partition
+	shift    uint
+	keyTypes []vec.Type
+	argTypes []vec.Type
+	hasArg   []bool // whether spec j has an input column
+	expect   int    // rows one partition is expected to receive
+	slab     slab
+
+	hashes []uint64
+	pidx   []uint32
+	count  []int32   // rows per partition in the current morsel
+	need   [][]int64 // string bytes per partition in the current morsel, per string column
+	strCol []int     // index into need for each key then arg column, or -1
+	seen   []int64   // string bytes scattered so far, per string column
+	rows   int64     // rows scattered so far
+	bytes  int64     // estimate of the bytes written, for the memory budget
+}
+
+// newScatterer returns a worker's partitions. rowsHint is the number of
+// rows the worker is expected to scatter (0 if unknown): a partition's
+// first chunk has room for its share plus slack, so that uniform keys fill
+// one chunk per partition, and a skewed partition gets further chunks of
+// growing size.
+func newScatterer(bits int, keyTypes []vec.Type, specs []Spec, rowsHint int64, arena *Arena) *scatterer {
+	np := 1 << bits
+	s := &scatterer{
+		parts: make([]partition, np), cur: make([]*chunk, np), shift: uint(64 - bits),
+		keyTypes: keyTypes, count: make([]int32, np), slab: slab{arena: arena},
+	}
+	s.expect = int(rowsHint>>bits)*9/8 + 64
+	for _, sp := range specs {
+		s.argTypes = append(s.argTypes, sp.In)
+		s.hasArg = append(s.hasArg, sp.HasInput())
+	}
+	for c, t := range append(append([]vec.Type(nil), keyTypes...), s.argTypes...) {
+		if t == vec.String && (c < len(keyTypes) || s.hasArg[c-len(keyTypes)]) {
+			s.strCol = append(s.strCol, len(s.need))
+			s.need = append(s.need, make([]int64, np))
+			s.seen = append(s.seen, 0)
+		} else {
+			s.strCol = append(s.strCol, -1)
+		}
+	}
+	return s
+}
+
+// open starts a new chunk for partition p with room for at least rows rows
+// and, per string column, need bytes of payload.
+func (s *scatterer) open(p, rows int) error {
+	part := &s.parts[p]
+	n := s.expect
+	if len(part.chunks) > 0 {
+		// A partition that outgrew its share is skewed: grow geometrically.
+		n = max(s.expect/4, min(part.rows, 1<<20))
+	}
+	n = max(n, rows)
+	strBytes := func(col int) int {
+		sc := s.strCol[col]
+		if sc < 0 {
+			return 0
+		}
+		b := 16 * n
+		if s.rows > 0 {
+			b = int(s.seen[sc]*int64(n)/s.rows)*9/8 + 64
+		}
+		return max(b, int(s.need[sc][p]))
+	}
+	c := &chunk{}
+	var err error
+	if c.hashes, err = s.slab.uint64s(n); err != nil {
+		return err
+	}
+	for i, t := range s.keyTypes {
+		v, err := s.slab.vector(t, n, strBytes(i))
+		if err != nil {
+			return err
+		}
+		c.keys = append(c.keys, v)
+	}
+	for j, t := range s.argTypes {
+		if !s.hasArg[j] {
+			c.args = append(c.args, nil)
+			continue
+		}
+		v, err := s.slab.vector(t, n, strBytes(len(s.keyTypes)+j))
+		if err != nil {
+			return err
+		}
+		c.args = append(c.args, v)
+	}
+	part.chunks = append(part.chunks, c)
+	s.cur[p] = c
+	return nil
+}
+
+// fits reports whether chunk c has room for rows more rows of partition p.
+func (s *scatterer) fits(c *chunk, p, rows int) bool {
+	if c == nil || cap(c.hashes)-len(c.hashes) < rows {
+		return false
+	}
+	for i, v := range c.keys {
+		if sc := s.strCol[i]; sc >= 0 && int64(cap(v.Bytes)-len(v.Bytes)) < s.need[sc][p] {
+			return false
+		}
+	}
+	for j, v := range c.args {
+		if sc := s.strCol[len(c.keys)+j]; sc >= 0 && v != nil && int64(cap(v.Bytes)-len(v.Bytes)) < s.need[sc][p] {
+			return false
+		}
+	}
+	return true
+}
+
+// scatter appends each row of in to the partition chosen by the top bits of
+// its hash.
+func (s *scatterer) scatter(h *Hasher, in Input) error {
+	n := in.N
+	if cap(s.hashes) < n {
+		s.hashes = make([]uint64, n)
+		s.pidx = make([]uint32, n)
+	}
+	hs, pidx := s.hashes[:n], s.pidx[:n]
+	h.Hash(in.Keys, n, hs)
+	shift := s.shift
+	for i, x := range hs {
+		p := uint32(x >> shift)
+		if shift == 64 {
+			p = 0
+		}
+		pidx[i] = p
+		s.count[p]++
+	}
+	cols := append(append(make([]*vec.Vector, 0, 8), in.Keys...), in.Args...)
+	for c, v := range cols {
+		if sc := s.strCol[c]; sc >= 0 && v != nil {
+			need := s.need[sc]
+			for i, p := range pidx {
+				need[p] += int64(v.Offsets[i+1] - v.Offsets[i])
+			}
+			s.seen[sc] += int64(v.Offsets[n] - v.Offsets[0])
+		}
+	}
+	// Make room in every partition this morsel reaches, then append.
+	for p, k := range s.count {
+		if k == 0 {
+			continue
+		}
+		if !s.fits(s.cur[p], p, int(k)) {
+			if err := s.open(p, int(k)); err != nil {
+				return err
+			}
+		}
+		s.parts[p].rows += int(k)
+		s.count[p] = 0
+	}
+	for _, need := range s.need {
+		clear(need)
+	}
+	s.rows += int64(n)
+	for i, x := range hs {
+		c := s.cur[pidx[i]]
+		c.hashes = append(c.hashes, x)
+	}
+	s.bytes += int64(n) * 8
+	for c, k := range in.Keys {
+		s.bytes += scatterColumn(s.cur, pidx, k, func(ch *chunk) *vec.Vector { return ch.keys[c] })
+	}
+	for j, a := range in.Args {
+		if a == nil {
+			continue
+		}
+		s.bytes += scatterColumn(s.cur, pidx, a, func(ch *chunk) *vec.Vector { return ch.args[j] })
+	}
+	return nil
+}
+
+// scatterColumn appends src's rows to their partitions' current chunks and
+// returns an estimate of the bytes written.
+func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk) *vec.Vector) int64 {
+	if src.Valid != nil || src.Type == vec.Null {
+		for i, p := range pidx {
+			col(cur[p]).AppendFrom(src, i)
+		}
+		return int64(len(pidx)) * 9
+	}
+	switch src.Type {
+	case vec.String:
+		var b int64
+		for i, p := range pidx {
+			d := col(cur[p])
+			v := src.Bytes[src.Offsets[i]:src.Offsets[i+1]]
+			d.Bytes = append(d.Bytes, v...)
+			d.Offsets = append(d.Offsets, uint32(len(d.Bytes)))
+			d.Len++
+			b += int64(len(v)) + 4
+		}
+		return b
+	case vec.Float64:
+		for i, p := range pidx {
+			d := col(cur[p])
+			d.F64 = append(d.F64, src.F64[i])
+			d.Len++
+		}
+	default:
+		for i, p := range pidx {
+			d := col(cur[p])
+			d.I64 = append(d.I64, src.I64[i])
+			d.Len++
+		}
+	}
+	return int64(len(pidx)) * 8
+}
