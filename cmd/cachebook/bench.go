@@ -78,6 +78,7 @@ type benchReport struct {
 	DuckDB        string     `json:"duckdb"`   // "" when measured, else why not
 	DuckDBVersion string     `json:"duckdb_version,omitempty"`
 	FloorNote     string     `json:"floor_note,omitempty"`
+	GoHeap        string     `json:"go_heap"` // how Go's runtime returns freed heap pages
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -133,7 +134,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	rep := &benchReport{Rows: *rows, Order: *order, Reps: *reps, Date: time.Now().UTC().Format(time.RFC3339), Threads: threads}
+	rep := &benchReport{Rows: *rows, Order: *order, Reps: *reps, Date: time.Now().UTC().Format(time.RFC3339), Threads: threads,
+		GoHeap: goHeapNote(os.Getenv("GODEBUG"))}
 	for _, q := range qs {
 		rep.Queries = append(rep.Queries, q.Name)
 	}
@@ -295,6 +297,7 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "GROUP BY benchmark: %d rows, %s order, %d repetitions alternated, median times; columns held in memory by both engines before timing.\n", rep.Rows, rep.Order, rep.Reps)
 	fmt.Fprintf(&b, "Counters: %s\n", rep.Counters)
+	fmt.Fprintf(&b, "Go heap: %s\n", rep.GoHeap)
 	if rep.DuckDB != "" {
 		fmt.Fprintf(&b, "DuckDB: %s\n", rep.DuckDB)
 	}
@@ -317,4 +320,19 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// goHeapNote says how this process's Go runtime gives freed heap pages back,
+// which decides whether a query after a large one pays page faults again.
+func goHeapNote(godebug string) string {
+	v := ""
+	for _, kv := range strings.Split(godebug, ",") {
+		if k, val, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "madvdontneed" {
+			v = strings.TrimSpace(val) // the last setting wins, as in the runtime
+		}
+	}
+	if v == "0" {
+		return "freed pages returned with MADV_FREE (GODEBUG=madvdontneed=0): they stay mapped until the kernel needs them"
+	}
+	return "freed pages returned with MADV_DONTNEED (Go's default): later queries fault them in again; make bench sets GODEBUG=madvdontneed=0"
 }
