@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,5 +24,30 @@ func TestGoHeapNote(t *testing.T) {
 		if strings.Contains(got, "MADV_FREE") != tc.free {
 			t.Errorf("goHeapNote(%q) = %q, want MADV_FREE: %v", tc.godebug, got, tc.free)
 		}
+	}
+}
+
+// TestDuckClientKilled checks that a duckbench process killed mid-request
+// (as the out-of-memory killer does) is reported as killed, not as a
+// broken pipe, and that closing the client afterwards does not hang.
+func TestDuckClientKilled(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "duckbench")
+	script := "#!/bin/sh\necho '{\"op\":\"hello\",\"ok\":true,\"duckdb\":\"v0\",\"protocol\":1,\"threads\":1}'\nread line\nkill -9 $$\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dc, err := startDuck(context.Background(), fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = dc.load("hits.parquet", "hits", []string{"UserID"})
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("load error = %v, want a kill", err)
+	}
+	if _, err2 := dc.query("SELECT 1", 1); err2 == nil || err2.Error() != err.Error() {
+		t.Fatalf("query after the kill: %v", err2)
+	}
+	if err := dc.close(); err != nil {
+		t.Fatalf("close: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ type duckClient struct {
 	in      io.WriteCloser
 	out     *bufio.Scanner
 	version string
+	dead    error // set once the process has ended
 }
 
 // duckReply is one response line of duckbench.
@@ -69,7 +70,7 @@ func (d *duckClient) read() (duckReply, error) {
 		if err := d.out.Err(); err != nil {
 			return duckReply{}, fmt.Errorf("duckbench: %w", err)
 		}
-		return duckReply{}, errors.New("duckbench exited")
+		return duckReply{}, d.exited()
 	}
 	var r duckReply
 	if err := json.Unmarshal(d.out.Bytes(), &r); err != nil {
@@ -87,18 +88,18 @@ func (d *duckClient) call(req map[string]any) (duckReply, error) {
 		return duckReply{}, err
 	}
 	if _, err := d.in.Write(append(b, '\n')); err != nil {
-		return duckReply{}, fmt.Errorf("duckbench: %w", err)
+		return duckReply{}, d.exited()
 	}
 	return d.read()
 }
 
 // load makes DuckDB read the Parquet file into an in-memory table.
-func (d *duckClient) load(parquet, table string) error {
+func (d *duckClient) load(parquet, table string, columns []string) error {
 	abs, err := filepath.Abs(parquet)
 	if err != nil {
 		return err
 	}
-	_, err = d.call(map[string]any{"op": "load", "parquet": abs, "table": table})
+	_, err = d.call(map[string]any{"op": "load", "parquet": abs, "table": table, "columns": columns})
 	return err
 }
 
@@ -108,7 +109,30 @@ func (d *duckClient) query(sql string, threads int) (duckReply, error) {
 	return d.call(map[string]any{"op": "query", "sql": sql, "threads": threads, "return_rows": 1})
 }
 
+// exited waits for a duckbench process whose pipes broke and says how it
+// ended; a kill by signal is most often the kernel's out-of-memory killer.
+func (d *duckClient) exited() error {
+	if d.dead != nil {
+		return d.dead
+	}
+	d.in.Close()
+	err := d.cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		d.dead = errors.New("duckbench exited")
+	case errors.As(err, &ee) && ee.ProcessState != nil && !ee.Exited():
+		d.dead = fmt.Errorf("duckbench was killed (%v); out of memory? see dmesg", ee.ProcessState)
+	default:
+		d.dead = fmt.Errorf("duckbench exited: %w", err)
+	}
+	return d.dead
+}
+
 func (d *duckClient) close() error {
+	if d.dead != nil {
+		return nil
+	}
 	d.call(map[string]any{"op": "quit"})
 	d.in.Close()
 	return d.cmd.Wait()

@@ -56,9 +56,10 @@ type Request struct {
 	ID json.RawMessage `json:"id,omitempty"`
 	Op string          `json:"op"`
 	// load
-	Parquet string `json:"parquet,omitempty"`
-	Table   string `json:"table,omitempty"`
-	Raw     bool   `json:"raw,omitempty"`
+	Parquet string   `json:"parquet,omitempty"`
+	Table   string   `json:"table,omitempty"`
+	Raw     bool     `json:"raw,omitempty"`
+	Columns []string `json:"columns,omitempty"` // load only these columns (all when empty)
 	// query and exec
 	SQL        string `json:"sql,omitempty"`
 	Threads    int    `json:"threads,omitempty"`
@@ -205,7 +206,8 @@ func (s *server) handle(ctx context.Context, req *Request) *Reply {
 	return rep
 }
 
-// load creates req.Table in memory from req.Parquet. Unless req.Raw is
+// load creates req.Table in memory from req.Parquet, with only req.Columns
+// when that is set. Unless req.Raw is
 // set, strings are read from BYTE_ARRAY columns and an integer EventDate
 // column becomes a DATE, as ClickBench's DuckDB setup does.
 func (s *server) load(ctx context.Context, req *Request) (*Reply, error) {
@@ -223,6 +225,13 @@ func (s *server) load(ctx context.Context, req *Request) (*Reply, error) {
 		if typ.Valid && strings.Contains(typ.String, "INT") {
 			src = difftest.HitsSource(req.Parquet)
 		}
+	}
+	if len(req.Columns) > 0 {
+		cols := make([]string, len(req.Columns))
+		for i, c := range req.Columns {
+			cols[i] = difftest.SQLIdent(c)
+		}
+		src = fmt.Sprintf("SELECT %s FROM (%s)", strings.Join(cols, ", "), src)
 	}
 	start := time.Now()
 	q := fmt.Sprintf("CREATE OR REPLACE TABLE %s AS %s", difftest.SQLIdent(req.Table), src)

@@ -117,6 +117,28 @@ func TestProcess(t *testing.T) {
 		t.Fatalf("load = %+v (%s)", r, r.Error)
 	}
 
+	r = c.call(req(map[string]any{"op": "load", "parquet": path, "table": "narrow", "columns": []string{"UserID", "EventDate"}}))
+	if !r.OK || r.Rows == nil || *r.Rows != 20_000 {
+		t.Fatalf("load with columns = %+v (%s)", r, r.Error)
+	}
+	r = c.call(req(map[string]any{"op": "query", "return_rows": 2,
+		"sql": "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'narrow' ORDER BY ordinal_position"}))
+	var cols []string
+	for _, row := range r.Result {
+		for _, v := range row {
+			if v != nil {
+				cols = append(cols, *v)
+			}
+		}
+	}
+	if got := strings.Join(cols, " "); !r.OK || got != "UserID BIGINT EventDate DATE" {
+		t.Fatalf("narrow table columns: %s (%s)", got, r.Error)
+	}
+	r = c.call(req(map[string]any{"op": "load", "parquet": path, "table": "bad", "columns": []string{"NoSuchColumn"}}))
+	if r.OK || !strings.Contains(r.Error, "NoSuchColumn") {
+		t.Fatalf("load with an unknown column = %+v", r)
+	}
+
 	tests := []struct {
 		name    string
 		req     map[string]any
