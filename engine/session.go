@@ -26,7 +26,8 @@ type Options struct {
 	// partitions and results (0: 8 GiB). A query over it fails cleanly.
 	QueryMemory int64
 	// ArenaPoolBytes bounds the huge-page mappings kept between queries
-	// for reuse (0: 2 GiB; negative: keep none).
+	// for reuse (0: a quarter of physical memory, between 2 and 8 GiB;
+	// negative: keep none).
 	ArenaPoolBytes int64
 	// MaxThreads caps SET threads (0: no cap beyond 256). A shared server
 	// sets it so that one learner cannot claim more cores than admitted.
@@ -79,7 +80,7 @@ func Open(opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open data directory: %w", err)
 	}
 	if opts.ArenaPoolBytes == 0 {
-		opts.ArenaPoolBytes = 2 << 30
+		opts.ArenaPoolBytes = agg.DefaultPoolBytes()
 	}
 	var pool *agg.Pool
 	if opts.ArenaPoolBytes > 0 {

@@ -26,6 +26,21 @@ type Pool struct {
 	limit int64
 }
 
+// DefaultPoolBytes is the pool limit used when none is configured: a
+// quarter of physical memory, at least 2 GiB and at most 8 GiB. The pool
+// must hold the mappings of the queries run in turn (a benchmark alternates
+// strategies and thread counts, whose buffers differ in size): a mapping
+// that does not fit is unmapped, and mapping it again costs a fault per
+// huge page, each of which may have to compact memory first.
+func DefaultPoolBytes() int64 {
+	const lo, hi = 2 << 30, 8 << 30
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return lo
+	}
+	return min(max(int64(si.Totalram)*int64(si.Unit)/4, lo), hi)
+}
+
 // NewPool returns a pool that keeps at most limit bytes of mappings.
 func NewPool(limit int64) *Pool { return &Pool{limit: limit} }
 

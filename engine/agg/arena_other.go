@@ -6,6 +6,10 @@ package agg
 // the garbage collector owns the memory, so it keeps nothing.
 type Pool struct{}
 
+// DefaultPoolBytes is the pool limit used when none is configured; off
+// Linux the pool keeps nothing.
+func DefaultPoolBytes() int64 { return 0 }
+
 // NewPool returns a pool; limit is ignored off Linux.
 func NewPool(limit int64) *Pool { return &Pool{} }
 

@@ -3,6 +3,7 @@ package agg
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"cachebook/engine/vec"
@@ -92,5 +93,12 @@ func BenchmarkCount(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
 		})
+	}
+}
+
+func TestDefaultPoolBytes(t *testing.T) {
+	n := DefaultPoolBytes()
+	if runtime.GOOS == "linux" && (n < 2<<30 || n > 8<<30) {
+		t.Fatalf("DefaultPoolBytes() = %d, want 2..8 GiB", n)
 	}
 }
