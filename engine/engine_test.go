@@ -243,3 +243,35 @@ func TestExplainAnalyze(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainAnalyzeSubquery checks that an outer aggregate's figures land
+// on its own node, not on the GROUP BY inside its subquery.
+func TestExplainAnalyzeSubquery(t *testing.T) {
+	s := testDB(t).NewSession()
+	s.Set("group_by", "radix")
+	got := runSQL(t, s, "EXPLAIN ANALYZE SELECT count(*) FROM (SELECT k, count(*) AS c FROM t GROUP BY k) AS g")
+	lines := strings.Split(got, ";") // runSQL joins the plan's rows with ";"
+	at := func(name string) int {
+		for i, l := range lines {
+			if strings.Contains(l, name) {
+				return i
+			}
+		}
+		t.Fatalf("no %s in:\n%s", name, got)
+		return -1
+	}
+	outer, sub, inner := at("UNGROUPED_AGGREGATE"), at("SUBQUERY"), at("HASH_GROUP_BY")
+	if !(outer < sub && sub < inner) {
+		t.Fatalf("node order:\n%s", got)
+	}
+	if !strings.Contains(lines[outer], "(rows 1,") || !strings.Contains(lines[inner], "(rows 10,") {
+		t.Errorf("row counts on the wrong nodes:\n%s", got)
+	}
+	one := strings.Join(lines[outer:sub], "\n")
+	if !strings.Contains(one, "no GROUP BY keys") || strings.Contains(strings.Join(lines[inner:], "\n"), "no GROUP BY keys") {
+		t.Errorf("the outer aggregate's strategy is not on its node:\n%s", got)
+	}
+	if !strings.Contains(strings.Join(lines[inner:], "\n"), "strategy: radix") {
+		t.Errorf("the inner GROUP BY lost its strategy:\n%s", got)
+	}
+}

@@ -164,6 +164,10 @@ func findNode(n *PlanNode, name string) *PlanNode {
 	if n.Name == name {
 		return n
 	}
+	if n.Name == "SUBQUERY" {
+		// A subquery's nodes belong to the query that runs it.
+		return nil
+	}
 	for _, c := range n.Children {
 		if f := findNode(c, name); f != nil {
 			return f
@@ -336,7 +340,11 @@ func (s *Session) runGrouped(x *execCtx, q *query, ms []morsel, progress func(in
 		cfg.Observer = agg.Observer{LockThreads: x.hooks.LockThreads, WorkerStart: x.hooks.WorkerStart,
 			WorkerStop: x.hooks.WorkerStop, PhaseStart: x.hooks.PhaseStart, PhaseEnd: x.hooks.PhaseEnd}
 	}
-	aggNode := findNode(root, "HASH_GROUP_BY")
+	aggName := "HASH_GROUP_BY"
+	if len(q.keys) == 0 {
+		aggName = "UNGROUPED_AGGREGATE"
+	}
+	aggNode := findNode(root, aggName)
 	if aggNode != nil {
 		aggNode.Detail = append(aggNode.Detail, "strategy: "+choice.describe())
 	}
