@@ -41,6 +41,7 @@ func startChild(t *testing.T, args ...string) *child {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "DUCKBENCH_CHILD=1")
 	cmd.Stderr = os.Stderr
+	dieWithParent(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
