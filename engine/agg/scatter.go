@@ -7,10 +7,15 @@ import (
 	"cachebook/engine/vec"
 )
 
-// slabBlock is the size of the blocks a slab carves chunks from: a multiple
-// of the huge-page size, large enough that the tail left unused when a
-// chunk does not fit is a small fraction.
-const slabBlock = 32 << 20
+// slabFirst and slabBlock bound the size of the blocks a slab carves chunks
+// from: the first is small, so that a query over a few thousand rows does
+// not take (and, off huge pages, zero) 32 MiB; each next block doubles, up
+// to a multiple of the huge-page size large enough that the tail left
+// unused when a chunk does not fit is a small fraction.
+const (
+	slabFirst = 256 << 10
+	slabBlock = 32 << 20
+)
 
 // slab bump-allocates chunk buffers from large arena blocks, so that the
 // radix partitions of a query fault in a few hundred huge pages (or reuse a
@@ -21,6 +26,7 @@ type slab struct {
 	arena *Arena
 	block []byte
 	off   int
+	next  int // size of the next block
 }
 
 // alloc returns n bytes, 64-byte aligned within the block (blocks are
@@ -29,7 +35,8 @@ type slab struct {
 func (s *slab) alloc(n int) ([]byte, error) {
 	n = (n + 63) &^ 63
 	if s.off+n > len(s.block) {
-		size := max(n, slabBlock)
+		s.next = min(max(s.next*2, slabFirst), slabBlock)
+		size := max(n, s.next)
 		b, err := s.arena.Bytes(size, false)
 		if err != nil {
 			return nil, fmt.Errorf("radix partition buffers: %w", err)
