@@ -48,36 +48,15 @@ func (s *slab) alloc(n int) ([]byte, error) {
 	return b, nil
 }
 
-func (s *slab) uint64s(n int) ([]uint64, error) {
-	b, err := s.alloc(n * 8)
+// sliceOf returns an empty slice with room for n values of T, carved
+// from s.
+func sliceOf[T uint32 | uint64 | int64 | float64](s *slab, n int) ([]T, error) {
+	var zero T
+	b, err := s.alloc(n * int(unsafe.Sizeof(zero)))
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)[:0], nil
-}
-
-func (s *slab) int64s(n int) ([]int64, error) {
-	b, err := s.alloc(n * 8)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n)[:0], nil
-}
-
-func (s *slab) float64s(n int) ([]float64, error) {
-	b, err := s.alloc(n * 8)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	return unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), n)[:0], nil
-}
-
-func (s *slab) uint32s(n int) ([]uint32, error) {
-	b, err := s.alloc(n * 4)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)[:0], nil
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)[:0], nil
 }
 
 // vector returns an empty vector of type t with room for rows values and,
@@ -87,15 +66,15 @@ func (s *slab) vector(t vec.Type, rows, strBytes int) (*vec.Vector, error) {
 	var err error
 	switch {
 	case t == vec.Float64:
-		v.F64, err = s.float64s(rows)
+		v.F64, err = sliceOf[float64](s, rows)
 	case t == vec.String:
-		if v.Offsets, err = s.uint32s(rows + 1); err == nil {
+		if v.Offsets, err = sliceOf[uint32](s, rows+1); err == nil {
 			v.Offsets = append(v.Offsets, 0)
 			v.Bytes, err = s.alloc(strBytes)
 			v.Bytes = v.Bytes[:0]
 		}
 	default:
-		v.I64, err = s.int64s(rows)
+		v.I64, err = sliceOf[int64](s, rows)
 	}
 	return v, err
 }
@@ -106,8 +85,9 @@ func (s *slab) vector(t vec.Type, rows, strBytes int) (*vec.Vector, error) {
 // the heap).
 type chunk struct {
 	hashes []uint64
-	keys   []*vec.Vector
-	args   []*vec.Vector
+	cols   []*vec.Vector // the key columns, then one per aggregate (nil without input)
+	keys   []*vec.Vector // cols[:number of keys]
+	args   []*vec.Vector // the rest of cols
 }
 
 // partition is one worker's rows for one radix partition, as a list of
@@ -122,20 +102,21 @@ type scatterer struct {
 	parts    []partition
 	cur      []*chunk // the chunk being filled, per partition
 	shift    uint
-	keyTypes []vec.Type
-	argTypes []vec.Type
-	hasArg   []bool // whether spec j has an input column
-	expect   int    // rows one partition is expected to receive
+	nkeys    int
+	colTypes []vec.Type // the key types, then the aggregates' input types
+	colUsed  []bool     // false for an aggregate without an input column
+	expect   int        // rows one partition is expected to receive
 	slab     slab
 
 	hashes []uint64
 	pidx   []uint32
-	count  []int32   // rows per partition in the current morsel
-	need   [][]int64 // string bytes per partition in the current morsel, per string column
-	strCol []int     // index into need for each key then arg column, or -1
-	seen   []int64   // string bytes scattered so far, per string column
-	rows   int64     // rows scattered so far
-	bytes  int64     // estimate of the bytes written, for the memory budget
+	inCols []*vec.Vector // a morsel's keys, then its aggregate inputs
+	count  []int32       // rows per partition in the current morsel
+	need   [][]int64     // string bytes per partition in the current morsel, per string column
+	strCol []int         // index into need for each key then arg column, or -1
+	seen   []int64       // string bytes scattered so far, per string column
+	rows   int64         // rows scattered so far
+	bytes  int64         // estimate of the bytes written, for the memory budget
 }
 
 // newScatterer returns a worker's partitions. rowsHint is the number of
@@ -147,15 +128,19 @@ func newScatterer(bits int, keyTypes []vec.Type, specs []Spec, rowsHint int64, a
 	np := 1 << bits
 	s := &scatterer{
 		parts: make([]partition, np), cur: make([]*chunk, np), shift: uint(64 - bits),
-		keyTypes: keyTypes, count: make([]int32, np), slab: slab{arena: arena},
+		nkeys: len(keyTypes), count: make([]int32, np), slab: slab{arena: arena},
 	}
 	s.expect = int(rowsHint>>bits)*9/8 + 64
-	for _, sp := range specs {
-		s.argTypes = append(s.argTypes, sp.In)
-		s.hasArg = append(s.hasArg, sp.HasInput())
+	for _, t := range keyTypes {
+		s.colTypes = append(s.colTypes, t)
+		s.colUsed = append(s.colUsed, true)
 	}
-	for c, t := range append(append([]vec.Type(nil), keyTypes...), s.argTypes...) {
-		if t == vec.String && (c < len(keyTypes) || s.hasArg[c-len(keyTypes)]) {
+	for _, sp := range specs {
+		s.colTypes = append(s.colTypes, sp.In)
+		s.colUsed = append(s.colUsed, sp.HasInput())
+	}
+	for c, t := range s.colTypes {
+		if t == vec.String && s.colUsed[c] {
 			s.strCol = append(s.strCol, len(s.need))
 			s.need = append(s.need, make([]int64, np))
 			s.seen = append(s.seen, 0)
@@ -189,27 +174,18 @@ func (s *scatterer) open(p, rows int) error {
 	}
 	c := &chunk{}
 	var err error
-	if c.hashes, err = s.slab.uint64s(n); err != nil {
+	if c.hashes, err = sliceOf[uint64](&s.slab, n); err != nil {
 		return err
 	}
-	for i, t := range s.keyTypes {
-		v, err := s.slab.vector(t, n, strBytes(i))
-		if err != nil {
-			return err
+	c.cols = make([]*vec.Vector, len(s.colTypes))
+	for i, t := range s.colTypes {
+		if s.colUsed[i] {
+			if c.cols[i], err = s.slab.vector(t, n, strBytes(i)); err != nil {
+				return err
+			}
 		}
-		c.keys = append(c.keys, v)
 	}
-	for j, t := range s.argTypes {
-		if !s.hasArg[j] {
-			c.args = append(c.args, nil)
-			continue
-		}
-		v, err := s.slab.vector(t, n, strBytes(len(s.keyTypes)+j))
-		if err != nil {
-			return err
-		}
-		c.args = append(c.args, v)
-	}
+	c.keys, c.args = c.cols[:s.nkeys], c.cols[s.nkeys:]
 	part.chunks = append(part.chunks, c)
 	s.cur[p] = c
 	return nil
@@ -220,13 +196,8 @@ func (s *scatterer) fits(c *chunk, p, rows int) bool {
 	if c == nil || cap(c.hashes)-len(c.hashes) < rows {
 		return false
 	}
-	for i, v := range c.keys {
+	for i, v := range c.cols {
 		if sc := s.strCol[i]; sc >= 0 && int64(cap(v.Bytes)-len(v.Bytes)) < s.need[sc][p] {
-			return false
-		}
-	}
-	for j, v := range c.args {
-		if sc := s.strCol[len(c.keys)+j]; sc >= 0 && v != nil && int64(cap(v.Bytes)-len(v.Bytes)) < s.need[sc][p] {
 			return false
 		}
 	}
@@ -252,8 +223,8 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		pidx[i] = p
 		s.count[p]++
 	}
-	cols := append(append(make([]*vec.Vector, 0, 8), in.Keys...), in.Args...)
-	for c, v := range cols {
+	s.inCols = append(append(s.inCols[:0], in.Keys...), in.Args...)
+	for c, v := range s.inCols {
 		if sc := s.strCol[c]; sc >= 0 && v != nil {
 			need := s.need[sc]
 			for i, p := range pidx {
@@ -274,9 +245,9 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		}
 		s.parts[p].rows += int(k)
 		s.count[p] = 0
-	}
-	for _, need := range s.need {
-		clear(need)
+		for _, need := range s.need {
+			need[p] = 0
+		}
 	}
 	s.rows += int64(n)
 	for i, x := range hs {
@@ -284,14 +255,10 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		c.hashes = append(c.hashes, x)
 	}
 	s.bytes += int64(n) * 8
-	for c, k := range in.Keys {
-		s.bytes += scatterColumn(s.cur, pidx, k, func(ch *chunk) *vec.Vector { return ch.keys[c] })
-	}
-	for j, a := range in.Args {
-		if a == nil {
-			continue
+	for c, v := range s.inCols {
+		if v != nil {
+			s.bytes += scatterColumn(s.cur, pidx, v, func(ch *chunk) *vec.Vector { return ch.cols[c] })
 		}
-		s.bytes += scatterColumn(s.cur, pidx, a, func(ch *chunk) *vec.Vector { return ch.args[j] })
 	}
 	return nil
 }
