@@ -4,51 +4,23 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"cachebook/engine/gen"
+	"cachebook/engine/gen/gentest"
 	"cachebook/kernel/perf"
 )
 
-// testData generates a small hits table once per test binary.
-var testData = struct {
-	once sync.Once
-	dir  string
-	err  error
-}{}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if testData.dir != "" {
-		os.RemoveAll(testData.dir)
-	}
+	gentest.Cleanup()
 	os.Exit(code)
-}
-
-func hitsDir(t *testing.T) string {
-	t.Helper()
-	testData.once.Do(func() {
-		dir, err := os.MkdirTemp("", "kernel-test-*")
-		if err != nil {
-			testData.err = err
-			return
-		}
-		testData.dir = dir
-		testData.err = gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"), gen.Options{Rows: 20000, Seed: 1})
-	})
-	if testData.err != nil {
-		t.Fatalf("generate test data: %v", testData.err)
-	}
-	return testData.dir
 }
 
 func newEngineExecutor(t *testing.T) *Executor {
 	t.Helper()
-	x, err := NewExecutor(Config{DataDir: hitsDir(t), Logger: quietLogger()})
+	x, err := NewExecutor(Config{DataDir: gentest.HitsDir(t), Logger: quietLogger()})
 	if err != nil {
 		t.Fatalf("NewExecutor: %v", err)
 	}

@@ -25,7 +25,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"cachebook/engine/gen"
+	"cachebook/engine/gen/gentest"
 	"cachebook/kernel"
 )
 
@@ -446,7 +446,7 @@ func TestNoTokenNeedsLoopback(t *testing.T) {
 func TestManySessions(t *testing.T) {
 	const sessions, cells = 100, 3
 	const query = "SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3"
-	hitsDir(t) // generate before counting goroutines
+	gentest.HitsDir(t) // generate before counting goroutines
 	before := runtime.NumGoroutine()
 	// Registered first, so it runs after the server's own cleanup.
 	t.Cleanup(func() {
@@ -478,7 +478,7 @@ func TestManySessions(t *testing.T) {
 		}})
 		reg.Register(kernel.KindSQL, kernel.NewSQLRunner())
 		ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{
-			Executor:  kernel.Config{Registry: reg, DataDir: hitsDir(t)},
+			Executor:  kernel.Config{Registry: reg, DataDir: gentest.HitsDir(t)},
 			Scheduler: kernel.NewScheduler(1)}})
 		clients := make([]*client, sessions)
 		for i := range clients {
@@ -656,36 +656,10 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// testData generates a small hits table once per test binary.
-var testData = struct {
-	once sync.Once
-	dir  string
-	err  error
-}{}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if testData.dir != "" {
-		os.RemoveAll(testData.dir)
-	}
+	gentest.Cleanup()
 	os.Exit(code)
-}
-
-func hitsDir(t *testing.T) string {
-	t.Helper()
-	testData.once.Do(func() {
-		dir, err := os.MkdirTemp("", "web-test-*")
-		if err != nil {
-			testData.err = err
-			return
-		}
-		testData.dir = dir
-		testData.err = gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"), gen.Options{Rows: 20000, Seed: 1})
-	})
-	if testData.err != nil {
-		t.Fatalf("generate test data: %v", testData.err)
-	}
-	return testData.dir
 }
 
 func TestLessonsAndNotebooks(t *testing.T) {
@@ -825,7 +799,7 @@ func TestExportIpynb(t *testing.T) {
 func TestInterruptRealSQL(t *testing.T) {
 	reg := testRunners()
 	reg.Register(kernel.KindSQL, kernel.NewSQLRunner())
-	ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: hitsDir(t)}}})
+	ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: gentest.HitsDir(t)}}})
 	c := ts.dial(t, "", 0)
 	src := strings.Repeat("SELECT UserID, SearchPhrase, count(*) FROM hits GROUP BY UserID, SearchPhrase ORDER BY 3 DESC LIMIT 3;\n", 5000)
 	ex := c.execute(kernel.KindSQL, src)
