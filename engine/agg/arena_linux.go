@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -110,7 +109,7 @@ func (a *Arena) Int64s(n int, zero bool) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n), nil
+	return viewAs[int64](b, n), nil
 }
 
 // Bytes returns n bytes, zeroed when zero is set. Small requests, and every

@@ -48,15 +48,29 @@ func (s *slab) alloc(n int) ([]byte, error) {
 	return b, nil
 }
 
+// word is a fixed-size element type that raw buffers are viewed as.
+type word interface {
+	uint32 | uint64 | int64 | float64
+}
+
+// viewAs returns the n values of T that the aligned buffer b (at least n
+// values long) holds.
+func viewAs[T word](b []byte, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+}
+
 // sliceOf returns an empty slice with room for n values of T, carved
 // from s.
-func sliceOf[T uint32 | uint64 | int64 | float64](s *slab, n int) ([]T, error) {
+func sliceOf[T word](s *slab, n int) ([]T, error) {
 	var zero T
 	b, err := s.alloc(n * int(unsafe.Sizeof(zero)))
-	if err != nil || n == 0 {
+	if err != nil {
 		return nil, err
 	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)[:0], nil
+	return viewAs[T](b, n)[:0], nil
 }
 
 // vector returns an empty vector of type t with room for rows values and,
