@@ -2,8 +2,10 @@ package agg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -259,6 +261,130 @@ func TestRadixChunks(t *testing.T) {
 						t.Fatalf("hint %d huge %v %+v: group %q = %s, want %s", hint, huge, cfg, k, got[k], w)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestNullsInSomeMorsels feeds key and input columns that have NULLs in
+// some morsels and none (a nil validity slice) in others, as row groups of
+// a Parquet file arrive: the radix scatter must extend a partition's NULL
+// mask for the rows of a morsel without NULLs.
+func TestNullsInSomeMorsels(t *testing.T) {
+	const rows, morsel = 30000, 4096
+	keys := vec.NewVector(vec.Int64, rows)
+	skeys := vec.NewVector(vec.String, rows)
+	vals := vec.NewVector(vec.Int64, rows)
+	fvals := vec.NewVector(vec.Float64, rows)
+	type acc struct{ n, cnt, sum int64 }
+	want := map[string]acc{}
+	for i := 0; i < rows; i++ {
+		// NULLs only in the first and third morsel.
+		nullRow := (i/morsel == 0 || i/morsel == 2) && i%17 == 0
+		name := fmt.Sprint(i % 5)
+		if nullRow {
+			keys.AppendNull()
+			skeys.AppendNull()
+			name = "NULL"
+		} else {
+			keys.AppendInt(int64(i % 5))
+			skeys.AppendStr([]byte(name))
+		}
+		a := want[name]
+		a.n++
+		if (i/morsel == 1 || i/morsel == 2) && i%13 == 0 {
+			vals.AppendNull()
+			fvals.AppendNull()
+		} else {
+			vals.AppendInt(int64(i))
+			fvals.AppendFloat(float64(i))
+			a.cnt++
+			a.sum += int64(i)
+		}
+		want[name] = a
+	}
+	src := func(keys *vec.Vector) Source {
+		var mu sync.Mutex
+		off := 0
+		return func(int) (Input, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if off >= rows {
+				return Input{}, false, nil
+			}
+			end := min(off+morsel, rows)
+			in := Input{N: end - off}
+			for _, v := range []*vec.Vector{keys, vals, fvals} {
+				s := v.Slice(off, end)
+				if s.Valid != nil && !slices.Contains(s.Valid, false) {
+					s.Valid = nil
+				}
+				in.Keys = append(in.Keys, s)
+			}
+			in.Keys, in.Args = in.Keys[:1], []*vec.Vector{nil, in.Keys[1], in.Keys[1], in.Keys[2], in.Keys[2]}
+			off = end
+			return in, true, nil
+		}
+	}
+	specs := []Spec{{Kind: CountStar}, {Kind: Count, In: vec.Int64}, {Kind: Sum, In: vec.Int64},
+		{Kind: Count, In: vec.Float64}, {Kind: Sum, In: vec.Float64}}
+	for _, k := range []*vec.Vector{keys, skeys} {
+		for _, cfg := range []Config{{Strategy: Naive}, {Strategy: Radix, RadixBits: 4, Threads: 1},
+			{Strategy: Radix, RadixBits: 3, Threads: 3}, {Strategy: Naive, Generic: true}} {
+			out, err := Aggregate(context.Background(), []vec.Type{k.Type}, specs, cfg, src(k))
+			if err != nil {
+				t.Fatalf("%v %+v: %v", k.Type, cfg, err)
+			}
+			if out.Groups != len(want) {
+				t.Fatalf("%v %+v: %d groups, want %d", k.Type, cfg, out.Groups, len(want))
+			}
+			for g := 0; g < out.Groups; g++ {
+				name := out.Keys[0].Format(g)
+				w := want[name]
+				got := acc{out.Aggs[0].I64[g], out.Aggs[1].I64[g], out.Aggs[2].I64[g]}
+				if got != w || out.Aggs[3].I64[g] != w.cnt || out.Aggs[4].F64[g] != float64(w.sum) {
+					t.Fatalf("%v %+v group %s: got %v %d %v, want %v", k.Type, cfg, name, got,
+						out.Aggs[3].I64[g], out.Aggs[4].F64[g], w)
+				}
+			}
+		}
+	}
+}
+
+// TestWorkerPanic injects a panic on one worker of the parallel strategy
+// (in its source, which evaluates the query's expressions on the worker):
+// the statement fails with a *PanicError and the process survives.
+func TestWorkerPanic(t *testing.T) {
+	keys := vec.NewVector(vec.Int64, 0)
+	for i := 0; i < 10000; i++ {
+		keys.AppendInt(int64(i % 100))
+	}
+	for _, phase := range []string{"source", "observer"} {
+		inner := source([]*vec.Vector{keys}, keys, 100, 2)
+		src := func(w int) (Input, bool, error) {
+			if phase == "source" && w == 2 {
+				var a []int
+				_ = a[w] // index out of range, as the scatter bug did
+			}
+			return inner(w)
+		}
+		cfg := Config{Strategy: Radix, RadixBits: 2, Threads: 3}
+		if phase == "observer" {
+			cfg.Observer.WorkerStop = func(w int) {
+				if w == 3 {
+					panic("observer")
+				}
+			}
+		}
+		for _, generic := range []bool{false, true} {
+			cfg.Generic = generic
+			_, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}}, cfg, src)
+			var pe *PanicError
+			if !errors.As(err, &pe) {
+				t.Fatalf("%s generic=%v: err = %v, want a *PanicError", phase, generic, err)
+			}
+			if len(pe.Stack) == 0 {
+				t.Fatalf("%s: no stack", phase)
 			}
 		}
 	}
