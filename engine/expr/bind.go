@@ -149,6 +149,14 @@ func (b *Binder) bindNode(e sql.Expr, depth int) (Expr, error) {
 	return nil, errAt(e.Pos(), "unsupported expression %s", sql.Format(e))
 }
 
+// UnknownColumnError is the cause of the *sql.Error a Binder returns for a
+// name that is not a column of its input.
+type UnknownColumnError struct {
+	Name string
+}
+
+func (e *UnknownColumnError) Error() string { return fmt.Sprintf("column %q not found", e.Name) }
+
 func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
 	idx := -1
 	for i, c := range b.Columns {
@@ -172,9 +180,12 @@ func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
 		if s := nearest(e.Name, b.Columns); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
-		return nil, errAt(e.At, "%s", msg)
+		return nil, &sql.Error{Pos: e.At, Msg: msg, Err: &UnknownColumnError{Name: e.Name}}
 	}
 	c := b.Columns[idx]
+	if c.Err != nil {
+		return nil, &sql.Error{Pos: e.At, Msg: c.Err.Error(), Err: c.Err}
+	}
 	return &ColumnRef{Index: idx, T: c.Type, Name: c.Name}, nil
 }
 

@@ -245,4 +245,9 @@ type Batch struct {
 type Column struct {
 	Name string
 	Type Type
+	// Err, when not nil, says why the column cannot be read (for example a
+	// Parquet type the engine does not support); its Type is then Null.
+	// Queries that do not use the column are unaffected; binding a
+	// reference to it fails with Err.
+	Err error
 }
