@@ -403,9 +403,7 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 		default:
 			return posErr(c.Pos(), "unknown aggregate function %s", c.Name)
 		}
-		if c.Distinct && spec.Kind != agg.CountDistinct && spec.Kind != agg.Min && spec.Kind != agg.Max {
-			return posErr(c.Pos(), "%s(DISTINCT …) is not supported; only count(DISTINCT x)", c.Name)
-		}
+		spec.Distinct = c.Distinct && (spec.Kind == agg.Sum || spec.Kind == agg.Avg)
 	}
 	q.aggCalls = append(q.aggCalls, c)
 	q.specs = append(q.specs, spec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -386,6 +387,83 @@ func TestWorkerPanic(t *testing.T) {
 			if len(pe.Stack) == 0 {
 				t.Fatalf("%s: no stack", phase)
 			}
+		}
+	}
+}
+
+// TestSumAvgDistinct checks sum(DISTINCT x) and avg(DISTINCT x) per group,
+// with NULLs and repeated values, under every strategy.
+func TestSumAvgDistinct(t *testing.T) {
+	keys := vec.NewVector(vec.Int64, 0)
+	vals := vec.NewVector(vec.Int64, 0)
+	fvals := vec.NewVector(vec.Float64, 0)
+	// group 1: 1, 1, 2, NULL → sum 3, avg 1.5; group 2: 5, 5 → 5; group 3: NULL → NULL.
+	for _, kv := range [][2]int64{{1, 1}, {2, 5}, {1, 1}, {1, 2}, {2, 5}, {1, -1}, {3, -1}} {
+		keys.AppendInt(kv[0])
+		if kv[1] < 0 {
+			vals.AppendNull()
+			fvals.AppendNull()
+		} else {
+			vals.AppendInt(kv[1])
+			fvals.AppendFloat(float64(kv[1]))
+		}
+	}
+	specs := []Spec{{Kind: Sum, In: vec.Int64, Distinct: true}, {Kind: Avg, In: vec.Int64, Distinct: true},
+		{Kind: Sum, In: vec.Float64, Distinct: true}, {Kind: Sum, In: vec.Int64}}
+	src := func() Source {
+		var mu sync.Mutex
+		off := 0
+		return func(int) (Input, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if off >= keys.Len {
+				return Input{}, false, nil
+			}
+			end := min(off+2, keys.Len)
+			v, f := vals.Slice(off, end), fvals.Slice(off, end)
+			in := Input{N: end - off, Keys: []*vec.Vector{keys.Slice(off, end)}, Args: []*vec.Vector{v, v, f, v}}
+			off = end
+			return in, true, nil
+		}
+	}
+	want := map[int64]string{1: "3 1.5 3 4", 2: "5 5 5 10", 3: "NULL NULL NULL NULL"}
+	for _, cfg := range []Config{{Strategy: Naive}, {Strategy: Radix, RadixBits: 2, Threads: 1}, {Strategy: Radix, RadixBits: 1, Threads: 2}} {
+		out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, specs, cfg, src())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := 0; g < out.Groups; g++ {
+			got := fmt.Sprintf("%s %s %s %s", out.Aggs[0].Format(g), out.Aggs[1].Format(g), out.Aggs[2].Format(g), out.Aggs[3].Format(g))
+			if k := out.Keys[0].I64[g]; got != want[k] {
+				t.Errorf("%+v group %d: %s, want %s", cfg, k, got, want[k])
+			}
+		}
+	}
+}
+
+// TestMinMaxNaN checks that MIN and MAX order NaN as DuckDB does (greater
+// than every number), whatever the row order.
+func TestMinMaxNaN(t *testing.T) {
+	nan := math.NaN()
+	for _, order := range [][]float64{{nan, 1, math.Inf(1), -2}, {1, -2, math.Inf(1), nan}, {nan, nan}} {
+		keys := vec.NewVector(vec.Int64, 0)
+		vals := vec.NewVector(vec.Float64, 0)
+		for _, f := range order {
+			keys.AppendInt(1)
+			vals.AppendFloat(f)
+		}
+		out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, []Spec{{Kind: CountStar}, {Kind: Min, In: vec.Float64}, {Kind: Max, In: vec.Float64}},
+			Config{Strategy: Naive}, source([]*vec.Vector{keys}, vals, 1, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := out.Aggs[1].F64[0], out.Aggs[2].F64[0]
+		wantLo := -2.0
+		if len(order) == 2 {
+			wantLo = nan
+		}
+		if vec.CompareFloat(lo, wantLo) != 0 || !math.IsNaN(hi) {
+			t.Errorf("%v: min %v max %v, want %v NaN", order, lo, hi, wantLo)
 		}
 	}
 }

@@ -474,6 +474,7 @@ func (c *compare) Eval(b *vec.Batch) (*vec.Vector, error) {
 			cmpUintScalar(op, out.I64, lv.I64[:n], uint64(k.Int()))
 		case laneFloat:
 			cmpScalar(op, out.I64, lv.F64[:n], k.Float())
+			fixNaNScalar(op, out.I64, lv.F64[:n], k.Float())
 		case laneStr:
 			cmpStrScalar(op, out.I64, lv, k.V.Str(0))
 		}
@@ -491,6 +492,7 @@ func (c *compare) Eval(b *vec.Batch) (*vec.Vector, error) {
 		cmpUint(op, out.I64, lv.I64[:n], rv.I64[:n])
 	case laneFloat:
 		cmpVec(op, out.I64, lv.F64[:n], rv.F64[:n])
+		fixNaN(op, out.I64, lv.F64[:n], rv.F64[:n])
 	case laneStr:
 		cmpStr(op, out.I64, lv, rv)
 	}
@@ -567,6 +569,33 @@ func cmpScalar[T ordered](op sql.Op, o []int64, x []T, c T) {
 	case sql.OpGe:
 		for i := range o {
 			o[i] = b2i(x[i] >= c)
+		}
+	}
+}
+
+// fixNaN corrects the IEEE results of cmpVec for rows holding a NaN to
+// DuckDB's order (vec.CompareFloat: NaN equals NaN and is the greatest
+// value). Rows without NaN cost one extra comparison each.
+func fixNaN(op sql.Op, o []int64, x, y []float64) {
+	y = y[:len(x)]
+	for i, a := range x {
+		if a != a || y[i] != y[i] {
+			o[i] = b2i(cmpResult(op, vec.CompareFloat(a, y[i])))
+		}
+	}
+}
+
+// fixNaNScalar is fixNaN for a comparison with the constant c.
+func fixNaNScalar(op sql.Op, o []int64, x []float64, c float64) {
+	if c != c {
+		for i, a := range x {
+			o[i] = b2i(cmpResult(op, vec.CompareFloat(a, c)))
+		}
+		return
+	}
+	for i, a := range x {
+		if a != a {
+			o[i] = b2i(cmpResult(op, 1))
 		}
 	}
 }
