@@ -234,6 +234,9 @@ func intOp(op sql.Op, out *vec.Vector, x, y []int64) error {
 				if op == sql.OpMod {
 					o[i] = 0
 				} else {
+					if x[i] == math.MinInt64 && (out.Valid == nil || out.Valid[i]) {
+						return overflowError(op)
+					}
 					o[i] = -x[i]
 				}
 				continue
@@ -293,6 +296,9 @@ func intOpScalar(op sql.Op, out *vec.Vector, x []int64, c int64) error {
 				if op == sql.OpMod {
 					o[i] = 0
 				} else {
+					if x[i] == math.MinInt64 && (out.Valid == nil || out.Valid[i]) {
+						return overflowError(op)
+					}
 					o[i] = -x[i]
 				}
 			}

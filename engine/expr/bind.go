@@ -601,8 +601,22 @@ func (b *Binder) bindList(args []sql.Expr, depth int) ([]Expr, error) {
 // unify coerces xs to their common type.
 func unify(xs []Expr, poss []sql.Pos, what string, at sql.Pos) (vec.Type, error) {
 	t := vec.Null
+	// A non-negative integer literal takes the type of a UBIGINT operand
+	// (coalesce(u64, 3) stays UBIGINT, as in DuckDB).
+	litOK := func(x Expr) bool {
+		c, ok := x.(*Const)
+		return ok && c.Type() == vec.Int64 && !c.IsNull() && c.Int() >= 0
+	}
+	hasUint, uintLits := false, true
 	for _, x := range xs {
-		if isUntyped(x) {
+		if x.Type() == vec.UInt64 {
+			hasUint = true
+		} else if !isUntyped(x) && x.Type() != vec.Null && !litOK(x) {
+			uintLits = false
+		}
+	}
+	for _, x := range xs {
+		if isUntyped(x) || hasUint && uintLits && litOK(x) {
 			continue
 		}
 		ct, ok := commonType(t, x.Type())
@@ -783,6 +797,13 @@ func (b *Binder) bindIn(e *sql.In, depth int) (Expr, error) {
 			if _, ok := commonType(xt, kt); !ok {
 				return nil, errAt(e.List[i].Pos(), "cannot compare %s with %s in IN list", xt, kt)
 			}
+		}
+		if lane == laneInt && isSignedInt(xt) && isSignedInt(kt) {
+			// Values are compared as int64, so a constant outside x's
+			// own range (SMALLINT IN (1920, 100000)) just never matches.
+			s.list = append(s.list, k)
+			s.ints = append(s.ints, k.Int())
+			continue
 		}
 		c, err := coerce(k, want, e.List[i].Pos())
 		if err != nil {
