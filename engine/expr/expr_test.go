@@ -717,6 +717,10 @@ func TestRegressions(t *testing.T) {
 		{"'NaN'::DOUBLE IN (1, 'NaN'::DOUBLE)", "true", ""},
 		{"-0.0 = 0.0", "true", ""},
 		{"'NaN'::DOUBLE < 1", "false", ""},
+		{"DATE '9999-12-31' + 7", "10000-01-07", ""},
+		{"DATE '2013-07-01' + 2147483647", "", "DATE out of range"},
+		{"DATE '2013-07-01' - 9223372036854775807", "", "DATE out of range"},
+		{"TIMESTAMP '2013-07-01 00:00:00' + INTERVAL 9223372036854775 SECOND", "", "out of range"},
 	}
 	for _, tt := range tests {
 		ast, err := sql.ParseExpr(tt.src)
