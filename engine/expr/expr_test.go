@@ -739,3 +739,39 @@ func TestRegressions(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinTable checks the function table's entries: unique lower-case
+// names, a sane arity, and either types with an implementation or a
+// binder; and that every name binds with its minimum number of arguments
+// or fails with a positioned error, never a panic.
+func TestBuiltinTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range Builtins() {
+		if f.Doc == "" || f.MinArgs < 0 || f.MaxArgs < f.MinArgs {
+			t.Errorf("%v: bad entry", f.Names)
+		}
+		if f.Bind == nil && (f.Impl == nil || len(f.Args) == 0) {
+			t.Errorf("%v: neither a binder nor types and an implementation", f.Names)
+		}
+		for _, n := range f.Names {
+			if seen[n] || n != strings.ToLower(n) {
+				t.Errorf("%s: duplicate or not lower case", n)
+			}
+			seen[n] = true
+			args := strings.TrimSuffix(strings.Repeat("'1', ", f.MinArgs), ", ")
+			ast, err := sql.ParseExpr(n + "(" + args + ")")
+			if err != nil {
+				t.Fatalf("%s: %v", n, err)
+			}
+			if _, err := (&Binder{}).Bind(ast); err != nil {
+				var se *sql.Error
+				if !errors.As(err, &se) {
+					t.Errorf("%s(%s): error %v is not a *sql.Error", n, args, err)
+				}
+			}
+		}
+	}
+	if _, ok := LookupBuiltin("no_such_function"); ok {
+		t.Error("LookupBuiltin found no_such_function")
+	}
+}
