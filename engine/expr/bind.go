@@ -243,9 +243,17 @@ func bindLiteral(e *sql.Literal) (Expr, error) {
 	case sql.LitBool:
 		return NewConst(vec.Bool, e.Int != 0), nil
 	case sql.LitDate:
-		return NewConst(vec.Date, e.Int), nil
+		d, err := ParseDate(e.Str)
+		if err != nil {
+			return nil, &sql.Error{Pos: e.At, Msg: err.Error(), Err: err}
+		}
+		return NewConst(vec.Date, d), nil
 	case sql.LitTimestamp:
-		return NewConst(vec.Timestamp, e.Int), nil
+		ts, err := ParseTimestamp(e.Str)
+		if err != nil {
+			return nil, &sql.Error{Pos: e.At, Msg: err.Error(), Err: err}
+		}
+		return NewConst(vec.Timestamp, ts), nil
 	case sql.LitInterval:
 		var unit int64
 		switch e.Unit {

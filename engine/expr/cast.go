@@ -290,13 +290,13 @@ func castFromString(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 			}
 			out.I64[i] = x
 		case vec.Date:
-			d, err := sql.ParseDate(s)
+			d, err := ParseDate(s)
 			if err != nil {
 				return nil, bad()
 			}
 			out.I64[i] = d
 		case vec.Timestamp:
-			t, err := sql.ParseTimestamp(s)
+			t, err := ParseTimestamp(s)
 			if err != nil {
 				return nil, bad()
 			}

@@ -48,13 +48,13 @@ func testBatch(t testing.TB) ([]vec.Column, *vec.Batch) {
 			case vec.String:
 				v.AppendStr([]byte(x.(string)))
 			case vec.Date:
-				d, err := sql.ParseDate(x.(string))
+				d, err := ParseDate(x.(string))
 				if err != nil {
 					t.Fatal(err)
 				}
 				v.AppendInt(d)
 			case vec.Timestamp:
-				ts, err := sql.ParseTimestamp(x.(string))
+				ts, err := ParseTimestamp(x.(string))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -425,6 +425,8 @@ func TestBindErrors(t *testing.T) {
 		{"abs(s)", "1:5: function abs expects a number, got VARCHAR"},
 		{"INTERVAL 1 MONTH", "1:1: INTERVAL MONTH is not supported: intervals are a fixed number of microseconds"},
 		{"9223372036854775807 + 1", "1:21: overflow in BIGINT +"},
+		{"DATE '2013-13-01'", `1:1: invalid date "2013-13-01": expected YYYY-MM-DD`},
+		{"d < TIMESTAMP '2013-07-01 25:00'", `1:5: invalid timestamp "2013-07-01 25:00": expected YYYY-MM-DD HH:MM:SS`},
 		{"upper(s) || make_date(2013, 13, 1)", "1:13: make_date: date out of range: 2013-13-1"},
 		{"i + 9223372036854775807", ""}, // overflow only at evaluation time
 		{"lower(count(DISTINCT i))", "1:7: aggregate function count is not allowed here"},
