@@ -2,6 +2,7 @@ package expr
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -39,8 +40,9 @@ func (a *arith) String() string {
 func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
 	v, err := a.eval(b)
 	if err != nil {
-		if _, ok := err.(*sql.Error); !ok {
-			err = &sql.Error{Pos: a.pos, Msg: err.Error()}
+		var se *sql.Error
+		if !errors.As(err, &se) {
+			err = &sql.Error{Pos: a.pos, Msg: err.Error(), Err: err}
 		}
 	}
 	return v, err

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -36,6 +37,9 @@ func (b *Binder) Bind(e sql.Expr) (Expr, error) {
 // parser already limits nesting).
 const maxBindDepth = 2000
 
+// wrapAt positions err, keeping it as the cause for errors.Is and As.
+func wrapAt(p sql.Pos, err error) error { return &sql.Error{Pos: p, Msg: err.Error(), Err: err} }
+
 func errAt(p sql.Pos, format string, args ...any) error {
 	return &sql.Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
 }
@@ -61,8 +65,9 @@ func (b *Binder) bind(e sql.Expr, depth int) (Expr, error) {
 	}
 	f, err := foldNode(x)
 	if err != nil {
-		if _, ok := err.(*sql.Error); !ok {
-			err = errAt(e.Pos(), "%v", err)
+		var se *sql.Error
+		if !errors.As(err, &se) {
+			err = wrapAt(e.Pos(), err)
 		}
 		return nil, err
 	}
@@ -297,7 +302,7 @@ func coerce(x Expr, t vec.Type, pos sql.Pos) (Expr, error) {
 	if c, ok := x.(*Const); ok {
 		v, err := CastVector(c.V, t)
 		if err != nil {
-			return nil, errAt(pos, "%v", err)
+			return nil, wrapAt(pos, err)
 		}
 		return &Const{V: v}, nil
 	}

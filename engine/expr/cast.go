@@ -63,7 +63,7 @@ func (c *cast) Eval(b *vec.Batch) (*vec.Vector, error) {
 	}
 	out, err := CastVector(v, c.to)
 	if err != nil {
-		return nil, &sql.Error{Pos: c.pos, Msg: err.Error()}
+		return nil, &sql.Error{Pos: c.pos, Msg: err.Error(), Err: err}
 	}
 	return out, nil
 }
