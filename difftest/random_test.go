@@ -17,7 +17,8 @@ import (
 var (
 	randomN    = flag.Int("random", 300, "random queries for TestRandom (make fuzz runs thousands)")
 	randomSeed = flag.Uint64("seed", 1, "seed of TestRandom's query generator")
-	tlpN       = flag.Int("tlp", 100, "predicates for TestRandom's ternary logic partitioning checks")
+	tlpN       = flag.Int("tlp", 50, "predicates for TestRandom's ternary logic partitioning checks")
+	slowQuery  = flag.Duration("slow", time.Second, "TestRandom logs queries slower than this (DuckDB and every strategy)")
 )
 
 // randomEnv is DuckDB and our engine over the same random tables.
@@ -123,7 +124,11 @@ func TestRandom(t *testing.T) {
 	reported := 0
 	for i := 0; i < n; i++ {
 		q := g.Next()
+		qs := time.Now()
 		fails := env.check(ctx, q.SQL())
+		if d := time.Since(qs); d > *slowQuery {
+			t.Logf("slow (%v): %s", d.Round(time.Millisecond), q.SQL())
+		}
 		if len(fails) == 0 {
 			continue
 		}
