@@ -139,7 +139,7 @@ func want(col string, i int) any {
 	case "TsMicro":
 		return r.TsMicro.UTC()
 	case "TsNano":
-		return r.TsMicro.UTC() // nanoseconds truncate to microseconds
+		return r.TsNano.UTC() // TIMESTAMP_NS keeps its nanoseconds
 	case "OptI32":
 		if r.OptI32 == nil {
 			return nil
@@ -171,7 +171,7 @@ var wantTypes = map[string]vec.Type{
 	"U8": vec.Int16, "U16": vec.Int32, "U32": vec.Int64, "U64": vec.UInt64, "F32": vec.Float64,
 	"F64": vec.Float64, "Bytes": vec.String, "Str": vec.String, "DictStr": vec.String,
 	"DictI64": vec.Int64, "Date": vec.Date, "TsMilli": vec.Timestamp, "TsMicro": vec.Timestamp,
-	"TsNano": vec.Timestamp, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,
+	"TsNano": vec.TimestampNS, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,
 	"OptF64": vec.Float64, "EventDate": vec.Date,
 }
 

@@ -154,6 +154,10 @@ func mapType(name string, n parquet.Node) (vec.Type, conv, error) {
 		switch {
 		case isDate:
 			return bad()
+		case tsUnit == convNanos:
+			// Kept in nanoseconds: DuckDB compares and groups TIMESTAMP_NS
+			// values to the nanosecond.
+			return vec.TimestampNS, convInt64, nil
 		case tsUnit != 255:
 			return vec.Timestamp, tsUnit, nil
 		case intType != nil && !intType.IsSigned && intType.BitWidth == 64:
