@@ -21,18 +21,18 @@ type Type uint8
 // The logical types. Integer widths only matter for DESCRIBE output and for
 // DuckDB-compatible overflow behaviour; values are stored as int64.
 const (
-	Null      Type = iota // the type of the NULL literal
-	Bool                  // stored in I64 as 0 or 1
-	Int16                 // SMALLINT
-	Int32                 // INTEGER
-	Int64                 // BIGINT
-	UInt64                // UBIGINT, stored bit-for-bit in I64
-	Float64               // DOUBLE
-	String                // VARCHAR
-	Date                  // days since 1970-01-01, in I64
-	Timestamp             // microseconds since 1970-01-01 00:00:00 UTC, in I64
-	Interval              // microseconds, in I64 (only for date arithmetic)
-	TimestampNS           // TIMESTAMP_NS: nanoseconds since 1970-01-01 00:00:00 UTC, in I64
+	Null        Type = iota // the type of the NULL literal
+	Bool                    // stored in I64 as 0 or 1
+	Int16                   // SMALLINT
+	Int32                   // INTEGER
+	Int64                   // BIGINT
+	UInt64                  // UBIGINT, stored bit-for-bit in I64
+	Float64                 // DOUBLE
+	String                  // VARCHAR
+	Date                    // days since 1970-01-01, in I64
+	Timestamp               // microseconds since 1970-01-01 00:00:00 UTC, in I64
+	Interval                // microseconds, in I64 (only for date arithmetic)
+	TimestampNS             // TIMESTAMP_NS: nanoseconds since 1970-01-01 00:00:00 UTC, in I64
 )
 
 var typeNames = [...]string{
