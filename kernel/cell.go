@@ -136,12 +136,12 @@ type Env struct {
 	limits    Limits
 	logger    *slog.Logger
 	started   time.Time
-	dataDir   string // data directory, for cells that open it themselves
+	db        *engine.DB // the engine behind engine, for cells that query it on a session of their own
+	dataDir   string     // the directory db reads, for checks through os.Root
 
 	mu       sync.Mutex
 	closed   bool
 	emit     func(Message)
-	parent   Header
 	session  string
 	streamed int                  // stream bytes sent
 	shown    map[string]bool      // display ids already sent as display_data
@@ -245,7 +245,7 @@ func (e *Env) Progress(done, total int64) {
 		text = fmt.Sprintf("%d%% (%d/%d rows)", done*100/total, done, total)
 	}
 	e.Display(e.DisplayID("progress"), map[string]any{
-		MIMEProgress: Progress{Done: done, Total: total, ElapsedNs: el.Nanoseconds()},
+		MIMEProgress: Progress{Done: done, Total: total, Unit: "rows", ElapsedNs: el.Nanoseconds()},
 		MIMEText:     text,
 	})
 }
@@ -277,5 +277,5 @@ func (e *Env) send(msgType string, content any) {
 	if e.emit == nil {
 		return
 	}
-	e.emit(NewMessage(ChannelIOPub, msgType, e.session, e.parent, content))
+	e.emit(NewMessage(ChannelIOPub, msgType, e.session, Header{}, content))
 }

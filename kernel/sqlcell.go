@@ -30,6 +30,12 @@ func (SQLRunner) Class(cell Cell) Class {
 	return Heavy
 }
 
+// Info describes sql cells.
+func (SQLRunner) Info() KindInfo {
+	return KindInfo{Name: KindSQL, Summary: "SQL statements on the engine (;-separated; SET changes the session)",
+		Runtimes: bothRuntimes}
+}
+
 func wantCounters(cell Cell) bool {
 	switch strings.ToLower(cell.Attrs["counters"]) {
 	case "on", "true", "1", "yes":

@@ -41,6 +41,8 @@ type Config struct {
 	// Counters opens perf counters on every timed run (kernel/perf) and
 	// keeps the report of the median run.
 	Counters bool
+	// QueryMemory is the engine's per-query memory limit (0: its default).
+	QueryMemory int64
 	// Availability is a previous perf.Probe result to reuse.
 	Availability *perf.Availability
 	// Progress is called after each point.
@@ -142,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err := WriteKeys(filepath.Join(dir, "t.parquet"), Keys(cfg.Rows, g, cfg.Seed)); err != nil {
 			return rep, err
 		}
-		db, err := engine.Open(engine.Options{DataDir: dir})
+		db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: cfg.QueryMemory})
 		if err != nil {
 			return rep, fmt.Errorf("sweep: open engine: %w", err)
 		}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"cachebook/kernel/internal/memtest"
+	"cachebook/kernel/param"
 )
 
 func TestKeys(t *testing.T) {
@@ -103,5 +107,56 @@ func TestRunEngine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "groups-10", "t.parquet")); err != nil {
 		t.Errorf("data file: %v", err)
+	}
+}
+
+// TestMemoryBound checks Memory against the measured peak of a real sweep,
+// and that parameters over the limit are refused before anything is
+// allocated.
+func TestMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 1M-row table")
+	}
+	v, err := param.Parse(Params(), map[string]string{"rows": "1e6", "groups": "1e3,1e6", "reps": "1", "strategies": "naive,radix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFrom(v, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap, rss := memtest.Peak(func() {
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	est := Memory(cfg.Rows, cfg.Groups)
+	t.Logf("rows %d groups %v: peak heap %d MiB, rss %d MiB, estimate %d MiB", cfg.Rows, cfg.Groups, heap>>20, rss>>20, est>>20)
+	if heap > est {
+		t.Errorf("peak heap %d is above the estimate %d", heap, est)
+	}
+
+	for _, raw := range []map[string]string{
+		{"rows": "2147483648"},
+		{"rows": "1e8", "groups": "1e3"},
+	} {
+		v, err := param.Parse(Params(), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var me *param.MemoryError
+		heap, _ := memtest.Peak(func() { _, err = ConfigFrom(v, 256<<20) })
+		if !errors.As(err, &me) {
+			t.Errorf("%v: %v, want a memory error", raw, err)
+		}
+		if heap > 1<<20 {
+			t.Errorf("%v: refusing took %d bytes", raw, heap)
+		}
+	}
+	// A default row count shrinks to the limit.
+	v, _ = param.Parse(Params(), nil)
+	cfg, err = ConfigFrom(v, 256<<20)
+	if err != nil || Memory(cfg.Rows, cfg.Groups) > 256<<20 || cfg.Rows < 1e6 {
+		t.Errorf("default under 256 MiB: rows %d groups %v, %v", cfg.Rows, cfg.Groups, err)
 	}
 }

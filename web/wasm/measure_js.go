@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall/js"
 	"time"
 
+	"cachebook/engine/units"
 	"cachebook/kernel/bandwidth"
 	"cachebook/kernel/latency"
 )
@@ -80,9 +82,9 @@ func runLatency(ctx context.Context, attrs map[string]string, src string, progre
 	for key, v := range p {
 		switch key {
 		case "min":
-			cfg.MinBytes, err = latency.ParseSize(v)
+			cfg.MinBytes, err = units.ParseBytes(v)
 		case "max":
-			cfg.MaxBytes, err = latency.ParseSize(v)
+			cfg.MaxBytes, err = units.ParseBytes(v)
 		case "ppo":
 			cfg.PointsPerOctave, err = boundedInt(v, 1, 16)
 		case "reps":
@@ -111,14 +113,14 @@ func runBandwidth(ctx context.Context, attrs map[string]string, src string, prog
 	for key, v := range p {
 		switch key {
 		case "bytes":
-			cfg.Bytes, err = latency.ParseSize(v)
+			cfg.Bytes, err = units.ParseBytes(v)
 		case "threads":
 			// Go WebAssembly has one thread: more goroutines only take turns.
 			if v != "1" {
 				err = errors.New("the browser runs Go WebAssembly on one thread; use threads=1 or run on the server")
 			}
 		case "ops":
-			cfg.Ops, err = bandwidth.ParseOps(v)
+			cfg.Ops, err = parseOps(v)
 		case "reps":
 			cfg.Reps, err = boundedInt(v, 1, 100)
 		}
@@ -131,4 +133,16 @@ func runBandwidth(ctx context.Context, attrs map[string]string, src string, prog
 	}
 	cfg.Progress = func(_ bandwidth.Result, done, total int) { progress(done, total) }
 	return bandwidth.Run(ctx, cfg)
+}
+
+func parseOps(list string) ([]bandwidth.Op, error) {
+	var ops []bandwidth.Op
+	for _, s := range strings.Split(list, ",") {
+		op, err := bandwidth.ParseOp(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
 }
