@@ -147,7 +147,8 @@ type Env struct {
 	shown    map[string]bool      // display ids already sent as display_data
 	last     map[string]time.Time // last send per display id
 	pending  map[string]map[string]any
-	order    []string // display ids with pending updates, in first-seen order
+	order    []string  // display ids with pending updates, in first-seen order
+	yielded  time.Time // last yield to the browser's event loop (js/wasm)
 }
 
 // Engine returns the kernel session's engine session (nil when the engine
@@ -201,6 +202,11 @@ func (e *Env) Stream(name, text string) {
 // suppressed update is kept and sent later (at the latest when the cell
 // ends), so the last value always arrives.
 func (e *Env) Display(displayID string, data map[string]any) {
+	e.display(displayID, data)
+	e.maybeYield()
+}
+
+func (e *Env) display(displayID string, data map[string]any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
