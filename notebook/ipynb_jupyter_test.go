@@ -132,10 +132,10 @@ func TestIpynbOutputData(t *testing.T) {
 	c.Outputs = []notebook.Output{
 		{Type: notebook.OutputStream, Name: "stdout", Text: "running"},
 		{Type: notebook.OutputResult, Text: "4096 1.5", Data: map[string]any{
-			"application/vnd.vegalite.v5+json":          chart,
-			"image/svg+xml":                             "<svg xmlns=\"http://www.w3.org/2000/svg\">\n<rect/>\n</svg>",
+			"application/vnd.vegalite.v5+json":           chart,
+			"image/svg+xml":                              "<svg xmlns=\"http://www.w3.org/2000/svg\">\n<rect/>\n</svg>",
 			"application/vnd.cachebook.measurement+json": map[string]any{"kind": "latency", "latency": map[string]any{"points": []any{}}},
-			"image/png":                                 "iVBORw0KGgo=",
+			"image/png": "iVBORw0KGgo=",
 		}},
 	}
 	q := notebook.NewCell(notebook.KindSQL, "SELECT nosuch FROM hits")
