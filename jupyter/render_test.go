@@ -143,7 +143,7 @@ func TestCellFromCode(t *testing.T) {
 		{"SELECT 1", "sql", "SELECT 1", nil},
 		{"%%sql counters=on\nSELECT 1", "sql", "SELECT 1", map[string]string{"counters": "on"}},
 		{"%%latency max=256M", "latency", "", map[string]string{"max": "256M"}},
-		{"\n%%bandwidth bytes=8M threads=1,2\n", "bandwidth", "", map[string]string{"bytes": "8M", "threads": "1"}},
+		{"\n%%bandwidth bytes=8M threads=1,2\n", "bandwidth", "", map[string]string{"bytes": "8M", "threads": "1,2"}},
 		{"%%bandwidth bytes=8M threads=\"1,2\"", "bandwidth", "", map[string]string{"bytes": "8M", "threads": "1,2"}},
 		{"%%experiment false-sharing threads=2", "experiment", "false-sharing", map[string]string{"threads": "2"}},
 		{"%%experiment zeroing\nsize=1MiB", "experiment", "zeroing\nsize=1MiB", nil},

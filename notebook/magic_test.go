@@ -25,6 +25,10 @@ func TestParseMagic(t *testing.T) {
 		{"%%experiment threads=2", true, KindExperiment, "", map[string]string{"threads": "2"}, ""},
 		{"%%sql counters\nSELECT 1\nFROM t", true, KindSQL, "", map[string]string{"counters": "true"}, "SELECT 1\nFROM t"},
 		{"%%time\nx", true, "time", "", nil, "x"},
+		{"%%bandwidth threads=1,2 ops=read,copy", true, KindBandwidth, "", map[string]string{"threads": "1,2", "ops": "read,copy"}, ""},
+		{"%%experiment zeroing {threads=2, size=1MiB}", true, KindExperiment, "zeroing", map[string]string{"threads": "2", "size": "1MiB"}, ""},
+		{"%%latency  max=1M   huge", true, KindLatency, "", map[string]string{"max": "1M", "huge": "true"}, ""},
+		{`%%sql note="a \"q\" b"`, true, KindSQL, "", map[string]string{"note": `a "q" b`}, ""},
 		{"%%", false, "", "", nil, "%%"},
 		{"SELECT 1\n%%latency", false, "", "", nil, "SELECT 1\n%%latency"},
 	}
@@ -45,7 +49,7 @@ func TestJupyterSource(t *testing.T) {
 		{Cell{Kind: KindSQL, Source: "SELECT 1"}, "SELECT 1"},
 		{Cell{Kind: KindSQL, Source: "SELECT 1", Attrs: map[string]string{"counters": "on", "group_by": "radix"}}, "%%sql counters=on group_by=radix\nSELECT 1"},
 		{Cell{Kind: KindLatency, Attrs: map[string]string{"max": "256M"}}, "%%latency max=256M"},
-		{Cell{Kind: KindSweep, Attrs: map[string]string{"groups": "1e3,1e4", "note": "a b"}}, `%%sweep groups="1e3,1e4" note="a b"`},
+		{Cell{Kind: KindSweep, Attrs: map[string]string{"groups": "1e3,1e4", "note": "a b"}}, `%%sweep groups=1e3,1e4 note="a b"`},
 		{Cell{Kind: KindExperiment, Name: "zeroing", Source: "size=1MiB"}, "%%experiment zeroing\nsize=1MiB"},
 		{Cell{Kind: KindBandwidth}, "%%bandwidth"},
 	}
@@ -77,7 +81,7 @@ func FuzzParseMagic(f *testing.F) {
 			return
 		}
 		for k := range attrs {
-			if strings.IndexFunc(k, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
+			if strings.ContainsAny(k, "{}\"") || strings.IndexFunc(k, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
 				return // the info string syntax has no quoting for keys
 			}
 		}

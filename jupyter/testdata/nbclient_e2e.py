@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 SMALL = {
     "latency": "max=1M sample=1ms reps=1",
     "bandwidth": "bytes=4M reps=1",
-    "sweep": "rows=20000 groups=\"100,1000,10000\" reps=1",
+    "sweep": "rows=20000 groups=100,1000,10000 reps=1",
     "experiment false-sharing": "duration=5ms reps=1",
     "experiment lock-contention": "ops=5000",
     "experiment parallel-merge": "rows=20000 groups=1000",
