@@ -166,6 +166,11 @@ type clientReport struct {
 		Reply     reply   `json:"reply"`
 		LatencyMs float64 `json:"latency_ms"`
 	} `json:"interrupt"`
+	SIGINT struct {
+		Reply     reply   `json:"reply"`
+		LatencyMs float64 `json:"latency_ms"`
+		Alive     bool    `json:"alive"`
+	} `json:"sigint"`
 	AfterInterrupt struct {
 		Reply reply   `json:"reply"`
 		Ms    float64 `json:"ms"`
@@ -229,8 +234,8 @@ func TestJupyterClient(t *testing.T) {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("client_e2e.py output: %v\n%s\nstderr:\n%s", err, out, stderr)
 	}
-	t.Logf("kernel start %.0f ms, interrupt → execute_reply %.1f ms, next cell %.1f ms, heartbeat %.2f ms, restart %.0f ms, shutdown %.0f ms",
-		r.StartS*1000, r.Interrupt.LatencyMs, r.AfterInterrupt.Ms, r.Heartbeat.Ms, r.RestartS*1000, r.ShutdownS*1000)
+	t.Logf("kernel start %.0f ms, interrupt → execute_reply %.1f ms (SIGINT %.1f ms), next cell %.1f ms, heartbeat %.2f ms, restart %.0f ms, shutdown %.0f ms",
+		r.StartS*1000, r.Interrupt.LatencyMs, r.SIGINT.LatencyMs, r.AfterInterrupt.Ms, r.Heartbeat.Ms, r.RestartS*1000, r.ShutdownS*1000)
 
 	ki := r.KernelInfo
 	if ki.Status != "ok" || ki.ProtocolVersion != "5.3" || ki.Implementation != "cachebook" {
@@ -305,6 +310,10 @@ func TestJupyterClient(t *testing.T) {
 		t.Errorf("cell after the interrupt: %+v", r.AfterInterrupt.Reply)
 	}
 
+	if r.SIGINT.Reply.Ename != "Interrupted" || !r.SIGINT.Alive || r.SIGINT.LatencyMs > 200 {
+		t.Errorf("SIGINT: %+v", r.SIGINT)
+	}
+
 	// Completion, inspection, is_complete, comm_info.
 	for key, want := range map[string]string{"column": "UserID", "table": "hits", "set_name": "group_by",
 		"set_value": "'radix'", "magic": "%%latency", "experiment": "false-sharing"} {
@@ -339,9 +348,9 @@ func TestJupyterClient(t *testing.T) {
 	if b.ReplyReceived || len(b.IOPubForIt) != 0 {
 		t.Errorf("a wrongly signed message was answered: %+v", b)
 	}
-	if b.After.Status != "ok" || b.After.ExecutionCount != r.AfterInterrupt.Reply.ExecutionCount+1 ||
+	if b.After.Status != "ok" || b.After.ExecutionCount != r.SIGINT.Reply.ExecutionCount+1 ||
 		len(b.AfterText) != 1 || !strings.Contains(b.AfterText[0], "42") {
-		t.Errorf("after the wrongly signed message: %+v (previous count %d)", b, r.AfterInterrupt.Reply.ExecutionCount)
+		t.Errorf("after the wrongly signed message: %+v (previous count %d)", b, r.SIGINT.Reply.ExecutionCount)
 	}
 	if !bytes.Contains(stderr, []byte("invalid message signature")) {
 		t.Errorf("the kernel did not log the dropped message; stderr:\n%s", stderr)

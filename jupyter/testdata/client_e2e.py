@@ -5,6 +5,7 @@ JUPYTER_PATH. Prints one JSON object with what it saw; the Go test asserts.
 """
 import json
 import queue
+import signal
 import sys
 import time
 
@@ -117,6 +118,21 @@ out["interrupt"] = {"reply": r["content"], "latency_ms": (t_reply - t_int) * 100
 t1 = time.monotonic()
 r, msgs = run(kc, "SELECT count(*) FROM hits")
 out["after_interrupt"] = {"reply": r["content"], "ms": (time.monotonic() - t1) * 1000, "iopub": summary(msgs)}
+
+# SIGINT (what Jupyter sends to kernels without interrupt_mode "message")
+# stops the cell too, and does not kill the kernel.
+mid = kc.execute(long_cell)
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    m = kc.get_iopub_msg(timeout=10)
+    if m["parent_header"].get("msg_id") == mid and m["msg_type"] == "execute_input":
+        break
+time.sleep(0.5)
+t_sig = time.monotonic()
+km.signal_kernel(signal.SIGINT)
+r = shell_reply(kc, mid, 30)
+out["sigint"] = {"reply": r["content"], "latency_ms": (time.monotonic() - t_sig) * 1000, "alive": km.is_alive()}
+drain_iopub(kc, mid, 10)
 
 # Completion, inspection, is_complete, comm_info.
 def req(method, *args, **kw):
