@@ -84,3 +84,13 @@ func (c *ConnectionInfo) endpoint(port int) string {
 	}
 	return "tcp://" + net.JoinHostPort(c.IP, strconv.Itoa(port))
 }
+
+// listenEndpoint is endpoint through the size-limited transports the
+// kernel listens on (see MaxMessageBytes).
+func (c *ConnectionInfo) listenEndpoint(port int) string {
+	registerTransports()
+	if c.Transport == "ipc" {
+		return transportIPC + "://" + c.IP + "-" + strconv.Itoa(port)
+	}
+	return transportTCP + "://" + net.JoinHostPort(c.IP, strconv.Itoa(port))
+}

@@ -125,7 +125,7 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 		}
 	}()
 	for _, s := range socks {
-		if err := s.s.Listen(c.endpoint(s.port)); err != nil {
+		if err := s.s.Listen(c.listenEndpoint(s.port)); err != nil {
 			return false, fmt.Errorf("jupyter: listen %s on %s: %w", s.name, c.endpoint(s.port), err)
 		}
 	}
