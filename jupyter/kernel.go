@@ -378,7 +378,7 @@ func (k *Kernel) kernelInfo() map[string]any {
 		},
 		"banner": "cachebook " + v + ": SQL GROUP BY on a pure-Go columnar engine, with the memory hierarchy beside every result.\n" +
 			"Cell magics: " + magicList(k.x.Registry()),
-		"help_links": []any{map[string]any{"text": "cachebook", "url": "https://github.com/cachebook/cachebook#use-it-from-jupyter"}},
+		"help_links": []any{},
 		"debugger":   false,
 	}
 }

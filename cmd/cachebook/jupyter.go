@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -310,8 +311,22 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 	return err
 }
 
-// version is the binary's module version, or "dev".
-func version() string { return "dev" }
+// version is the binary's module version (or VCS revision), or "dev".
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "dev-" + s.Value[:12]
+		}
+	}
+	return "dev"
+}
 
 // logoSVG is the kernel's logo: three bars, the cache levels, growing
 // taller and slower.
