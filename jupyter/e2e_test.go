@@ -292,7 +292,7 @@ func TestJupyterClient(t *testing.T) {
 	if res := find(r.Latency.IOPub, "execute_result"); res == nil {
 		t.Errorf("%%%%latency: no execute_result")
 	} else {
-		for _, m := range []string{"text/plain", "application/vnd.vegalite.v5+json", "image/svg+xml", "application/vnd.cachebook.measurement+json"} {
+		for _, m := range []string{"text/plain", "application/vnd.vegalite.v5+json", "image/svg+xml", "image/png", "application/vnd.cachebook.measurement+json"} {
 			if !slices.Contains(res.Mimes, m) {
 				t.Errorf("%%%%latency result lacks %s: %v", m, res.Mimes)
 			}
@@ -427,7 +427,7 @@ func TestNbclientLessons(t *testing.T) {
 			case notebook.KindSQL:
 				need = append(need, "text/html", "application/vnd.cachebook.result+json")
 			case notebook.KindLatency, notebook.KindBandwidth, notebook.KindSweep:
-				need = append(need, "application/vnd.vegalite.v5+json", "image/svg+xml", "application/vnd.cachebook.measurement+json")
+				need = append(need, "application/vnd.vegalite.v5+json", "image/svg+xml", "image/png", "application/vnd.cachebook.measurement+json")
 			case notebook.KindExperiment:
 				need = append(need, "application/vnd.cachebook.measurement+json")
 			}

@@ -27,10 +27,12 @@ const (
 //   - text/html tables for a result (application/vnd.cachebook.result+json),
 //     with the counters panel below when the cell collected counters;
 //   - text/html for a counters panel and a progress bar;
-//   - a Vega-Lite chart plus an SVG image for a latency curve, bandwidth
-//     bars or a sweep (application/vnd.cachebook.measurement+json). The
-//     bundle then has no text/html, so JupyterLab and Notebook 7 (Vega-Lite
-//     renderer) and front ends without one (SVG) both draw the chart.
+//   - a Vega-Lite chart plus SVG and PNG images for a latency curve,
+//     bandwidth bars or a sweep (application/vnd.cachebook.measurement+json).
+//     The bundle then has no text/html, so JupyterLab and Notebook 7
+//     (Vega-Lite renderer), front ends without one (SVG) and views that
+//     show no SVG, such as Notebook 6 with an untrusted notebook (PNG), all
+//     draw the chart.
 func Bundle(data map[string]any) map[string]any {
 	out := make(map[string]any, len(data)+3)
 	for k, v := range data {
@@ -61,6 +63,9 @@ func Bundle(data map[string]any) map[string]any {
 		if c, ok := measurementChart(v); ok {
 			out[MIMEVegaLite] = c.vegaLite()
 			out[MIMESVG] = c.svg()
+			if p := c.pngBase64(); p != "" {
+				out[MIMEPNG] = p
+			}
 		}
 	}
 	return out

@@ -1,7 +1,10 @@
 package jupyter
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"image/png"
 	"encoding/xml"
 	"io"
 	"strings"
@@ -90,6 +93,28 @@ func TestBundleCharts(t *testing.T) {
 			}
 			if !strings.HasSuffix(spec["$schema"].(string), "vega-lite/v5.json") {
 				t.Errorf("$schema = %v", spec["$schema"])
+			}
+			pngData, err := base64.StdEncoding.DecodeString(out[MIMEPNG].(string))
+			if err != nil {
+				t.Fatalf("image/png is not base64: %v", err)
+			}
+			img, err := png.Decode(bytes.NewReader(pngData))
+			if err != nil || img.Bounds().Dx() != chartW || img.Bounds().Dy() != chartH {
+				t.Fatalf("image/png: %v %v", err, img)
+			}
+			// The chart draws its series in the palette's first colour.
+			found := false
+			want := parseHex(palette[0])
+			for y := 0; y < img.Bounds().Dy() && !found; y++ {
+				for x := 0; x < img.Bounds().Dx(); x++ {
+					if r, g, b, _ := img.At(x, y).RGBA(); uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(b>>8) == want.B {
+						found = true
+						break
+					}
+				}
+			}
+			if !found {
+				t.Errorf("the PNG has no pixel of the first series' colour")
 			}
 			svg := out[MIMESVG].(string)
 			wellFormed(t, svg)
