@@ -257,6 +257,11 @@ func TestKernelInProcess(t *testing.T) {
 	// Interrupt a long cell on control.
 	stmt := "SELECT regexp_replace(URL, '^https?://([^/]+)/.*$', '\\1') AS k, count(*) FROM hits GROUP BY k ORDER BY 2 DESC LIMIT 1;\n"
 	id = c.send(c.shell, "execute_request", map[string]any{"code": strings.Repeat(stmt, 5000)}, c.sign)
+	// Two cells queued behind it ("Run all"): the interrupt aborts them too.
+	queued := []string{
+		c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1"}, c.sign),
+		c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 2"}, c.sign),
+	}
 	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	ctl := c.send(c.control, "interrupt_request", map[string]any{}, c.sign)
@@ -271,6 +276,16 @@ func TestKernelInProcess(t *testing.T) {
 	}
 	if took > interruptBound {
 		t.Errorf("interrupt took %v, want ≤ %v", took, interruptBound)
+	}
+	for _, q := range queued {
+		if _, r := c.reply(c.shell, q); r["status"] != "aborted" {
+			t.Errorf("cell queued behind the interrupted one: %v, want aborted", r)
+		}
+	}
+	// The next cell runs again.
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 3 AS three"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "ok" {
+		t.Errorf("cell after the interrupt: %v", r)
 	}
 
 	// Completion through the socket, then shutdown.
