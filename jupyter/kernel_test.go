@@ -235,13 +235,24 @@ func TestKernelInProcess(t *testing.T) {
 		}
 	}
 
+	// A %%sql magic: per-cell settings; a bad one is an error with its cause.
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "%%sql group_by=naive\nSELECT UserID, count(*) FROM hits GROUP BY UserID LIMIT 1"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "ok" {
+		t.Errorf("%%%%sql group_by=naive: %v", r)
+	}
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "%%sql group_by=sideways\nSELECT 1"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "error" || !strings.Contains(fmt.Sprint(r["evalue"]), "group_by") {
+		t.Errorf("%%%%sql group_by=sideways: %v", r)
+	}
+	countBefore := 3
+
 	// A wrongly signed execute_request is dropped: nothing runs.
 	before := k.Dropped()
 	bad := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1"}, signer{key: []byte("other")})
 	badCtl := c.send(c.control, "shutdown_request", map[string]any{"restart": false}, signer{key: []byte("other")})
 	id = c.send(c.shell, "execute_request", map[string]any{"code": "SELECT nosuch FROM hits"}, c.sign)
 	_, rep = c.reply(c.shell, id)
-	if rep["status"] != "error" || rep["ename"] != kernel.ErrSQL || rep["execution_count"] != 2.0 {
+	if rep["status"] != "error" || rep["ename"] != kernel.ErrSQL || rep["execution_count"] != float64(countBefore+1) {
 		t.Errorf("failing cell reply = %v (the wrongly signed cell must not have counted)", rep)
 	}
 	if got := k.Dropped() - before; got != 2 {
