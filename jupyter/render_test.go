@@ -209,3 +209,27 @@ func TestIsComplete(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBundle feeds arbitrary JSON as each cachebook MIME type: Bundle must
+// not panic, and what it returns must encode as JSON (it is sent as is).
+func FuzzBundle(f *testing.F) {
+	f.Add([]byte(`{"kind":"latency","latency":{"points":[{"bytes":4096,"ns":1.5},{"bytes":1e12,"ns":1e300}]}}`))
+	f.Add([]byte(`{"kind":"bandwidth","bandwidth":{"results":[{"op":"<b>","threads":-1,"gb_per_s":-3}]}}`))
+	f.Add([]byte(`{"kind":"sweep","sweep":{"rows":0,"points":[{"groups":0,"strategy":"","ns_per_row":0}]}}`))
+	f.Add([]byte(`{"statements":[{"columns":[{"name":"a"}],"rows":[[null,"x"]],"row_count":-5}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		for _, mime := range []string{kernel.MIMEMeasurement, kernel.MIMEResult, kernel.MIMECounters, kernel.MIMEProgress} {
+			out := Bundle(map[string]any{mime: v, kernel.MIMEText: "x"})
+			if _, err := json.Marshal(out); err != nil {
+				t.Fatalf("%s: bundle does not encode: %v", mime, err)
+			}
+			if s, ok := out[MIMESVG].(string); ok {
+				wellFormed(t, s)
+			}
+		}
+	})
+}
