@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -56,8 +58,13 @@ func freePorts(t *testing.T, n int) []int {
 func startKernel(t *testing.T) (*Kernel, *client, <-chan error) {
 	t.Helper()
 	p := freePorts(t, 5)
-	conn := &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], ControlPort: p[1], IOPubPort: p[2],
-		StdinPort: p[3], HBPort: p[4], Key: "test-key", SignatureScheme: "hmac-sha256"}
+	return startKernelOn(t, &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], ControlPort: p[1], IOPubPort: p[2],
+		StdinPort: p[3], HBPort: p[4], Key: "test-key", SignatureScheme: "hmac-sha256"})
+}
+
+func startKernelOn(t *testing.T, conn *ConnectionInfo) (*Kernel, *client, <-chan error) {
+	t.Helper()
+	p := []int{conn.ShellPort, conn.ControlPort, conn.IOPubPort}
 	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +219,27 @@ func msgTypes(ms []*Message) string {
 		s = append(s, m.Header.MsgType)
 	}
 	return strings.Join(s, " ")
+}
+
+// TestKernelIPC runs the kernel on Unix sockets (transport "ipc", as
+// jupyter_client's KernelManager(transport="ipc") asks).
+func TestKernelIPC(t *testing.T) {
+	dir, err := os.MkdirTemp("", "cbk") // short: Unix socket paths are limited to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	_, c, done := startKernelOn(t, &ConnectionInfo{Transport: "ipc", IP: filepath.Join(dir, "k"), ShellPort: 1, ControlPort: 2,
+		IOPubPort: 3, StdinPort: 4, HBPort: 5, Key: "k", SignatureScheme: "hmac-sha256"})
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 2 AS two"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "ok" {
+		t.Fatalf("execute over ipc: %v", r)
+	}
+	id = c.send(c.control, "shutdown_request", map[string]any{}, c.sign)
+	c.reply(c.control, id)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestKernelInProcess drives a kernel in this process (so the race
