@@ -49,9 +49,8 @@ type Kernel struct {
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc // interrupts the running cell
-	running  bool
-	shutdown chan bool // receives restart when a shutdown_request came
-	dropped  int       // messages refused for a bad signature
+	shutdown chan bool          // receives restart when a shutdown_request came
+	dropped  int                // messages refused for a bad signature
 
 	shellQ chan *Message
 	held   []*Message // queued requests taken out by holdQueued (shell goroutine only)
@@ -432,11 +431,11 @@ func (k *Kernel) execute(ctx context.Context, m *Message) (abort bool) {
 	cell := CellFromCode(req.Code)
 	cctx, cancel := context.WithCancel(ctx)
 	k.mu.Lock()
-	k.cancel, k.running = cancel, true
+	k.cancel = cancel
 	k.mu.Unlock()
 	defer func() {
 		k.mu.Lock()
-		k.cancel, k.running = nil, false
+		k.cancel = nil
 		k.mu.Unlock()
 		cancel()
 	}()
@@ -452,8 +451,12 @@ func (k *Kernel) execute(ctx context.Context, m *Message) (abort bool) {
 	}
 	rep, err := k.x.Execute(cctx, cell, emit)
 	// The final chart or counters are in the result; shrink the live
-	// displays to a note so a saved notebook does not show them twice.
+	// displays to a note so a saved notebook does not show them twice. (A
+	// cell that failed or was interrupted keeps its partial live display.)
 	liveMu.Lock()
+	if err != nil || req.Silent {
+		clear(live)
+	}
 	for id, what := range live {
 		note := "the final " + what + " are in the cell's result"
 		k.publish("update_display_data", m, map[string]any{
@@ -502,9 +505,10 @@ func traceback(ec *kernel.ErrorContent) []string {
 	return tb
 }
 
-// forward re-sends one executor message as Jupyter iopub message
-// answering req. Silent executions publish nothing but errors... and not
-// even those (Jupyter's "silent" means no broadcast at all).
+// forward re-sends one executor message as a Jupyter iopub message
+// answering req, its MIME bundles made renderable by Bundle. A silent
+// execution publishes nothing (Jupyter's "silent": no broadcast; the reply
+// still says how it went).
 func (k *Kernel) forward(km kernel.Message, req *Message, code string, silent bool) {
 	if silent {
 		return
