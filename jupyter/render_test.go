@@ -91,6 +91,16 @@ func TestBundleCharts(t *testing.T) {
 			if m := spec["mark"].(map[string]any)["type"]; m != tt.mark {
 				t.Errorf("mark = %v, want %s", m, tt.mark)
 			}
+			enc := spec["encoding"].(map[string]any)
+			if tt.kind == kernel.KindLatency {
+				ticks := enc["x"].(map[string]any)["axis"].(map[string]any)["values"].([]any)
+				if len(ticks) != 8 || ticks[0] != 4096.0 || ticks[7] != float64(64<<20) {
+					t.Errorf("latency x ticks = %v, want 4K, 16K, ... 64M (powers of 4)", ticks)
+				}
+				if enc["y"].(map[string]any)["scale"].(map[string]any)["type"] != "log" {
+					t.Errorf("latency y scale is not logarithmic")
+				}
+			}
 			if !strings.HasSuffix(spec["$schema"].(string), "vega-lite/v5.json") {
 				t.Errorf("$schema = %v", spec["$schema"])
 			}
