@@ -434,8 +434,9 @@ func TestCacheEviction(t *testing.T) {
 	}
 	load("I64")
 	load("U64")
-	if b, n := c.CacheStats(); n != 2 || b > 50_000 {
-		t.Fatalf("after two columns: %d bytes, %d columns", b, n)
+	// The cache holds column chunks: 3 row groups of 1000 rows each.
+	if b, n := c.CacheStats(); n != 6 || b > 50_000 {
+		t.Fatalf("after two columns: %d bytes, %d chunks", b, n)
 	}
 	d0 := c.decodes.Load()
 	load("I64") // hit; I64 becomes most recent
@@ -443,8 +444,8 @@ func TestCacheEviction(t *testing.T) {
 		t.Error("cached column decoded again")
 	}
 	load("F64") // evicts U64
-	if _, n := c.CacheStats(); n != 2 {
-		t.Errorf("%d columns cached, want 2", n)
+	if _, n := c.CacheStats(); n != 6 {
+		t.Errorf("%d chunks cached, want 6", n)
 	}
 	d1 := c.decodes.Load()
 	load("I64")
@@ -452,7 +453,7 @@ func TestCacheEviction(t *testing.T) {
 		t.Error("I64 was evicted, U64 should have been")
 	}
 	load("U64")
-	if c.decodes.Load() != d1+1 {
+	if c.decodes.Load() != d1+3 {
 		t.Error("U64 was not evicted")
 	}
 	// A column larger than the whole budget is served but not kept.
@@ -473,7 +474,7 @@ func TestCacheEviction(t *testing.T) {
 	if _, err := c.Load(ctx, tb3, []string{"I64"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.decodes.Load() != d2+1 {
+	if c.decodes.Load() != d2+3 {
 		t.Error("re-registered table served from the old cache entry")
 	}
 }
@@ -529,8 +530,8 @@ func TestConcurrentLoad(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if d := c.decodes.Load(); d > 4 {
-		t.Errorf("%d column decodes for 4 distinct columns", d)
+	if d := c.decodes.Load(); d > 4*3 {
+		t.Errorf("%d chunk decodes for 4 distinct columns of 3 row groups", d)
 	}
 }
 
