@@ -18,25 +18,13 @@ import (
 type relation struct {
 	name string
 	cols []vec.Column
-	rows int64
-	// load returns the relation's rows as batches whose Vecs are as wide as
-	// cols; columns not marked in need are nil. A subquery runs under the
-	// outer statement's execCtx: same hooks, memory budget and context.
-	load func(x *execCtx, need []bool) ([]*vec.Batch, error)
-	// computed is set for a subquery, whose load runs operators (with their
-	// own phases) rather than scanning.
-	computed bool
-	node     *PlanNode
+	rows int64    // -1 when unknown before running
+	op   operator // the operator producing its rows
+	scan *scanOp  // the table scan, when op is one: WHERE is pushed into it
 }
 
-// orderKey is an ORDER BY key: a column of the projection.
-type orderKey struct {
-	col        int
-	desc       bool
-	nullsFirst bool
-}
-
-// query is a planned SELECT.
+// query is a planned SELECT: the bound clauses and the operator tree built
+// from them.
 type query struct {
 	sel     *sql.Select
 	rel     *relation
@@ -61,15 +49,12 @@ type query struct {
 
 	need      []bool // relation columns the query reads
 	rewritten int    // sums rewritten by sum_rewrite
-	strategy  strategyChoice
-}
 
-// strategyChoice records which aggregation strategy runs and why.
-type strategyChoice struct {
-	name    string // naive, radix, parallel
-	threads int
-	bits    int
-	why     string
+	// aliases maps a SELECT alias (lower case) to its item's expression,
+	// for aliases used inside WHERE, HAVING and ORDER BY expressions.
+	aliases map[string]sql.Expr
+
+	root operator
 }
 
 func posErr(p sql.Pos, format string, args ...any) error {
@@ -118,17 +103,23 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		}
 	}
 
+	q.aliases = map[string]sql.Expr{}
+	for j, it := range sel.Items {
+		if it.Alias != "" && !it.Star {
+			if _, dup := q.aliases[strings.ToLower(it.Alias)]; !dup {
+				q.aliases[strings.ToLower(it.Alias)] = items[q.itemIndex(sel, j)]
+			}
+		}
+	}
 	relBinder := &expr.Binder{Columns: rel.cols}
 	if sel.Where != nil {
 		if sql.HasAggregate(sel.Where) {
 			return nil, posErr(sel.Where.Pos(), "aggregate functions are not allowed in WHERE")
 		}
-		w, err := relBinder.Bind(sel.Where)
+		wb := &expr.Binder{Columns: rel.cols, Subst: q.aliasSubst(false)}
+		w, err := wb.BindPredicate(sel.Where, "WHERE")
 		if err != nil {
 			return nil, err
-		}
-		if w.Type() != vec.Bool && w.Type() != vec.Null {
-			return nil, posErr(sel.Where.Pos(), "WHERE needs a BOOLEAN expression, found %s", w.Type())
 		}
 		q.where = w
 	}
@@ -170,7 +161,7 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		}
 		post = q.postBinder()
 	} else {
-		post = relBinder
+		post = &expr.Binder{Columns: rel.cols}
 	}
 
 	for i, e := range items {
@@ -187,12 +178,11 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		if s.settings.SumRewrite {
 			h, _ = rewriteSums(h)
 		}
-		b, err := post.Bind(h)
+		hb := *post
+		hb.Subst = q.aliasSubst(true)
+		b, err := hb.BindPredicate(h, "HAVING")
 		if err != nil {
 			return nil, q.explainBindError(err)
-		}
-		if b.Type() != vec.Bool && b.Type() != vec.Null {
-			return nil, posErr(sel.Having.Pos(), "HAVING needs a BOOLEAN expression, found %s", b.Type())
 		}
 		q.having = b
 	}
@@ -206,7 +196,9 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			if s.settings.SumRewrite {
 				e, _ = rewriteSums(e)
 			}
-			b, err := post.Bind(e)
+			ob := *post
+			ob.Subst = q.aliasSubst(true)
+			b, err := ob.Bind(e)
 			if err != nil {
 				return nil, q.explainBindError(err)
 			}
@@ -248,7 +240,44 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			mark(e)
 		}
 	}
+	q.root = s.build(q)
 	return q, nil
+}
+
+// itemIndex maps select item j of sel to its index in the expanded item
+// list (a * expands to several items).
+func (q *query) itemIndex(sel *sql.Select, j int) int {
+	n := 0
+	for i := 0; i < j; i++ {
+		if sel.Items[i].Star {
+			n += len(q.rel.cols)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// aliasSubst returns the substitution of SELECT aliases inside
+// expressions, as DuckDB allows: a name that is not a column of the FROM
+// relation but is the alias of a select item stands for that item's
+// expression. In WHERE (aggregates false) an aliased aggregate is not
+// substituted.
+func (q *query) aliasSubst(aggregates bool) func(sql.Expr) (sql.Expr, bool) {
+	return func(e sql.Expr) (sql.Expr, bool) {
+		id, ok := e.(*sql.Ident)
+		if !ok || id.Table != "" || hasColumn(q.rel.cols, id.Name) {
+			return nil, false
+		}
+		r, ok := q.aliases[strings.ToLower(id.Name)]
+		if !ok || (!aggregates && sql.HasAggregate(r)) {
+			return nil, false
+		}
+		if rid, self := r.(*sql.Ident); self && strings.EqualFold(rid.Name, id.Name) {
+			return nil, false
+		}
+		return r, true
+	}
 }
 
 // constInt evaluates a LIMIT or OFFSET clause, which must be a non-negative
@@ -522,4 +551,139 @@ func rewriteSums(e sql.Expr) (sql.Expr, int) {
 func isNumLit(e sql.Expr) bool {
 	l, ok := e.(*sql.Literal)
 	return ok && (l.Kind == sql.LitInt || l.Kind == sql.LitFloat)
+}
+
+// relation resolves a FROM clause.
+func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*relation, error) {
+	switch r := ref.(type) {
+	case nil:
+		return &relation{name: "(no table)", rows: 1, op: &dummyScanOp{opBase: opBase{label: "DUMMY_SCAN"}}}, nil
+	case *sql.TableName:
+		return s.tableRelation(r.Name, false, r.Pos())
+	case *sql.FileRef:
+		return s.tableRelation(r.Path, true, r.Pos())
+	case *sql.Subquery:
+		q, err := s.planSelect(ctx, r.Select, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		op := &subqueryOp{opBase: opBase{label: "SUBQUERY", children: []operator{q.root}}, alias: r.Alias, nVisible: q.nVisible}
+		return &relation{name: r.Alias, cols: q.cols[:q.nVisible], rows: -1, op: op}, nil
+	}
+	return nil, fmt.Errorf("unsupported FROM clause %T", ref)
+}
+
+func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relation, error) {
+	t, err := s.db.catalog.Table(name, isFile)
+	if err != nil {
+		return nil, posErr(pos, "%v", err)
+	}
+	scan := newScan("SEQ_SCAN", s.db.catalog, t)
+	return &relation{name: t.Name, cols: t.Columns, rows: t.Rows, op: scan, scan: scan}, nil
+}
+
+// build turns the bound query into its operator tree: the relation (a
+// table scan evaluates WHERE itself), then the aggregation and HAVING,
+// the projection, ORDER BY or top-N, and LIMIT.
+func (s *Session) build(q *query) operator {
+	op := q.rel.op
+	if sc := q.rel.scan; sc != nil {
+		copy(sc.need, q.need)
+		sc.where = q.where
+		if q.sel.Where != nil {
+			sc.prune = pruneBounds(q.sel.Where, q.rel.cols)
+		}
+	} else if q.where != nil {
+		op = &filterOp{opBase: opBase{label: "FILTER", children: []operator{op}}, pred: q.where}
+	}
+	if q.grouped {
+		label := "HASH_GROUP_BY"
+		if len(q.keys) == 0 {
+			label = "UNGROUPED_AGGREGATE"
+		}
+		hint := int64(-1)
+		if q.where == nil {
+			hint = q.rel.rows
+		}
+		op = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
+			keys: q.keys, keyNames: q.keyNames, args: q.args, specs: q.specs, aggNames: q.aggNames,
+			rewritten: q.rewritten, rowsHint: hint, settings: s.settings, cache: s.db.cache}
+		if q.having != nil {
+			op = &filterOp{opBase: opBase{label: "HAVING", children: []operator{op}}, pred: q.having}
+		}
+	}
+	names := make([]string, len(q.cols))
+	for i, c := range q.cols {
+		names[i] = c.Name
+	}
+	op = &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{op}}, exprs: q.out, names: names}
+	if len(q.order) > 0 {
+		label, keep := "ORDER_BY", int64(-1)
+		if q.limit >= 0 {
+			label, keep = "TOP_N", q.limit+q.offset
+		}
+		op = &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep}
+	}
+	if q.limit >= 0 || q.offset > 0 {
+		op = &limitOp{opBase: opBase{label: "LIMIT", children: []operator{op}}, limit: q.limit, offset: q.offset}
+	}
+	return op
+}
+
+// pruneBounds returns the conjuncts of where of the form column op integer
+// (or integer op column) over the relation's columns, which row-group
+// statistics can rule out.
+func pruneBounds(where sql.Expr, cols []vec.Column) []bound {
+	var out []bound
+	var visit func(e sql.Expr)
+	visit = func(e sql.Expr) {
+		b, ok := e.(*sql.Binary)
+		if !ok {
+			return
+		}
+		if b.Op == sql.OpAnd {
+			visit(b.X)
+			visit(b.Y)
+			return
+		}
+		ops := map[sql.Op]string{sql.OpEq: "=", sql.OpLt: "<", sql.OpLe: "<=", sql.OpGt: ">", sql.OpGe: ">="}
+		flip := map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+		op, ok := ops[b.Op]
+		if !ok {
+			return
+		}
+		id, lit := b.X, b.Y
+		if _, isLit := b.X.(*sql.Literal); isLit {
+			id, lit, op = b.Y, b.X, flip[op]
+		}
+		ident, ok1 := id.(*sql.Ident)
+		l, ok2 := lit.(*sql.Literal)
+		if !ok1 || !ok2 || l.Kind != sql.LitInt {
+			return
+		}
+		col := -1
+		for j, c := range cols {
+			if c.Name == ident.Name {
+				col = j
+				break
+			}
+		}
+		if col < 0 {
+			for j, c := range cols {
+				if strings.EqualFold(c.Name, ident.Name) {
+					col = j
+					break
+				}
+			}
+		}
+		if col < 0 {
+			return
+		}
+		switch cols[col].Type {
+		case vec.Int16, vec.Int32, vec.Int64:
+			out = append(out, bound{col: col, op: op, c: l.Int})
+		}
+	}
+	visit(where)
+	return out
 }

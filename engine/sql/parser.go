@@ -188,6 +188,17 @@ func (p *parser) statement() (Statement, error) {
 		return p.selectStmt()
 	case p.isKw("SET"):
 		return p.setStmt()
+	case p.isKw("RESET"):
+		p.next()
+		p.acceptKw("SESSION")
+		if p.acceptKw("ALL") {
+			return &Reset{Span: p.span(t), All: true}, nil
+		}
+		name, err := p.name("setting name or ALL")
+		if err != nil {
+			return nil, err
+		}
+		return &Reset{Span: p.span(t), Name: name}, nil
 	case p.isKw("SHOW"):
 		p.next()
 		if !p.acceptKw("TABLES") {
@@ -226,7 +237,7 @@ func (p *parser) statement() (Statement, error) {
 		}
 		return &Explain{Span: p.span(t), Analyze: analyze, Stmt: s}, nil
 	}
-	return nil, p.expected("SELECT, SET, SHOW, DESCRIBE or EXPLAIN")
+	return nil, p.expected("SELECT, SET, RESET, SHOW, DESCRIBE or EXPLAIN")
 }
 
 func (p *parser) setStmt() (*Set, error) {

@@ -355,7 +355,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT 1 /* x", "1:10: unterminated comment"},
 		{"SELECT 1 ? 2", "1:10: unexpected character '?'"},
 		{"SELECT 12abc", "1:10: invalid character 'a' after number 12"},
-		{"SELEC 1", "1:1: expected SELECT, SET, SHOW, DESCRIBE or EXPLAIN, found 'SELEC'"},
+		{"SELEC 1", "1:1: expected SELECT, SET, RESET, SHOW, DESCRIBE or EXPLAIN, found 'SELEC'"},
 		{"SELECT a FROM t1, t2", "1:17: joins are not supported: FROM takes a single table"},
 		{"SELECT a FROM t1 JOIN t2 ON x", "1:18: joins are not supported: FROM takes a single table"},
 		{"SELECT a FROM t1 LEFT JOIN t2 ON x", "1:18: joins are not supported: FROM takes a single table"},

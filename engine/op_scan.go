@@ -1,0 +1,359 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cachebook/engine/expr"
+	"cachebook/engine/storage"
+	"cachebook/engine/vec"
+)
+
+// morselRows is the number of rows each operator step works on: small
+// enough that a batch's intermediate vectors stay in the L2 cache.
+const morselRows = 16384
+
+// scanOp reads a table row group by row group. Only the columns the query
+// needs are decoded, and only when a worker reaches the row group; they are
+// released when it moves on. A WHERE clause is evaluated inside the scan:
+// row groups whose min/max statistics rule it out are skipped unread, the
+// columns the filter reads are decoded first, and the other columns of a
+// row group where no row passes are never decoded (late materialisation).
+type scanOp struct {
+	opBase
+	cat   *storage.Catalog
+	table *storage.Table
+	need  []bool    // table columns the query reads
+	where expr.Expr // pushed-down filter, or nil
+	prune []bound   // conjuncts of the filter the statistics can decide
+
+	open    sync.Once
+	rd      *storage.Reader
+	openErr error
+	nextRG  atomic.Int64
+
+	mu      sync.Mutex
+	cursors map[int]*scanCursor // per worker
+
+	groupsRead, groupsPruned, groupsNoMatch atomic.Int64
+	decodeNanos                             atomic.Int64
+}
+
+// bound is a conjunct "column op constant" of a WHERE clause over an
+// integer column, which row-group statistics can prove false.
+type bound struct {
+	col int
+	op  string // =, <, <=, >, >=
+	c   int64
+}
+
+func (b bound) String(cols []vec.Column) string {
+	return fmt.Sprintf("%s %s %d", cols[b.col].Name, b.op, b.c)
+}
+
+// excludes reports whether no value in [lo, hi] satisfies the bound.
+func (b bound) excludes(lo, hi int64) bool {
+	switch b.op {
+	case "=":
+		return b.c < lo || b.c > hi
+	case "<":
+		return lo >= b.c
+	case "<=":
+		return lo > b.c
+	case ">":
+		return hi <= b.c
+	case ">=":
+		return hi < b.c
+	}
+	return false
+}
+
+// scanCursor is one worker's position: the row group it holds and the
+// next morsel in it.
+type scanCursor struct {
+	g     int
+	vecs  []*vec.Vector // as wide as the table; nil for columns not read
+	rows  int
+	pos   int
+	sels  [][]int32 // per morsel: the rows that passed the filter
+	held  int64     // bytes charged for vecs
+	valid bool
+}
+
+func newScan(label string, cat *storage.Catalog, t *storage.Table) *scanOp {
+	return &scanOp{opBase: opBase{label: label}, cat: cat, table: t, need: make([]bool, len(t.Columns)), cursors: map[int]*scanCursor{}}
+}
+
+func (s *scanOp) detail() []string {
+	d := []string{"table: " + s.table.Name}
+	var names []string
+	for i, c := range s.table.Columns {
+		if s.need[i] {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		d = append(d, "columns: none (row counts from the footer)")
+	} else {
+		d = append(d, "columns: "+strings.Join(names, ", "))
+	}
+	if s.where != nil {
+		d = append(d, "filter: "+s.where.String())
+		if cols := expr.Columns(s.where); len(cols) > 0 {
+			var fc []string
+			seen := map[int]bool{}
+			for _, c := range cols {
+				if !seen[c] {
+					seen[c] = true
+					fc = append(fc, s.table.Columns[c].Name)
+				}
+			}
+			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
+		}
+	}
+	if len(s.prune) > 0 {
+		var ps []string
+		for _, b := range s.prune {
+			ps = append(ps, b.String(s.table.Columns))
+		}
+		d = append(d, "row-group min/max pruning on: "+strings.Join(ps, " AND "))
+	}
+	n := len(s.table.RowGroupRows)
+	if r, p, m := s.groupsRead.Load(), s.groupsPruned.Load(), s.groupsNoMatch.Load(); r+p > 0 {
+		line := fmt.Sprintf("row groups: %d of %d read", r, n)
+		if p > 0 {
+			line += fmt.Sprintf(", %d skipped by min/max statistics", p)
+		}
+		if m > 0 {
+			line += fmt.Sprintf(", %d without a matching row (other columns not decoded)", m)
+		}
+		if r+p < int64(n) {
+			line += fmt.Sprintf(", %d never reached (the query stopped early)", int64(n)-r-p)
+		}
+		d = append(d, line)
+		d = append(d, "decode: "+fmtDur(time.Duration(s.decodeNanos.Load())))
+	} else {
+		d = append(d, fmt.Sprintf("row groups: %d", n))
+	}
+	return d
+}
+
+func (s *scanOp) cursor(w int) *scanCursor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cursors[w]
+	if c == nil {
+		c = &scanCursor{}
+		s.cursors[w] = c
+	}
+	return c
+}
+
+func (s *scanOp) next(x *execCtx, w int) (*vec.Batch, error) {
+	c := s.cursor(w)
+	for {
+		if err := x.ctx.Err(); err != nil {
+			return nil, err
+		}
+		if c.valid && c.pos < c.rows {
+			return s.morsel(x, c)
+		}
+		if c.valid {
+			s.drop(x, c)
+		}
+		ok, err := s.advance(x, w, c)
+		if err != nil || !ok {
+			return nil, err
+		}
+	}
+}
+
+// morsel returns the cursor's next morsel.
+func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
+	t0 := time.Now()
+	defer s.stats.since(t0)
+	start, end := c.pos, min(c.pos+morselRows, c.rows)
+	c.pos = end
+	b := &vec.Batch{Vecs: make([]*vec.Vector, len(c.vecs)), Len: end - start}
+	for i, v := range c.vecs {
+		b.Vecs[i] = sliceVec(v, start, end)
+	}
+	if c.sels != nil {
+		sel := c.sels[start/morselRows]
+		if len(sel) < b.Len {
+			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
+			for i, v := range b.Vecs {
+				out.Vecs[i] = gather(v, sel)
+			}
+			b = out
+		}
+	}
+	s.stats.rowsOut.Add(int64(b.Len))
+	return b, nil
+}
+
+// drop releases the cursor's row group.
+func (s *scanOp) drop(x *execCtx, c *scanCursor) {
+	x.release(s, c.held)
+	*c = scanCursor{}
+}
+
+// advance claims the next row group that may hold matching rows and
+// decodes what the query needs of it.
+func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
+	s.open.Do(func() {
+		if len(s.table.RowGroupRows) > 0 {
+			s.rd, s.openErr = s.cat.Open(s.table)
+		}
+	})
+	if s.openErr != nil {
+		return false, s.openErr
+	}
+	for {
+		g := int(s.nextRG.Add(1) - 1)
+		if g >= len(s.table.RowGroupRows) {
+			return false, nil
+		}
+		rows := int(s.table.RowGroupRows[g])
+		if s.pruned(g) {
+			s.groupsPruned.Add(1)
+			s.stats.rowsIn.Add(int64(rows))
+			x.progress(rows)
+			continue
+		}
+		s.groupsRead.Add(1)
+		ok, err := s.load(x, w, c, g, rows)
+		s.stats.rowsIn.Add(int64(rows))
+		x.progress(rows)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			return true, nil
+		}
+		s.groupsNoMatch.Add(1)
+	}
+}
+
+func (s *scanOp) pruned(g int) bool {
+	for _, b := range s.prune {
+		if lo, hi, ok := s.rd.IntBounds(g, b.col); ok && b.excludes(lo, hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// load decodes row group g into c: the filter's columns first, then, if
+// any row passes, the other columns the query needs. It reports false when
+// no row passes.
+func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, error) {
+	*c = scanCursor{g: g, rows: rows, vecs: make([]*vec.Vector, len(s.table.Columns))}
+	var first, rest []int
+	inFilter := map[int]bool{}
+	if s.where != nil {
+		for _, col := range expr.Columns(s.where) {
+			inFilter[col] = true
+		}
+	}
+	for i, n := range s.need {
+		switch {
+		case inFilter[i]:
+			first = append(first, i)
+		case n:
+			rest = append(rest, i)
+		}
+	}
+	if err := s.decode(x, w, c, first); err != nil {
+		return false, err
+	}
+	if s.where != nil {
+		t0 := time.Now()
+		passed := 0
+		for start := 0; start < rows; start += morselRows {
+			if err := x.ctx.Err(); err != nil {
+				return false, err
+			}
+			end := min(start+morselRows, rows)
+			b := &vec.Batch{Vecs: make([]*vec.Vector, len(c.vecs)), Len: end - start}
+			for i, v := range c.vecs {
+				b.Vecs[i] = sliceVec(v, start, end)
+			}
+			pred, err := s.where.Eval(b)
+			if err != nil {
+				return false, err
+			}
+			sel := expr.Select(pred, nil)
+			c.sels = append(c.sels, sel)
+			passed += len(sel)
+		}
+		s.stats.since(t0)
+		if passed == 0 {
+			s.drop(x, c)
+			return false, nil
+		}
+	}
+	if err := s.decode(x, w, c, rest); err != nil {
+		return false, err
+	}
+	c.valid = true
+	return true, nil
+}
+
+// decode reads columns cols of the cursor's row group.
+func (s *scanOp) decode(x *execCtx, w int, c *scanCursor, cols []int) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	x.phaseStart(w, "scan")
+	t0 := time.Now()
+	vs, err := s.rd.RowGroup(x.ctx, c.g, cols)
+	s.decodeNanos.Add(int64(time.Since(t0)))
+	s.stats.since(t0)
+	x.phaseEnd(w, "scan")
+	if err != nil {
+		return err
+	}
+	n := vecBytes(vs)
+	if err := x.grow(s, n); err != nil {
+		return err
+	}
+	c.held += n
+	for i, j := range cols {
+		c.vecs[j] = vs[i]
+	}
+	return nil
+}
+
+func (s *scanOp) close(x *execCtx) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.cursors {
+		x.release(s, c.held)
+		*c = scanCursor{}
+	}
+	if s.rd != nil {
+		s.rd.Close()
+		s.rd = nil
+	}
+}
+
+// dummyScanOp is the single row of a SELECT without FROM.
+type dummyScanOp struct {
+	opBase
+	done atomic.Bool
+}
+
+func (d *dummyScanOp) detail() []string { return nil }
+
+func (d *dummyScanOp) next(x *execCtx, w int) (*vec.Batch, error) {
+	if d.done.Swap(true) {
+		return nil, nil
+	}
+	d.stats.rowsIn.Add(1)
+	d.stats.rowsOut.Add(1)
+	return &vec.Batch{Len: 1}, nil
+}
