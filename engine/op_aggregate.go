@@ -91,11 +91,11 @@ func (a *hashAggOp) detail() []string {
 
 // input is one evaluated batch of the aggregation's input.
 func (a *hashAggOp) input(x *execCtx, b *vec.Batch) (agg.Input, error) {
-	keys, err := evalAll(a.keys, b)
+	keys, err := evalAll(x, a, a.keys, b)
 	if err != nil {
 		return agg.Input{}, err
 	}
-	args, err := evalAll(a.args, b)
+	args, err := evalAll(x, a, a.args, b)
 	if err != nil {
 		return agg.Input{}, err
 	}
@@ -116,14 +116,14 @@ func (a *hashAggOp) input(x *execCtx, b *vec.Batch) (agg.Input, error) {
 	return agg.Input{Keys: keys, Args: args, N: b.Len}, nil
 }
 
-// evalAll evaluates exprs over b; nil expressions give nil vectors.
-func evalAll(exprs []expr.Expr, b *vec.Batch) ([]*vec.Vector, error) {
+// evalAll evaluates exprs over b for op; nil expressions give nil vectors.
+func evalAll(x *execCtx, op operator, exprs []expr.Expr, b *vec.Batch) ([]*vec.Vector, error) {
 	out := make([]*vec.Vector, len(exprs))
 	for i, e := range exprs {
 		if e == nil {
 			continue
 		}
-		v, err := e.Eval(b)
+		v, err := evalBounded(x, op, e, b)
 		if err != nil {
 			return nil, err
 		}
@@ -190,6 +190,9 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		a.est = &groupEstimate{groups: scaleEstimate(sk.estimate(), rows, seen, total), rows: rows}
 	}
 	a.choice = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), a.est)
+	// The estimate ran here; its input's time is the children's.
+	estimateOwn := time.Since(start) - time.Duration(childNanos.Swap(0))
+	start = time.Now()
 
 	var nextPre atomic.Int64
 	src := func(w int) (agg.Input, bool, error) {
@@ -229,16 +232,16 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	}
 	a.groups, a.tableSlots = out.Groups, out.TableSlots
 	a.recordPhases(out.Stats)
-	own := time.Since(start) - time.Duration(childNanos.Load())
+	// The operator's own time: its workers' time (or the wall time when
+	// it ran on this goroutine) less the time they spent pulling input.
+	own := time.Since(start)
 	if a.choice.threads > 1 {
-		// Workers pulled their input in parallel: the children's time is
-		// a sum over workers, the aggregation's is not.
 		own = 0
-		for _, p := range a.stats.phases {
-			own += p.Time
+		for _, w := range a.stats.workers {
+			own += w.Time
 		}
-		own -= time.Duration(childNanos.Load())
 	}
+	own += estimateOwn - time.Duration(childNanos.Load())
 	a.stats.nanos.Add(int64(max(own, 0)))
 	// The output: charged until the query is done with it.
 	vs := append(append([]*vec.Vector{}, out.Keys...), out.Aggs...)
@@ -274,23 +277,4 @@ func (a *hashAggOp) recordPhases(stats []agg.WorkerStat) {
 func (a *hashAggOp) close(x *execCtx) {
 	x.release(a, a.held)
 	a.held = 0
-}
-
-// liveBytes is the memory of the rows of vs (not of the arrays they may
-// be views into).
-func liveBytes(vs []*vec.Vector) int64 {
-	var n int64
-	for _, v := range vs {
-		if v == nil {
-			continue
-		}
-		n += int64(v.Len) * 8
-		if v.Type == vec.String && len(v.Offsets) > v.Len {
-			n += int64(v.Offsets[v.Len]-v.Offsets[0]) + int64(v.Len)*4
-		}
-		if v.Valid != nil {
-			n += int64(v.Len)
-		}
-	}
-	return n
 }

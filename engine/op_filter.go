@@ -81,7 +81,7 @@ func (p *projectOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		if err := x.ctx.Err(); err != nil {
 			return nil, err
 		}
-		v, err := e.Eval(b)
+		v, err := evalBounded(x, p, e, b)
 		if err != nil {
 			return nil, err
 		}

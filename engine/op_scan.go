@@ -353,6 +353,8 @@ func (d *dummyScanOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if d.done.Swap(true) {
 		return nil, nil
 	}
+	t0 := time.Now()
+	defer d.stats.since(t0)
 	d.stats.rowsIn.Add(1)
 	d.stats.rowsOut.Add(1)
 	return &vec.Batch{Len: 1}, nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 
 	"cachebook/engine/vec"
 )
@@ -25,6 +26,8 @@ func (s *subqueryOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if err != nil || b == nil {
 		return nil, err
 	}
+	t0 := time.Now()
+	defer s.stats.since(t0)
 	s.stats.rowsIn.Add(int64(b.Len))
 	s.stats.rowsOut.Add(int64(b.Len))
 	return &vec.Batch{Vecs: b.Vecs[:s.nVisible], Len: b.Len}, nil

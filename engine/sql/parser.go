@@ -28,6 +28,9 @@ func Parse(src string) ([]Statement, error) {
 		if p.tok().Kind == TokEOF {
 			return stmts, nil
 		}
+		if len(stmts) == MaxStatements {
+			return nil, p.errorf(p.tok().Pos, "too many statements: at most %d are accepted at once", MaxStatements)
+		}
 		s, err := p.statement()
 		if err != nil {
 			return nil, err
