@@ -43,11 +43,11 @@ func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vecto
 	add := func(v *vec.Vector) error {
 		n := liveBytes([]*vec.Vector{v})
 		if err := x.grow(op, n); err != nil {
-			return fmt.Errorf("evaluating %s: %w", e.String(), err)
+			return fmt.Errorf("evaluating %s: %w", abbreviate(e.String()), err)
 		}
 		held += n
 		if int64(len(out.Bytes))+int64(len(v.Bytes)) > 1<<32-1 {
-			return fmt.Errorf("evaluating %s: more than 4 GiB of strings in one batch", e.String())
+			return fmt.Errorf("evaluating %s: more than 4 GiB of strings in one batch", abbreviate(e.String()))
 		}
 		out.AppendVector(v)
 		return nil

@@ -102,7 +102,10 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			acc[i].AppendVector(b.Vecs[i])
 		}
 		n += b.Len
-		if s.keep >= 0 && int64(n) > 4*s.keep+4*morselRows {
+		// Top-N keeps its best rows plus at most about one batch: a
+		// small N compacts after every batch, a large one once the
+		// buffer is twice N.
+		if s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+morselRows/4) {
 			compact()
 		}
 		if err := s.charge(x, vecBytes(acc)); err != nil {
