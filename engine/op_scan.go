@@ -40,6 +40,7 @@ type scanOp struct {
 
 	groupsRead, groupsPruned, groupsNoMatch atomic.Int64
 	decodeNanos                             atomic.Int64
+	filterStep                              atomic.Int64 // rows per filter evaluation; 0: a morsel
 }
 
 // bound is a conjunct "column op constant" of a WHERE clause over an
@@ -274,19 +275,11 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 		t0 := time.Now()
 		passed := 0
 		for start := 0; start < rows; start += morselRows {
-			if err := x.ctx.Err(); err != nil {
-				return false, err
-			}
 			end := min(start+morselRows, rows)
-			b := &vec.Batch{Vecs: make([]*vec.Vector, len(c.vecs)), Len: end - start}
-			for i, v := range c.vecs {
-				b.Vecs[i] = sliceVec(v, start, end)
-			}
-			pred, err := s.where.Eval(b)
+			sel, err := s.filterMorsel(x, c, start, end)
 			if err != nil {
 				return false, err
 			}
-			sel := expr.Select(pred, nil)
 			c.sels = append(c.sels, sel)
 			passed += len(sel)
 		}
@@ -301,6 +294,46 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 	}
 	c.valid = true
 	return true, nil
+}
+
+// filterSliceTime is how long one evaluation of the filter may take before
+// the scan evaluates it over smaller slices: cancellation is checked
+// between slices, so an expensive predicate (a regular expression building
+// long strings) still stops soon after the query is cancelled.
+const filterSliceTime = 20 * time.Millisecond
+
+// filterMorsel evaluates the filter over rows [start, end) of the cursor's
+// row group and returns the rows that pass, relative to start.
+func (s *scanOp) filterMorsel(x *execCtx, c *scanCursor, start, end int) ([]int32, error) {
+	var sel []int32
+	for a := start; a < end; {
+		if err := x.ctx.Err(); err != nil {
+			return nil, err
+		}
+		step := int(s.filterStep.Load())
+		if step == 0 {
+			step = morselRows
+		}
+		b := min(a+step, end)
+		t0 := time.Now()
+		pred, err := s.where.Eval(sliceBatch(&vec.Batch{Vecs: c.vecs, Len: c.rows}, a, b))
+		if err != nil {
+			return nil, err
+		}
+		part := expr.Select(pred, nil)
+		if a == start && b == end {
+			sel = part
+		} else {
+			for _, r := range part {
+				sel = append(sel, r+int32(a-start))
+			}
+		}
+		if time.Since(t0) > filterSliceTime && step > 64 {
+			s.filterStep.CompareAndSwap(int64(step), int64(step/2))
+		}
+		a = b
+	}
+	return sel, nil
 }
 
 // decode reads columns cols of the cursor's row group.
