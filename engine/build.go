@@ -49,6 +49,8 @@ func (s *Session) build(q *query) operator {
 		if q.sel.Where != nil {
 			sc.prune = pruneBounds(q.sel.Where, q.rel.cols)
 		}
+		// A query that may stop early reads pages as it goes.
+		sc.stream = !q.grouped && len(q.order) == 0 && q.limit >= 0
 	} else if q.where != nil {
 		op = &filterOp{opBase: opBase{label: "FILTER", children: []operator{op}}, pred: q.where}
 	}

@@ -29,6 +29,10 @@ type scanOp struct {
 	need  []bool    // table columns the query reads
 	where expr.Expr // pushed-down filter, or nil
 	prune []bound   // conjuncts of the filter the statistics can decide
+	// stream reads pages only as rows are needed, for a query that may
+	// stop early (LIMIT without ORDER BY), instead of whole column chunks
+	// through the cache.
+	stream bool
 
 	open    sync.Once
 	rd      *storage.Reader
@@ -82,6 +86,12 @@ type scanCursor struct {
 	sels  [][]int32 // per morsel: the rows that passed the filter
 	held  int64     // bytes charged for vecs
 	valid bool
+
+	// In stream mode: a stream per column read, the filter's columns and
+	// the others, and rows of the others still to skip.
+	streams     map[int]*storage.ColumnStream
+	first, rest []int
+	skip        int
 }
 
 func newScan(label string, cat *storage.Catalog, t *storage.Table) *scanOp {
@@ -114,6 +124,9 @@ func (s *scanOp) detail() []string {
 			}
 			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
 		}
+	}
+	if s.stream {
+		d = append(d, "streaming: pages decoded only as rows are needed (LIMIT without ORDER BY)")
 	}
 	if len(s.prune) > 0 {
 		var ps []string
@@ -160,7 +173,14 @@ func (s *scanOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			return nil, err
 		}
 		if c.valid && c.pos < c.rows {
-			return s.morsel(x, c)
+			if c.streams == nil {
+				return s.morsel(x, c)
+			}
+			b, err := s.streamMorsel(x, c)
+			if err != nil || b != nil {
+				return b, err
+			}
+			continue
 		}
 		if c.valid {
 			s.drop(x, c)
@@ -199,7 +219,107 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 // drop releases the cursor's row group.
 func (s *scanOp) drop(x *execCtx, c *scanCursor) {
 	x.release(s, c.held)
+	for _, st := range c.streams {
+		st.Close()
+	}
 	*c = scanCursor{}
+}
+
+// columnsOf splits the columns the scan reads into the filter's and the
+// others.
+func (s *scanOp) columnsOf() (first, rest []int) {
+	inFilter := map[int]bool{}
+	if s.where != nil {
+		for _, col := range expr.Columns(s.where) {
+			inFilter[col] = true
+		}
+	}
+	for i, n := range s.need {
+		switch {
+		case inFilter[i]:
+			first = append(first, i)
+		case n:
+			rest = append(rest, i)
+		}
+	}
+	return first, rest
+}
+
+// openStreams prepares the cursor to stream row group g.
+func (s *scanOp) openStreams(x *execCtx, c *scanCursor, g, rows int) error {
+	*c = scanCursor{g: g, rows: rows, valid: true, streams: map[int]*storage.ColumnStream{}}
+	c.first, c.rest = s.columnsOf()
+	for _, j := range append(append([]int(nil), c.first...), c.rest...) {
+		st, err := s.rd.Stream(x.ctx, g, j)
+		if err != nil {
+			return err
+		}
+		c.streams[j] = st
+	}
+	return nil
+}
+
+// streamMorsel reads the cursor's next morsel from its streams: the
+// filter's columns first, the others only when a row passes. It returns
+// nil when no row of the rest of the row group passes.
+func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
+	t0 := time.Now()
+	defer s.stats.since(t0)
+	for c.pos < c.rows {
+		n := min(morselRows, c.rows-c.pos)
+		c.pos += n
+		s.stats.rowsIn.Add(int64(n))
+		x.progress(n)
+		b := &vec.Batch{Vecs: make([]*vec.Vector, len(s.table.Columns)), Len: n}
+		read := func(cols []int) error {
+			for _, j := range cols {
+				v, err := c.streams[j].Next(x.ctx, n)
+				if err != nil {
+					return err
+				}
+				b.Vecs[j] = v
+			}
+			return nil
+		}
+		var sel []int32
+		if s.where != nil {
+			if err := read(c.first); err != nil {
+				return nil, err
+			}
+			var err error
+			if sel, err = s.filterMorsel(x, b); err != nil {
+				return nil, err
+			}
+			if len(sel) == 0 {
+				c.skip += n // the other columns' rows are skipped only if needed
+				continue
+			}
+		}
+		if c.skip > 0 {
+			for _, j := range c.rest {
+				if err := c.streams[j].Skip(x.ctx, c.skip); err != nil {
+					return nil, err
+				}
+			}
+			c.skip = 0
+		}
+		if err := read(c.rest); err != nil {
+			return nil, err
+		}
+		if sel != nil && len(sel) < n {
+			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
+			for i, v := range b.Vecs {
+				out.Vecs[i] = gather(v, sel)
+			}
+			b = out
+		}
+		if err := x.fits(s, liveBytes(b.Vecs)); err != nil {
+			return nil, err
+		}
+		s.stats.rowsOut.Add(int64(b.Len))
+		return b, nil
+	}
+	return nil, nil
 }
 
 // advance claims the next row group that may hold matching rows and
@@ -226,6 +346,9 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 			continue
 		}
 		s.groupsRead.Add(1)
+		if s.stream {
+			return true, s.openStreams(x, c, g, rows)
+		}
 		ok, err := s.load(x, w, c, g, rows)
 		s.stats.rowsIn.Add(int64(rows))
 		x.progress(rows)
@@ -253,21 +376,7 @@ func (s *scanOp) pruned(g int) bool {
 // no row passes.
 func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, error) {
 	*c = scanCursor{g: g, rows: rows, vecs: make([]*vec.Vector, len(s.table.Columns))}
-	var first, rest []int
-	inFilter := map[int]bool{}
-	if s.where != nil {
-		for _, col := range expr.Columns(s.where) {
-			inFilter[col] = true
-		}
-	}
-	for i, n := range s.need {
-		switch {
-		case inFilter[i]:
-			first = append(first, i)
-		case n:
-			rest = append(rest, i)
-		}
-	}
+	first, rest := s.columnsOf()
 	if err := s.decode(x, w, c, first); err != nil {
 		return false, err
 	}
@@ -276,7 +385,7 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 		passed := 0
 		for start := 0; start < rows; start += morselRows {
 			end := min(start+morselRows, rows)
-			sel, err := s.filterMorsel(x, c, start, end)
+			sel, err := s.filterMorsel(x, sliceBatch(&vec.Batch{Vecs: c.vecs, Len: c.rows}, start, end))
 			if err != nil {
 				return false, err
 			}
@@ -296,27 +405,30 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 	return true, nil
 }
 
-// filterSliceTime is how long one evaluation of the filter may take before
-// the scan evaluates it over smaller slices: cancellation is checked
-// between slices, so an expensive predicate (a regular expression building
-// long strings) still stops soon after the query is cancelled.
+// filterSliceTime is how long one evaluation of the filter may take: the
+// scan evaluates it over slices of rows that start small and grow to a
+// morsel while evaluations stay well under it, and shrink when one takes
+// longer. Cancellation is checked between slices, so an expensive predicate
+// (a regular expression building long strings) still stops soon after the
+// query is cancelled.
 const filterSliceTime = 20 * time.Millisecond
 
-// filterMorsel evaluates the filter over rows [start, end) of the cursor's
-// row group and returns the rows that pass, relative to start.
-func (s *scanOp) filterMorsel(x *execCtx, c *scanCursor, start, end int) ([]int32, error) {
+// filterMorsel evaluates the filter over the morsel m and returns the rows
+// that pass.
+func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 	var sel []int32
+	start, end := 0, m.Len
 	for a := start; a < end; {
 		if err := x.ctx.Err(); err != nil {
 			return nil, err
 		}
 		step := int(s.filterStep.Load())
 		if step == 0 {
-			step = morselRows
+			step = 1024 // grows to a morsel while evaluations are quick
 		}
 		b := min(a+step, end)
 		t0 := time.Now()
-		pred, err := s.where.Eval(sliceBatch(&vec.Batch{Vecs: c.vecs, Len: c.rows}, a, b))
+		pred, err := s.where.Eval(sliceBatch(m, a, b))
 		if err != nil {
 			return nil, err
 		}
@@ -328,8 +440,11 @@ func (s *scanOp) filterMorsel(x *execCtx, c *scanCursor, start, end int) ([]int3
 				sel = append(sel, r+int32(a-start))
 			}
 		}
-		if time.Since(t0) > filterSliceTime && step > 64 {
+		switch d := time.Since(t0); {
+		case d > filterSliceTime && step > 64:
 			s.filterStep.CompareAndSwap(int64(step), int64(step/2))
+		case d < filterSliceTime/4 && step < morselRows:
+			s.filterStep.CompareAndSwap(int64(step), int64(step*2))
 		}
 		a = b
 	}
@@ -365,8 +480,7 @@ func (s *scanOp) close(x *execCtx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.cursors {
-		x.release(s, c.held)
-		*c = scanCursor{}
+		s.drop(x, c)
 	}
 	if s.rd != nil {
 		s.rd.Close()

@@ -55,6 +55,19 @@ func (c *cache) acquire(k cacheKey) (e *entry, own bool) {
 	return e, true
 }
 
+// peek returns the vectors of a completed entry for k without waiting for
+// one in progress or creating one.
+func (c *cache) peek(k cacheKey) ([]*vec.Vector, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[k]
+	if e == nil || e.elem == nil {
+		return nil, false
+	}
+	c.lru.MoveToFront(e.elem)
+	return e.vecs, true
+}
+
 func (c *cache) complete(e *entry, vecs []*vec.Vector) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

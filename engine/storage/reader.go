@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"cachebook/engine/vec"
 
@@ -23,6 +24,23 @@ type Reader struct {
 	r     io.ReaderAt
 	size  int64
 	close func() error
+
+	// sf is the file as streams read it: with small read buffers, as a
+	// stream of every column of a row group keeps one buffer per column.
+	sfOnce sync.Once
+	sf     *parquet.File
+	sfErr  error
+}
+
+// streamBuffer is the read buffer of one column stream.
+const streamBuffer = 64 << 10
+
+// streamFile returns the file opened for streams.
+func (rd *Reader) streamFile() (*parquet.File, error) {
+	rd.sfOnce.Do(func() {
+		rd.sf, rd.sfErr = openParquetBuf(rd.r, rd.size, rd.t.Path, streamBuffer)
+	})
+	return rd.sf, rd.sfErr
 }
 
 // Open opens t's file for reading row groups. It fails if the file changed

@@ -292,6 +292,12 @@ func quote(s string) string { return fmt.Sprintf("%q", s) }
 // openParquet opens a Parquet file, converting parquet-go panics on corrupt
 // input into errors that name the file.
 func openParquet(r io.ReaderAt, size int64, path string) (f *parquet.File, err error) {
+	return openParquetBuf(r, size, path, 1<<20)
+}
+
+// openParquetBuf is openParquet with a read buffer of buf bytes per column
+// chunk being read.
+func openParquetBuf(r io.ReaderAt, size int64, path string, buf int) (f *parquet.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", path, p)
@@ -303,7 +309,7 @@ func openParquet(r io.ReaderAt, size int64, path string) (f *parquet.File, err e
 	f, err = parquet.OpenFile(r, size,
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
-		parquet.ReadBufferSize(1<<20),
+		parquet.ReadBufferSize(buf),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", path, err)

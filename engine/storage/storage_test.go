@@ -656,3 +656,57 @@ func FuzzOpen(f *testing.F) {
 		_ = loadAll(data)
 	})
 }
+
+// TestColumnStream reads every column through streams in uneven steps,
+// skipping some, and compares with whole-chunk decoding.
+func TestColumnStream(t *testing.T) {
+	data := writeAllTypes(t, 3000) // 3 row groups, pages of 2 KiB
+	c := memCatalog(t, "t", data, 0)
+	tb, _ := c.Table("t", false)
+	ctx := context.Background()
+	all, err := c.Load(ctx, tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for g, b := range all {
+		for j := range tb.Columns {
+			st, err := rd.Stream(ctx, g, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos := 0
+			for step := 1; pos < b.Len; step = step*3 + 1 {
+				if step%2 == 0 {
+					if err := st.Skip(ctx, step); err != nil {
+						t.Fatal(err)
+					}
+					pos += step
+					continue
+				}
+				v, err := st.Next(ctx, step)
+				if err != nil {
+					t.Fatalf("%s row group %d: %v", tb.Columns[j].Name, g, err)
+				}
+				want := b.Vecs[j].Slice(pos, min(pos+step, b.Len))
+				if v.Len != want.Len {
+					t.Fatalf("%s: %d rows, want %d", tb.Columns[j].Name, v.Len, want.Len)
+				}
+				for i := 0; i < v.Len; i++ {
+					if v.Format(i) != want.Format(i) {
+						t.Fatalf("%s row group %d row %d: %s, want %s", tb.Columns[j].Name, g, pos+i, v.Format(i), want.Format(i))
+					}
+				}
+				pos += step
+			}
+			if v, err := st.Next(ctx, 10); err != nil || v.Len != 0 {
+				t.Errorf("past the end: %v rows, %v", v, err)
+			}
+			st.Close()
+		}
+	}
+}
