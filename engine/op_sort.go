@@ -61,15 +61,19 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	var acc []*vec.Vector
 	var single *vec.Batch // the input, when it came as one batch
 	n := 0
-	compact := func() {
+	compact := func() error {
 		if s.keep < 0 || int64(n) <= s.keep {
-			return
+			return nil
 		}
-		idx := sortIndices(s.sortKeys(acc), n, int(s.keep))
+		idx, err := sortIndices(x.ctx, s.sortKeys(acc), n, int(s.keep))
+		if err != nil {
+			return err
+		}
 		for i := range acc {
 			acc[i] = gather(acc[i], idx)
 		}
 		n = len(idx)
+		return nil
 	}
 	for {
 		if err := x.ctx.Err(); err != nil {
@@ -106,7 +110,9 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		// small N compacts after every batch, a large one once the
 		// buffer is twice N.
 		if s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+morselRows/4) {
-			compact()
+			if err := compact(); err != nil {
+				return nil, err
+			}
 		}
 		if err := s.charge(x, vecBytes(acc)); err != nil {
 			return nil, err
@@ -121,11 +127,14 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if acc == nil {
 		return nil, nil
 	}
-	// The permutation and the gathered output.
-	if err := x.fits(s, int64(n)*4+vecBytes(acc)); err != nil {
+	// The permutation (and its merge buffer) and the gathered output.
+	if err := x.fits(s, int64(n)*8+vecBytes(acc)); err != nil {
 		return nil, err
 	}
-	idx := sortIndices(s.sortKeys(acc), n, int(s.keep))
+	idx, err := sortIndices(x.ctx, s.sortKeys(acc), n, int(s.keep))
+	if err != nil {
+		return nil, err
+	}
 	out := &vec.Batch{Vecs: make([]*vec.Vector, len(acc)), Len: len(idx)}
 	for i, v := range acc {
 		out.Vecs[i] = gather(v, idx)
