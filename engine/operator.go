@@ -33,6 +33,12 @@ type operator interface {
 	next(x *execCtx, w int) (*vec.Batch, error)
 }
 
+// preparer is implemented by operators that must do work before the tree
+// runs (a subquery runs to the end first).
+type preparer interface {
+	prepare(x *execCtx) error
+}
+
 // closer is implemented by operators that hold resources (files, memory)
 // until the query is done.
 type closer interface {
@@ -151,6 +157,19 @@ func walk(op operator, f func(operator)) {
 	}
 }
 
+// prepareAll prepares the operators of the tree, children first.
+func prepareAll(x *execCtx, op operator) error {
+	for _, c := range op.base().children {
+		if err := prepareAll(x, c); err != nil {
+			return err
+		}
+	}
+	if p, ok := op.(preparer); ok {
+		return p.prepare(x)
+	}
+	return nil
+}
+
 // closeAll closes every operator of the tree.
 func closeAll(x *execCtx, root operator) {
 	walk(root, func(op operator) {
@@ -166,6 +185,9 @@ func closeAll(x *execCtx, root operator) {
 // to the budget.
 func collect(x *execCtx, root operator, cols []vec.Column) ([]*vec.Vector, int, error) {
 	defer closeAll(x, root)
+	if err := prepareAll(x, root); err != nil {
+		return nil, 0, err
+	}
 	var out []*vec.Vector
 	var first *vec.Batch
 	n := 0
