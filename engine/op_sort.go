@@ -39,7 +39,7 @@ func (s *sortOp) detail() []string {
 	}
 	d := []string{strings.Join(keys, ", ")}
 	if s.keep >= 0 {
-		d = append(d, fmt.Sprintf("top %d: keeps at most a few batches plus %d rows", s.keep, s.keep))
+		d = append(d, fmt.Sprintf("top %d: keeps its best %d rows plus about one batch", s.keep, s.keep))
 	}
 	return d
 }

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -506,12 +507,39 @@ func FuzzLex(f *testing.F) {
 	})
 }
 
+func TestResetAndBounds(t *testing.T) {
+	stmts, err := Parse("RESET threads; RESET ALL; reset session memory_limit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Reset{{Name: "threads"}, {All: true}, {Name: "memory_limit"}}
+	for i, st := range stmts {
+		r, ok := st.(*Reset)
+		if !ok || r.Name != want[i].Name || r.All != want[i].All {
+			t.Errorf("statement %d: %#v", i, st)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"RESET", "1:6: expected setting name or ALL, found end of input"},
+		{strings.Repeat(" ", MaxSourceBytes) + "SELECT 1", "input too long"},
+		{"SELECT " + strings.Repeat("(", MaxDepth+1), "1:1008: parentheses nested too deeply"},
+		{strings.Repeat("SELECT 1;", MaxStatements+1), "too many statements"},
+	} {
+		_, err := Parse(tc.src)
+		var se *Error
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.30q: got %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, q := range readClickBench(f) {
 		f.Add(q)
 	}
 	for _, q := range []string{"SET x = 1; SHOW TABLES", "EXPLAIN ANALYZE SELECT 1", "SELECT CASE WHEN a THEN b END",
-		"SELECT x::int FROM 'f.parquet' t", "SELECT -(-1) NOT BETWEEN 1 AND 2", "DESCRIBE SELECT 1"} {
+		"SELECT x::int FROM 'f.parquet' t", "SELECT -(-1) NOT BETWEEN 1 AND 2", "DESCRIBE SELECT 1",
+		"RESET ALL; RESET threads", "SELECT ((((1))))"} {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
