@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +43,7 @@ type scanOp struct {
 
 	mu      sync.Mutex
 	cursors map[int]*scanCursor // per worker
+	workers map[int]*WorkerStat // per worker: rows produced, time in the scan
 
 	groupsRead, groupsPruned, groupsNoMatch atomic.Int64
 	decodeNanos                             atomic.Int64
@@ -95,7 +98,7 @@ type scanCursor struct {
 }
 
 func newScan(label string, cat *storage.Catalog, t *storage.Table) *scanOp {
-	return &scanOp{opBase: opBase{label: label}, cat: cat, table: t, need: make([]bool, len(t.Columns)), cursors: map[int]*scanCursor{}}
+	return &scanOp{opBase: opBase{label: label}, cat: cat, table: t, need: make([]bool, len(t.Columns)), cursors: map[int]*scanCursor{}, workers: map[int]*WorkerStat{}}
 }
 
 func (s *scanOp) detail() []string {
@@ -155,19 +158,34 @@ func (s *scanOp) detail() []string {
 	return d
 }
 
-func (s *scanOp) cursor(w int) *scanCursor {
+// cursor returns worker w's cursor and its share of the work.
+func (s *scanOp) cursor(w int) (*scanCursor, *WorkerStat) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.cursors[w]
 	if c == nil {
 		c = &scanCursor{}
 		s.cursors[w] = c
+		s.workers[w] = &WorkerStat{Worker: w, Phase: "scan"}
 	}
-	return c
+	return c, s.workers[w]
 }
 
 func (s *scanOp) next(x *execCtx, w int) (*vec.Batch, error) {
-	c := s.cursor(w)
+	c, ws := s.cursor(w)
+	t0 := time.Now()
+	b, err := s.nextOf(x, w, c)
+	s.mu.Lock()
+	ws.Time += time.Since(t0)
+	if b != nil {
+		ws.Rows += int64(b.Len)
+	}
+	s.mu.Unlock()
+	return b, err
+}
+
+// nextOf returns worker w's next morsel.
+func (s *scanOp) nextOf(x *execCtx, w int, c *scanCursor) (*vec.Batch, error) {
 	for {
 		if err := x.ctx.Err(); err != nil {
 			return nil, err
@@ -479,6 +497,16 @@ func (s *scanOp) decode(x *execCtx, w int, c *scanCursor, cols []int) error {
 func (s *scanOp) close(x *execCtx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.workers) > 1 {
+		ws := make([]WorkerStat, 0, len(s.workers))
+		for _, w := range s.workers {
+			ws = append(ws, *w)
+		}
+		slices.SortFunc(ws, func(a, b WorkerStat) int { return cmp.Compare(a.Worker, b.Worker) })
+		s.stats.mu.Lock()
+		s.stats.workers = ws
+		s.stats.mu.Unlock()
+	}
 	for _, c := range s.cursors {
 		s.drop(x, c)
 	}
