@@ -106,7 +106,7 @@ type Session struct {
 // with the error. A *sql.Error carries the position of a syntax or binding
 // error. Cancelling ctx stops the running statement between batches.
 func (s *Session) Exec(ctx context.Context, src string, hooks *Hooks) ([]*Result, error) {
-	stmts, err := sql.Parse(src)
+	stmts, err := sql.ParseContext(ctx, src)
 	if err != nil {
 		return nil, err
 	}

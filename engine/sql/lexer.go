@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode"
@@ -91,7 +92,13 @@ func (t Token) describe() string {
 // Tokenize splits src into tokens, skipping whitespace and comments. The
 // last token is TokEOF. On a lexical error it returns the tokens read so far
 // and an *Error at the offending position.
-func Tokenize(src string) ([]Token, error) {
+func Tokenize(src string) ([]Token, error) { return tokenize(context.Background(), src) }
+
+// checkEvery is how many tokens the lexer and parser handle between looks
+// at their context.
+const checkEvery = 4096
+
+func tokenize(ctx context.Context, src string) ([]Token, error) {
 	if len(src) > MaxSourceBytes {
 		l := lexer{src: src[:MaxSourceBytes], pos: Pos{Line: 1, Col: 1}}
 		for l.pos.Offset < MaxSourceBytes {
@@ -106,6 +113,11 @@ func Tokenize(src string) ([]Token, error) {
 		t, err := l.next()
 		if err != nil {
 			return toks, err
+		}
+		if len(toks)%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("parsing: %w", err)
+			}
 		}
 		switch t.Kind {
 		case TokLParen:

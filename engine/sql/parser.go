@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -15,11 +16,18 @@ const MaxDepth = 1000
 // Parse parses src as a sequence of ;-separated statements. Empty
 // statements are skipped. The error, if any, is an *Error.
 func Parse(src string) ([]Statement, error) {
-	toks, err := Tokenize(src)
+	return ParseContext(context.Background(), src)
+}
+
+// ParseContext is Parse stopped by ctx: a cancelled context ends
+// tokenizing and parsing within a few thousand tokens, with an error that
+// wraps ctx.Err().
+func ParseContext(ctx context.Context, src string) ([]Statement, error) {
+	toks, err := tokenize(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{src: src, toks: toks}
+	p := &parser{src: src, toks: toks, ctx: ctx}
 	var stmts []Statement
 	for {
 		for p.tok().Kind == TokSemi {
@@ -91,6 +99,8 @@ type parser struct {
 	toks  []Token
 	i     int
 	depth int
+	ctx   context.Context // nil: not cancellable
+	steps int
 }
 
 func (p *parser) tok() Token { return p.toks[p.i] }
@@ -167,6 +177,11 @@ func (p *parser) errorf(pos Pos, format string, args ...any) error {
 }
 
 func (p *parser) enter() error {
+	if p.steps++; p.steps%checkEvery == 0 && p.ctx != nil {
+		if err := p.ctx.Err(); err != nil {
+			return fmt.Errorf("parsing: %w", err)
+		}
+	}
 	p.depth++
 	if p.depth > MaxDepth {
 		return p.errorf(p.tok().Pos, "expression nested too deeply (more than %d levels)", MaxDepth)

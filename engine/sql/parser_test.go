@@ -2,10 +2,12 @@ package sql
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -564,4 +566,27 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseCancel: cancelling the context stops a long parse soon.
+func TestParseCancel(t *testing.T) {
+	src := "SELECT " + strings.Repeat("a + 1, ", (MaxSourceBytes-20)/7) + "a FROM t"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ParseContext(ctx, src); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before the start: %v", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ParseContext(ctx, src)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	cancel()
+	err := <-done
+	if d := time.Since(t0); d > 200*time.Millisecond {
+		t.Errorf("parse stopped %v after the cancel (%v)", d, err)
+	}
 }
