@@ -74,7 +74,11 @@ func (s *Session) build(q *query) operator {
 	for i, c := range q.cols {
 		names[i] = c.Name
 	}
-	op = &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{op}}, exprs: q.out, names: names}
+	shown := append([]string(nil), names...)
+	for i := q.nVisible; i < len(shown); i++ {
+		shown[i] += " (hidden: ORDER BY key)"
+	}
+	op = &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{op}}, exprs: q.out, names: shown}
 	if len(q.order) > 0 {
 		label, keep := "ORDER_BY", int64(-1)
 		if q.limit >= 0 {

@@ -46,7 +46,7 @@ type scanOp struct {
 	workers map[int]*WorkerStat // per worker: rows produced, time in the scan
 
 	groupsRead, groupsPruned, groupsNoMatch atomic.Int64
-	decodeNanos                             atomic.Int64
+	decodeNanos, decodedRows                atomic.Int64
 	filterStep                              atomic.Int64 // rows per filter evaluation; 0: a morsel
 }
 
@@ -151,7 +151,6 @@ func (s *scanOp) detail() []string {
 			line += fmt.Sprintf(", %d never reached (the query stopped early)", int64(n)-r-p)
 		}
 		d = append(d, line)
-		d = append(d, "decode: "+fmtDur(time.Duration(s.decodeNanos.Load())))
 	} else {
 		d = append(d, fmt.Sprintf("row groups: %d", n))
 	}
@@ -290,6 +289,8 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		x.progress(n)
 		b := &vec.Batch{Vecs: make([]*vec.Vector, len(s.table.Columns)), Len: n}
 		read := func(cols []int) error {
+			t0 := time.Now()
+			defer func() { s.decodeNanos.Add(int64(time.Since(t0))) }()
 			for _, j := range cols {
 				v, err := c.streams[j].Next(x.ctx, n)
 				if err != nil {
@@ -299,6 +300,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			return nil
 		}
+		s.decodedRows.Add(int64(n))
 		var sel []int32
 		if s.where != nil {
 			if err := read(c.first); err != nil {
@@ -478,6 +480,9 @@ func (s *scanOp) decode(x *execCtx, w int, c *scanCursor, cols []int) error {
 	t0 := time.Now()
 	vs, err := s.rd.RowGroup(x.ctx, c.g, cols)
 	s.decodeNanos.Add(int64(time.Since(t0)))
+	if c.held == 0 {
+		s.decodedRows.Add(int64(c.rows))
+	}
 	s.stats.since(t0)
 	x.phaseEnd(w, "scan")
 	if err != nil {
@@ -497,6 +502,11 @@ func (s *scanOp) decode(x *execCtx, w int, c *scanCursor, cols []int) error {
 func (s *scanOp) close(x *execCtx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r := s.decodedRows.Load(); r > 0 && len(s.stats.phases) == 0 {
+		s.stats.mu.Lock()
+		s.stats.phases = []PhaseStat{{Name: "decode", Rows: r, Time: time.Duration(s.decodeNanos.Load())}}
+		s.stats.mu.Unlock()
+	}
 	if len(s.workers) > 1 {
 		ws := make([]WorkerStat, 0, len(s.workers))
 		for _, w := range s.workers {

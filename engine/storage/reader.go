@@ -210,6 +210,9 @@ func (rd *Reader) decode(ctx context.Context, g, j int) (v *vec.Vector, err erro
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("storage: loading %s: %w", t.Name, err)
 	}
+	if err := t.Columns[j].Err; err != nil {
+		return nil, err // a column of a type the engine cannot read
+	}
 	rg := rd.f.RowGroups()[g]
 	chunks := rg.ColumnChunks()
 	meta := rd.f.Metadata().RowGroups[g].Columns

@@ -333,10 +333,13 @@ func newTable(name, path string, f *parquet.File) (*Table, error) {
 			return nil, fmt.Errorf("storage: %s: column %q not found in schema", path, fname)
 		}
 		typ, cv, err := mapType(fname, field)
+		col := vec.Column{Name: fname, Type: typ}
 		if err != nil {
-			return nil, fmt.Errorf("storage: %s: %w", path, err)
+			// Only queries that use the column fail.
+			col = vec.Column{Name: fname, Type: vec.Null, Err: fmt.Errorf("storage: %s: %w", path, err)}
+			cv = convNone
 		}
-		t.Columns = append(t.Columns, vec.Column{Name: fname, Type: typ})
+		t.Columns = append(t.Columns, col)
 		t.convs = append(t.convs, cv)
 		t.leaves = append(t.leaves, leaf.ColumnIndex)
 		t.optional = append(t.optional, leaf.MaxDefinitionLevel > 0)

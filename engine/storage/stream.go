@@ -28,7 +28,6 @@ type ColumnStream struct {
 	cur     *vec.Vector // the decoded page
 	curPos  int         // rows of cur consumed
 	decoded int         // rows decoded from pages so far
-	boolBuf []bool
 }
 
 // Stream returns a stream over column j (an index into Table.Columns) of
@@ -48,6 +47,9 @@ func (rd *Reader) Stream(ctx context.Context, g, j int) (*ColumnStream, error) {
 // open starts reading the chunk's pages.
 func (cs *ColumnStream) open() (err error) {
 	t := cs.rd.t
+	if err := t.Columns[cs.j].Err; err != nil {
+		return err // a column of a type the engine cannot read
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
@@ -108,7 +110,7 @@ func (cs *ColumnStream) page() (err error) {
 		v.Offsets = make([]uint32, 1, np+1)
 	}
 	cs.b.grow(v, np)
-	if err := cs.b.page(v, p, 0, np, &cs.boolBuf); err != nil {
+	if err := cs.b.page(v, p, 0, np); err != nil {
 		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
 	}
 	cs.cur, cs.curPos = v, 0
