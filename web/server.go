@@ -17,6 +17,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,6 +68,7 @@ type Server struct {
 	mgr     *kernel.Manager
 	metrics *metrics
 	mux     *http.ServeMux
+	handler http.Handler
 	up      websocket.Upgrader
 	started time.Time
 
@@ -138,7 +141,7 @@ func (s *Server) Token() string {
 func (s *Server) Manager() *kernel.Manager { return s.mgr }
 
 // Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // URL returns the ready-to-open URL of the UI for a listener address.
 func (s *Server) URL(addr net.Addr) string {
@@ -158,7 +161,7 @@ func (s *Server) URL(addr net.Addr) string {
 // cancelled, websockets get close code 1001) and waits up to 10 s.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -205,6 +208,31 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("/", s.handleStatic)
 	s.mux = mux
+	s.handler = securityHeaders(mux)
+}
+
+// ContentSecurityPolicy is sent with every response. Script runs only from
+// this server's own files (no inline script, no eval; WebAssembly may
+// compile), the page talks only to its own origin, and no other site may
+// frame it. Inline styles stay allowed: CodeMirror and uPlot set them, and
+// a style cannot run script.
+const ContentSecurityPolicy = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; " +
+	"worker-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries: the CSP, the
+// legacy frame ban for browsers without frame-ancestors, no Referer (the
+// page URL may still hold the token when a link is followed) and no MIME
+// sniffing.
+func securityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", ContentSecurityPolicy)
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // api wraps a JSON REST handler with the guards and error replies.
@@ -269,24 +297,28 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleStatic serves the UI. The page itself needs the token (so that
-// its cookie is set); the other assets are public code.
+// its cookie is set); the other assets are public code. The path is
+// cleaned before anything is decided, so that "/%2e/", "/%2e%2e/" or
+// "/dist/..%2f" are the page (and need the token) rather than a way
+// around it; directories are not listed.
 func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	isPage := r.URL.Path == "/" || r.URL.Path == "/index.html"
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	isPage := name == "" || name == "index.html"
 	if !s.guard(w, r, false) {
 		return
 	}
 	if isPage && !s.authorized(w, r) {
 		s.metrics.rejected.WithLabelValues("token").Inc()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, loginPage)
 		return
 	}
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if s.cfg.Static == nil {
 		if !isPage {
 			http.NotFound(w, r)
@@ -297,12 +329,38 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isPage {
+		b, err := fs.ReadFile(s.cfg.Static, "index.html")
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "no-store")
-	}
-	if s.gz.serveGzipped(w, r, s.cfg.Static) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(b)
+		}
 		return
 	}
-	http.FileServerFS(s.cfg.Static).ServeHTTP(w, r)
+	st, err := fs.Stat(s.cfg.Static, name)
+	if err != nil || !st.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	if s.gz.serveGzipped(w, r, s.cfg.Static, name) {
+		return
+	}
+	f, err := s.cfg.Static.Open(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		http.Error(w, "asset not seekable", http.StatusInternalServerError)
+		return
+	}
+	http.ServeContent(w, r, name, st.ModTime(), rs)
 }
 
 const loginPage = `<!doctype html><meta charset="utf-8"><title>cachebook: token needed</title>

@@ -8,6 +8,7 @@ import { syntaxHighlighting, defaultHighlightStyle, bracketMatching } from "@cod
 import { setDiagnostics, lintGutter } from "@codemirror/lint";
 import { marked } from "marked";
 import { h, fmtNs, fmtCount } from "./util.js";
+import { setHTML } from "./sanitize.js";
 import { renderStatement, renderError, renderStream, renderCounters } from "./output.js";
 import { measurementChart, runsChart } from "./charts.js";
 
@@ -30,7 +31,7 @@ export class Cell {
     this.attrs = { ...(data.attrs || {}) };
     this.meta = data.meta;
     this.stored = data.outputs || [];
-    this.html = data.html || null;
+    this.html = typeof data.html === "string" ? data.html : null;
     this.source = data.source || "";
     this.serverSource = this.source;
     this.runs = [];
@@ -159,10 +160,12 @@ export class Cell {
   }
 
   // renderProse shows the markdown cell as HTML: the server's goldmark
-  // rendering when the source is unchanged, else a client-side rendering.
+  // rendering when the source is unchanged (even when that rendering is
+  // empty), else a client-side rendering; either way through the
+  // sanitiser.
   renderProse() {
-    const html = this.html && this.source === this.serverSource ? this.html : marked.parse(this.source);
-    this.proseEl.innerHTML = html;
+    const html = this.html !== null && this.source === this.serverSource ? this.html : marked.parse(this.source);
+    setHTML(this.proseEl, html);
     this.el.classList.remove("editing");
   }
 
