@@ -125,6 +125,15 @@ func New(cfg Config) (*Server, error) {
 		// gorilla's own check consistent with ours.
 		CheckOrigin: s.originAllowed,
 	}
+	if cfg.Notebooks != nil {
+		removed, err := cfg.Notebooks.CleanTemp()
+		if err != nil {
+			s.log.Warn("cleaning temporary files of interrupted saves", "err", err)
+		}
+		if len(removed) > 0 {
+			s.log.Info("removed temporary files of interrupted saves", "files", removed)
+		}
+	}
 	s.routes()
 	return s, nil
 }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -130,9 +129,58 @@ func ToNotebook(d *Doc) (*notebook.Notebook, error) {
 }
 
 // NotebookDir stores notebooks as Markdown files in a directory, one level
-// of sub-directories deep ("name.md" or "dir/name.md").
+// of sub-directories deep ("name.md" or "dir/name.md"). Every access goes
+// through os.Root: a symlink (to a file or to a directory) that leads out
+// of Root is refused, for reading and for writing.
 type NotebookDir struct {
 	Root string
+}
+
+// open opens the notebook directory and, for a non-empty dir, its
+// sub-directory dir (created first when create is set); closing the
+// returned function closes both.
+func (nd *NotebookDir) open(dir string, create bool) (*os.Root, func(), error) {
+	root, err := os.OpenRoot(nd.Root)
+	if err != nil {
+		if create && errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(nd.Root, 0o755); err == nil {
+				root, err = os.OpenRoot(nd.Root)
+			}
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("notebooks: %w", err)
+		}
+	}
+	if dir == "" {
+		return root, func() { root.Close() }, nil
+	}
+	if create {
+		if err := root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			root.Close()
+			return nil, nil, fmt.Errorf("notebooks: %w", err)
+		}
+	}
+	sub, err := root.OpenRoot(dir)
+	root.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("notebooks: %w", err)
+	}
+	return sub, func() { sub.Close() }, nil
+}
+
+// CleanTemp removes the temporary files interrupted saves left behind
+// (see notebook.CleanTemp) and returns their paths; a missing directory
+// has none.
+func (nd *NotebookDir) CleanTemp() ([]string, error) {
+	root, err := os.OpenRoot(nd.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notebooks: %w", err)
+	}
+	defer root.Close()
+	return notebook.CleanTemp(root)
 }
 
 // splitPath validates a notebook path and splits it into its directory
@@ -187,8 +235,7 @@ func (nd *NotebookDir) List() ([]NotebookInfo, error) {
 			return nil
 		}
 		title := ""
-		dir, name, _ := splitPath(p)
-		if nb, err := notebook.Load(filepath.Join(nd.Root, dir), name); err == nil {
+		if nb, err := nd.Open(p); err == nil {
 			title = nb.Title()
 		}
 		out = append(out, NotebookInfo{Path: p, Title: title, Modified: info.ModTime().UTC().Format(time.RFC3339), Size: info.Size()})
@@ -210,7 +257,15 @@ func (nd *NotebookDir) Open(p string) (*notebook.Notebook, error) {
 	if err != nil {
 		return nil, err
 	}
-	nb, err := notebook.Load(filepath.Join(nd.Root, dir), name)
+	root, done, err := nd.open(dir, false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no notebook %q", errNotFound, p)
+		}
+		return nil, err
+	}
+	defer done()
+	nb, err := notebook.LoadRoot(root, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: no notebook %q", errNotFound, p)
@@ -226,14 +281,15 @@ func (nd *NotebookDir) Save(p string, nb *notebook.Notebook) (NotebookInfo, erro
 	if err != nil {
 		return NotebookInfo{}, err
 	}
-	full := filepath.Join(nd.Root, dir)
-	if err := os.MkdirAll(full, 0o755); err != nil {
-		return NotebookInfo{}, fmt.Errorf("notebooks: %w", err)
-	}
-	if err := notebook.Save(full, name, nb); err != nil {
+	root, done, err := nd.open(dir, true)
+	if err != nil {
 		return NotebookInfo{}, err
 	}
-	st, err := os.Stat(filepath.Join(full, name))
+	defer done()
+	if err := notebook.SaveRoot(root, name, nb); err != nil {
+		return NotebookInfo{}, err
+	}
+	st, err := root.Stat(name)
 	if err != nil {
 		return NotebookInfo{}, fmt.Errorf("notebooks: %w", err)
 	}
