@@ -32,10 +32,31 @@
 // Saved outputs are fenced blocks with the info string "output" directly
 // after their cell (blank lines allowed between). Their attributes are
 // type (result, display, stream or error; default result), name (stream
-// name or error name) and mime (text/plain, the default, or text/html; an
-// HTML block joins the output just before it). Everything else — other
-// fenced blocks such as ```go, headings, lists, comments — is prose and
-// forms markdown cells.
+// name or error name) and mime: text/plain (the default), text/html, or a
+// JSON type — application/json or any type ending in +json, such as the
+// result tables (application/vnd.cachebook.result+json) and the
+// measurement a chart is drawn from (application/vnd.cachebook.measurement+json).
+// A block of another form than text/plain joins the output just before it
+// when that has the same type and name and lacks that form:
+//
+//	```output
+//	UserID  c
+//	1       10
+//	```
+//
+//	```output {mime=application/vnd.cachebook.result+json}
+//	{"statements":[...]}
+//	```
+//
+// Everything else — other fenced blocks such as ```go, headings, lists,
+// comments — is prose and forms markdown cells. Two comments keep prose
+// prose: <!-- cachebook: {"cell":"markdown"} --> starts a new markdown
+// cell (so that two prose cells in a row stay two, and an empty one
+// stays), and <!-- cachebook: {"prose":true} --> makes the block right
+// after it prose even if it looks like a cell, an output or a metadata
+// comment. Writing a notebook adds them where needed; Parse leaves the
+// escapes out of a cell's Source. A prose cell that ends inside a fenced
+// block that never closes swallows what follows it, as in any Markdown.
 //
 // The file is split with goldmark's AST: the byte ranges of top-level block
 // nodes decide where cells begin and end, and prose keeps its exact text.
@@ -43,6 +64,7 @@
 package notebook
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -105,6 +127,51 @@ type Output struct {
 	Text string `json:"text,omitempty"`
 	// HTML is an optional text/html form.
 	HTML string `json:"html,omitempty"`
+	// Data holds the output's JSON forms by MIME type: the result tables
+	// of an SQL cell (application/vnd.cachebook.result+json), the
+	// measurement a chart is drawn from (...measurement+json), counters
+	// (...counters+json). Values are kept byte for byte.
+	Data map[string]json.RawMessage `json:"data,omitempty"`
+}
+
+// isJSONMIME reports whether an output form of this MIME type is JSON:
+// application/json or any type with the +json suffix.
+func isJSONMIME(mime string) bool {
+	if mime == "application/json" {
+		return true
+	}
+	typ, sub, ok := strings.Cut(mime, "/")
+	return ok && typ != "" && strings.HasSuffix(sub, "+json") && len(sub) > len("+json") &&
+		!strings.ContainsAny(mime, " \t,{}\"`")
+}
+
+// join adds o's single form to out when out has the same type and name and
+// lacks that form (a Markdown file writes each form of an output as its own
+// block), and reports whether it did.
+func (out *Output) join(o Output) bool {
+	if out.Type != o.Type || out.Name != o.Name || o.Text != "" {
+		return false
+	}
+	switch {
+	case o.HTML != "" && len(o.Data) == 0:
+		if out.HTML != "" {
+			return false
+		}
+		out.HTML = o.HTML
+		return true
+	case o.HTML == "" && len(o.Data) == 1:
+		for k, v := range o.Data {
+			if _, dup := out.Data[k]; dup {
+				return false
+			}
+			if out.Data == nil {
+				out.Data = map[string]json.RawMessage{}
+			}
+			out.Data[k] = v
+		}
+		return true
+	}
+	return false
 }
 
 // Cell is one cell of a notebook.
@@ -128,9 +195,10 @@ type Cell struct {
 	// Outputs are the saved outputs.
 	Outputs []Output `json:"outputs,omitempty"`
 
-	raw    string // the cell's original bytes, "" for a cell not parsed
-	parsed bool   // whether the cell came from Parse
-	fp     string // fingerprint of the parsed fields, to detect edits
+	raw    string   // the cell's original bytes, "" for a cell not parsed
+	parsed bool     // whether the cell came from Parse
+	after  CellKind // for parsed prose: markdown, sql (any code) or "" (first) before it
+	fp     string   // fingerprint of the parsed fields, to detect edits
 }
 
 // Notebook is a parsed notebook: its metadata and its cells in order.

@@ -54,18 +54,47 @@ func Parse(src []byte) (*Notebook, error) {
 	nb := &Notebook{metaAt: -1}
 	prose := 0        // start of the pending prose
 	var owner *string // raw text of the code cell or metadata comment just read
+	var skip [][2]int // escape comments in the pending prose, left out of Source
+	var marker *Cell  // the markdown cell a marker comment started, not yet added
 	flushProse := func(end int) {
-		// Blank lines after a cell or the metadata comment belong to
-		// it, so that they do not make empty prose cells.
-		if seg := src[prose:end]; owner != nil && onlyBlank(seg) {
+		seg := src[prose:end]
+		switch {
+		case marker != nil:
+			// A marked cell exists even when it is empty.
+			marker.raw += string(seg)
+			marker.Source = cutRanges(src, prose, end, skip)
+			nb.Cells = append(nb.Cells, marker)
+		case owner != nil && onlyBlank(seg):
+			// Blank lines after a cell or the metadata comment belong
+			// to it, so that they do not make empty prose cells.
 			*owner += string(seg)
-		} else if end > prose {
-			nb.Cells = append(nb.Cells, &Cell{Kind: KindMarkdown, Source: string(seg), parsed: true})
+		case end > prose:
+			nb.Cells = append(nb.Cells, &Cell{Kind: KindMarkdown, Source: cutRanges(src, prose, end, skip), raw: string(seg), parsed: true})
 		}
-		prose, owner = end, nil
+		prose, owner, skip, marker = end, nil, nil, nil
 	}
 	for i := 0; i < len(blocks); i++ {
 		b := blocks[i]
+		if m, ok := metaComment(src, b); ok {
+			switch {
+			case isEscape(m):
+				// This comment and the next block are prose.
+				skip = append(skip, [2]int{b.start, b.end})
+				if i+1 < len(blocks) && onlyBlank(src[b.end:blocks[i+1].start]) {
+					i++
+				}
+				continue
+			case isMarker(m):
+				// A markdown cell starts here.
+				flushProse(b.start)
+				marker = &Cell{Kind: KindMarkdown, raw: string(src[b.start:b.end]), parsed: true}
+				if id, ok := m["id"].(string); ok {
+					marker.ID = id
+				}
+				prose = b.end
+				continue
+			}
+		}
 		// Notebook metadata comment.
 		if nb.metaAt < 0 {
 			if meta, ok := notebookMeta(src, b); ok {
@@ -97,13 +126,9 @@ func Parse(src []byte) (*Notebook, error) {
 			if !ok {
 				break
 			}
-			if out.Text == "" && out.HTML != "" && len(c.Outputs) > 0 {
-				prev := &c.Outputs[len(c.Outputs)-1]
-				if prev.HTML == "" && prev.Type == out.Type && prev.Name == out.Name {
-					prev.HTML = out.HTML
-					end, last = blocks[j].end, j
-					continue
-				}
+			if len(c.Outputs) > 0 && c.Outputs[len(c.Outputs)-1].join(out) {
+				end, last = blocks[j].end, j
+				continue
 			}
 			c.Outputs = append(c.Outputs, out)
 			end, last = blocks[j].end, j
@@ -116,14 +141,47 @@ func Parse(src []byte) (*Notebook, error) {
 		i = last
 	}
 	flushProse(len(src))
-	for _, c := range nb.Cells {
+	for i, c := range nb.Cells {
 		if c.Kind == KindMarkdown {
-			c.raw = c.Source
 			c.fp = c.fingerprint()
+			c.after = prevKind(nb.Cells, i)
 		}
 	}
 	nb.AssignIDs()
 	return nb, nil
+}
+
+// cutRanges returns src[start:end] without the byte ranges in skip (which
+// lie inside it, in order).
+func cutRanges(src []byte, start, end int, skip [][2]int) string {
+	var b strings.Builder
+	at := start
+	for _, r := range skip {
+		b.Write(src[at:r[0]])
+		at = r[1]
+	}
+	b.Write(src[at:end])
+	return b.String()
+}
+
+// isEscape reports whether a metadata comment is the prose escape
+// {"prose": true}: the block after it is prose whatever it looks like.
+func isEscape(m map[string]any) bool {
+	return len(m) == 1 && m["prose"] == true
+}
+
+// isMarker reports whether a metadata comment starts a markdown cell:
+// {"cell": "markdown"}, optionally with an "id".
+func isMarker(m map[string]any) bool {
+	if m["cell"] != string(KindMarkdown) {
+		return false
+	}
+	for k := range m {
+		if k != "cell" && k != "id" {
+			return false
+		}
+	}
+	return true
 }
 
 // blockRange returns the byte range of a top-level block that may start a
@@ -295,14 +353,19 @@ func outputFence(src []byte, b block) (Output, bool) {
 			return Output{}, false
 		}
 	}
-	switch attrs["mime"] {
-	case "", "text/plain":
+	switch mime := attrs["mime"]; {
+	case mime == "" || mime == "text/plain":
 		out.Text = content
-	case "text/html":
+	case mime == "text/html":
 		if content == "" {
 			return Output{}, false
 		}
 		out.HTML = content
+	case isJSONMIME(mime):
+		if !json.Valid([]byte(content)) {
+			return Output{}, false
+		}
+		out.Data = map[string]json.RawMessage{mime: json.RawMessage(content)}
 	default:
 		return Output{}, false
 	}

@@ -3,7 +3,11 @@ package notebook
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/yuin/goldmark/text"
 )
 
 // This file writes a notebook back as Markdown.
@@ -29,16 +33,26 @@ func (n *Notebook) Markdown() []byte {
 			break
 		}
 		c := n.Cells[i]
+		afterProse := i > 0 && n.Cells[i-1].Kind == KindMarkdown
 		switch {
-		case c.Kind == KindMarkdown && c.parsed:
-			buf.WriteString(c.Source)
+		case c.Kind == KindMarkdown && c.parsed && c.fingerprint() == c.fp && c.after == prevKind(n.Cells, i):
+			// Unchanged prose after the same kind of cell as when it
+			// was parsed: its bytes mean the same again.
+			buf.WriteString(c.raw)
 		case c.Kind == KindMarkdown:
-			// A new prose cell: leading and trailing blank lines carry
-			// no meaning and are normalised, so that rebuilding a
-			// notebook from its parsed cells is stable.
-			if body := trimBlankLines(c.Source); body != "" {
-				separate(&buf, true)
-				buf.WriteString(body + "\n")
+			// A new or edited prose cell: leading and trailing blank
+			// lines carry no meaning and are normalised, so that
+			// rebuilding a notebook from its parsed cells is stable. A
+			// marker comment keeps it apart from prose before it (and
+			// keeps an empty cell), and escapes keep what looks like a
+			// cell, an output or metadata inside it prose.
+			body := trimBlankLines(c.Source)
+			separate(&buf, true)
+			if afterProse || body == "" {
+				buf.WriteString(markerLine)
+			}
+			if body != "" {
+				buf.WriteString(escapeProse(body + "\n"))
 			}
 		case c.raw != "" && c.fingerprint() == c.fp:
 			separate(&buf, false)
@@ -49,6 +63,59 @@ func (n *Notebook) Markdown() []byte {
 		}
 	}
 	return buf.Bytes()
+}
+
+// prevKind is the kind of the cell before cells[i] ("" for the first).
+func prevKind(cells []*Cell, i int) CellKind {
+	if i == 0 {
+		return ""
+	}
+	if k := cells[i-1].Kind; k == KindMarkdown {
+		return k
+	}
+	return KindSQL // any code cell: outputs after it would join it
+}
+
+// markerLine starts a markdown cell; escapeLine makes the block after it
+// prose (see the package documentation).
+const (
+	markerLine = `<!-- cachebook: {"cell":"markdown"} -->` + "\n"
+	escapeLine = `<!-- cachebook: {"prose":true} -->` + "\n"
+)
+
+// escapeProse returns prose with an escape comment before every top-level
+// block that Parse would otherwise take for something other than prose: a
+// fenced block naming a cell kind or "output", and any cachebook comment
+// (metadata, a marker, an escape). Blocks already escaped are left alone,
+// so escapeProse(escapeProse(s)) == escapeProse(s).
+func escapeProse(prose string) string {
+	src := []byte(prose)
+	doc := markdown().Parser().Parse(text.NewReader(src))
+	var blocks []block
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if b, ok := blockRange(src, n); ok && (len(blocks) == 0 || b.start >= blocks[len(blocks)-1].end) {
+			blocks = append(blocks, b)
+		}
+	}
+	var b strings.Builder
+	at := 0
+	for i := 0; i < len(blocks); i++ {
+		blk := blocks[i]
+		_, isCode := codeFence(src, blk)
+		_, isOut := outputFence(src, blk)
+		m, isMeta := metaComment(src, blk)
+		if isMeta && isEscape(m) && i+1 < len(blocks) && onlyBlank(src[blk.end:blocks[i+1].start]) {
+			i++ // already escaped: Parse keeps the next block prose
+			continue
+		}
+		if isCode || isOut || isMeta {
+			b.Write(src[at:blk.start])
+			b.WriteString(escapeLine)
+			at = blk.start
+		}
+	}
+	b.Write(src[at:])
+	return b.String()
 }
 
 // separate makes sure what follows starts on a new line, after a blank line
@@ -99,7 +166,7 @@ func (c *Cell) writeCanonical(buf *bytes.Buffer) {
 		kind = string(KindSQL)
 	}
 	writeFence(buf, formatInfo(kind, c.Name, c.Attrs), c.Source)
-	for _, o := range c.Outputs {
+	for i, o := range c.Outputs {
 		attrs := map[string]string{}
 		if o.Type != OutputResult && o.Type != "" {
 			attrs["type"] = string(o.Type)
@@ -107,16 +174,32 @@ func (c *Cell) writeCanonical(buf *bytes.Buffer) {
 		if o.Name != "" {
 			attrs["name"] = o.Name
 		}
-		buf.WriteByte('\n')
-		if o.Text != "" || o.HTML == "" {
-			writeFence(buf, formatInfo("output", "", attrs), o.Text)
-		}
-		if o.HTML != "" {
-			attrs["mime"] = "text/html"
-			if o.Text != "" {
+		// The text block comes first; without one, a block of another
+		// form would join the previous output of the same type and name.
+		sameAsPrev := i > 0 && c.Outputs[i-1].Type == o.Type && c.Outputs[i-1].Name == o.Name
+		first := true
+		block := func(mime, body string) {
+			if !first {
 				buf.WriteByte('\n')
 			}
-			writeFence(buf, formatInfo("output", "", attrs), o.HTML)
+			first = false
+			a := maps.Clone(attrs)
+			if mime != "" {
+				a["mime"] = mime
+			}
+			writeFence(buf, formatInfo("output", "", a), body)
+		}
+		buf.WriteByte('\n')
+		if o.Text != "" || (o.HTML == "" && len(o.Data) == 0) || sameAsPrev {
+			block("", o.Text)
+		}
+		if o.HTML != "" {
+			block("text/html", o.HTML)
+		}
+		for _, mime := range slices.Sorted(maps.Keys(o.Data)) {
+			if isJSONMIME(mime) && json.Valid(o.Data[mime]) {
+				block(mime, string(o.Data[mime]))
+			}
 		}
 	}
 }
