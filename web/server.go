@@ -52,6 +52,10 @@ type Config struct {
 	Notebooks *NotebookDir
 	// MaxMessageBytes is the websocket read limit (default 4 MiB).
 	MaxMessageBytes int
+	// MaxFrameBytes caps every frame the server writes, counting all of
+	// it (statement echo, columns, plan, rows); a larger output is
+	// replaced by an OutputTooLarge error for its cell (default 8 MiB).
+	MaxFrameBytes int
 	// PingInterval and PongWait drive websocket keep-alive (30 s, 60 s).
 	PingInterval time.Duration
 	PongWait     time.Duration
@@ -60,6 +64,11 @@ type Config struct {
 	// Logger receives structured logs (nil: slog.Default()).
 	Logger *slog.Logger
 }
+
+// DefaultMaxFrameBytes is the default cap on one frame the server writes.
+// The kernel keeps result values under 1 MiB; the rest of a frame (names,
+// types, plans, statement text, JSON escaping) should fit in the rest.
+const DefaultMaxFrameBytes = 8 << 20
 
 // Server is the notebook server. Create it with New, then call Serve.
 type Server struct {
@@ -71,6 +80,9 @@ type Server struct {
 	handler http.Handler
 	up      websocket.Upgrader
 	started time.Time
+	// instance identifies this run of the server; the welcome carries it
+	// so that a tab can tell a restart from a reconnect.
+	instance string
 
 	connWG sync.WaitGroup
 	gz     gzipCache
@@ -88,6 +100,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 4 << 20
 	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
 	if cfg.PingInterval <= 0 {
 		cfg.PingInterval = 30 * time.Second
 	}
@@ -97,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(), instance: kernel.NewID()}
 	s.metrics = newMetrics(prometheus.NewRegistry(), func() *kernel.Manager { return s.mgr }, func() float64 {
 		return float64(s.metrics.connections.Load())
 	})
@@ -145,6 +160,10 @@ func (s *Server) Token() string {
 	}
 	return s.cfg.Token
 }
+
+// Instance returns the id of this run of the server, which the welcome of
+// every connection carries as server_instance.
+func (s *Server) Instance() string { return s.instance }
 
 // Manager returns the server's kernel sessions.
 func (s *Server) Manager() *kernel.Manager { return s.mgr }
@@ -277,6 +296,7 @@ func (s *Server) handleStatus(r *http.Request) (any, error) {
 		"protocol": kernel.Protocol, "sessions": st.Sessions, "connections": s.metrics.connections.Load(),
 		"running": st.Running, "queued": st.Queued, "max_heavy": s.mgr.Scheduler().Limit(),
 		"cell_kinds": s.mgr.Registry().Kinds(), "started": s.started.UTC().Format(time.RFC3339),
+		"server_instance": s.instance,
 	}, nil
 }
 

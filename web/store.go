@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"cachebook/kernel"
 	"cachebook/notebook"
 )
 
@@ -121,11 +124,57 @@ func ToNotebook(d *Doc) (*notebook.Notebook, error) {
 		if dc.ID != "" && notebook.ValidID(dc.ID) {
 			c.ID = dc.ID
 		}
-		c.Attrs, c.Meta, c.Outputs = dc.Attrs, dc.Meta, dc.Outputs
+		outs, err := checkOutputs(i, dc.Outputs)
+		if err != nil {
+			return nil, err
+		}
+		c.Attrs, c.Meta, c.Outputs = dc.Attrs, dc.Meta, outs
 		nb.Cells = append(nb.Cells, c)
 	}
 	nb.AssignIDs()
 	return nb, nil
+}
+
+// checkOutputs validates the outputs the page sends for cell i, compacts
+// their JSON forms and gives a result table without a text form the text
+// the kernel would print, so that the saved Markdown reads well on its own.
+func checkOutputs(i int, outs []notebook.Output) ([]notebook.Output, error) {
+	if len(outs) > 1000 {
+		return nil, fmt.Errorf("%w: cell %d has %d outputs, more than 1000", errBadRequest, i, len(outs))
+	}
+	var res []notebook.Output
+	for j, o := range outs {
+		switch o.Type {
+		case notebook.OutputResult, notebook.OutputDisplay, notebook.OutputStream, notebook.OutputError:
+		default:
+			return nil, fmt.Errorf("%w: cell %d output %d has unknown type %q", errBadRequest, i, j, o.Type)
+		}
+		if len(o.Data) > 0 {
+			data := make(map[string]json.RawMessage, len(o.Data))
+			for mime, v := range o.Data {
+				if mime != "application/json" && !strings.HasSuffix(mime, "+json") {
+					return nil, fmt.Errorf("%w: cell %d output %d: %q is not a JSON MIME type", errBadRequest, i, j, mime)
+				}
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, v); err != nil {
+					return nil, fmt.Errorf("%w: cell %d output %d %s: %v", errBadRequest, i, j, mime, err)
+				}
+				data[mime] = buf.Bytes()
+			}
+			o.Data = data
+		}
+		if raw, ok := o.Data[kernel.MIMEResult]; ok && o.Text == "" {
+			var b kernel.ResultBundle
+			if json.Unmarshal(raw, &b) == nil {
+				o.Text = strings.TrimSuffix(kernel.RenderText(&b), "\n")
+			}
+		}
+		if o.Type == notebook.OutputResult && o.Text == "" && o.HTML == "" && len(o.Data) == 0 {
+			continue // nothing to keep
+		}
+		res = append(res, o)
+	}
+	return res, nil
 }
 
 // NotebookDir stores notebooks as Markdown files in a directory, one level

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"cachebook/kernel"
+	"cachebook/notebook"
+)
+
+// TestSaveKeepsOutputs saves a notebook with the outputs the page
+// records (a result table, a measurement, counters, a stream, an error),
+// reopens it and wants them back unchanged; the saved Markdown holds the
+// result as text too.
+func TestSaveKeepsOutputs(t *testing.T) {
+	dir := t.TempDir()
+	nd := &NotebookDir{Root: dir}
+	bundle := `{"statements":[{"statement":"SELECT 1 AS one","columns":[{"name":"one","type":"INTEGER"}],"rows":[["1"]],"row_count":1,"truncated":false,"elapsed_ns":1500}]}`
+	var d Doc
+	err := json.Unmarshal([]byte(`{"title":"Demo","cells":[
+		{"cell_type":"markdown","source":"# Demo\n\n`+"```sql\\nSELECT 'prose'\\n```"+`"},
+		{"cell_type":"markdown","source":"<!-- cachebook: {\"notebook\": {\"title\": \"not this\"}} -->"},
+		{"cell_type":"code","kind":"sql","source":"SELECT 1 AS one","outputs":[
+			{"type":"stream","name":"stderr","text":"note\n"},
+			{"type":"result","data":{"`+kernel.MIMEResult+`": `+bundle+`}},
+			{"type":"display","data":{"`+kernel.MIMECounters+`": {"total": {"events": []}}}}]},
+		{"cell_type":"code","kind":"latency","source":"max=2M","outputs":[
+			{"type":"result","text":"L1 1 ns","data":{"`+kernel.MIMEMeasurement+`": {"kind": "latency", "points": [{"bytes": 4096, "ns": 1.2}]}}}]},
+		{"cell_type":"code","kind":"sql","source":"SELECT nope","outputs":[{"type":"error","name":"SQLError","text":"line 1:8: column nope does not exist"}]}]}`), &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := ToNotebook(&d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nd.Save("demo.md", nb); err != nil {
+		t.Fatal(err)
+	}
+	back, err := nd.Open("demo.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := FromNotebook("demo.md", back)
+	if len(got.Cells) != len(d.Cells) {
+		t.Fatalf("%d cells came back, want %d", len(got.Cells), len(d.Cells))
+	}
+	for i, c := range got.Cells {
+		if c.CellType != d.Cells[i].CellType || strings.TrimSpace(c.Source) != strings.TrimSpace(d.Cells[i].Source) {
+			t.Errorf("cell %d: %s %q, want %s %q", i, c.CellType, c.Source, d.Cells[i].CellType, d.Cells[i].Source)
+		}
+	}
+	if got.Title != "Demo" {
+		t.Errorf("title %q", got.Title)
+	}
+	res := got.Cells[2].Outputs[1]
+	if !strings.Contains(res.Text, "one") || string(res.Data[kernel.MIMEResult]) != bundle {
+		t.Errorf("result output %+v", res)
+	}
+	want := nb.Cells[3].Outputs
+	if !reflect.DeepEqual(got.Cells[3].Outputs, want) || got.Cells[4].Outputs[0].Name != "SQLError" {
+		t.Errorf("outputs %+v", got.Cells[3:])
+	}
+	// Garbage is refused, not saved.
+	for _, bad := range []notebook.Output{
+		{Type: "weird"},
+		{Type: notebook.OutputResult, Data: map[string]json.RawMessage{"image/png": json.RawMessage(`"x"`)}},
+	} {
+		if _, err := ToNotebook(&Doc{Cells: []DocCell{{CellType: "code", Kind: "sql", Outputs: []notebook.Output{bad}}}}); err == nil {
+			t.Errorf("output %+v accepted", bad)
+		}
+	}
+}
+
+// TestWelcomeCarriesInstance checks the welcome's server_instance: the
+// same on every connection to one server, different on another.
+func TestWelcomeCarriesInstance(t *testing.T) {
+	instance := func(ts *testServer) string {
+		var w struct {
+			ServerInstance string `json:"server_instance"`
+		}
+		m := ts.dialRaw(t)
+		_ = m.DecodeContent(&w)
+		return w.ServerInstance
+	}
+	a, b := newTestServer(t, Config{}), newTestServer(t, Config{})
+	ia, ia2, ib := instance(a), instance(a), instance(b)
+	if ia == "" || ia != ia2 || ia == ib || ia != a.Instance() {
+		t.Fatalf("instances %q %q %q", ia, ia2, ib)
+	}
+}
