@@ -47,6 +47,7 @@ export class ServerKernel {
     this.connection = "connecting";
     this.status();
     ws.onopen = () => {
+      ws.opened = true;
       this.retry = 0;
       this.connection = "connected";
       this.status();
@@ -67,9 +68,12 @@ export class ServerKernel {
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
+      // Cells sent before the drop are lost if the server restarted.
+      if (ws.opened) this.inflight = [...this.cells.keys()];
       this.connection = "disconnected";
       this.status("reconnecting…");
       const delay = Math.min(10000, 250 * 2 ** this.retry++);
+      if (!ws.opened) this.checkToken();
       setTimeout(() => this.connect(), delay);
     };
   }
@@ -99,8 +103,18 @@ export class ServerKernel {
     const c = m.content || {};
     const parent = (m.parent_header && m.parent_header.msg_id) || "";
     if (type === "welcome") {
+      // The server replays from replay_from: what it sends now is new,
+      // even below our cursor (a restarted server counts from 1 again).
+      if (typeof c.replay_from === "number" && c.replay_from - 1 < this.since) {
+        this.since = c.replay_from - 1;
+        sessionStorage.setItem("cachebook.since." + this.session, String(this.since));
+      }
+      const restarted = this.instance && c.server_instance && c.server_instance !== this.instance;
+      this.instance = c.server_instance || this.instance;
+      if (restarted) this.lose(this.inflight || [], "lost: the server restarted");
+      this.inflight = null;
       this.state = c.execution_state || "idle";
-      this.status(c.missed ? "some output was lost while disconnected" : "");
+      this.status(restarted ? "the server restarted" : c.missed ? "some output was lost while disconnected" : "");
       return;
     }
     if (type === "status") {
@@ -158,6 +172,34 @@ export class ServerKernel {
         cell({ kind: "done", status: c.status, timings: c.timings, where: "server" });
         break;
     }
+  }
+
+  // lose ends the cells whose execute requests were sent as ids with an
+  // error saying why (the server that ran them is gone).
+  lose(ids, why) {
+    for (const id of ids) {
+      const cell = this.cells.get(id);
+      if (!cell) continue;
+      this.cells.delete(id);
+      cell({ kind: "error", ename: "Lost", evalue: why });
+      cell({ kind: "done", status: "error", where: "server" });
+    }
+  }
+
+  // checkToken asks the server, after a connection failed, whether it
+  // refuses this tab's token (a restart with a new token): then the tab
+  // says so, with how to get back in, and cells it had sent are lost.
+  async checkToken() {
+    try {
+      const r = await fetch("/api/status", { cache: "no-store" });
+      if (r.status !== 401) return;
+    } catch {
+      return; // the server is down: keep retrying
+    }
+    this.lose(this.inflight || [], "lost: the server restarted");
+    this.inflight = null;
+    this.connection = "token refused";
+    this.status("The server no longer accepts this tab's token: it was restarted with a new one. Open the URL that `cachebook serve` printed (it ends in ?token=…); Export .ipynb still saves your work from this tab.");
   }
 
   // execute sends a cell; onEvent receives its events until "done".
