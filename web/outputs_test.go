@@ -91,3 +91,25 @@ func TestWelcomeCarriesInstance(t *testing.T) {
 		t.Fatalf("instances %q %q %q", ia, ia2, ib)
 	}
 }
+
+// TestToNotebookRefusesUnwritableNames refuses an experiment name or an
+// attribute name that would not read back from the info string.
+func TestToNotebookRefusesUnwritableNames(t *testing.T) {
+	for _, dc := range []DocCell{
+		{CellType: "code", Kind: "experiment", Source: "zeroing {size=1G}\n"},
+		{CellType: "code", Kind: "sql", Source: "SELECT 1", Attrs: map[string]string{"a b": "1"}},
+		{CellType: "code", Kind: "sql", Source: "SELECT 1", Attrs: map[string]string{"x}": "1"}},
+	} {
+		if _, err := ToNotebook(&Doc{Cells: []DocCell{dc}}); err == nil {
+			t.Errorf("%+v accepted", dc)
+		}
+	}
+	nb, err := ToNotebook(&Doc{Cells: []DocCell{{CellType: "code", Kind: "experiment", Source: "false-sharing\nthreads=2", Attrs: map[string]string{"counters": "on"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := notebook.Parse(nb.Markdown())
+	if err != nil || back.Cells[0].Name != "false-sharing" || back.Cells[0].Attrs["counters"] != "on" {
+		t.Fatalf("round trip %+v, %v", back.Cells[0], err)
+	}
+}

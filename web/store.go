@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -117,6 +118,14 @@ func ToNotebook(d *Doc) (*notebook.Notebook, error) {
 			if kind == notebook.KindExperiment {
 				name, body, _ := strings.Cut(dc.Source, "\n")
 				c.Name, c.Source = strings.TrimSpace(name), body
+				if c.Name != "" && !wordRE.MatchString(c.Name) {
+					return nil, fmt.Errorf("%w: cell %d: experiment name %q is not a word", errBadRequest, i, c.Name)
+				}
+			}
+			for k := range dc.Attrs {
+				if !wordRE.MatchString(k) {
+					return nil, fmt.Errorf("%w: cell %d: attribute name %q is not a word", errBadRequest, i, k)
+				}
 			}
 		default:
 			return nil, fmt.Errorf("%w: cell %d has unknown cell_type %q", errBadRequest, i, dc.CellType)
@@ -134,6 +143,10 @@ func ToNotebook(d *Doc) (*notebook.Notebook, error) {
 	nb.AssignIDs()
 	return nb, nil
 }
+
+// wordRE is what experiment and attribute names may be, so that they
+// read back from an info string as they were written.
+var wordRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // checkOutputs validates the outputs the page sends for cell i, compacts
 // their JSON forms and gives a result table without a text form the text

@@ -46,6 +46,9 @@ func TestMeasurementCharts(t *testing.T) {
 		if title := text(t, ctx, cellEl(id)+" .chart.measurement .paneltitle"); !strings.Contains(title, tt.title) {
 			t.Errorf("%s chart title %q", tt.kind, title)
 		}
+		if note := text(t, ctx, cellEl(id)+" .chart.measurement"); strings.Contains(note, "NaN") || strings.Contains(note, "undefined") {
+			t.Errorf("%s chart prints a missing value: %q", tt.kind, note)
+		}
 		screenshot(t, ctx, tt.kind)
 	}
 }
