@@ -64,7 +64,6 @@
 package notebook
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -127,23 +126,50 @@ type Output struct {
 	Text string `json:"text,omitempty"`
 	// HTML is an optional text/html form.
 	HTML string `json:"html,omitempty"`
-	// Data holds the output's JSON forms by MIME type: the result tables
-	// of an SQL cell (application/vnd.cachebook.result+json), the
-	// measurement a chart is drawn from (...measurement+json), counters
-	// (...counters+json). Values are kept byte for byte.
-	Data map[string]json.RawMessage `json:"data,omitempty"`
+	// Data holds further forms by MIME type, as .ipynb keeps them (see
+	// ipynb.go): a string for text and images (image/svg+xml,
+	// base64 image/png), a JSON value for application/*json types (charts
+	// as application/vnd.vegalite.v5+json, cachebook's own result,
+	// measurement and counters JSON); for an error output, "traceback"
+	// holds its lines. The Markdown format writes each as its own block.
+	Data map[string]any `json:"data,omitempty"`
 }
 
 // isJSONMIME reports whether an output form of this MIME type is JSON:
-// application/json or any type with the +json suffix.
+// application/json, any type with the +json suffix, and the "traceback"
+// of an error.
 func isJSONMIME(mime string) bool {
-	if mime == "application/json" {
+	if mime == "application/json" || mime == tracebackKey {
 		return true
 	}
 	typ, sub, ok := strings.Cut(mime, "/")
-	return ok && typ != "" && strings.HasSuffix(sub, "+json") && len(sub) > len("+json") &&
-		!strings.ContainsAny(mime, " \t,{}\"`")
+	return ok && typ != "" && strings.HasSuffix(sub, "+json") && len(sub) > len("+json") && plainMIME(mime)
 }
+
+// isStringMIME reports whether an output form of this MIME type is kept
+// as a string: text (text/*, image/svg+xml) and base64 images.
+func isStringMIME(mime string) bool {
+	switch mime {
+	case "text/plain", "text/html":
+		return false // Output.Text and Output.HTML
+	case "image/svg+xml", "image/png", "image/jpeg", "image/gif":
+		return true
+	}
+	return strings.HasPrefix(mime, "text/") && len(mime) > len("text/") && plainMIME(mime)
+}
+
+// plainMIME reports whether mime can stand unquoted in an info string.
+func plainMIME(mime string) bool {
+	return !strings.ContainsAny(mime, " \t,{}\"`=\n\r")
+}
+
+// SavableForm reports whether the Markdown format keeps an Output.Data form
+// of this MIME type (a JSON type, text other than text/plain and text/html,
+// an SVG or base64 image, or an error's "traceback").
+func SavableForm(mime string) bool { return isJSONMIME(mime) || isStringMIME(mime) }
+
+// tracebackKey is the Data key of an error output's traceback lines.
+const tracebackKey = "traceback"
 
 // join adds o's single form to out when out has the same type and name and
 // lacks that form (a Markdown file writes each form of an output as its own
@@ -165,7 +191,7 @@ func (out *Output) join(o Output) bool {
 				return false
 			}
 			if out.Data == nil {
-				out.Data = map[string]json.RawMessage{}
+				out.Data = map[string]any{}
 			}
 			out.Data[k] = v
 		}

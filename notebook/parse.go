@@ -362,10 +362,15 @@ func outputFence(src []byte, b block) (Output, bool) {
 		}
 		out.HTML = content
 	case isJSONMIME(mime):
-		if !json.Valid([]byte(content)) {
+		dec := json.NewDecoder(strings.NewReader(content))
+		dec.UseNumber() // numbers keep their digits
+		var v any
+		if err := dec.Decode(&v); err != nil || dec.More() {
 			return Output{}, false
 		}
-		out.Data = map[string]json.RawMessage{mime: json.RawMessage(content)}
+		out.Data = map[string]any{mime: v}
+	case isStringMIME(mime):
+		out.Data = map[string]any{mime: content}
 	default:
 		return Output{}, false
 	}

@@ -73,34 +73,46 @@ func TestProseThatLooksLikeACell(t *testing.T) {
 }
 
 func TestOutputsRoundTrip(t *testing.T) {
-	result := json.RawMessage(`{"statements":[{"statement":"SELECT 1","columns":[{"name":"1","type":"INTEGER"}],"rows":[["1"]],"row_count":1,"truncated":false,"elapsed_ns":1200}]}`)
-	measurement := json.RawMessage("{\"kind\":\"latency\",\"points\":[{\"bytes\":4096,\"ns\":1.1}],\"note\":\"```\"}")
-	counters := json.RawMessage(`{"total":{"events":[{"name":"task-clock","value":1e6}]}}`)
+	result := jsonValue(t, `{"statements":[{"statement":"SELECT 1","columns":[{"name":"1","type":"INTEGER"}],"rows":[["1"]],"row_count":1,"truncated":false,"elapsed_ns":1200}]}`)
+	measurement := jsonValue(t, "{\"kind\":\"latency\",\"points\":[{\"bytes\":4096,\"ns\":1.1}],\"note\":\"```\"}")
+	counters := jsonValue(t, `{"total":{"events":[{"name":"task-clock","value":1e6}]}}`)
 	c := NewCell(KindSQL, "SELECT 1")
 	c.Outputs = []Output{
 		{Type: OutputStream, Name: "stderr", Text: "result truncated\n"},
-		{Type: OutputResult, Text: "1\n(1 row)", Data: map[string]json.RawMessage{"application/vnd.cachebook.result+json": result}},
-		{Type: OutputDisplay, Data: map[string]json.RawMessage{"application/vnd.cachebook.counters+json": counters}},
-		{Type: OutputDisplay, Data: map[string]json.RawMessage{"application/vnd.cachebook.counters+json": counters}},
+		{Type: OutputResult, Text: "1\n(1 row)", Data: map[string]any{"application/vnd.cachebook.result+json": result}},
+		{Type: OutputDisplay, Data: map[string]any{"application/vnd.cachebook.counters+json": counters}},
+		{Type: OutputDisplay, Data: map[string]any{"application/vnd.cachebook.counters+json": counters}},
 		{Type: OutputError, Name: "SQLError", Text: "line 1:8: no column x"},
 	}
 	m := NewCell(KindLatency, "max=2M")
-	m.Outputs = []Output{{Type: OutputResult, Text: "L1 1.1 ns", HTML: "<b>chart</b>", Data: map[string]json.RawMessage{
-		"application/vnd.cachebook.measurement+json": measurement, "application/json": json.RawMessage(`[1,2]`)}}}
+	m.Outputs = []Output{{Type: OutputResult, Text: "L1 1.1 ns", HTML: "<b>chart</b>", Data: map[string]any{
+		"application/vnd.cachebook.measurement+json": measurement, "application/json": jsonValue(t, `[1,2]`), "image/svg+xml": "<svg/>", "traceback": []any{"a", "b"}}}}
 	nb, back, out := roundTrip(t, []*Cell{c, NewCell(KindMarkdown, "between"), m})
 	if a, b := shape(nb), shape(back); !reflect.DeepEqual(a, b) {
 		t.Fatalf("outputs changed through\n%s\nwant %v\ngot  %v", out, a, b)
 	}
-	if !strings.Contains(out, "```output {mime=application/vnd.cachebook.result+json}\n"+string(result)+"\n```") {
+	if !strings.Contains(out, "```output {mime=application/vnd.cachebook.result+json}\n{\"statements\":[{\"columns\"") {
 		t.Errorf("result data not saved as its own block:\n%s", out)
 	}
 	// Invalid JSON or an unknown MIME type is not an output.
-	for _, bad := range []string{"```output {mime=application/json}\n{nope\n```\n", "```output {mime=image/png}\nxx\n```\n"} {
+	for _, bad := range []string{"```output {mime=application/json}\n{nope\n```\n", "```output {mime=application/octet-stream}\nxx\n```\n"} {
 		nb, _ := Parse([]byte("```sql\nx\n```\n" + bad))
 		if len(nb.Cells) != 2 || len(nb.Cells[0].Outputs) != 0 {
 			t.Errorf("%q: %d cells, outputs %v", bad, len(nb.Cells), nb.Cells[0].Outputs)
 		}
 	}
+}
+
+// jsonValue decodes s as Parse does (numbers keep their digits).
+func jsonValue(t *testing.T, s string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // FuzzRoundTrip parses any input, rebuilds the notebook from its cells as

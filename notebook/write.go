@@ -197,11 +197,31 @@ func (c *Cell) writeCanonical(buf *bytes.Buffer) {
 			block("text/html", o.HTML)
 		}
 		for _, mime := range slices.Sorted(maps.Keys(o.Data)) {
-			if isJSONMIME(mime) && json.Valid(o.Data[mime]) {
-				block(mime, string(o.Data[mime]))
+			if body, ok := dataBlock(mime, o.Data[mime]); ok {
+				block(mime, body)
 			}
 		}
 	}
+}
+
+// dataBlock returns the body of an output block holding v as its mime
+// form: compact JSON for a JSON type, the string itself for text and
+// images. Forms that the format cannot hold are left out.
+func dataBlock(mime string, v any) (string, bool) {
+	switch {
+	case isJSONMIME(mime):
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return "", false
+		}
+		return strings.TrimSuffix(buf.String(), "\n"), true
+	case isStringMIME(mime):
+		s, ok := v.(string)
+		return s, ok && s != ""
+	}
+	return "", false
 }
 
 // writeFence writes a fenced block long enough not to be closed by any line

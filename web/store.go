@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,9 +147,9 @@ func ToNotebook(d *Doc) (*notebook.Notebook, error) {
 // read back from an info string as they were written.
 var wordRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// checkOutputs validates the outputs the page sends for cell i, compacts
-// their JSON forms and gives a result table without a text form the text
-// the kernel would print, so that the saved Markdown reads well on its own.
+// checkOutputs validates the outputs the page sends for cell i and gives a
+// result table without a text form the text the kernel would print, so
+// that the saved Markdown reads well on its own.
 func checkOutputs(i int, outs []notebook.Output) ([]notebook.Output, error) {
 	if len(outs) > 1000 {
 		return nil, fmt.Errorf("%w: cell %d has %d outputs, more than 1000", errBadRequest, i, len(outs))
@@ -162,23 +161,14 @@ func checkOutputs(i int, outs []notebook.Output) ([]notebook.Output, error) {
 		default:
 			return nil, fmt.Errorf("%w: cell %d output %d has unknown type %q", errBadRequest, i, j, o.Type)
 		}
-		if len(o.Data) > 0 {
-			data := make(map[string]json.RawMessage, len(o.Data))
-			for mime, v := range o.Data {
-				if mime != "application/json" && !strings.HasSuffix(mime, "+json") {
-					return nil, fmt.Errorf("%w: cell %d output %d: %q is not a JSON MIME type", errBadRequest, i, j, mime)
-				}
-				var buf bytes.Buffer
-				if err := json.Compact(&buf, v); err != nil {
-					return nil, fmt.Errorf("%w: cell %d output %d %s: %v", errBadRequest, i, j, mime, err)
-				}
-				data[mime] = buf.Bytes()
+		for mime := range o.Data {
+			if !notebook.SavableForm(mime) {
+				return nil, fmt.Errorf("%w: cell %d output %d: a notebook cannot keep a %q form", errBadRequest, i, j, mime)
 			}
-			o.Data = data
 		}
-		if raw, ok := o.Data[kernel.MIMEResult]; ok && o.Text == "" {
+		if v, ok := o.Data[kernel.MIMEResult]; ok && o.Text == "" {
 			var b kernel.ResultBundle
-			if json.Unmarshal(raw, &b) == nil {
+			if raw, err := json.Marshal(v); err == nil && json.Unmarshal(raw, &b) == nil {
 				o.Text = strings.TrimSuffix(kernel.RenderText(&b), "\n")
 			}
 		}

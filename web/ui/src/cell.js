@@ -11,6 +11,7 @@ import { h, fmtNs, fmtCount } from "./util.js";
 import { setHTML } from "./sanitize.js";
 import { renderStatement, renderError, renderStream, renderCounters } from "./output.js";
 import { measurementChart, runsChart } from "./charts.js";
+import { cellKinds } from "./server-kernel.js";
 
 let nextId = 1;
 
@@ -20,9 +21,6 @@ const MIME = {
   measurement: "application/vnd.cachebook.measurement+json",
   counters: "application/vnd.cachebook.counters+json",
 };
-
-// KINDS are the code cell kinds of docs/protocol.md §3.2.
-const KINDS = ["sql", "latency", "bandwidth", "sweep", "experiment"];
 
 // The SQL dialect: DuckDB-like names the engine knows, for completion and
 // highlighting.
@@ -54,8 +52,12 @@ export class Cell {
       this.type === "code"
         ? h(
             "select.kind",
-            { title: "Cell kind: SQL, or a measurement that runs on the server", onchange: (ev) => this.setKind(ev.target.value) },
-            KINDS.map((k) => h("option", { value: k, selected: k === this.kind ? "" : null }, k)),
+            {
+              title: "Cell kind: SQL or a measurement (the kinds the kernel reports)",
+              onchange: (ev) => this.setKind(ev.target.value),
+              onfocus: (ev) => ev.target.replaceChildren(...this.kindOptions()),
+            },
+            this.kindOptions(),
           )
         : h("span.prompt", "md"),
       h("span.attrs", { title: "cell attributes" }),
@@ -132,6 +134,12 @@ export class Cell {
     this.attrsEl.textContent = Object.entries(this.attrs)
       .map(([k, v]) => `${k}=${v}`)
       .join(" ");
+  }
+
+  // kindOptions lists the kinds the kernel reported (kernel_info) and
+  // this cell's own.
+  kindOptions() {
+    return [...new Set([...cellKinds(), this.kind])].map((k) => h("option", { value: k, selected: k === this.kind ? "" : null }, k));
   }
 
   // setKind changes a code cell's kind (sql, latency, bandwidth, sweep,
@@ -257,7 +265,7 @@ export class Cell {
     this.timerEl.textContent = [live, last].filter(Boolean).join(" · ");
   }
 
-  setProgress(done, total) {
+  setProgress(done, total, unitName) {
     const bar = this.progressEl.querySelector(".bar");
     if (!total) {
       this.progressEl.classList.remove("on");
@@ -268,7 +276,7 @@ export class Cell {
     bar.style.width = `${Math.min(100, (100 * done) / total).toFixed(1)}%`;
     // What the kernel counts depends on the cell: rows of a query, the
     // working-set sizes of a latency curve, the points of a sweep.
-    const unit = { sql: "rows", latency: "sizes", sweep: "points", bandwidth: "runs" }[this.kind] || "steps";
+    const unit = unitName || { sql: "rows", latency: "sizes", sweep: "points", bandwidth: "runs" }[this.kind] || "steps";
     this.progressEl.title = `${fmtCount(done)} of ${fmtCount(total)} ${unit}`;
     this.progressEl.dataset.label = `${fmtCount(done)} / ${fmtCount(total)} ${unit}`;
   }
@@ -292,7 +300,7 @@ export class Cell {
         }
         break;
       case "progress":
-        this.setProgress(e.done, e.total);
+        this.setProgress(e.done, e.total, e.unit);
         break;
       case "stream":
         this.outEl.append(renderStream(e.name, e.text));
