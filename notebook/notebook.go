@@ -32,10 +32,12 @@
 // Saved outputs are fenced blocks with the info string "output" directly
 // after their cell (blank lines allowed between). Their attributes are
 // type (result, display, stream or error; default result), name (stream
-// name or error name) and mime: text/plain (the default), text/html, or a
+// name or error name) and mime: text/plain (the default), text/html, a
 // JSON type — application/json or any type ending in +json, such as the
-// result tables (application/vnd.cachebook.result+json) and the
-// measurement a chart is drawn from (application/vnd.cachebook.measurement+json).
+// result tables (application/vnd.cachebook.result+json), the measurement
+// a chart is drawn from (application/vnd.cachebook.measurement+json) or a
+// Vega-Lite chart — other text, image/svg+xml, a base64 image/png, or
+// "traceback" (an error's lines, as JSON).
 // A block of another form than text/plain joins the output just before it
 // when that has the same type and name and lacks that form:
 //
