@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -52,7 +53,7 @@ func (n *Notebook) Markdown() []byte {
 				buf.WriteString(markerLine)
 			}
 			if body != "" {
-				buf.WriteString(escapeProse(body + "\n"))
+				buf.WriteString(escapeProse(closeOpenBlock(body + "\n")))
 			}
 		case c.raw != "" && c.fingerprint() == c.fp:
 			separate(&buf, false)
@@ -116,6 +117,62 @@ func escapeProse(prose string) string {
 	}
 	b.Write(src[at:])
 	return b.String()
+}
+
+// closeOpenBlock returns prose (which ends in a line end) with the closing
+// line added that its last block lacks, when that block is a fenced block
+// or an HTML block (a comment, <pre>, <script>...) that runs to the end of
+// the input: left open, it would swallow the cells written after it. Prose
+// whose last block closes is returned as it is.
+func closeOpenBlock(prose string) string {
+	if closed(prose) {
+		return prose
+	}
+	src := []byte(prose)
+	doc := markdown().Parser().Parse(text.NewReader(src))
+	var end string
+	switch n := doc.LastChild().(type) {
+	case *ast.FencedCodeBlock:
+		line := strings.TrimLeft(string(src[lineStart(src, n.Pos()):lineEnd(src, n.Pos())]), " ")
+		fence := line[:len(line)-len(strings.TrimLeft(line, line[:1]))]
+		end = fence
+	case *ast.HTMLBlock:
+		switch n.HTMLBlockType {
+		case ast.HTMLBlockType1:
+			first := strings.ToLower(strings.TrimLeft(string(src[lineStart(src, n.Pos()):lineEnd(src, n.Pos())]), " "))
+			for _, tag := range []string{"script", "pre", "style", "textarea"} {
+				if strings.HasPrefix(first, "<"+tag) {
+					end = "</" + tag + ">"
+				}
+			}
+		case ast.HTMLBlockType2:
+			end = "-->"
+		case ast.HTMLBlockType3:
+			end = "?>"
+		case ast.HTMLBlockType4:
+			end = ">"
+		case ast.HTMLBlockType5:
+			end = "]]>"
+		}
+	}
+	if end == "" {
+		return prose
+	}
+	if out := prose + end + "\n"; closed(out) {
+		return out
+	}
+	return prose
+}
+
+// closed reports whether a code cell written after prose (escaped as the
+// writer escapes it) stays a cell.
+func closed(prose string) bool {
+	nb, err := Parse([]byte(escapeProse(prose) + "\n```sql\nprobe\n```\n"))
+	if err != nil || len(nb.Cells) == 0 {
+		return false
+	}
+	last := nb.Cells[len(nb.Cells)-1]
+	return last.Kind == KindSQL && last.Source == "probe"
 }
 
 // separate makes sure what follows starts on a new line, after a blank line
