@@ -57,8 +57,9 @@
 // stays), and <!-- cachebook: {"prose":true} --> makes the block right
 // after it prose even if it looks like a cell, an output or a metadata
 // comment. Writing a notebook adds them where needed; Parse leaves the
-// escapes out of a cell's Source. A prose cell that ends inside a fenced
-// block that never closes swallows what follows it, as in any Markdown.
+// escapes out of a cell's Source. Prose written by the writer that ends
+// inside a block that never closes (a fence, an HTML comment, <pre>) gets
+// the closing line, so that it cannot swallow the cells after it.
 //
 // The file is split with goldmark's AST: the byte ranges of top-level block
 // nodes decide where cells begin and end, and prose keeps its exact text.
