@@ -60,6 +60,12 @@ func TestFrameCap(t *testing.T) {
 				t.Errorf("error %q, result sent %v; want the result", ename, result)
 			}
 			t.Logf("%s: largest frame %d bytes", tt.name, c.largest.Load())
+			// The replay to a tab that reconnects is capped too.
+			r := ts.dial(t, c.welcome.Session, 0)
+			r.until(replyTo(ex, kernel.MsgExecuteReply))
+			if got := r.largest.Load(); got > capBytes {
+				t.Errorf("replay sent a %d-byte frame", got)
+			}
 		})
 	}
 }
