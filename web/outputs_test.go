@@ -2,6 +2,8 @@ package web
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -119,5 +121,30 @@ func TestToNotebookRefusesUnwritableNames(t *testing.T) {
 	back, err := notebook.Parse(nb.Markdown())
 	if err != nil || back.Cells[0].Name != "false-sharing" || back.Cells[0].Attrs["counters"] != "on" {
 		t.Fatalf("round trip %+v, %v", back.Cells[0], err)
+	}
+}
+
+// TestExportKeepsOutputs exports a notebook with outputs as .ipynb and as
+// Markdown: both carry them.
+func TestExportKeepsOutputs(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	doc := `{"title":"E","cells":[{"cell_type":"code","kind":"sql","source":"SELECT 1 AS one","outputs":[
+		{"type":"result","data":{"` + kernel.MIMEResult + `":{"statements":[{"statement":"SELECT 1 AS one","columns":[{"name":"one","type":"INTEGER"}],"rows":[["1"]],"row_count":1}]}}},
+		{"type":"error","name":"SQLError","text":"boom"}]}]}`
+	for _, tc := range []struct{ format, want1, want2 string }{
+		{"ipynb", `"execute_result"`, `"ename": "SQLError"`},
+		{"md", "mime=" + kernel.MIMEResult, "type=error"},
+	} {
+		req, _ := http.NewRequest("POST", ts.ts.URL+"/api/export?format="+tc.format, strings.NewReader(doc))
+		req.Header.Set("Authorization", "token secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), tc.want1) || !strings.Contains(string(body), tc.want2) {
+			t.Errorf("%s export (%d) lacks the outputs:\n%s", tc.format, resp.StatusCode, body)
+		}
 	}
 }
