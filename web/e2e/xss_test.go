@@ -58,13 +58,16 @@ func TestNoScriptFromNotebook(t *testing.T) {
 		}
 	}
 	pwned("after opening")
+	if n := get(t, ctx, "the saved HTML output", chromedp.Evaluate[int](`document.querySelectorAll(".notebook .htmlout img").length`)); n != 1 {
+		t.Errorf("the saved HTML output was not shown (sanitised): %d images", n)
+	}
 
 	// Edited prose is rendered in the page (marked), through the same
 	// sanitiser.
 	get(t, ctx, "edit a prose cell into script", chromedp.Evaluate[bool](`(() => {
 		const c = cachebookApp.nb.cells.find((c) => c.type === "markdown");
 		c.view.dispatch({changes: {from: 0, to: c.view.state.doc.length, insert:
-			"# edited\n\n<img src=y onerror=\"window.__pwned='edited'\">\n\n<script>window.__pwned='script'</script>\n\n<a href=\"javascript:window.__pwned='a'\">x</a>\n\n<iframe srcdoc=\"<script>parent.__pwned='iframe'</script>\"></iframe>\n"}});
+			"# edited\n\n<img src=y onerror=\"window.__pwned='edited'\">\n\n<script>window.__pwned='script'</script>\n\n<a href=\"javascript:window.__pwned='a'\">x</a>\n\n<iframe srcdoc=\"<script>parent.__pwned='iframe'</script>\"></iframe>\n\n[md link](javascript:window.__pwned='mdlink') ![img](javascript:window.__pwned='mdimg')\n"}});
 		c.renderProse();
 		return true;
 	})()`))

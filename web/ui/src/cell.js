@@ -15,6 +15,11 @@ import { cellKinds } from "./server-kernel.js";
 
 let nextId = 1;
 
+// Edited prose renders as the server renders it (goldmark's safe mode):
+// raw HTML is left out, so what an edit shows is what a reload shows. The
+// result still goes through the sanitiser.
+marked.use({ renderer: { html: () => "<!-- raw HTML omitted -->" } });
+
 // MIME are the data types of kernel outputs (docs/protocol.md §3).
 const MIME = {
   result: "application/vnd.cachebook.result+json",
