@@ -117,6 +117,11 @@ func Catalog() []Spec {
 		parallelMergeSpec(),
 		zeroingSpec(),
 		sumRewriteSpec(),
+		mlpSpec(),
+		strideSpec(),
+		assocSpec(),
+		c2cSpec(),
+		substringSpec(),
 	}
 }
 
