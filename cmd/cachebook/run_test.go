@@ -38,6 +38,11 @@ var cheap = map[string]map[string]string{
 	"experiment parallel-merge":  {"rows": "20000", "groups": "2000"},
 	"experiment zeroing":         {"size": "64KiB", "allocs": "2"},
 	"experiment sum-rewrite":     {"terms": "4", "reps": "1"},
+	"experiment mlp":             {"size": "2MiB", "chains": "1,4", "sample": "2ms", "reps": "1"},
+	"experiment stride":          {"size": "2MiB", "sample": "2ms", "reps": "1"},
+	"experiment associativity":   {"counts": "4,16", "sample": "2ms", "reps": "1"},
+	"experiment c2c":             {"duration": "5ms", "reps": "1"},
+	"experiment substring":       {"reps": "1"},
 }
 
 // TestLessonsRun runs every cell of every lesson on small data and fails
