@@ -249,3 +249,31 @@ func TestSubstringOnHits(t *testing.T) {
 		t.Errorf("data %+v", d)
 	}
 }
+
+// TestStrideAndSetsDirection asserts, as ratios within one run and with
+// wide margins, the directions lesson 7 states: scrambled reads of a
+// buffer beyond the caches cost more per line than an in-order stream, and
+// 64 lines 4096 bytes apart (one L1 set on x86, 4 sets of 128 KiB 8-way
+// L1s elsewhere: more lines than ways either way) cost more than the same
+// lines 4160 bytes apart.
+func TestStrideAndSetsDirection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures memory; skipped with -short")
+	}
+	r, err := runSpec(t, "stride", map[string]string{"size": "64MiB", "patterns": "64,random", "sample": "20ms", "reps": "3"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := r.Data.(*StrideData).Rows
+	if ratio := rows[1].NSPerLine / rows[0].NSPerLine; ratio < 1.5 {
+		t.Errorf("random %.2f ns/line, stride-64 %.2f: only %.2fx, want at least 1.5x", rows[1].NSPerLine, rows[0].NSPerLine, ratio)
+	}
+	r, err = runSpec(t, "associativity", map[string]string{"strides": "4096,4160", "counts": "64", "sample": "10ms", "reps": "3"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := r.Data.(*AssocData).NS[0]
+	if ratio := ns[0] / ns[1]; ratio < 1.5 {
+		t.Errorf("64 lines: %.2f ns/load at stride 4096, %.2f at 4160: only %.2fx, want at least 1.5x", ns[0], ns[1], ratio)
+	}
+}
