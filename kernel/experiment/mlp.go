@@ -155,7 +155,7 @@ func mlp(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		"loads in flight is Little's law: concurrency = latency x throughput, with the 1-chain time per load as the latency",
 		fmt.Sprintf("here: %.1f ns per load with one chain, %.2f ns with %d chains, about %.1f misses in flight at best", one, best.NSPerLoad, best.Chains, best.InFlight),
 		"the curve flattens where the core runs out of miss buffers (line-fill buffers / miss address buffers: roughly 10 to 24 outstanding L1 misses on current x86 cores), or earlier if page walks limit it",
-		"GB/s is the rate lines arrive (64 B per load); compare it with the one-thread read bandwidth of the bandwidth cell: a streaming read keeps that many lines in flight with the prefetchers' help",
+		"GB/s is the rate lines arrive (64 B per load); compare it with a one-thread streaming read (the stride experiment, or the bandwidth cell on an idle machine): with the prefetchers' help a stream usually gets more",
 	)
 	if !advised {
 		r.Notes = append(r.Notes, "4 KiB pages: with a buffer this size nearly every load also misses the TLB, and page walks can cap the overlap before the miss buffers do")
