@@ -149,8 +149,12 @@ func TestLessonsExportImportCommands(t *testing.T) {
 	if err := cmdLessons(context.Background(), nil, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(stdout.String(), "\n"); n != 7 {
-		t.Errorf("lessons printed %d lines, want 7:\n%s", n, stdout.String())
+	list, err := lessons.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != len(list)+1 {
+		t.Errorf("lessons printed %d lines, want a header and %d lessons:\n%s", n, len(list), stdout.String())
 	}
 	dir := t.TempDir()
 	ipynb := filepath.Join(dir, "radix.ipynb")
