@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"cachebook/engine/units"
 )
 
 // AssocData is the typed result of the associativity experiment.
@@ -47,7 +49,7 @@ func assoc(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	seed := p.Int("seed", 0, 1<<62)
 	var strides []int64
 	for f := range splitList(p.String("strides")) {
-		n, err := parseBytes(f)
+		n, err := units.ParseBytes(f)
 		if err != nil || n < 64 || n%64 != 0 || n > 1<<20 {
 			p.fail(fmt.Errorf("strides must list multiples of 64 bytes up to 1MiB, got %q", f))
 			break
@@ -71,7 +73,7 @@ func assoc(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	}
 	span := int64(slices.Max(counts)) * slices.Max(strides)
 	if span > 64<<20 {
-		return fmt.Errorf("the largest count times the largest stride is %s; the limit is 64MiB", formatBytes(span))
+		return fmt.Errorf("the largest count times the largest stride is %s; the limit is 64MiB", units.FormatBytes(span))
 	}
 	raw, advised, release, err := pageBuffer(int(span), huge)
 	if err != nil {

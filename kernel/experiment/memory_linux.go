@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"cachebook/engine/units"
 )
 
 const hugePage = 2 << 20
@@ -21,7 +23,7 @@ func pageBuffer(size int, huge bool) (buf []byte, advised bool, release func() e
 	full := size + hugePage
 	m, err := unix.Mmap(-1, 0, full, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
-		return nil, false, nil, fmt.Errorf("mmap %s: %w", formatBytes(int64(size)), err)
+		return nil, false, nil, fmt.Errorf("mmap %s: %w", units.FormatBytes(int64(size)), err)
 	}
 	off := 0
 	if r := uintptr(unsafe.Pointer(&m[0])) % hugePage; r != 0 {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"cachebook/engine/units"
 )
 
 // MLPData is the typed result of the mlp experiment.
@@ -141,7 +143,7 @@ func mlp(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		pages = "2 MiB pages requested"
 	}
 	t := Table{
-		Title:   fmt.Sprintf("%s buffer (%d lines on one random cycle, %s), median of %d samples of %s", formatBytes(size), lines, pages, reps, sample),
+		Title:   fmt.Sprintf("%s buffer (%d lines on one random cycle, %s), median of %d samples of %s", units.FormatBytes(size), lines, pages, reps, sample),
 		Columns: []string{"chains", "ns/load", "vs 1 chain", "loads in flight", "GB/s"},
 	}
 	for _, row := range data.Rows {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"cachebook/engine/units"
 )
 
 // StrideData is the typed result of the stride experiment.
@@ -77,7 +79,7 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		case "random":
 			rows = append(rows, StrideRow{Pattern: "random", Accesses: size / 64})
 		default:
-			n, err := parseBytes(f)
+			n, err := units.ParseBytes(f)
 			if err != nil || n < 64 || n%64 != 0 || n > size {
 				return fmt.Errorf("patterns: %q is not sequential, random or a stride in bytes (a multiple of 64 up to the size)", f)
 			}
@@ -153,7 +155,7 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		pages = "2 MiB pages requested"
 	}
 	t := Table{
-		Title:   fmt.Sprintf("%s buffer, %s, every line read once per pass, median of %d samples of %s", formatBytes(size), pages, reps, sample),
+		Title:   fmt.Sprintf("%s buffer, %s, every line read once per pass, median of %d samples of %s", units.FormatBytes(size), pages, reps, sample),
 		Columns: []string{"pattern", "accesses/pass", "ns/access", "ns/line", "GB/s", "vs sequential"},
 	}
 	for _, row := range rows {

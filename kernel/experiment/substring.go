@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cachebook/engine"
+	"cachebook/engine/units"
 	"cachebook/engine/vec"
 )
 
@@ -171,7 +172,7 @@ func substring(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	r.Data = data
 	t := Table{
 		Title: fmt.Sprintf("%d URLs (%s) searched for %q: %d match; thread CPU time, best of %d", data.Rows,
-			formatBytes(data.Bytes), pat, data.Matches, reps),
+			units.HumanBytes(data.Bytes), pat, data.Matches, reps),
 		Columns: []string{"method", "time", "ns/byte", "GB/s", "candidates", "vs byte-at-a-time"},
 	}
 	for _, row := range rows {
