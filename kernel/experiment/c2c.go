@@ -228,7 +228,7 @@ func c2c(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		"each thread spins until the shared counter holds the value the other thread wrote, then writes the next one: every hand-over moves the line from one core's cache to the other's, through the coherence protocol",
 		fmt.Sprintf("ns/hand-over is the fastest window of %d hand-overs (a window in which both threads were running); median window is the typical one, which on a busy machine includes time one thread waited for a CPU. A CPU share well below 100%% means the threads often did not run at once", windowHandovers),
 		"a round trip is two hand-overs; false sharing (experiment false-sharing) pays about one hand-over per contended write",
-		"relation comes from /sys/devices/system/cpu/cpuN/topology: SMT siblings share one core's L1 and L2; on a VM these are virtual CPUs and say little about the physical cores behind them",
+		"relation comes from /sys/devices/system/cpu/cpuN/topology and cache/: SMT siblings share one core's L1 and L2, same L3 means the two cores share a last-level cache; on a VM these are virtual CPUs and say little about the physical cores behind them",
 	)
 	if !data.Pinned {
 		r.Notes = append(r.Notes, "not pinned ("+data.PinError+"): the operating system chose the CPUs, so the pair is not named")

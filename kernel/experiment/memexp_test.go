@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -276,4 +277,44 @@ func TestStrideAndSetsDirection(t *testing.T) {
 	if ratio := ns[0] / ns[1]; ratio < 1.5 {
 		t.Errorf("64 lines: %.2f ns/load at stride 4096, %.2f at 4160: only %.2fx, want at least 1.5x", ns[0], ns[1], ratio)
 	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // fmt of the slice, or "error"
+	}{
+		{"0", "[0]"}, {"0-3", "[0 1 2 3]"}, {"0-1,4,6-7\n", "[0 1 4 6 7]"}, {"5-5", "[5]"},
+		{"", "error"}, {"3-1", "error"}, {"a", "error"}, {"1,,2", "error"}, {"-1", "error"}, {"0-70000", "error"},
+	}
+	for _, tt := range tests {
+		got, err := parseCPUList(tt.in)
+		s := fmt.Sprint(got)
+		if err != nil {
+			s = "error"
+		}
+		if s != tt.want {
+			t.Errorf("parseCPUList(%q) = %s (%v), want %s", tt.in, s, err, tt.want)
+		}
+	}
+}
+
+func FuzzParseCPUList(f *testing.F) {
+	for _, s := range []string{"0-3,8", "1", "2-1", "0-65535", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cpus, err := parseCPUList(s)
+		if err != nil {
+			return
+		}
+		if len(cpus) == 0 {
+			t.Fatalf("parseCPUList(%q) = no CPUs and no error", s)
+		}
+		for _, c := range cpus {
+			if c < 0 || c > 65535 {
+				t.Fatalf("parseCPUList(%q) gave CPU %d", s, c)
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -35,4 +36,28 @@ func (s runStats) cost() time.Duration {
 		return c
 	}
 	return s.Wall
+}
+
+// parseCPUList parses a Linux CPU list such as "0-3,8,10-11" (the format
+// of sysfs shared_cpu_list) into CPU numbers in order. Numbers above 65535
+// and ranges that run backwards are errors.
+func parseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for f := range strings.SplitSeq(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(f, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 || a > 65535 {
+			return nil, fmt.Errorf("bad CPU list %q", s)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b > 65535 {
+				return nil, fmt.Errorf("bad CPU list %q", s)
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
 }

@@ -5,6 +5,7 @@ package experiment
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -73,18 +74,18 @@ func pinThread(cpu int) (restore func(), err error) {
 }
 
 // cpuRelation describes how two CPUs share hardware, from the topology
-// Linux publishes in sysfs: "SMT siblings" (one core), "same package" or
-// "other package". It returns "" where sysfs does not say.
+// Linux publishes in sysfs: "SMT siblings" (one core), "same L3", "same
+// package" or "other package". It returns "" where sysfs does not say.
 func cpuRelation(a, b int) string {
 	read := func(cpu int, name string) string {
-		s, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/%s", cpu, name))
+		s, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/%s", cpu, name))
 		if err != nil {
 			return ""
 		}
 		return strings.TrimSpace(string(s))
 	}
-	pa, pb := read(a, "physical_package_id"), read(b, "physical_package_id")
-	ca, cb := read(a, "core_id"), read(b, "core_id")
+	pa, pb := read(a, "topology/physical_package_id"), read(b, "topology/physical_package_id")
+	ca, cb := read(a, "topology/core_id"), read(b, "topology/core_id")
 	switch {
 	case pa == "" || pb == "":
 		return ""
@@ -92,6 +93,15 @@ func cpuRelation(a, b int) string {
 		return "other package"
 	case ca != "" && ca == cb:
 		return "SMT siblings"
+	}
+	for i := range 8 {
+		idx := fmt.Sprintf("cache/index%d/", i)
+		if read(a, idx+"level") != "3" {
+			continue
+		}
+		if cpus, err := parseCPUList(read(a, idx+"shared_cpu_list")); err == nil && slices.Contains(cpus, b) {
+			return "same L3"
+		}
 	}
 	return "same package"
 }
