@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"cachebook/engine/units"
 )
 
 // boolParam parses a true/false parameter, recording an error in p.
@@ -60,4 +62,43 @@ func parseCPUList(s string) ([]int, error) {
 		}
 	}
 	return cpus, nil
+}
+
+// Memory estimates of the new experiments, for the per-cell memory cap:
+// each reads its parameters with the same getters and bounds as its run.
+
+// mlpMemory is the chased buffer, the permutation built over its lines
+// (4 bytes per 64-byte line) and the 2 MiB alignment slack.
+func mlpMemory(p *params) int64 {
+	size := p.Bytes("size", 1<<20, 1<<30)
+	return size + size/16 + 4<<20
+}
+
+// strideMemory is the buffer (rounded down to a power of two) and the 2 MiB
+// alignment slack.
+func strideMemory(p *params) int64 {
+	return p.Bytes("size", 1<<20, 1<<30) + 4<<20
+}
+
+// assocMemory is the span of the largest count at the largest stride.
+func assocMemory(p *params) int64 {
+	var maxStride, maxCount int64
+	for f := range splitList(p.String("strides")) {
+		if n, err := units.ParseBytes(f); err == nil && n <= 1<<20 {
+			maxStride = max(maxStride, n)
+		}
+	}
+	for f := range splitList(p.String("counts")) {
+		if n, err := strconv.Atoi(f); err == nil && n <= 256 {
+			maxCount = max(maxCount, int64(n))
+		}
+	}
+	return maxCount*maxStride + 4<<20
+}
+
+// substringMemory is the URL column held in memory: about 128 bytes per
+// URL (ClickBench's average URL is well under that) plus its offsets, and
+// as much again for the engine's reading of it.
+func substringMemory(p *params) int64 {
+	return int64(p.Int("limit", 1, 100_000_000)) * 2 * (128 + 4)
 }
