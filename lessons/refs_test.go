@@ -134,6 +134,7 @@ var quick = map[string]map[string]string{
 	"associativity":   {"counts": "4,8", "sample": "1ms", "reps": "1"},
 	"c2c":             {"duration": "2ms", "reps": "1"},
 	"substring":       {"reps": "1"},
+	"page-reuse":      {"size": "1MiB", "rounds": "2"},
 }
 
 // cellColumns returns the output column names of a code cell, by running

@@ -43,6 +43,7 @@ var cheap = map[string]map[string]string{
 	"experiment associativity":   {"counts": "4,16", "sample": "2ms", "reps": "1"},
 	"experiment c2c":             {"duration": "5ms", "reps": "1"},
 	"experiment substring":       {"reps": "1"},
+	"experiment page-reuse":      {"size": "1MiB", "rounds": "2"},
 }
 
 // TestLessonsRun runs every cell of every lesson on small data and fails

@@ -122,6 +122,7 @@ func Catalog() []Spec {
 		assocSpec(),
 		c2cSpec(),
 		substringSpec(),
+		pageReuseSpec(),
 	}
 }
 

@@ -131,6 +131,7 @@ func TestMemoryExperimentsRun(t *testing.T) {
 		{"stride", map[string]string{"size": "2MiB", "sample": "2ms", "reps": "1", "patterns": "sequential,64,128,4096,random"}, 5},
 		{"associativity", map[string]string{"strides": "4096,4160", "counts": "4,16", "sample": "2ms", "reps": "1"}, 2},
 		{"c2c", map[string]string{"duration": "5ms", "reps": "1"}, 1},
+		{"page-reuse", map[string]string{"size": "1MiB", "rounds": "2"}, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,6 +188,8 @@ func TestMemoryExperimentParams(t *testing.T) {
 		{"c2c", map[string]string{"pairs": "3-3"}, `"3-3" is not two different CPU numbers`},
 		{"c2c", map[string]string{"pairs": "0-99999"}, `"0-99999" is not two different CPU numbers`},
 		{"c2c", map[string]string{"duration": "1h"}, "duration must be between"},
+		{"page-reuse", map[string]string{"variants": "madvise"}, `variants must be among keep, free, dontneed, remap, got "madvise"`},
+		{"page-reuse", map[string]string{"rounds": "0"}, "rounds must be between 1 and 1000"},
 		{"substring", map[string]string{"pattern": "a%b"}, "pattern must be 1 to 64 bytes"},
 		{"substring", map[string]string{"pattern": ""}, "pattern must be 1 to 64 bytes"},
 		{"substring", map[string]string{"data": t.TempDir()}, "hits.parquet"},
@@ -317,4 +320,34 @@ func FuzzParseCPUList(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPageReuseFaults checks the counts the lesson explains, which are
+// exact rather than timed: pages dropped with MADV_DONTNEED or a fresh
+// mapping fault once each on the next write; kept pages do not.
+func TestPageReuseFaults(t *testing.T) {
+	if ok, why := releaseSupported(); !ok {
+		t.Skip(why)
+	}
+	r, err := runSpec(t, "page-reuse", map[string]string{"size": "4MiB", "rounds": "3"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Data.(*PageReuseData)
+	pages := float64(d.Bytes / 4096)
+	if threadFaults() == 0 && d.Rows[2].FaultsPerRound == 0 {
+		t.Skip("this OS does not count page faults per thread")
+	}
+	for _, row := range d.Rows {
+		switch row.Variant {
+		case "keep", "free":
+			if row.FaultsPerRound > pages/50 {
+				t.Errorf("%s: %.0f faults per round for %.0f kept pages", row.Variant, row.FaultsPerRound, pages)
+			}
+		case "dontneed", "remap":
+			if row.FaultsPerRound < pages || row.FaultsPerRound > pages*1.05 {
+				t.Errorf("%s: %.0f faults per round, want one per page (%.0f)", row.Variant, row.FaultsPerRound, pages)
+			}
+		}
+	}
 }
