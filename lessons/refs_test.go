@@ -154,10 +154,16 @@ func cellColumns(t *testing.T, c *notebook.Cell) ([]string, error) {
 		for k, v := range quick[c.Name] {
 			params[k] = v
 		}
-		if slices.ContainsFunc(spec.Params, func(p experiment.Param) bool { return p.Name == "data" }) {
-			params["data"] = gentest.HitsDir(t)
+		opts := experiment.Options{}
+		if spec.RunData != nil {
+			dir := gentest.HitsDir(t)
+			db, err := engine.Open(engine.Options{DataDir: dir})
+			if err != nil {
+				return nil, err
+			}
+			opts.DB, opts.DataDir = db, dir
 		}
-		res, err := spec.Run(context.Background(), params, nil)
+		res, err := experiment.Run(context.Background(), spec, params, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -39,6 +39,7 @@ func assocSpec() Spec {
 			return assoc(ctx, p, r, hooks)
 		})
 	}
+	s.Memory = assocMemory
 	return s
 }
 

@@ -3,14 +3,17 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"cachebook/engine"
 	"cachebook/engine/gen"
 	"cachebook/engine/vec"
+	"cachebook/kernel/param"
 )
 
 // TestBuildCycleIsOneCycle checks that the chase visits every line exactly
@@ -192,7 +195,7 @@ func TestMemoryExperimentParams(t *testing.T) {
 		{"page-reuse", map[string]string{"rounds": "0"}, "rounds must be between 1 and 1000"},
 		{"substring", map[string]string{"pattern": "a%b"}, "pattern must be 1 to 64 bytes"},
 		{"substring", map[string]string{"pattern": ""}, "pattern must be 1 to 64 bytes"},
-		{"substring", map[string]string{"data": t.TempDir()}, "hits.parquet"},
+		{"substring", map[string]string{"data": t.TempDir()}, "unknown parameter data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.exp+"/"+tt.want, func(t *testing.T) {
@@ -243,7 +246,12 @@ func TestSubstringOnHits(t *testing.T) {
 	if err := gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"), gen.Options{Rows: 5000, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := runSpec(t, "substring", map[string]string{"data": dir, "reps": "1", "pattern": "o"}, nil)
+	db, err := engine.Open(engine.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Lookup("substring")
+	r, err := Run(context.Background(), s, map[string]string{"reps": "1", "pattern": "o"}, Options{DB: db, DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,6 +355,40 @@ func TestPageReuseFaults(t *testing.T) {
 		case "dontneed", "remap":
 			if row.FaultsPerRound < pages || row.FaultsPerRound > pages*1.05 {
 				t.Errorf("%s: %.0f faults per round, want one per page (%.0f)", row.Variant, row.FaultsPerRound, pages)
+			}
+		}
+	}
+}
+
+// TestMemoryEstimatesRefuse checks that the per-cell memory cap refuses a
+// run of each new experiment before it allocates, and lets a small one by.
+func TestMemoryEstimatesRefuse(t *testing.T) {
+	tests := []struct {
+		exp   string
+		big   map[string]string
+		small map[string]string
+	}{
+		{"mlp", map[string]string{"size": "1GiB"}, map[string]string{"size": "1MiB", "chains": "1", "sample": "1ms", "reps": "1"}},
+		{"stride", map[string]string{"size": "1GiB"}, map[string]string{"size": "1MiB", "patterns": "64", "sample": "1ms", "reps": "1"}},
+		{"associativity", map[string]string{"strides": "1MiB", "counts": "64"}, map[string]string{"strides": "4096", "counts": "4", "sample": "1ms", "reps": "1"}},
+		{"page-reuse", map[string]string{"size": "1GiB"}, map[string]string{"size": "1MiB", "rounds": "1"}},
+		{"substring", map[string]string{"limit": "100000000"}, nil},
+	}
+	db, err := engine.Open(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 64 << 20
+	for _, tt := range tests {
+		s, _ := Lookup(tt.exp)
+		err := s.Check(tt.big, Options{MemoryLimit: limit, DB: db})
+		var me *param.MemoryError
+		if !errors.As(err, &me) {
+			t.Errorf("%s %v under a 64 MiB cap: %v, want a memory error", tt.exp, tt.big, err)
+		}
+		if tt.small != nil {
+			if _, err := Run(context.Background(), s, tt.small, Options{MemoryLimit: limit, DB: db}); err != nil {
+				t.Errorf("%s %v under a 64 MiB cap: %v", tt.exp, tt.small, err)
 			}
 		}
 	}

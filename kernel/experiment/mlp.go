@@ -57,6 +57,7 @@ func mlpSpec() Spec {
 			return mlp(ctx, p, r, hooks)
 		})
 	}
+	s.Memory = mlpMemory
 	return s
 }
 

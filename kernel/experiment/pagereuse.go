@@ -50,6 +50,7 @@ func pageReuseSpec() Spec {
 			return pageReuse(ctx, p, r, hooks)
 		})
 	}
+	s.Memory = pageReuseMemory
 	return s
 }
 

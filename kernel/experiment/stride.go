@@ -59,6 +59,7 @@ func strideSpec() Spec {
 			return stride(ctx, p, r, hooks)
 		})
 	}
+	s.Memory = strideMemory
 	return s
 }
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +16,6 @@ import (
 
 // SubstringData is the typed result of the substring experiment.
 type SubstringData struct {
-	DataDir string `json:"data_dir"`
 	Pattern string `json:"pattern"`
 	Rows    int    `json:"rows"`  // URLs searched
 	Bytes   int64  `json:"bytes"` // their total length
@@ -55,28 +52,27 @@ func substringSpec() Spec {
 		Summary: "LIKE '%google%' over the URL column: a byte-at-a-time search against filters on the first " +
 			"one or two bytes and Go's assembly bytes.Index (ClickHouse's two-character SIMD filter, Q20)",
 		Params: []Param{
-			{"data", "data", "data directory holding hits.parquet (the kernel passes its own)"},
 			{"pattern", "google", "the substring to look for (1..64 bytes), as in ClickBench Q20's LIKE '%google%'"},
 			{"limit", "2000000", "URLs to read at most (1..100000000); the column is held in memory while searched"},
 			{"reps", "3", "timed runs per method, alternating (1..50); the best is reported"},
 		},
 	}
-	s.Run = func(ctx context.Context, raw map[string]string, hooks *Hooks) (*Result, error) {
+	s.Tables = []string{"hits"}
+	s.RunData = func(ctx context.Context, raw map[string]string, hooks *Hooks, db *engine.DB) (*Result, error) {
 		return run(ctx, s, raw, func(ctx context.Context, p *params, r *Result) error {
-			return substring(ctx, p, r, hooks)
+			return substring(ctx, p, r, hooks, db)
 		})
 	}
+	s.Memory = substringMemory
 	return s
 }
 
-func substring(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
-	dir := p.String("data")
+// substring reads the URL column through a fresh session of db (the data
+// directory's engine), so nothing it sets leaks into the user's session.
+func substring(ctx context.Context, p *params, r *Result, hooks *Hooks, db *engine.DB) error {
 	pat := p.String("pattern")
 	limit := p.Int("limit", 1, 100_000_000)
 	reps := p.Int("reps", 1, 50)
-	if dir == "" {
-		p.fail(errors.New("data must name a directory"))
-	}
 	if len(pat) == 0 || len(pat) > 64 || strings.ContainsAny(pat, "%_'") {
 		p.fail(fmt.Errorf("pattern must be 1 to 64 bytes without %%, _ or ', got %q", pat))
 	}
@@ -86,13 +82,8 @@ func substring(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	file := filepath.Join(dir, "hits.parquet")
-	if _, err := os.Stat(file); err != nil {
-		return fmt.Errorf("need %s (make one with: cachebook gen --out %s): %w", file, dir, err)
-	}
-	db, err := engine.Open(engine.Options{DataDir: dir})
-	if err != nil {
-		return fmt.Errorf("open %s: %w", dir, err)
+	if db == nil {
+		return errors.New("no data directory: the experiment reads the hits table")
 	}
 	sess := db.NewSession()
 	exec := func(sql string) (*engine.Result, error) {
@@ -114,10 +105,10 @@ func substring(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	}
 	urls := res.Vecs[0]
 	needle := []byte(pat)
-	data := &SubstringData{DataDir: dir, Pattern: pat, Rows: urls.Len, Reps: reps,
+	data := &SubstringData{Pattern: pat, Rows: urls.Len, Reps: reps,
 		Bytes: int64(urls.Offsets[urls.Len] - urls.Offsets[0])}
 	if data.Bytes == 0 {
-		return fmt.Errorf("the URL column of %s is empty", file)
+		return errors.New("the URL column of hits is empty")
 	}
 	rows := make([]SubstringRow, len(substringMethods))
 	for i, m := range substringMethods {
