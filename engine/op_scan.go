@@ -222,6 +222,34 @@ func (s *scanOp) nextOf(x *execCtx, w int, c *scanCursor) (*vec.Batch, error) {
 	}
 }
 
+// drain returns the next morsel left in the row group worker from holds,
+// without claiming another row group; nil when none is left. The hash
+// aggregate's estimate reads on worker 0, and its parallel workers finish
+// that row group through drain. Callers serialise their calls.
+func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
+	s.mu.Lock()
+	c, ws := s.cursors[from], s.workers[from]
+	s.mu.Unlock()
+	if c == nil || !c.valid || c.streams != nil {
+		return nil, nil
+	}
+	for c.pos < c.rows {
+		t0 := time.Now()
+		b, err := s.morsel(x, c)
+		s.mu.Lock()
+		ws.Time += time.Since(t0)
+		if b != nil {
+			ws.Rows += int64(b.Len)
+		}
+		s.mu.Unlock()
+		if err != nil || b.Len > 0 {
+			return b, err
+		}
+	}
+	s.drop(x, c)
+	return nil, nil
+}
+
 // morsel returns the cursor's next morsel.
 func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	t0 := time.Now()
