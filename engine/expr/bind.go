@@ -410,6 +410,8 @@ func commonType(a, b vec.Type) (vec.Type, bool) {
 		return vec.Int64, true
 	case (a == vec.Date && b == vec.Timestamp) || (a == vec.Timestamp && b == vec.Date):
 		return vec.Timestamp, true
+	case isTemporal(a) && isTemporal(b): // one is TIMESTAMP_NS
+		return vec.TimestampNS, true
 	}
 	return 0, false
 }
@@ -954,6 +956,9 @@ func bindDatePart(name, part string, x Expr, at, xpos sql.Pos) (Expr, error) {
 		if x, err = coerce(x, vec.Timestamp, xpos); err != nil {
 			return nil, err
 		}
+	}
+	if x.Type() == vec.TimestampNS {
+		x = &cast{x: x, to: vec.Timestamp, pos: xpos}
 	}
 	if t := x.Type(); t != vec.Date && t != vec.Timestamp {
 		return nil, errAt(xpos, "%s expects a DATE or TIMESTAMP, got %s", name, t)

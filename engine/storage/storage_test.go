@@ -139,7 +139,7 @@ func want(col string, i int) any {
 	case "TsMicro":
 		return r.TsMicro.UTC()
 	case "TsNano":
-		return r.TsMicro.UTC() // nanoseconds truncate to microseconds
+		return r.TsNano.UTC() // TIMESTAMP_NS keeps its nanoseconds
 	case "OptI32":
 		if r.OptI32 == nil {
 			return nil
@@ -171,7 +171,7 @@ var wantTypes = map[string]vec.Type{
 	"U8": vec.Int16, "U16": vec.Int32, "U32": vec.Int64, "U64": vec.UInt64, "F32": vec.Float64,
 	"F64": vec.Float64, "Bytes": vec.String, "Str": vec.String, "DictStr": vec.String,
 	"DictI64": vec.Int64, "Date": vec.Date, "TsMilli": vec.Timestamp, "TsMicro": vec.Timestamp,
-	"TsNano": vec.Timestamp, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,
+	"TsNano": vec.TimestampNS, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,
 	"OptF64": vec.Float64, "EventDate": vec.Date,
 }
 
@@ -559,14 +559,9 @@ func TestUnsupportedTypes(t *testing.T) {
 	type rep struct {
 		L []int32 `parquet:"L"`
 	}
-	type dec struct {
-		ID int64 `parquet:"ID"`
-		D  int64 `parquet:"D,decimal(2:10)"`
-	}
 	// An unsupported leaf type fails only the queries that read it.
 	for name, write := range map[string]func(*bytes.Buffer) error{
 		"Arr": func(b *bytes.Buffer) error { return parquet.Write(b, []fixed{{ID: 1}}) },
-		"D":   func(b *bytes.Buffer) error { return parquet.Write(b, []dec{{ID: 1, D: 5}}) },
 	} {
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
@@ -822,5 +817,50 @@ func TestOptionalBool(t *testing.T) {
 	}
 	if i != len(want) {
 		t.Fatalf("%d rows, want %d", i, len(want))
+	}
+}
+
+// TestDecimal reads DECIMAL columns stored as INT32, INT64 and
+// FIXED_LEN_BYTE_ARRAY as DOUBLE, negative values and NULLs included.
+func TestDecimal(t *testing.T) {
+	type row struct {
+		D32 int32    `parquet:"D32,decimal(2:9)"`
+		D64 *int64   `parquet:"D64,decimal(3:18),optional"`
+		D16 [13]byte `parquet:"D16,decimal(1:30)"`
+	}
+	be := func(x int64) (b [13]byte) {
+		for i := 12; i >= 0; i-- {
+			b[i] = byte(x)
+			x >>= 8
+		}
+		return b
+	}
+	p := func(x int64) *int64 { return &x }
+	rows := []row{{12345, p(-1500), be(-25)}, {-5, nil, be(1)}, {0, p(7), be(123456789)}}
+	want := [][]any{{123.45, -1.5, -2.5}, {-0.05, nil, 0.1}, {0.0, 0.007, 12345678.9}}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	c := memCatalog(t, "dec", buf.Bytes(), 1<<20)
+	tb, err := c.Table("dec", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range tb.Columns {
+		if col.Type != vec.Float64 || col.Err != nil {
+			t.Fatalf("column %s: %v %v, want DOUBLE", col.Name, col.Type, col.Err)
+		}
+	}
+	bs, err := c.Load(context.Background(), tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, w := range want {
+		for j, x := range w {
+			if got := bs[0].Vecs[j].Value(r); got != x {
+				t.Errorf("row %d column %d: %v, want %v", r, j, got, x)
+			}
+		}
 	}
 }
