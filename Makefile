@@ -82,7 +82,8 @@ screenshots: build chromium
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./engine/sql
-	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./notebook
+	$(GO) test -run XXX -fuzz 'FuzzParse$$' -fuzztime 30s ./notebook
+	$(GO) test -run XXX -fuzz FuzzRoundTrip -fuzztime 30s ./notebook
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 30s ./kernel
 	$(GO) test -run XXX -fuzz FuzzMagicLine -fuzztime 30s ./notebook
 	$(GO) test -run XXX -fuzz FuzzImportIpynb -fuzztime 30s ./notebook
