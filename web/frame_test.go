@@ -1,6 +1,8 @@
 package web
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,5 +69,26 @@ func TestFrameCap(t *testing.T) {
 				t.Errorf("replay sent a %d-byte frame", got)
 			}
 		})
+	}
+}
+
+// TestFrameCapReply opens a notebook whose reply is larger than the frame
+// cap: the reply comes back failed (OutputTooLarge), not as an output the
+// request would wait on for ever.
+func TestFrameCapReply(t *testing.T) {
+	dir := t.TempDir()
+	big := "# big\n\n" + strings.Repeat("prose that makes the notebook large. ", 60000) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "big.md"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, Config{MaxFrameBytes: 1 << 20, Notebooks: &NotebookDir{Root: dir}})
+	c := ts.dial(t, "", 0)
+	req := c.send(kernel.ChannelShell, kernel.MsgNotebookOpenRequest, map[string]string{"path": "big.md"})
+	ms := c.until(func(m *kernel.Message) bool { return m.ParentHeader.MsgID == req.Header.MsgID })
+	last := ms[len(ms)-1]
+	var v map[string]any
+	_ = last.DecodeContent(&v)
+	if last.Header.MsgType != kernel.MsgNotebookOpenReply || v["status"] != kernel.StatusError || v["ename"] != ErrOutputTooLarge {
+		t.Fatalf("reply %s %v", last.Header.MsgType, v)
 	}
 }

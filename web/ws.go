@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"strconv"
 	"time"
 
@@ -311,11 +312,14 @@ func (c *wsConn) capFrame(data []byte) []byte {
 	if ch == "" {
 		ch = kernel.ChannelIOPub
 	}
+	// An output becomes an error output; a reply (execute_reply, a
+	// notebook too large to open) stays a reply, failed, so that the
+	// request it answers does not wait for ever.
 	typ := kernel.MsgError
 	var content any = kernel.ErrorContent{Ename: ErrOutputTooLarge, Evalue: msg, Traceback: []string{msg}}
-	if m.Header.MsgType == kernel.MsgExecuteReply {
-		typ = kernel.MsgExecuteReply
-		content = kernel.ExecuteReply{Status: kernel.StatusError, Ename: ErrOutputTooLarge, Evalue: msg}
+	if strings.HasSuffix(m.Header.MsgType, "_reply") {
+		typ = m.Header.MsgType
+		content = map[string]any{"status": kernel.StatusError, "ename": ErrOutputTooLarge, "evalue": msg}
 	}
 	em := kernel.NewMessage(ch, typ, m.Header.Session, m.ParentHeader, content)
 	em.Seq = m.Seq
