@@ -231,6 +231,9 @@ export class ServerKernel extends KernelClient {
       if (this.ws !== ws) return;
       // Cells sent before the drop are lost if the server restarted.
       if (ws.opened) this.inflight = [...this.cells.keys()];
+      // Replies to requests (save, open, lists) do not survive the drop.
+      for (const r of this.requests.values()) r.reject(new Error("the connection to the server dropped; try again"));
+      this.requests.clear();
       this.connection = "disconnected";
       this.status("reconnecting…");
       const delay = Math.min(10000, 250 * 2 ** this.retry++);
