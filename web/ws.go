@@ -68,7 +68,7 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 	defer s.connWG.Done()
 	s.metrics.connections.Add(1)
 	defer s.metrics.connections.Add(-1)
-	log := s.log.With("session", sub.Session().ID(), "remote", r.RemoteAddr)
+	log := s.log.With("session", sub.Kernel().ID(), "remote", r.RemoteAddr)
 	log.Info("websocket connected", "since", since, "replay", len(sub.Replay))
 
 	c := &wsConn{s: s, conn: conn, sub: sub, done: make(chan struct{})}
@@ -143,7 +143,7 @@ func (c *wsConn) protocolError(parent *kernel.Message, msg string) {
 	if parent != nil {
 		ph = parent.Header
 	}
-	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, c.sub.Session().KernelSession(), ph,
+	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, c.sub.Kernel().KernelSession(), ph,
 		kernel.ProtocolError{Ename: kernel.ErrBadMessage, Evalue: msg}))
 }
 
@@ -190,7 +190,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 			v, err = c.s.notebookSave(req.Path, req.Notebook)
 		}
 	default:
-		if herr := c.sub.Session().Handle(c.sub, m); herr != nil {
+		if herr := c.sub.Kernel().Handle(c.sub, m); herr != nil {
 			c.protocolError(m, herr.Error())
 		}
 		return
@@ -202,7 +202,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 	if ch == "" {
 		ch = kernel.ChannelShell
 	}
-	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Session().KernelSession(), m.Header, v))
+	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Kernel().KernelSession(), m.Header, v))
 }
 
 // writeLoop sends the welcome, the replay and then live frames, and pings.
