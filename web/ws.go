@@ -304,9 +304,11 @@ func (c *wsConn) capFrame(data []byte) []byte {
 	if what == "" {
 		what = "message"
 	}
-	msg := fmt.Sprintf("this cell's %s is %s, more than the %s one message may carry, so it was not sent; "+
-		"select fewer columns or rows, or split the cell into fewer statements", what,
+	msg := fmt.Sprintf("this %s is %s, more than the %s one message may carry, so it was not sent", what,
 		units.HumanBytes(int64(len(data))), units.HumanBytes(int64(max)))
+	if m.ParentHeader.MsgType == kernel.MsgExecuteRequest {
+		msg += "; select fewer columns or rows, or split the cell into fewer statements"
+	}
 	c.s.log.Warn("frame over the cap replaced", "type", what, "bytes", len(data), "max", max)
 	ch := m.Channel
 	if ch == "" {
