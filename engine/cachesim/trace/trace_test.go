@@ -1,0 +1,147 @@
+package trace
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"cachebook/engine/agg"
+	"cachebook/engine/cachesim"
+	"cachebook/engine/vec"
+)
+
+// keysFor returns n keys over about groups distinct values, shuffled.
+func keysFor(n, groups int, seed uint64) []int64 {
+	r := rand.New(rand.NewPCG(seed, 2))
+	keys := make([]int64, n)
+	for i := range keys {
+		if i < groups {
+			keys[i] = int64(i) * 7919
+		} else {
+			keys[i] = int64(r.IntN(groups)) * 7919
+		}
+	}
+	r.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	return keys
+}
+
+func realGroups(t *testing.T, keys []int64, cfg agg.Config) int {
+	t.Helper()
+	done := false
+	src := func(int) (agg.Input, bool, error) {
+		if done {
+			return agg.Input{}, false, nil
+		}
+		done = true
+		v := vec.NewVector(vec.Int64, 0)
+		v.I64, v.Len = keys, len(keys)
+		return agg.Input{Keys: []*vec.Vector{v}, Args: []*vec.Vector{nil}, N: len(keys)}, true, nil
+	}
+	cfg.RowsHint = int64(len(keys))
+	out, err := agg.Aggregate(context.Background(), []vec.Type{vec.Int64}, []agg.Spec{{Kind: agg.CountStar}}, cfg, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Groups
+}
+
+func TestCountModel(t *testing.T) {
+	keys := keysFor(1<<20, 1<<18, 1)
+	g := cachesim.DefaultGeometry()
+	g.L3.Size = 4 << 20
+	var dram [2]float64
+	for i, o := range []Options{
+		{Geometry: g, Strategy: agg.Naive},
+		{Geometry: g, Strategy: agg.Radix, Threads: 1, RadixBits: 10},
+	} {
+		res, err := Count(context.Background(), keys, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := realGroups(t, keys, agg.Config{Strategy: o.Strategy, Threads: o.Threads, RadixBits: o.RadixBits})
+		if res.Groups != want {
+			t.Errorf("%+v: modelled %d groups, real %d", o.Strategy, res.Groups, want)
+		}
+		dram[i] = float64(res.Total.DRAMReads) / float64(res.Rows)
+		t.Logf("strategy %d: %.3f DRAM reads/row, %.3f L1 misses/row, phases %d", o.Strategy, dram[i], float64(res.Total.L1.Misses)/float64(res.Rows), len(res.Phases))
+	}
+	// 2^18 groups in a 2^19-slot table (8 MiB) do not fit a 4 MiB L3:
+	// naive misses on most rows; radix tables of 2^8 slots stay in L1.
+	if dram[0] < 0.5 || dram[1] > dram[0]/2 {
+		t.Errorf("DRAM reads/row naive %.3f, radix %.3f", dram[0], dram[1])
+	}
+}
+
+func TestParallelPerWorker(t *testing.T) {
+	keys := keysFor(1<<18, 1<<14, 2)
+	res, err := Count(context.Background(), keys, Options{Geometry: cachesim.DefaultGeometry(), Strategy: agg.Radix, Threads: 4, RadixBits: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	var loads int64
+	for _, p := range res.Phases {
+		seen[p.Worker]++
+		loads += p.Stats.Loads
+	}
+	if len(seen) != 4 || seen[0] != 0 {
+		t.Errorf("workers %v, want 1..4 with two phases each", seen)
+	}
+	if loads != res.Total.Loads || loads < int64(len(keys))*2 {
+		t.Errorf("phase loads %d, total %d", loads, res.Total.Loads)
+	}
+	if want := int64(8 << 20); res.Geometry.L3.Size != want {
+		t.Errorf("L3 share %d, want %d", res.Geometry.L3.Size, want)
+	}
+	if res.Groups != realGroups(t, keys, agg.Config{Strategy: agg.Radix, Threads: 4, RadixBits: 8}) {
+		t.Errorf("groups %d", res.Groups)
+	}
+}
+
+func TestSamplingAgrees(t *testing.T) {
+	keys := keysFor(1<<20, 1<<18, 3)
+	g := cachesim.DefaultGeometry()
+	g.L3.Size = 4 << 20
+	full, err := Count(context.Background(), keys, Options{Geometry: g, Strategy: agg.Naive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := AutoSampling(g, 1.0/16)
+	smp, err := Count(context.Background(), keys, Options{Geometry: g, Sampling: s, Strategy: agg.Naive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := float64(smp.Total.DRAMReads-full.Total.DRAMReads) / float64(full.Total.DRAMReads)
+	t.Logf("sampling %s: DRAM reads %d vs %d (%.2f%%, stated ±%.2f%%)", s, smp.Total.DRAMReads, full.Total.DRAMReads, 100*d, 100*smp.Total.RelErr.DRAMReads)
+	if d < 0 {
+		d = -d
+	}
+	if d > 4*smp.Total.RelErr.DRAMReads+0.01 {
+		t.Errorf("sampled DRAM reads off by %.2f%%, stated ±%.2f%%", 100*d, 100*smp.Total.RelErr.DRAMReads)
+	}
+}
+
+func TestScan(t *testing.T) {
+	res, err := Scan(context.Background(), 1<<20, 2, Options{Geometry: cachesim.DefaultGeometry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2 << 20 / 8); res.Total.DRAMReads != want {
+		t.Errorf("scan DRAM reads %d, want %d (one per line)", res.Total.DRAMReads, want)
+	}
+}
+
+func BenchmarkCountNaive(b *testing.B) {
+	keys := keysFor(1<<20, 1<<18, 1)
+	for _, s := range []float64{1, 1.0 / 16} {
+		g := cachesim.DefaultGeometry()
+		b.Run(AutoSampling(g, s).String(), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Count(context.Background(), keys, Options{Geometry: g, Sampling: AutoSampling(g, s), Strategy: agg.Naive}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
