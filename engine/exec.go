@@ -348,6 +348,9 @@ func (s *Session) runGrouped(x *execCtx, q *query, ms []morsel, progress func(in
 	if aggNode != nil {
 		aggNode.Detail = append(aggNode.Detail, "strategy: "+choice.describe())
 	}
+	if x.hooks != nil && x.hooks.Aggregate != nil {
+		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: keyTypes, Specs: q.specs, Config: cfg}, src)
+	}
 	t0 := time.Now()
 	out, err := agg.Aggregate(x.ctx, keyTypes, q.specs, cfg, src)
 	if err != nil {

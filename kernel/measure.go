@@ -23,6 +23,7 @@ func registerMeasurements(r *Registry) {
 	r.Register(KindBandwidth, BandwidthRunner{})
 	r.Register(KindSweep, SweepRunner{})
 	r.Register(KindExperiment, ExperimentRunner{})
+	r.Register(KindCachesim, CachesimRunner{})
 }
 
 // kernelAttrs are cell attributes the kernel itself interprets; they are

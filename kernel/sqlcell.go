@@ -31,11 +31,8 @@ func (SQLRunner) Class(cell Cell) Class {
 }
 
 func wantCounters(cell Cell) bool {
-	switch strings.ToLower(cell.Attrs["counters"]) {
-	case "on", "true", "1", "yes":
-		return true
-	}
-	return false
+	pmu, _ := counterModes(cell)
+	return pmu
 }
 
 // Run executes the cell's statements and returns the result bundle.
@@ -53,6 +50,14 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		}
 		hooks, counters = startCounters(probe, hooks, env)
 	}
+	var model *modelRecorder
+	if _, ok := counterModes(cell); ok {
+		var merr error
+		if model, merr = newModelRecorder(cell); merr != nil {
+			return nil, &CellError{Ename: "CountersError", Err: merr}
+		}
+		hooks = model.hooks(hooks)
+	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
 	bundle := BuildResult(results, env.Limits())
 	if counters != nil {
@@ -66,6 +71,10 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	var out *Outcome
 	if len(results) > 0 || err == nil {
 		out = &Outcome{Data: map[string]any{MIMEResult: bundle, MIMEText: RenderText(bundle)}}
+		if model != nil {
+			rep := model.finish(ctx)
+			out.Data[MIMEModel], out.Data[MIMEText] = rep, RenderText(bundle)+"\n"+rep.Text()
+		}
 	}
 	if err != nil {
 		return out, &stmtIndexError{index: len(results), err: err}

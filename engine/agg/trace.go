@@ -3,6 +3,8 @@ package agg
 import (
 	"context"
 	"fmt"
+
+	"cachebook/engine/vec"
 )
 
 // Tracing: a separate pass over the tuned count(*) path (countNaive,
@@ -437,3 +439,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr 
 	}
 	return groups, nil
 }
+
+// CountTraceable reports whether TraceCount models an aggregation with
+// these keys and aggregates: the shape of the tuned count path.
+func CountTraceable(keyTypes []vec.Type, specs []Spec) bool { return countFast(keyTypes, specs) }

@@ -37,6 +37,9 @@ type Options struct {
 	// MorselRows is the rows per morsel (default 1<<16); morsels go to
 	// workers round robin.
 	MorselRows int
+	// NoRowsHint models a run that did not know its input size (a query
+	// with WHERE): partition buffers are not sized from it.
+	NoRowsHint bool
 }
 
 // Phase is one worker's modelled counts for one phase.
@@ -212,8 +215,12 @@ func Count(ctx context.Context, keys []int64, o Options) (*Result, error) {
 	for i := 0; i < len(keys); i += rows {
 		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8})
 	}
+	hint := int64(len(keys))
+	if o.NoRowsHint {
+		hint = 0
+	}
 	groups, err := agg.TraceCount(ctx, agg.TraceConfig{
-		Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: int64(len(keys)),
+		Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint,
 	}, ms, m)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
