@@ -224,9 +224,9 @@ const modelLabel = "modelled (cachesim), not measured"
 // (8 bytes each).
 const maxModelKeys = 64 << 20
 
-// modelRecorder records the input of every GROUP BY of a cell through
-// engine.Hooks, then replays it through the traced pass.
-type modelRecorder struct {
+// ModelRecorder records the input of every GROUP BY of a cell through
+// engine.Hooks, then replays it through the traced pass (Finish).
+type ModelRecorder struct {
 	geo       cachesim.Geometry
 	geoSource string
 	samp      cachesim.Sampling
@@ -244,12 +244,18 @@ type modelRun struct {
 	start, end time.Time
 }
 
-func newModelRecorder(cell Cell) (*modelRecorder, error) {
+// NewModelRecorder returns a recorder for the geometry, sampling and
+// dram_ns given as cell attributes (l1=32K, sample=1/16, dram_ns=90, …).
+func NewModelRecorder(attrs map[string]string) (*ModelRecorder, error) {
+	return newModelRecorderCell(Cell{Attrs: attrs})
+}
+
+func newModelRecorderCell(cell Cell) (*ModelRecorder, error) {
 	g, src, s, err := cellGeometry(cell, 1.0/16)
 	if err != nil {
 		return nil, err
 	}
-	m := &modelRecorder{geo: g, geoSource: src, samp: s}
+	m := &ModelRecorder{geo: g, geoSource: src, samp: s}
 	if v, ok := cell.Attrs["dram_ns"]; ok {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f > 1e6 || math.IsNaN(f) {
@@ -260,8 +266,12 @@ func newModelRecorder(cell Cell) (*modelRecorder, error) {
 	return m, nil
 }
 
-// hooks returns h extended to record each aggregation's input and phases.
-func (m *modelRecorder) hooks(h *engine.Hooks) *engine.Hooks {
+// Hooks returns h (which may be nil) extended to record each
+// aggregation's input and phases.
+func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
+	if h == nil {
+		h = &engine.Hooks{}
+	}
 	out := *h
 	prevStart, prevEnd, prevAgg := h.PhaseStart, h.PhaseEnd, h.Aggregate
 	out.PhaseStart = func(w int, p string) {
@@ -287,6 +297,9 @@ func (m *modelRecorder) hooks(h *engine.Hooks) *engine.Hooks {
 	out.Aggregate = func(info engine.AggregateInfo, src agg.Source) agg.Source {
 		if prevAgg != nil {
 			src = prevAgg(info, src)
+		}
+		if len(info.KeyTypes) == 0 {
+			return src // an aggregate without GROUP BY: nothing to model
 		}
 		r := &modelRun{info: info}
 		if !info.Traceable() {
@@ -321,8 +334,9 @@ func (m *modelRecorder) hooks(h *engine.Hooks) *engine.Hooks {
 	return &out
 }
 
-// finish runs the modelled pass of every recorded aggregation.
-func (m *modelRecorder) finish(ctx context.Context) *ModelReport {
+// Finish runs the modelled pass of every aggregation recorded so far and
+// returns the report.
+func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 	rep := &ModelReport{
 		Label: modelLabel, Geometry: m.geo.String(), GeometrySource: m.geoSource, Sampling: m.samp.String(),
 		Notes: "a traced pass over the same tables, hash, slot layout, partitions and write-combining buffers as the real run; " +
@@ -408,9 +422,9 @@ func (rep *ModelReport) Text() string {
 			row("DRAM lines prefetched", t.Prefetched)
 		}
 		row("dTLB walks", t.TLBWalks)
-		fmt.Fprintf(&b, "  %-30s %14s\n", "modelled DRAM bytes r/w", units.FormatBytes(t.DRAMBytesR)+" / "+units.FormatBytes(t.DRAMBytesW))
+		fmt.Fprintf(&b, "  %-30s %14s\n", "modelled DRAM bytes r/w", units.HumanBytes(t.DRAMBytesR)+" / "+units.HumanBytes(t.DRAMBytesW))
 		if q.MeasuredNs > 0 {
-			fmt.Fprintf(&b, "  measured %.2f ns/row beside modelled %.3f DRAM misses/row", float64(q.MeasuredNs)/n, float64(t.DRAMReads)/n)
+			fmt.Fprintf(&b, "  measured %.2f ns/row (aggregation phases, scan included) beside modelled %.3f DRAM misses/row", float64(q.MeasuredNs)/n, float64(t.DRAMReads)/n)
 			if q.MLP > 0 {
 				fmt.Fprintf(&b, "; at %.0f ns per DRAM access about %.1f misses overlapped (implied memory-level parallelism)", q.DRAMNs, q.MLP)
 			} else {

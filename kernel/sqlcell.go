@@ -50,13 +50,13 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		}
 		hooks, counters = startCounters(probe, hooks, env)
 	}
-	var model *modelRecorder
+	var model *ModelRecorder
 	if _, ok := counterModes(cell); ok {
 		var merr error
-		if model, merr = newModelRecorder(cell); merr != nil {
+		if model, merr = newModelRecorderCell(cell); merr != nil {
 			return nil, &CellError{Ename: "CountersError", Err: merr}
 		}
-		hooks = model.hooks(hooks)
+		hooks = model.Hooks(hooks)
 	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
 	bundle := BuildResult(results, env.Limits())
@@ -72,7 +72,7 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	if len(results) > 0 || err == nil {
 		out = &Outcome{Data: map[string]any{MIMEResult: bundle, MIMEText: RenderText(bundle)}}
 		if model != nil {
-			rep := model.finish(ctx)
+			rep := model.Finish(ctx)
 			out.Data[MIMEModel], out.Data[MIMEText] = rep, RenderText(bundle)+"\n"+rep.Text()
 		}
 	}

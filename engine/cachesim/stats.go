@@ -211,7 +211,7 @@ func (st Stats) Format(g Geometry, rows int64) string {
 		line("DRAM lines read (prefetch)", st.PrefetchReads)
 	}
 	line("DRAM lines written", st.DRAMWrites)
-	fmt.Fprintf(&b, "  %-28s %14s\n", "DRAM bytes read/written", units.FormatBytes(r)+" / "+units.FormatBytes(w))
+	fmt.Fprintf(&b, "  %-28s %14s\n", "DRAM bytes read/written", units.HumanBytes(r)+" / "+units.HumanBytes(w))
 	line("dTLB L1 misses", st.TLB1Misses)
 	line("dTLB page walks", st.TLBWalks)
 	return b.String()
