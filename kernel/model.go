@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,15 +52,17 @@ var geometryKeys = []string{"l1", "l2", "l3", "l1ways", "l2ways", "l3ways", "lin
 
 // HostGeometry returns the modelled geometry of this machine: cache sizes
 // from sysfs, else CPUID, else cachesim.DefaultGeometry, and where they
-// came from. Associativity is not read: each level takes the default's
-// ways, or the nearest that gives a power-of-two set count (a size that
-// allows none is rounded down, and the source says so).
+// came from. Associativity comes from sysfs where it says; otherwise each
+// level takes the default's ways. A level whose set count would not be a
+// power of two takes the nearest associativity that gives one, or is
+// rounded down, and the source says so.
 func HostGeometry() (cachesim.Geometry, string) {
 	g := cachesim.DefaultGeometry()
 	caches, src := latency.OSCaches()
 	if src == "none" || len(caches) == 0 {
 		return g, "stated defaults (the machine reports no cache sizes)"
 	}
+	ways := sysfsWays()
 	var notes []string
 	for _, c := range caches {
 		if c.Type == "Instruction" || c.SizeBytes <= 0 {
@@ -74,21 +79,61 @@ func HostGeometry() (cachesim.Geometry, string) {
 		default:
 			continue
 		}
-		fit, note := fitLevel(c.SizeBytes, l.Ways, g.LineSize)
+		w, known := ways[c.Level]
+		if !known {
+			w = l.Ways
+		}
+		fit, note := fitLevel(c.SizeBytes, w, g.LineSize)
+		if note == "" && fit.Ways != w {
+			note = fmt.Sprintf("%d-way modelled as %d-way (a power-of-two number of sets)", w, fit.Ways)
+		}
 		*l = fit
 		if note != "" {
 			notes = append(notes, fmt.Sprintf("L%d %s", c.Level, note))
 		}
 	}
-	s := src + " sizes, assumed associativity"
+	s := src + " sizes, associativity from sysfs"
+	if len(ways) == 0 {
+		s = src + " sizes, assumed associativity"
+	}
 	if len(notes) > 0 {
 		s += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return g, s
 }
 
+// sysfsWays returns cpu0's data and unified caches' associativity by
+// level, where sysfs tells.
+func sysfsWays() map[int]int {
+	out := map[int]int{}
+	if runtime.GOOS != "linux" {
+		return out
+	}
+	const dir = "/sys/devices/system/cpu/cpu0/cache"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	read := func(name, file string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name, file))
+		return strings.TrimSpace(string(b))
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "index") || read(e.Name(), "type") == "Instruction" {
+			continue
+		}
+		lv, err1 := strconv.Atoi(read(e.Name(), "level"))
+		w, err2 := strconv.Atoi(read(e.Name(), "ways_of_associativity"))
+		if err1 == nil && err2 == nil && w > 0 && w <= 64 {
+			out[lv] = w
+		}
+	}
+	return out
+}
+
 // fitLevel returns a level of size bytes with a power-of-two set count,
-// preferring ways.
+// preferring ways; the note says what was changed when the size had to be
+// rounded down (a different associativity is noted by HostGeometry).
 func fitLevel(size int64, ways, line int) (cachesim.Level, string) {
 	for _, w := range []int{ways, 16, 12, 8, 20, 24, 10, 11, 15, 4, 2} {
 		if size%(int64(w)*int64(line)) == 0 {

@@ -12,7 +12,10 @@ import (
 	"cachebook/engine/cachesim"
 )
 
-var articleRows = flag.Int("article-rows", 0, "rows for TestArticle (0 skips it; the article has 99,997,497)")
+var (
+	articleRows = flag.Int("article-rows", 0, "rows for TestArticle (0 skips it; the article has 99,997,497)")
+	articleOne  = flag.Bool("article-one", false, "TestArticle: only the 16 MiB L3, prefetch off variant")
+)
 
 // userKeys returns rows UserIDs shaped like engine/gen's: rows/5.67 users,
 // each present once, the other rows drawn by a power law (exponent 0.53)
@@ -47,6 +50,9 @@ func TestArticle(t *testing.T) {
 		l3 int64
 		pf cachesim.Prefetch
 	}{{16 << 20, cachesim.PrefetchOff}, {32 << 20, cachesim.PrefetchOff}, {16 << 20, cachesim.PrefetchStride}} {
+		if *articleOne && (v.l3 != 16<<20 || v.pf != cachesim.PrefetchOff) {
+			continue
+		}
 		g := cachesim.EPYC9124()
 		g.L3.Size, g.Prefetch = v.l3, v.pf
 		l3 := v.l3
@@ -74,4 +80,60 @@ func TestArticle(t *testing.T) {
 				100*res.Total.RelErr.DRAMReads, s, n/el.Seconds()/1e6)
 		}
 	}
+}
+
+var (
+	sweepRows = flag.Int("sweep-rows", 0, "rows for TestSweep (0 skips it)")
+	sweepGeo  = flag.String("sweep-geometry", "", "geometry overrides for TestSweep (cachesim.Parse)")
+)
+
+// TestSweep prints modelled misses per row of naive and radix as the
+// number of groups grows 10³…10⁷ (uniform keys with exactly G distinct
+// values, as the sweep cell generates them), for the measured sweep's
+// table beside it.
+func TestSweep(t *testing.T) {
+	if *sweepRows == 0 {
+		t.Skip("run with -sweep-rows=N")
+	}
+	g, err := cachesim.Parse(cachesim.DefaultGeometry(), *sweepGeo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("geometry: %s", g)
+	for _, groups := range []int{1e3, 1e4, 1e5, 1e6, 1e7} {
+		if groups > *sweepRows {
+			continue
+		}
+		keys := keysFor(*sweepRows, groups, 9)
+		for _, c := range []struct {
+			name string
+			o    Options
+		}{
+			{"naive", Options{Strategy: agg.Naive}},
+			{"radix", Options{Strategy: agg.Radix, Threads: 1, RadixBits: radixBitsFor(groups, g.L2.Size)}},
+		} {
+			o := c.o
+			o.Geometry, o.Sampling = g, AutoSampling(g, 1.0/16)
+			res, err := Count(context.Background(), keys, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := float64(res.Rows)
+			t.Logf("groups %8d %-6s bits %2d: L1 %.3f L2 %.3f L3 %.3f DRAM read %.3f written %.3f TLB walks %.4f per row (±%.1f%%)",
+				groups, c.name, o.RadixBits, float64(res.Total.L1.Misses)/n, float64(res.Total.L2.Misses)/n, float64(res.Total.L3.Misses)/n,
+				float64(res.Total.DRAMReads)/n, float64(res.Total.DRAMWrites)/n, float64(res.Total.TLBWalks)/n, 100*res.Total.RelErr.Max())
+		}
+	}
+}
+
+// radixBitsFor is the engine's choice for radix_bits = auto
+// (engine.chooseStrategy): enough partitions that each partition's table,
+// about 38 bytes per group for one key and count(*), fits half of L2.
+func radixBitsFor(groups int, l2 int64) int {
+	tableBytes := int64(groups) * (16*10/7 + 8 + 8)
+	b := 1
+	for b < 12 && tableBytes>>b > l2/2 {
+		b++
+	}
+	return b
 }
