@@ -284,6 +284,7 @@ type ModelRecorder struct {
 
 type modelRun struct {
 	info       engine.AggregateInfo
+	generic    bool // the generic naive path, not the tuned count path
 	keys       []int64
 	why        string
 	start, end time.Time
@@ -347,8 +348,13 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 			return src // an aggregate without GROUP BY: nothing to model
 		}
 		r := &modelRun{info: info}
-		if !info.Traceable() {
-			r.why = "only the tuned count path (one integer key, count(*) only) is traced; this aggregation is not modelled"
+		switch {
+		case info.Traceable():
+		case info.Config.Strategy == agg.Naive && agg.GenericTraceable(info.KeyTypes, info.Specs):
+			r.generic = true
+		default:
+			r.why = "traced shapes: the tuned count path (one integer key, count(*) only) with any strategy, and the generic naive path " +
+				"(one integer key, no count(DISTINCT), no string inputs); this aggregation is not modelled"
 		}
 		m.mu.Lock()
 		m.runs = append(m.runs, r)
@@ -409,10 +415,18 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 			continue
 		}
 		t0 := time.Now()
-		res, err := trace.Count(ctx, r.keys, trace.Options{
+		o := trace.Options{
 			Geometry: m.geo, Sampling: m.samp, Strategy: c.Strategy, Threads: c.Threads, RadixBits: c.RadixBits,
 			HugePages: c.HugePages, NoRowsHint: c.RowsHint == 0,
-		})
+		}
+		var res *trace.Result
+		var err error
+		if r.generic {
+			q.Strategy = "naive (generic)"
+			res, err = trace.Generic(ctx, r.keys, r.info.Specs, o)
+		} else {
+			res, err = trace.Count(ctx, r.keys, o)
+		}
 		r.keys = nil
 		if err != nil {
 			q.Why = "modelled pass failed: " + err.Error()

@@ -24,7 +24,10 @@ import (
 
 	"cachebook/engine/agg"
 	"cachebook/engine/cachesim"
+	"cachebook/engine/vec"
 )
+
+const vecInt64 = vec.Int64
 
 // Options configure a modelled run.
 type Options struct {
@@ -257,4 +260,39 @@ func Scan(ctx context.Context, rows int64, cols int, o Options) (*Result, error)
 		}
 	}
 	return m.result(rows, 0)
+}
+
+// Generic models the engine's generic naive GROUP BY (agg.TraceGeneric:
+// one integer key, aggregates other than count(DISTINCT) over non-string
+// input) over the non-NULL keys, with one 8-byte input column per
+// aggregate that has an input.
+func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*Result, error) {
+	if len(keys) > MaxRows {
+		return nil, fmt.Errorf("trace: %d rows, at most %d", len(keys), int64(MaxRows))
+	}
+	if err := o.Geometry.Validate(); err != nil {
+		return nil, err
+	}
+	m := newModel(o.Geometry, o.Sampling)
+	rows := o.MorselRows
+	if rows <= 0 {
+		rows = 1 << 16
+	}
+	col := m.Alloc(0, int64(len(keys))*8, false, false)
+	args := make([]int, len(specs))
+	for i, sp := range specs {
+		args[i] = -1
+		if sp.HasInput() {
+			args[i] = m.Alloc(0, int64(len(keys))*8, false, false)
+		}
+	}
+	var ms []agg.TraceMorsel
+	for i := 0; i < len(keys); i += rows {
+		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8, ArgBufs: args})
+	}
+	groups, err := agg.TraceGeneric(ctx, vecInt64, specs, ms, m)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return m.result(int64(len(keys)), groups)
 }
