@@ -23,9 +23,13 @@ const helperEnv = "CACHESIM_CACHEGRIND_HELPER"
 type cgJob struct {
 	strategy           agg.Strategy
 	rows, groups, bits int
+	generic            bool // the generic path (Config.Generic) instead of the tuned count path
 }
 
 func (j cgJob) String() string {
+	if j.generic {
+		return fmt.Sprintf("naive generic, %d rows, %d groups", j.rows, j.groups)
+	}
 	if j.strategy == agg.Naive {
 		return fmt.Sprintf("naive, %d rows, %d groups", j.rows, j.groups)
 	}
@@ -41,7 +45,8 @@ func TestCachegrindHelper(t *testing.T) {
 		t.Skip("helper process for TestCachegrindGroupBy")
 	}
 	var s, rows, groups, bits, phase int
-	if _, err := fmt.Sscan(spec, &s, &rows, &groups, &bits, &phase); err != nil {
+	var generic bool
+	if _, err := fmt.Sscan(spec, &s, &rows, &groups, &bits, &phase, &generic); err != nil {
 		t.Fatal(err)
 	}
 	debug.SetGCPercent(-1)
@@ -71,7 +76,7 @@ func TestCachegrindHelper(t *testing.T) {
 		return agg.Input{Keys: []*vec.Vector{v}, Args: []*vec.Vector{nil}, N: len(keys)}, true, nil
 	}
 	out, err := agg.Aggregate(context.Background(), []vec.Type{vec.Int64}, []agg.Spec{{Kind: agg.CountStar}},
-		agg.Config{Strategy: agg.Strategy(s), Threads: 1, RadixBits: bits, RowsHint: int64(rows)}, src)
+		agg.Config{Strategy: agg.Strategy(s), Threads: 1, RadixBits: bits, RowsHint: int64(rows), Generic: generic}, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +90,7 @@ func cachegrindRun(t *testing.T, opts []string, job cgJob, phase int) (d1, ll in
 	args := append([]string{"--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"}, opts...)
 	args = append(args, os.Args[0], "-test.run=^TestCachegrindHelper$", "-test.count=1")
 	cmd := exec.Command("valgrind", args...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %d %d %d", helperEnv, job.strategy, job.rows, job.groups, job.bits, phase), "GOMAXPROCS=1")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %d %d %d %v", helperEnv, job.strategy, job.rows, job.groups, job.bits, phase, job.generic), "GOMAXPROCS=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("valgrind: %v\n%s", err, out)
@@ -119,13 +124,21 @@ func TestCachegrindGroupBy(t *testing.T) {
 	opts := []string{"--D1=32768,8,64", "--LL=8388608,16,64"}
 	t.Logf("%-44s %10s %10s %7s %10s %10s %7s", "query (D1 32K 8-way, LL 8M 16-way)", "D1 model", "D1 cg", "diff", "LL model", "LL cg", "diff")
 	for _, job := range []cgJob{
-		{agg.Naive, 1 << 20, 1 << 18, 0},
-		{agg.Radix, 1 << 20, 1 << 18, 12},
-		{agg.Naive, 1 << 20, 1 << 14, 0},
-		{agg.Radix, 1 << 20, 1 << 14, 8},
+		{agg.Naive, 1 << 20, 1 << 18, 0, false},
+		{agg.Radix, 1 << 20, 1 << 18, 12, false},
+		{agg.Naive, 1 << 20, 1 << 14, 0, false},
+		{agg.Radix, 1 << 20, 1 << 14, 8, false},
+		{agg.Naive, 1 << 20, 1 << 18, 0, true},
 	} {
 		keys := keysFor(job.rows, job.groups, 1)
-		res, err := Count(context.Background(), keys, Options{Geometry: g, Strategy: job.strategy, Threads: 1, RadixBits: job.bits, MorselRows: job.rows})
+		o := Options{Geometry: g, Strategy: job.strategy, Threads: 1, RadixBits: job.bits, MorselRows: job.rows}
+		var res *Result
+		var err error
+		if job.generic {
+			res, err = Generic(context.Background(), keys, []agg.Spec{{Kind: agg.CountStar}}, o)
+		} else {
+			res, err = Count(context.Background(), keys, o)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
