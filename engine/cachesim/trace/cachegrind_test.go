@@ -6,19 +6,16 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
 
 	"cachebook/engine/agg"
 	"cachebook/engine/cachesim"
-	"cachebook/engine/vec"
+	"cachebook/engine/cachesim/internal/testkeys"
 )
-
-// helperEnv carries the helper's job to the re-executed test binary.
-const helperEnv = "CACHESIM_CACHEGRIND_HELPER"
 
 type cgJob struct {
 	strategy           agg.Strategy
@@ -36,61 +33,14 @@ func (j cgJob) String() string {
 	return fmt.Sprintf("radix %d partitions, %d rows, %d groups", 1<<j.bits, j.rows, j.groups)
 }
 
-// TestCachegrindHelper is not a test: under cachegrind the comparison runs
-// this binary with helperEnv set, and it runs the real engine's GROUP BY
-// (phase 1) or only generates its keys (phase 0).
-func TestCachegrindHelper(t *testing.T) {
-	spec := os.Getenv(helperEnv)
-	if spec == "" {
-		t.Skip("helper process for TestCachegrindGroupBy")
-	}
-	var s, rows, groups, bits, phase int
-	var generic bool
-	if _, err := fmt.Sscan(spec, &s, &rows, &groups, &bits, &phase, &generic); err != nil {
-		t.Fatal(err)
-	}
-	debug.SetGCPercent(-1)
-	keys := keysFor(rows, groups, 1)
-	// Generating the keys left them in the caches; the model starts
-	// cold. Read 64 MiB (eight times the LL) to evict them, in both
-	// phases.
-	sweep := make([]int64, 8<<20)
-	for i := range sweep {
-		sweep[i] = int64(i)
-	}
-	var sum int64
-	for _, v := range sweep {
-		sum += v
-	}
-	fmt.Fprintln(os.Stderr, "sweep", sum)
-	if phase == 0 {
-		return
-	}
-	done := false
-	src := func(int) (agg.Input, bool, error) {
-		if done {
-			return agg.Input{}, false, nil
-		}
-		done = true
-		v := &vec.Vector{Type: vec.Int64, I64: keys, Len: len(keys)}
-		return agg.Input{Keys: []*vec.Vector{v}, Args: []*vec.Vector{nil}, N: len(keys)}, true, nil
-	}
-	out, err := agg.Aggregate(context.Background(), []vec.Type{vec.Int64}, []agg.Spec{{Kind: agg.CountStar}},
-		agg.Config{Strategy: agg.Strategy(s), Threads: 1, RadixBits: bits, RowsHint: int64(rows), Generic: generic}, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintln(os.Stderr, "groups", out.Groups)
-}
-
 var cgMiss = regexp.MustCompile(`(D1|LLd) +misses: +([\d,]+)`)
 
-func cachegrindRun(t *testing.T, opts []string, job cgJob, phase int) (d1, ll int64) {
+func cachegrindRun(t *testing.T, helper string, opts []string, job cgJob, phase int) (d1, ll int64) {
 	t.Helper()
 	args := append([]string{"--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"}, opts...)
-	args = append(args, os.Args[0], "-test.run=^TestCachegrindHelper$", "-test.count=1")
+	args = append(args, helper, fmt.Sprint(int(job.strategy)), fmt.Sprint(job.rows), fmt.Sprint(job.groups), fmt.Sprint(job.bits), fmt.Sprint(phase), fmt.Sprint(job.generic))
 	cmd := exec.Command("valgrind", args...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %d %d %d %v", helperEnv, job.strategy, job.rows, job.groups, job.bits, phase, job.generic), "GOMAXPROCS=1")
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("valgrind: %v\n%s", err, out)
@@ -107,9 +57,10 @@ func cachegrindRun(t *testing.T, opts []string, job cgJob, phase int) (d1, ll in
 }
 
 // TestCachegrindGroupBy compares the modelled misses of the engine's naive
-// and radix GROUP BY (tuned count path, 1M rows) with cachegrind's count
-// for the real engine running the same query in this test binary, minus a
-// run that only generates the keys. Same geometry: D1 32 KiB 8-way, LL
+// and radix GROUP BY (tuned count path, 1M rows, and the generic naive
+// path) with cachegrind's count for the real engine running the same query
+// (internal/cghelper, built without the race detector), minus a run that
+// only generates the keys. Same geometry: D1 32 KiB 8-way, LL
 // 8 MiB 16-way, no L2. Agreement within 25%; the differences are the Go
 // runtime (allocation, the goroutine stack, the source closure) and the
 // different placement of buffers in memory.
@@ -120,17 +71,28 @@ func TestCachegrindGroupBy(t *testing.T) {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		t.Skip("valgrind not installed")
 	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not in PATH: cannot build the helper")
+	}
+	helper := filepath.Join(t.TempDir(), "cghelper")
+	if out, err := exec.Command("go", "build", "-o", helper, "cachebook/engine/cachesim/internal/cghelper").CombinedOutput(); err != nil {
+		t.Fatalf("go build cghelper: %v\n%s", err, out)
+	}
 	g := cachesim.Geometry{LineSize: 64, L1: cachesim.Level{Size: 32 << 10, Ways: 8}, L3: cachesim.Level{Size: 8 << 20, Ways: 16}}
 	opts := []string{"--D1=32768,8,64", "--LL=8388608,16,64"}
 	t.Logf("%-44s %10s %10s %7s %10s %10s %7s", "query (D1 32K 8-way, LL 8M 16-way)", "D1 model", "D1 cg", "diff", "LL model", "LL cg", "diff")
-	for _, job := range []cgJob{
+	jobs := []cgJob{
 		{agg.Naive, 1 << 20, 1 << 18, 0, false},
 		{agg.Radix, 1 << 20, 1 << 18, 12, false},
+		{agg.Naive, 1 << 20, 1 << 18, 0, true},
 		{agg.Naive, 1 << 20, 1 << 14, 0, false},
 		{agg.Radix, 1 << 20, 1 << 14, 8, false},
-		{agg.Naive, 1 << 20, 1 << 18, 0, true},
-	} {
-		keys := keysFor(job.rows, job.groups, 1)
+	}
+	if raceEnabled {
+		jobs = jobs[:3] // the model runs instrumented: keep it short
+	}
+	for _, job := range jobs {
+		keys := testkeys.Keys(job.rows, job.groups, 1)
 		o := Options{Geometry: g, Strategy: job.strategy, Threads: 1, RadixBits: job.bits, MorselRows: job.rows}
 		var res *Result
 		var err error
@@ -142,8 +104,8 @@ func TestCachegrindGroupBy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d0, l0 := cachegrindRun(t, opts, job, 0)
-		d1, l1 := cachegrindRun(t, opts, job, 1)
+		d0, l0 := cachegrindRun(t, helper, opts, job, 0)
+		d1, l1 := cachegrindRun(t, helper, opts, job, 1)
 		cd, cl := d1-d0, l1-l0
 		rd := float64(res.Total.L1.Misses-cd) / float64(cd)
 		rl := float64(res.Total.DRAMReads-cl) / float64(cl)
