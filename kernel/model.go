@@ -261,6 +261,8 @@ type ModelReport struct {
 	Sampling       string       `json:"sampling"`
 	Notes          string       `json:"notes"`
 	Queries        []ModelQuery `json:"queries"`
+	// Plain is the report as text (Text), for clients to show as is.
+	Plain string `json:"text"`
 }
 
 const modelLabel = "modelled (cachesim), not measured"
@@ -446,6 +448,7 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 		}
 		rep.Queries = append(rep.Queries, q)
 	}
+	rep.Plain = rep.Text()
 	return rep
 }
 

@@ -14,7 +14,7 @@ import { measurementChart, runsChart } from "./charts.js";
 let nextId = 1;
 
 // KINDS are the code cell kinds of docs/protocol.md §3.2.
-const KINDS = ["sql", "latency", "bandwidth", "sweep", "experiment"];
+const KINDS = ["sql", "latency", "bandwidth", "sweep", "experiment", "cachesim"];
 
 // The SQL dialect: DuckDB-like names the engine knows, for completion and
 // highlighting.
@@ -248,6 +248,9 @@ export class Cell {
         this.bundle = e.bundle;
         for (const st of e.bundle.statements || []) this.outEl.append(renderStatement(st));
         if (e.bundle.counters) this.counters = e.bundle.counters;
+        // counters=model: the modelled counters (engine/cachesim), whose
+        // text labels every figure as modelled and gives the geometry.
+        if (e.model && e.model.text) this.outEl.append(renderStream("stdout", e.model.text));
         break;
       case "measurement": {
         this.measured = e.data;
