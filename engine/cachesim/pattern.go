@@ -217,7 +217,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 				return Stats{}, err
 			}
 		}
-		before := s.Stats()
+		before := s.Mark()
 		// The chase reads line scramble(i) at step i: a cycle of length
 		// lines.
 		for i := int64(0); i < p.N; i++ {
@@ -226,9 +226,9 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 				return Stats{}, err
 			}
 		}
-		return s.Stats().Sub(before), nil
+		return s.Since(before), nil
 	}
-	before := s.Stats()
+	before := s.Mark()
 	var err error
 	switch p.Name {
 	case "sequential":
@@ -291,5 +291,5 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	return s.Stats().Sub(before), nil
+	return s.Since(before), nil
 }

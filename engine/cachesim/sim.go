@@ -168,6 +168,7 @@ type Sim struct {
 	keep       []int8 // residue -> index into res, or -1
 	resMask    uint64
 	res        [][nResStat]int64
+	recent     [][recentLines]uint64 // per residue: the last lines accessed (+1), most recent first
 	streams    [16]stream
 	nextStream int
 
@@ -179,13 +180,18 @@ const (
 	resL2
 	resL3
 	resWB
-	resAcc
+	resAcc // line changes within the residue (see line)
 	nResStat
 )
+
+// recentLines is how many recent lines per residue an access must miss to
+// count as a line change (Sim.line).
+const recentLines = 4
 
 type rawStats struct {
 	loads, stores, accesses   int64 // every access (exact)
 	sampled                   int64 // accesses to sampled lines
+	fresh                     int64 // accesses to another line than the last of its residue
 	l1Miss, l2Acc, l2Miss     int64
 	l3Acc, memReads           int64
 	l1WB, l2WB, memWrites     int64 // dirty evictions; memWrites reach memory
@@ -221,6 +227,7 @@ func New(g Geometry, s Sampling) (*Sim, error) {
 	mod := max(s.Mod, 1)
 	sim.resMask = uint64(mod - 1)
 	sim.keep = make([]int8, mod)
+	sim.recent = make([][recentLines]uint64, mod)
 	if s.Mod <= 1 {
 		sim.res = make([][nResStat]int64, 1)
 		return sim, nil
@@ -292,12 +299,34 @@ func (s *Sim) Range(addr uint64, size int64, write bool) {
 func (s *Sim) line(line uint64, write bool) {
 	s.raw.accesses++
 	s.translate(line << s.lineShift)
-	r := s.keep[line&s.resMask]
+	res := line & s.resMask
+	// An access to a line that is not one of the last few of its residue:
+	// the auxiliary variable of the sampling's ratio estimator. It follows
+	// misses, where the raw access count is dominated by hits on a few hot
+	// lines (a stream passing through a hot line's residue alternates with
+	// it, which the few recent lines absorb).
+	rec := &s.recent[res]
+	fresh := true
+	for i, x := range rec {
+		if x == line+1 {
+			copy(rec[1:i+1], rec[:i])
+			fresh = false
+			break
+		}
+	}
+	if fresh {
+		copy(rec[1:], rec[:recentLines-1])
+		s.raw.fresh++
+	}
+	rec[0] = line + 1
+	r := s.keep[res]
 	if r < 0 {
 		return
 	}
 	s.raw.sampled++
-	s.res[r][resAcc]++
+	if fresh {
+		s.res[r][resAcc]++
+	}
 	if s.l1.lookup(line, write) {
 		return
 	}

@@ -51,18 +51,59 @@ func (e ErrorEstimate) Max() float64 {
 	return max(e.L1, e.L2, e.DRAMReads, e.DRAMWrites)
 }
 
+// Mark is a snapshot of a Sim's raw counts, to count a phase (Since).
+type Mark struct {
+	raw rawStats
+	res [][nResStat]int64
+}
+
+// Mark returns a snapshot of the counts so far.
+func (s *Sim) Mark() Mark {
+	return Mark{raw: s.raw, res: append([][nResStat]int64(nil), s.res...)}
+}
+
 // Stats returns the counts so far.
-func (s *Sim) Stats() Stats {
+func (s *Sim) Stats() Stats { return s.stats(s.raw, s.res) }
+
+// Since returns the counts since m, scaled (with sampling) by the phase's
+// own ratio of line changes, not the whole run's.
+func (s *Sim) Since(m Mark) Stats {
 	r := s.raw
-	// With sampling, a count is scaled by the ratio of all line accesses
-	// to the sampled sets' accesses (a ratio estimator: exact for a stream
-	// whose every line falls in the sampled sets, and unbiased to first
-	// order for one spread evenly over them).
+	o := m.raw
+	d := rawStats{
+		loads: r.loads - o.loads, stores: r.stores - o.stores, accesses: r.accesses - o.accesses,
+		sampled: r.sampled - o.sampled, fresh: r.fresh - o.fresh,
+		l1Miss: r.l1Miss - o.l1Miss, l2Acc: r.l2Acc - o.l2Acc, l2Miss: r.l2Miss - o.l2Miss,
+		l3Acc: r.l3Acc - o.l3Acc, memReads: r.memReads - o.memReads,
+		l1WB: r.l1WB - o.l1WB, l2WB: r.l2WB - o.l2WB, memWrites: r.memWrites - o.memWrites,
+		pfIssued: r.pfIssued - o.pfIssued, pfFill: r.pfFill - o.pfFill,
+		tlb1Miss: r.tlb1Miss - o.tlb1Miss, tlb2Miss: r.tlb2Miss - o.tlb2Miss, pages: r.pages - o.pages,
+	}
+	res := make([][nResStat]int64, len(s.res))
+	for i := range res {
+		for k := range res[i] {
+			res[i][k] = s.res[i][k] - m.res[i][k]
+		}
+	}
+	return s.stats(d, res)
+}
+
+func (s *Sim) stats(r rawStats, res [][nResStat]int64) Stats {
+	// With sampling, a count is scaled by the ratio of all line changes
+	// (an access to another line than the last one of its residue) to
+	// those of the sampled sets: a ratio estimator, exact for a stream
+	// whose every line falls in the sampled sets, unbiased to first order
+	// for one spread evenly over them, and not misled by hits on a few hot
+	// lines, which change line rarely.
+	var sampledFresh int64
+	for _, x := range res {
+		sampledFresh += x[resAcc]
+	}
 	scale := func(n int64) int64 {
-		if s.samp.Rate() == 1 || r.sampled == 0 {
+		if s.samp.Rate() == 1 || sampledFresh == 0 {
 			return n
 		}
-		return int64(math.Round(float64(n) * float64(r.accesses) / float64(r.sampled)))
+		return int64(math.Round(float64(n) * float64(r.fresh) / float64(sampledFresh)))
 	}
 	st := Stats{
 		Loads: r.loads, Stores: r.stores, Lines: r.accesses,
@@ -84,8 +125,8 @@ func (s *Sim) Stats() Stats {
 	}
 	if s.samp.Rate() < 1 {
 		st.RelErr = ErrorEstimate{
-			L1: s.relErr(resL1), L2: s.relErr(resL2),
-			DRAMReads: s.relErr(resL3), DRAMWrites: s.relErr(resWB),
+			L1: s.relErr(res, r.fresh, resL1), L2: s.relErr(res, r.fresh, resL2),
+			DRAMReads: s.relErr(res, r.fresh, resL3), DRAMWrites: s.relErr(res, r.fresh, resWB),
 		}
 	}
 	return st
@@ -94,18 +135,18 @@ func (s *Sim) Stats() Stats {
 // relErr estimates the relative standard error of the ratio estimate of
 // statistic k. The kept residues are a sample without replacement of n =
 // Keep out of M = Mod set groups; with R = Σy/Σa over them (y the count, a
-// the line accesses of a group), the estimate R·A has variance about
+// the line changes of a group), the estimate R·A has variance about
 // (A/ā)² (1 - n/M) s²/n, s² the variance of the residuals y - R·a. With no
 // access in the sampled sets nothing can be estimated: the error is
 // infinite.
-func (s *Sim) relErr(k int) float64 {
-	n := len(s.res)
+func (s *Sim) relErr(res [][nResStat]int64, fresh int64, k int) float64 {
+	n := len(res)
 	var sy, sa float64
-	for _, r := range s.res {
+	for _, r := range res {
 		sy += float64(r[k])
 		sa += float64(r[resAcc])
 	}
-	if sa == 0 && s.raw.accesses > 0 || n < 2 {
+	if sa == 0 && fresh > 0 || n < 2 {
 		return math.Inf(1)
 	}
 	if sy == 0 {
@@ -113,15 +154,15 @@ func (s *Sim) relErr(k int) float64 {
 	}
 	ratio := sy / sa
 	var ss float64
-	for _, r := range s.res {
+	for _, r := range res {
 		d := float64(r[k]) - ratio*float64(r[resAcc])
 		ss += d * d
 	}
 	s2 := ss / float64(n-1)
 	m := float64(s.samp.Mod)
 	abar := sa / float64(n)
-	total := ratio * float64(s.raw.accesses)
-	a := float64(s.raw.accesses)
+	total := ratio * float64(fresh)
+	a := float64(fresh)
 	v := (a / abar) * (a / abar) * (1 - float64(n)/m) * s2 / float64(n)
 	return math.Sqrt(v) / total
 }

@@ -102,7 +102,7 @@ type model struct {
 	samp    cachesim.Sampling
 	sims    []*cachesim.Sim // by worker id
 	phase   map[int]int     // worker -> index into phases of its open phase
-	mark    map[int]cachesim.Stats
+	mark    map[int]cachesim.Mark
 	phases  []Phase
 	base    []uint64
 	small   uint64
@@ -113,7 +113,7 @@ type model struct {
 
 func newModel(g cachesim.Geometry, s cachesim.Sampling) *model {
 	return &model{
-		geo: g, samp: s, phase: map[int]int{}, mark: map[int]cachesim.Stats{},
+		geo: g, samp: s, phase: map[int]int{}, mark: map[int]cachesim.Mark{},
 		small: cachesim.PatternBase, huge: cachesim.HugeBase,
 	}
 }
@@ -163,7 +163,7 @@ func (m *model) Range(w, buf int, off, size int64, write bool) {
 
 func (m *model) Phase(w int, name string) {
 	m.close(w)
-	m.mark[w] = m.sim(w).Stats()
+	m.mark[w] = m.sim(w).Mark()
 	m.phase[w] = len(m.phases)
 	m.phases = append(m.phases, Phase{Worker: w, Name: name})
 }
@@ -173,7 +173,7 @@ func (m *model) close(w int) {
 	if !ok {
 		return
 	}
-	m.phases[i].Stats = m.sim(w).Stats().Sub(m.mark[w])
+	m.phases[i].Stats = m.sim(w).Since(m.mark[w])
 	delete(m.phase, w)
 }
 
