@@ -370,8 +370,12 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 			k := in.Keys[0]
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			if m.recorded+int64(in.N) > maxModelKeys {
-				r.why = fmt.Sprintf("more than %d input rows in the cell: too many to record for the modelled pass", maxModelKeys)
+			limit := int64(maxModelKeys)
+			if b := info.Config.Budget; b != nil && b.Limit > 0 {
+				limit = min(limit, b.Limit/8) // recorded keys count against the query's memory limit
+			}
+			if m.recorded+int64(in.N) > limit {
+				r.why = fmt.Sprintf("more than %d input rows in the cell: too many to record for the modelled pass (8 bytes a row, within the memory limit)", limit)
 				r.keys = nil
 				return in, ok, err
 			}
@@ -420,6 +424,9 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 		o := trace.Options{
 			Geometry: m.geo, Sampling: m.samp, Strategy: c.Strategy, Threads: c.Threads, RadixBits: c.RadixBits,
 			HugePages: c.HugePages, NoRowsHint: c.RowsHint == 0,
+		}
+		if c.Budget != nil {
+			o.MemoryLimit = c.Budget.Limit
 		}
 		var res *trace.Result
 		var err error

@@ -51,6 +51,8 @@ type TraceConfig struct {
 	RadixBits int
 	HugePages bool
 	RowsHint  int64
+	// Budget, if set, bounds the traced tables as a query's are bounded.
+	Budget *Budget
 }
 
 // CountSlotBytes is the size of a slot of the tuned count table: key and
@@ -97,8 +99,8 @@ type tracedTable struct {
 	huge bool
 }
 
-func newTracedTable(hint int, huge bool, tr Tracer, w int) (*tracedTable, error) {
-	t, err := newCountTable(hint, nil, nil)
+func newTracedTable(hint int, huge bool, tr Tracer, w int, budget *Budget) (*tracedTable, error) {
+	t, err := newCountTable(hint, nil, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +356,7 @@ func (s *tracedScatter) flush() {
 func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr Tracer) (groups int, err error) {
 	if cfg.Strategy == Naive {
 		tr.Phase(0, "aggregate")
-		t, err := newTracedTable(0, cfg.HugePages, tr, 0)
+		t, err := newTracedTable(0, cfg.HugePages, tr, 0, cfg.Budget)
 		if err != nil {
 			return 0, err
 		}
@@ -426,7 +428,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr 
 				continue
 			}
 			if t == nil {
-				if t, err = newTracedTable(n/4, cfg.HugePages, tr, w); err != nil {
+				if t, err = newTracedTable(n/4, cfg.HugePages, tr, w, cfg.Budget); err != nil {
 					return 0, err
 				}
 			} else if err := t.reset(n / 4); err != nil {

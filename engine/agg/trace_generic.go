@@ -199,11 +199,12 @@ func (g *tracedGeneric) grow() error {
 // returns the number of groups. Each morsel's ArgBufs name the buffers of
 // the aggregates' input columns (-1 for count(*)), read at the keys'
 // offsets.
-func TraceGeneric(ctx context.Context, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tr Tracer) (int, error) {
+// A budget, if not nil, bounds the traced table as a query's is bounded.
+func TraceGeneric(ctx context.Context, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tr Tracer, budget *Budget) (int, error) {
 	if !GenericTraceable([]vec.Type{keyType}, specs) {
 		return 0, fmt.Errorf("trace: this aggregation's shape is not traced")
 	}
-	t, err := NewTable([]vec.Type{keyType}, 0, nil)
+	t, err := NewTable([]vec.Type{keyType}, 0, budget)
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -67,7 +68,7 @@ func TestTraceSlotsMatch(t *testing.T) {
 		}
 		rec := &recorder{}
 		in := TraceMorsel{Keys: keys, Buf: rec.Alloc(0, int64(len(keys))*8, false, false)}
-		tt, err := newTracedTable(0, false, rec, 0)
+		tt, err := newTracedTable(0, false, rec, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +215,7 @@ func TestTraceGenericMatches(t *testing.T) {
 			}
 			ms = append(ms, TraceMorsel{Keys: m, Buf: buf, Off: int64(i) * 8, ArgBufs: []int{-1, args, args}})
 		}
-		groups, err := TraceGeneric(context.Background(), vec.Int64, specs, ms, rec)
+		groups, err := TraceGeneric(context.Background(), vec.Int64, specs, ms, rec, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,5 +240,20 @@ func TestTraceGenericMatches(t *testing.T) {
 	}
 	if GenericTraceable([]vec.Type{vec.String}, nil) || GenericTraceable([]vec.Type{vec.Int64}, []Spec{{Kind: CountDistinct, In: vec.Int64}}) {
 		t.Error("untraced shapes reported traceable")
+	}
+}
+
+func TestTraceBudget(t *testing.T) {
+	keys := randomKeys(100000, 50000, 3)
+	rec := &recorder{}
+	buf := rec.Alloc(0, int64(len(keys))*8, false, false)
+	ms := []TraceMorsel{{Keys: keys, Buf: buf, ArgBufs: []int{-1}}}
+	_, err := TraceCount(context.Background(), TraceConfig{Strategy: Naive, Budget: &Budget{Limit: 64 << 10}}, ms, rec)
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Errorf("count path over budget: %v", err)
+	}
+	_, err = TraceGeneric(context.Background(), vec.Int64, []Spec{{Kind: CountStar}}, ms, rec, &Budget{Limit: 64 << 10})
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Errorf("generic path over budget: %v", err)
 	}
 }

@@ -43,6 +43,16 @@ type Options struct {
 	// NoRowsHint models a run that did not know its input size (a query
 	// with WHERE): partition buffers are not sized from it.
 	NoRowsHint bool
+	// MemoryLimit bounds the traced pass's tables (bytes; 0: none), as the
+	// query's memory limit bounds the real run's.
+	MemoryLimit int64
+}
+
+func (o Options) budget() *agg.Budget {
+	if o.MemoryLimit <= 0 {
+		return nil
+	}
+	return &agg.Budget{Limit: o.MemoryLimit}
 }
 
 // Phase is one worker's modelled counts for one phase.
@@ -223,7 +233,7 @@ func Count(ctx context.Context, keys []int64, o Options) (*Result, error) {
 		hint = 0
 	}
 	groups, err := agg.TraceCount(ctx, agg.TraceConfig{
-		Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint,
+		Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint, Budget: o.budget(),
 	}, ms, m)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
@@ -290,7 +300,7 @@ func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*R
 	for i := 0; i < len(keys); i += rows {
 		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8, ArgBufs: args})
 	}
-	groups, err := agg.TraceGeneric(ctx, vecInt64, specs, ms, m)
+	groups, err := agg.TraceGeneric(ctx, vecInt64, specs, ms, m, o.budget())
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
