@@ -66,8 +66,10 @@ func TestCountModel(t *testing.T) {
 	}
 	// 2^18 groups in a 2^19-slot table (8 MiB) do not fit a 4 MiB L3
 	// (all four times smaller under -race):
-	// naive misses on most rows; radix tables of 2^8 slots stay in L1.
-	if dram[0] < 0.5 || dram[1] > dram[0]/2 {
+	// naive misses on most rows; radix tables of 2^8 slots stay in L1,
+	// and radix pays about 0.375 lines a row to read the keys and write
+	// and read back its partitions.
+	if dram[0] < 0.5 || dram[1] > dram[0]*3/4 {
 		t.Errorf("DRAM reads/row naive %.3f, radix %.3f", dram[0], dram[1])
 	}
 }
