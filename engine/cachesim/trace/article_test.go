@@ -85,6 +85,7 @@ func TestArticle(t *testing.T) {
 var (
 	sweepRows = flag.Int("sweep-rows", 0, "rows for TestSweep (0 skips it)")
 	sweepGeo  = flag.String("sweep-geometry", "", "geometry overrides for TestSweep (cachesim.Parse)")
+	sweepHuge = flag.Bool("sweep-huge", false, "TestSweep: tables and partitions on huge pages (the engine's huge_pages default)")
 )
 
 // TestSweep prints modelled misses per row of naive and radix as the
@@ -113,7 +114,7 @@ func TestSweep(t *testing.T) {
 			{"radix", Options{Strategy: agg.Radix, Threads: 1, RadixBits: radixBitsFor(groups, g.L2.Size)}},
 		} {
 			o := c.o
-			o.Geometry, o.Sampling = g, AutoSampling(g, 1.0/16)
+			o.Geometry, o.Sampling, o.HugePages = g, AutoSampling(g, 1.0/16), *sweepHuge
 			res, err := Count(context.Background(), keys, o)
 			if err != nil {
 				t.Fatal(err)
