@@ -7,6 +7,9 @@ ORDER    ?= shuffled
 ADDR     ?= 127.0.0.1:8888
 NOTEBOOKS ?= notebooks
 WASM     := web/static/dist/cachebook.wasm
+# make fuzz: random queries against DuckDB, with a fresh seed unless given.
+FUZZ_QUERIES ?= 5000
+FUZZ_SEED    ?= $(shell date +%s)
 # Go's runtime hands freed heap back with MADV_DONTNEED, so the next big
 # query faults every 4 KiB page in again (about 20 µs each on a VM); with
 # MADV_FREE the pages stay mapped until the kernel needs them. See README.
@@ -81,6 +84,7 @@ fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./engine/sql
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./notebook
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 30s ./kernel
+	cd difftest && $(GO) test -count=1 -timeout 60m -run TestRandom . -random $(FUZZ_QUERIES) -tlp 1000 -seed $(FUZZ_SEED)
 
 clean:
 	rm -rf bin $(WASM)

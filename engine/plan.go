@@ -403,9 +403,7 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 		default:
 			return posErr(c.Pos(), "unknown aggregate function %s", c.Name)
 		}
-		if c.Distinct && spec.Kind != agg.CountDistinct && spec.Kind != agg.Min && spec.Kind != agg.Max {
-			return posErr(c.Pos(), "%s(DISTINCT …) is not supported; only count(DISTINCT x)", c.Name)
-		}
+		spec.Distinct = c.Distinct && (spec.Kind == agg.Sum || spec.Kind == agg.Avg)
 	}
 	q.aggCalls = append(q.aggCalls, c)
 	q.specs = append(q.specs, spec)
@@ -446,37 +444,14 @@ func (q *query) postBinder() *expr.Binder {
 // message users know from other databases.
 func (q *query) explainBindError(err error) error {
 	var se *sql.Error
-	if !q.grouped || !errors.As(err, &se) {
+	var unknown *expr.UnknownColumnError
+	if !q.grouped || !errors.As(err, &se) || !errors.As(err, &unknown) {
 		return err
 	}
-	if strings.Contains(se.Msg, "not found") {
-		// Find the identifier at the error position.
-		name := identAt(q.sel, se.Pos)
-		if name != "" && hasColumn(q.rel.cols, name) {
-			return posErr(se.Pos, "column %q must appear in the GROUP BY clause or be used in an aggregate function", name)
-		}
+	if hasColumn(q.rel.cols, unknown.Name) {
+		return posErr(se.Pos, "column %q must appear in the GROUP BY clause or be used in an aggregate function", unknown.Name)
 	}
 	return err
-}
-
-func identAt(sel *sql.Select, p sql.Pos) string {
-	var found string
-	visit := func(e sql.Expr) {
-		sql.Walk(e, func(x sql.Expr) bool {
-			if id, ok := x.(*sql.Ident); ok && id.At == p {
-				found = id.Name
-			}
-			return found == ""
-		})
-	}
-	for _, it := range sel.Items {
-		visit(it.Expr)
-	}
-	visit(sel.Having)
-	for _, o := range sel.OrderBy {
-		visit(o.Expr)
-	}
-	return found
 }
 
 // rewriteSums replaces sum(x + c), sum(c + x) and sum(x - c), with c a

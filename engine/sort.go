@@ -35,7 +35,7 @@ func compareRows(keys []sortKey, a, b int32) int {
 		case vec.String:
 			c = bytes.Compare(k.v.Str(int(a)), k.v.Str(int(b)))
 		case vec.Float64:
-			c = cmp.Compare(k.v.F64[a], k.v.F64[b])
+			c = vec.CompareFloat(k.v.F64[a], k.v.F64[b])
 		case vec.UInt64:
 			c = cmp.Compare(uint64(k.v.I64[a]), uint64(k.v.I64[b]))
 		case vec.Null:

@@ -22,6 +22,12 @@ type CachesimRunner struct{}
 // Class reports Heavy: the model uses one core and no timing.
 func (CachesimRunner) Class(Cell) Class { return Heavy }
 
+// Info describes cachesim cells.
+func (CachesimRunner) Info() KindInfo {
+	return KindInfo{Name: KindCachesim, Runtimes: bothRuntimes,
+		Summary: "a named access pattern through the cache model (" + strings.Join(cachesim.PatternNames, ", ") + "): modelled hits and misses per level"}
+}
+
 // CachesimResult is a cachesim cell's result.
 type CachesimResult struct {
 	Label          string          `json:"label"`

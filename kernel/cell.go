@@ -136,18 +136,19 @@ type Env struct {
 	limits    Limits
 	logger    *slog.Logger
 	started   time.Time
-	dataDir   string // data directory, for cells that open it themselves
+	db        *engine.DB // the engine behind engine, for cells that query it on a session of their own
+	dataDir   string     // the directory db reads, for checks through os.Root
 
 	mu       sync.Mutex
 	closed   bool
 	emit     func(Message)
-	parent   Header
 	session  string
 	streamed int                  // stream bytes sent
 	shown    map[string]bool      // display ids already sent as display_data
 	last     map[string]time.Time // last send per display id
 	pending  map[string]map[string]any
-	order    []string // display ids with pending updates, in first-seen order
+	order    []string  // display ids with pending updates, in first-seen order
+	yielded  time.Time // last yield to the browser's event loop (js/wasm)
 }
 
 // Engine returns the kernel session's engine session (nil when the engine
@@ -201,6 +202,11 @@ func (e *Env) Stream(name, text string) {
 // suppressed update is kept and sent later (at the latest when the cell
 // ends), so the last value always arrives.
 func (e *Env) Display(displayID string, data map[string]any) {
+	e.display(displayID, data)
+	e.maybeYield()
+}
+
+func (e *Env) display(displayID string, data map[string]any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -245,7 +251,7 @@ func (e *Env) Progress(done, total int64) {
 		text = fmt.Sprintf("%d%% (%d/%d rows)", done*100/total, done, total)
 	}
 	e.Display(e.DisplayID("progress"), map[string]any{
-		MIMEProgress: Progress{Done: done, Total: total, ElapsedNs: el.Nanoseconds()},
+		MIMEProgress: Progress{Done: done, Total: total, Unit: "rows", ElapsedNs: el.Nanoseconds()},
 		MIMEText:     text,
 	})
 }
@@ -277,5 +283,5 @@ func (e *Env) send(msgType string, content any) {
 	if e.emit == nil {
 		return
 	}
-	e.emit(NewMessage(ChannelIOPub, msgType, e.session, e.parent, content))
+	e.emit(NewMessage(ChannelIOPub, msgType, e.session, Header{}, content))
 }

@@ -31,6 +31,9 @@ const (
 	ErrKernel      = "KernelError"
 	ErrBadMessage  = "BadMessage"
 	ErrQueueFull   = "QueueFull"
+	// ErrUnavailable: this runtime cannot run the cell as asked (e.g.
+	// more threads than the browser has); another runtime can.
+	ErrUnavailable = "Unavailable"
 )
 
 // ExecuteRequest is the content of an execute_request.
@@ -154,6 +157,8 @@ type LimitsInfo struct {
 	QueryMemory     int64 `json:"query_memory"`
 	MaxMessageBytes int   `json:"max_message_bytes"`
 	UpdateRateHz    int   `json:"update_rate_hz"`
+	CellMemory      int64 `json:"cell_memory"`
+	Threads         int   `json:"threads,omitempty"`
 }
 
 // KernelInfoReply is the content of a kernel_info_reply.
@@ -165,6 +170,8 @@ type KernelInfoReply struct {
 	LanguageInfo          LanguageInfo `json:"language_info"`
 	Banner                string       `json:"banner"`
 	CellKinds             []string     `json:"cell_kinds"`
+	Kinds                 []KindInfo   `json:"kinds"`
+	Runtime               string       `json:"runtime"`
 	Limits                LimitsInfo   `json:"limits"`
 	ExecutionState        string       `json:"execution_state"`
 	ExecutionCount        int          `json:"execution_count"`
@@ -224,7 +231,9 @@ type ResultBundle struct {
 // Progress is the value of an application/vnd.cachebook.progress+json
 // display.
 type Progress struct {
-	Done      int64 `json:"done"`
-	Total     int64 `json:"total"`
-	ElapsedNs int64 `json:"elapsed_ns"`
+	Done  int64 `json:"done"`
+	Total int64 `json:"total"`
+	// Unit says what Done and Total count: rows, sizes, runs, points.
+	Unit      string `json:"unit,omitempty"`
+	ElapsedNs int64  `json:"elapsed_ns"`
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cachebook/engine"
 	"cachebook/engine/gen/gentest"
 	"cachebook/kernel/perf"
 )
@@ -149,4 +150,52 @@ func TestMemoryLimitRealEngine(t *testing.T) {
 		t.Fatalf("reply %+v", reply.ExecuteReply)
 	}
 	t.Logf("%s: %s", reply.Ename, reply.Evalue)
+}
+
+// TestSQLAttributes: an sql cell's attributes are engine settings for that
+// cell only; anything else is refused before the cell runs.
+func TestSQLAttributes(t *testing.T) {
+	x := newEngineExecutor(t)
+	strategy := func(reply *Reply) string {
+		b := reply.Outcome.Data[MIMEResult].(*ResultBundle)
+		var walk func(n *engine.PlanNode) string
+		walk = func(n *engine.PlanNode) string {
+			if n == nil {
+				return ""
+			}
+			for _, d := range n.Detail {
+				if strings.Contains(d, "radix") || strings.Contains(d, "naive") {
+					return d
+				}
+			}
+			for _, c := range n.Children {
+				if s := walk(c); s != "" {
+					return s
+				}
+			}
+			return ""
+		}
+		return walk(b.Statements[len(b.Statements)-1].Plan)
+	}
+	q := "SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3"
+	reply, err := x.Execute(context.Background(), Cell{Source: q, Attrs: map[string]string{"group_by": "radix", "timeout": "1m"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strategy(reply); !strings.Contains(s, "SET group_by = 'radix'") {
+		t.Errorf("group_by=radix attribute: plan says %q", s)
+	}
+	reply, _ = x.Execute(context.Background(), Cell{Source: q, Attrs: map[string]string{"group_by": "naive"}}, nil)
+	if s := strategy(reply); !strings.Contains(s, "SET group_by = 'naive'") {
+		t.Errorf("group_by=naive attribute: plan says %q", s)
+	}
+	if got := x.eng.Settings().GroupBy; got == "radix" {
+		t.Errorf("the attribute leaked into the session: group_by = %q", got)
+	}
+	for attrs, want := range map[string]string{"colour": "attribute colour=red", "group_by": "group_by must be"} {
+		reply, _ := x.Execute(context.Background(), Cell{Source: q, Attrs: map[string]string{attrs: "red"}}, nil)
+		if reply.Ename != ErrExecution || !strings.Contains(reply.Evalue, want) {
+			t.Errorf("attribute %s=red: %s %q", attrs, reply.Ename, reply.Evalue)
+		}
+	}
 }

@@ -41,6 +41,15 @@ type Limits struct {
 	// MaxMessageBytes is the largest client frame the transport accepts
 	// (reported to clients).
 	MaxMessageBytes int
+	// CellMemory is the memory one cell may use (0: no limit). Queries
+	// get it as their engine memory limit when QueryMemory is 0;
+	// measurement cells and experiments size their buffers against it and
+	// refuse larger parameters, with a MemoryLimit error, before
+	// allocating.
+	CellMemory int64
+	// Threads is the most threads a cell may use (0: no limit; 1 in the
+	// browser, where Go's WebAssembly runs on one thread).
+	Threads int
 }
 
 // DefaultLimits returns the default limits.
@@ -93,6 +102,8 @@ func (l Limits) Info() LimitsInfo {
 		QueryMemory:     l.QueryMemory,
 		MaxMessageBytes: l.MaxMessageBytes,
 		UpdateRateHz:    hz,
+		CellMemory:      l.CellMemory,
+		Threads:         l.Threads,
 	}
 }
 
@@ -124,15 +135,6 @@ type Config struct {
 	// Session is the kernel session id put in message headers (empty: a
 	// fresh UUID).
 	Session string
-}
-
-// DefaultRegistry returns a registry with every runner this build has:
-// sql, and the measurement kinds that are available on this platform.
-func DefaultRegistry() *Registry {
-	r := NewRegistry()
-	r.Register(KindSQL, NewSQLRunner())
-	registerMeasurements(r)
-	return r
 }
 
 // Executor runs cells of one kernel session, one at a time, on its own
@@ -190,6 +192,30 @@ func (x *Executor) Registry() *Registry { return x.reg }
 
 // Limits returns the executor's limits (defaults filled in).
 func (x *Executor) Limits() Limits { return x.limits }
+
+// KernelInfo returns the content of a kernel_info_reply: the protocol,
+// the cell kinds this kernel runs (and where else they run), its limits,
+// and state, the execution state the caller knows.
+func (x *Executor) KernelInfo(state string) KernelInfoReply {
+	rt := RuntimeServer
+	if runtime.GOOS == "js" {
+		rt = RuntimeBrowser
+	}
+	return KernelInfoReply{
+		Status:                StatusOK,
+		ProtocolVersion:       Protocol,
+		Implementation:        "cachebook",
+		ImplementationVersion: "0.1",
+		LanguageInfo:          LanguageInfo{Name: "sql", Mimetype: "application/sql", FileExtension: ".sql", CodemirrorMode: "sql"},
+		Banner:                "cachebook kernel: GROUP BY over Parquet on a pure-Go columnar engine",
+		CellKinds:             x.reg.Kinds(),
+		Kinds:                 x.reg.Info(),
+		Runtime:               rt,
+		Limits:                x.limits.Info(),
+		ExecutionState:        state,
+		ExecutionCount:        x.ExecutionCount(),
+	}
+}
 
 // KernelSession returns the current kernel session id.
 func (x *Executor) KernelSession() string {
@@ -330,7 +356,7 @@ func (x *Executor) execute(ctx context.Context, cell Cell, o execOpts, emit func
 
 	env := &Env{
 		msgID: NewID(), engine: eng, limits: x.limits, logger: x.log, started: time.Now(),
-		emit: emit, session: session, dataDir: x.cfg.DataPath,
+		emit: emit, session: session, db: x.db, dataDir: x.cfg.DataPath,
 		shown: map[string]bool{}, last: map[string]time.Time{}, pending: map[string]map[string]any{},
 	}
 	if env.dataDir == "" {

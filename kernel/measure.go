@@ -2,39 +2,29 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"cachebook/kernel/bandwidth"
 	"cachebook/kernel/experiment"
 	"cachebook/kernel/latency"
+	"cachebook/kernel/param"
 	"cachebook/kernel/perf"
 	"cachebook/kernel/sweep"
 )
-
-// registerMeasurements registers the runners of the measurement cell kinds
-// (latency, bandwidth, sweep, experiment). Measurement
-// cells run alone (Exclusive).
-func registerMeasurements(r *Registry) {
-	r.Register(KindLatency, LatencyRunner{})
-	r.Register(KindBandwidth, BandwidthRunner{})
-	r.Register(KindSweep, SweepRunner{})
-	r.Register(KindExperiment, ExperimentRunner{})
-	r.Register(KindCachesim, CachesimRunner{})
-}
 
 // kernelAttrs are cell attributes the kernel itself interprets; they are
 // not parameters of a measurement.
 var kernelAttrs = map[string]bool{"timeout": true, "counters": true, "id": true}
 
 // cellParams collects a measurement cell's parameters: its attributes
-// (except the kernel's own) and key=value lines of its source (blank lines
-// and lines starting with # are skipped). skipFirst drops the source's first
-// non-blank line (the experiment name). Keys not in allowed are an error.
-func cellParams(cell Cell, skipFirst bool, allowed ...string) (map[string]string, string, error) {
+// (except the kernel's own) and key=value words of its source (blank lines
+// and lines starting with # are skipped). skipFirst drops the source's
+// first non-blank line (the experiment name), which it returns.
+func cellParams(cell Cell, skipFirst bool) (map[string]string, string, error) {
 	p := map[string]string{}
 	for k, v := range cell.Attrs {
 		if !kernelAttrs[k] {
@@ -59,28 +49,37 @@ func cellParams(cell Cell, skipFirst bool, allowed ...string) (map[string]string
 			p[k] = v
 		}
 	}
-	if allowed != nil {
-		ok := map[string]bool{}
-		for _, a := range allowed {
-			ok[a] = true
-		}
-		var bad []string
-		for k := range p {
-			if !ok[k] {
-				bad = append(bad, k)
-			}
-		}
-		if len(bad) > 0 {
-			sort.Strings(bad)
-			return nil, first, &CellError{Ename: ErrExecution,
-				Err: fmt.Errorf("unknown parameter(s) %s (this cell takes: %s)", strings.Join(bad, ", "), strings.Join(allowed, ", "))}
-		}
-	}
 	return p, first, nil
 }
 
-func paramErr(name, val string, err error) error {
-	return &CellError{Ename: ErrExecution, Err: fmt.Errorf("parameter %s=%q: %v", name, val, err)}
+// parseCell reads a measurement cell's parameters against params.
+func parseCell(cell Cell, params []param.Param) (param.Values, error) {
+	raw, _, err := cellParams(cell, false)
+	if err != nil {
+		return param.Values{}, err
+	}
+	v, err := param.Parse(params, raw)
+	if err != nil {
+		return v, &CellError{Ename: ErrExecution, Err: err}
+	}
+	return v, nil
+}
+
+// limitError gives the errors of the runtime's explicit limits their
+// names: MemoryLimit for a run that would not fit the per-cell memory,
+// Unavailable for one that needs more threads than the runtime has.
+func limitError(err error) error {
+	var me *param.MemoryError
+	var te *param.ThreadsError
+	switch {
+	case errors.As(err, &me):
+		return &CellError{Ename: ErrMemoryLimit, Err: err}
+	case errors.As(err, &te):
+		return &CellError{Ename: ErrUnavailable, Err: err}
+	case err != nil:
+		return &CellError{Ename: ErrExecution, Err: err}
+	}
+	return nil
 }
 
 // measurement wraps a measurement's result as the cell's result bundle.
@@ -91,48 +90,36 @@ func measurement(kind string, v any, text string) *Outcome {
 	}}
 }
 
+// progress shows done of total steps (counted in unit) of a measurement.
+func progress(env *Env, done, total int, unit, text string) {
+	env.Display(env.DisplayID("progress"), map[string]any{
+		MIMEProgress: Progress{Done: int64(done), Total: int64(total), Unit: unit, ElapsedNs: time.Since(env.Started()).Nanoseconds()},
+		MIMEText:     text,
+	})
+}
+
 // LatencyRunner runs latency cells: the pointer-chase sweep of package
-// kernel/latency. Parameters: min, max (sizes such as 4K, 256M, 1G), ppo
-// (sizes per doubling), reps, sample (Go duration), huge (true/false), seed.
+// kernel/latency, with the parameters of latency.Params.
 type LatencyRunner struct{}
 
 // Class reports Exclusive: measurements run alone.
 func (LatencyRunner) Class(Cell) Class { return Exclusive }
 
+// Info describes latency cells.
+func (LatencyRunner) Info() KindInfo {
+	return KindInfo{Name: KindLatency, Summary: "memory latency by working-set size (random pointer chase)",
+		Runtimes: bothRuntimes, Params: latency.Params()}
+}
+
 // Run measures the latency curve, showing progress per working-set size.
 func (LatencyRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
-	p, _, err := cellParams(cell, false, "min", "max", "ppo", "reps", "sample", "huge", "seed")
+	v, err := parseCell(cell, latency.Params())
 	if err != nil {
 		return nil, err
 	}
-	cfg := latency.Config{HugePages: true}
-	for k, v := range p {
-		var err error
-		switch k {
-		case "min":
-			cfg.MinBytes, err = latency.ParseSize(v)
-		case "max":
-			cfg.MaxBytes, err = latency.ParseSize(v)
-		case "ppo":
-			cfg.PointsPerOctave, err = boundedInt(v, 1, 64)
-		case "reps":
-			cfg.Reps, err = boundedInt(v, 1, 1000)
-		case "sample":
-			cfg.SampleTime, err = time.ParseDuration(v)
-			if err == nil && (cfg.SampleTime <= 0 || cfg.SampleTime > 10*time.Second) {
-				err = fmt.Errorf("want a duration in (0, 10s]")
-			}
-		case "huge":
-			cfg.HugePages, err = strconv.ParseBool(v)
-		case "seed":
-			cfg.Seed, err = strconv.ParseUint(v, 10, 64)
-		}
-		if err != nil {
-			return nil, paramErr(k, v, err)
-		}
-	}
-	if cfg.MinBytes > 0 && cfg.MaxBytes > 0 && cfg.MinBytes > cfg.MaxBytes {
-		return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("min %d is larger than max %d", cfg.MinBytes, cfg.MaxBytes)}
+	cfg, err := latency.ConfigFrom(v, env.Limits().CellMemory)
+	if err != nil {
+		return nil, limitError(err)
 	}
 	avail := perf.Probe()
 	if avail.Hardware.Available {
@@ -147,10 +134,7 @@ func (LatencyRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, er
 	var points []latency.Point
 	cfg.Progress = func(pt latency.Point, done, total int) {
 		points = append(points, pt)
-		env.Display(env.DisplayID("progress"), map[string]any{
-			MIMEProgress: Progress{Done: int64(done), Total: int64(total), ElapsedNs: time.Since(env.Started()).Nanoseconds()},
-			MIMEText:     fmt.Sprintf("%d of %d sizes: %d B -> %.1f ns", done, total, pt.Bytes, pt.Ns),
-		})
+		progress(env, done, total, "sizes", fmt.Sprintf("%d of %d sizes: %s -> %.1f ns", done, total, latency.FormatSize(pt.Bytes), pt.Ns))
 		env.Display(env.DisplayID("measurement"), map[string]any{
 			MIMEMeasurement: map[string]any{"kind": KindLatency, KindLatency: map[string]any{"points": append([]latency.Point(nil), points...)}, "live": true},
 			MIMEText:        fmt.Sprintf("%d points so far", len(points)),
@@ -172,49 +156,32 @@ func (LatencyRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, er
 	return measurement(KindLatency, res, b.String()), nil
 }
 
-// BandwidthRunner runs bandwidth cells (package kernel/bandwidth).
-// Parameters: bytes (per thread, e.g. 256M), threads (e.g. 1,2), ops (read,
-// write, memset, copy), reps.
+// BandwidthRunner runs bandwidth cells (package kernel/bandwidth), with
+// the parameters of bandwidth.Params.
 type BandwidthRunner struct{}
 
 // Class reports Exclusive: measurements run alone.
 func (BandwidthRunner) Class(Cell) Class { return Exclusive }
 
+// Info describes bandwidth cells.
+func (BandwidthRunner) Info() KindInfo {
+	return KindInfo{Name: KindBandwidth, Summary: "sequential memory bandwidth (read, write, memset, copy) by thread count",
+		Runtimes: bothRuntimes, Params: bandwidth.Params(), Note: "in the browser: one thread"}
+}
+
 // Run measures bandwidth, showing progress per (op, threads) pair.
 func (BandwidthRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
-	p, _, err := cellParams(cell, false, "bytes", "threads", "ops", "reps")
+	v, err := parseCell(cell, bandwidth.Params())
 	if err != nil {
 		return nil, err
 	}
-	var cfg bandwidth.Config
-	for k, v := range p {
-		var err error
-		switch k {
-		case "bytes":
-			cfg.Bytes, err = latency.ParseSize(v)
-		case "threads":
-			for _, s := range strings.Split(v, ",") {
-				n, e := boundedInt(strings.TrimSpace(s), 1, 1024)
-				if e != nil {
-					err = e
-					break
-				}
-				cfg.Threads = append(cfg.Threads, n)
-			}
-		case "ops":
-			cfg.Ops, err = bandwidth.ParseOps(v)
-		case "reps":
-			cfg.Reps, err = boundedInt(v, 1, 1000)
-		}
-		if err != nil {
-			return nil, paramErr(k, v, err)
-		}
+	lim := env.Limits()
+	cfg, err := bandwidth.ConfigFrom(v, lim.CellMemory, lim.Threads)
+	if err != nil {
+		return nil, limitError(err)
 	}
 	cfg.Progress = func(r bandwidth.Result, done, total int) {
-		env.Display(env.DisplayID("progress"), map[string]any{
-			MIMEProgress: Progress{Done: int64(done), Total: int64(total), ElapsedNs: time.Since(env.Started()).Nanoseconds()},
-			MIMEText:     fmt.Sprintf("%d of %d: %s with %d threads: %.2f GB/s", done, total, r.Op, r.Threads, r.GBps),
-		})
+		progress(env, done, total, "runs", fmt.Sprintf("%d of %d: %s with %d threads: %.2f GB/s", done, total, r.Op, r.Threads, r.GBps))
 	}
 	rep, err := bandwidth.Run(ctx, cfg)
 	if err != nil {
@@ -231,6 +198,53 @@ func (BandwidthRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, 
 	return measurement(KindBandwidth, rep, b.String()), nil
 }
 
+// SweepRunner runs sweep cells (package kernel/sweep): the same GROUP BY
+// over tables with more and more distinct keys, per strategy, with the
+// parameters of sweep.Params; counters=on measures every run.
+type SweepRunner struct{}
+
+// Class reports Exclusive: measurements run alone.
+func (SweepRunner) Class(Cell) Class { return Exclusive }
+
+// Info describes sweep cells.
+func (SweepRunner) Info() KindInfo {
+	return KindInfo{Name: KindSweep, Summary: "ns per row of one GROUP BY as the number of groups grows, per strategy",
+		Runtimes: bothRuntimes, Params: sweep.Params()}
+}
+
+// Run measures the sweep, showing each point as it arrives.
+func (SweepRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
+	v, err := parseCell(cell, sweep.Params())
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := sweep.ConfigFrom(v, env.Limits().CellMemory)
+	if err != nil {
+		return nil, limitError(err)
+	}
+	cfg.Counters = wantCounters(cell)
+	var points []sweep.Point
+	cfg.Progress = func(pt sweep.Point, done, total int) {
+		points = append(points, pt)
+		progress(env, done, total, "points", fmt.Sprintf("%d of %d: %d groups, %s: %.2f ns/row", done, total, pt.Groups, pt.Strategy, pt.NsPerRow))
+		env.Display(env.DisplayID("measurement"), map[string]any{
+			MIMEMeasurement: map[string]any{"kind": KindSweep, KindSweep: map[string]any{"query": sweep.Query, "rows": cfg.Rows, "reps": cfg.Reps,
+				"points": append([]sweep.Point(nil), points...)}, "live": true},
+			MIMEText: fmt.Sprintf("%d points so far", len(points)),
+		})
+	}
+	rep, err := sweep.Run(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s over %d rows, median of %d runs\n%10s  %-9s %10s\n", rep.Query, rep.Rows, rep.Reps, "groups", "strategy", "ns/row")
+	for _, pt := range rep.Points {
+		fmt.Fprintf(&b, "%10d  %-9s %10.2f\n", pt.Groups, pt.Strategy, pt.NsPerRow)
+	}
+	return measurement(KindSweep, rep, b.String()), nil
+}
+
 // ExperimentRunner runs experiment cells (package kernel/experiment). The
 // first line of the source names the experiment; parameters come from the
 // attributes and key=value lines. With counters=on the experiment's
@@ -239,6 +253,13 @@ type ExperimentRunner struct{}
 
 // Class reports Exclusive: experiments are measurements and run alone.
 func (ExperimentRunner) Class(Cell) Class { return Exclusive }
+
+// Info describes experiment cells and lists the experiments.
+func (ExperimentRunner) Info() KindInfo {
+	return KindInfo{Name: KindExperiment, Summary: "a named micro-experiment (first line: its name)",
+		Runtimes: bothRuntimes, Experiments: experiment.Catalog(),
+		Note: "in the browser: only experiments that run on one thread"}
+}
 
 // Run runs the named experiment.
 func (ExperimentRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
@@ -255,26 +276,23 @@ func (ExperimentRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome,
 		for _, s := range experiment.Catalog() {
 			names = append(names, s.Name)
 		}
+		sort.Strings(names)
 		return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("name the experiment on the cell's first line (one of: %s)", strings.Join(names, ", "))}
 	}
 	spec, err := experiment.Lookup(name)
 	if err != nil {
 		return nil, &CellError{Ename: ErrExecution, Err: err}
 	}
-	if _, set := p["data"]; !set && env.dataDir != "" {
-		for _, prm := range spec.Params {
-			if prm.Name == "data" {
-				p["data"] = env.dataDir
-			}
-		}
+	lim := env.Limits()
+	opts := experiment.Options{MemoryLimit: lim.CellMemory, MaxThreads: lim.Threads, DB: env.db, DataDir: env.dataDir}
+	if err := spec.Check(p, opts); err != nil {
+		return nil, limitError(err)
 	}
 	env.Stream("stdout", fmt.Sprintf("running %s: %s\n", spec.Name, spec.Summary))
-	var res *experiment.Result
 	if wantCounters(cell) {
-		res, err = experiment.RunWithCounters(ctx, spec, p, perf.Options{})
-	} else {
-		res, err = spec.Run(ctx, p, nil)
+		opts.Counters = &perf.Options{}
 	}
+	res, err := experiment.Run(ctx, spec, p, opts)
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", spec.Name, err)
 	}
@@ -283,98 +301,4 @@ func (ExperimentRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome,
 		return nil, fmt.Errorf("experiment %s: %w", spec.Name, err)
 	}
 	return measurement(KindExperiment, res, b.String()), nil
-}
-
-// SweepRunner runs sweep cells (package kernel/sweep): the same GROUP BY
-// over tables with more and more distinct keys, per strategy. Parameters:
-// rows, groups (comma list), strategies (comma list of naive, radix,
-// parallel, auto), reps, seed; counters=on measures every run.
-type SweepRunner struct{}
-
-// Class reports Exclusive: measurements run alone.
-func (SweepRunner) Class(Cell) Class { return Exclusive }
-
-// Run measures the sweep, showing each point as it arrives.
-func (SweepRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
-	p, _, err := cellParams(cell, false, "rows", "groups", "strategies", "reps", "seed")
-	if err != nil {
-		return nil, err
-	}
-	cfg := sweep.Config{Counters: wantCounters(cell)}
-	for k, v := range p {
-		var err error
-		switch k {
-		case "rows":
-			cfg.Rows, err = count(v)
-		case "groups":
-			for _, s := range strings.Split(v, ",") {
-				n, e := count(strings.TrimSpace(s))
-				if e != nil {
-					err = e
-					break
-				}
-				cfg.Groups = append(cfg.Groups, n)
-			}
-		case "strategies":
-			for _, s := range strings.Split(v, ",") {
-				cfg.Strategies = append(cfg.Strategies, strings.TrimSpace(s))
-			}
-		case "reps":
-			cfg.Reps, err = boundedInt(v, 1, 100)
-		case "seed":
-			cfg.Seed, err = strconv.ParseUint(v, 10, 64)
-		}
-		if err != nil {
-			return nil, paramErr(k, v, err)
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, &CellError{Ename: ErrExecution, Err: err}
-	}
-	var points []sweep.Point
-	cfg.Progress = func(pt sweep.Point, done, total int) {
-		points = append(points, pt)
-		env.Display(env.DisplayID("progress"), map[string]any{
-			MIMEProgress: Progress{Done: int64(done), Total: int64(total), ElapsedNs: time.Since(env.Started()).Nanoseconds()},
-			MIMEText:     fmt.Sprintf("%d of %d: %d groups, %s: %.2f ns/row", done, total, pt.Groups, pt.Strategy, pt.NsPerRow),
-		})
-		env.Display(env.DisplayID("measurement"), map[string]any{
-			MIMEMeasurement: map[string]any{"kind": KindSweep, KindSweep: map[string]any{"query": sweep.Query, "points": append([]sweep.Point(nil), points...)}, "live": true},
-			MIMEText:        fmt.Sprintf("%d points so far", len(points)),
-		})
-	}
-	rep, err := sweep.Run(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s over %d rows, median of %d runs\n%10s  %-9s %10s\n", rep.Query, rep.Rows, rep.Reps, "groups", "strategy", "ns/row")
-	for _, pt := range rep.Points {
-		fmt.Fprintf(&b, "%10d  %-9s %10.2f\n", pt.Groups, pt.Strategy, pt.NsPerRow)
-	}
-	return measurement(KindSweep, rep, b.String()), nil
-}
-
-// count parses a positive count: 1000, 1e6, 10_000.
-func count(s string) (int64, error) {
-	s = strings.ReplaceAll(s, "_", "")
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
-		return n, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 1 || f > 1<<40 || f != float64(int64(f)) {
-		return 0, fmt.Errorf("want a positive whole number such as 100000 or 1e6")
-	}
-	return int64(f), nil
-}
-
-func boundedInt(s string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("not an integer")
-	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("want %d..%d", lo, hi)
-	}
-	return n, nil
 }

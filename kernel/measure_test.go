@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"cachebook/engine"
+	"cachebook/kernel/bandwidth"
+	"cachebook/kernel/internal/memtest"
 	"cachebook/kernel/perf"
 )
 
@@ -15,20 +17,18 @@ func TestCellParams(t *testing.T) {
 	tests := []struct {
 		cell      Cell
 		skipFirst bool
-		allowed   []string
 		want      map[string]string
 		first     string
 		err       string
 	}{
 		{Cell{Source: "max=16K reps=1\n# comment\n\nppo=2", Attrs: map[string]string{"timeout": "5s", "min": "4K"}}, false,
-			[]string{"min", "max", "ppo", "reps"}, map[string]string{"min": "4K", "max": "16K", "reps": "1", "ppo": "2"}, "", ""},
-		{Cell{Source: "false-sharing\nthreads=2", Attrs: map[string]string{"counters": "on"}}, true, nil,
+			map[string]string{"min": "4K", "max": "16K", "reps": "1", "ppo": "2"}, "", ""},
+		{Cell{Source: "false-sharing\nthreads=2", Attrs: map[string]string{"counters": "on"}}, true,
 			map[string]string{"threads": "2"}, "false-sharing", ""},
-		{Cell{Source: "size 12"}, false, nil, nil, "", `parameter "size": want key=value`},
-		{Cell{Source: "bogus=1"}, false, []string{"min"}, nil, "", "unknown parameter(s) bogus (this cell takes: min)"},
+		{Cell{Source: "size 12"}, false, nil, "", `parameter "size": want key=value`},
 	}
 	for _, tt := range tests {
-		p, first, err := cellParams(tt.cell, tt.skipFirst, tt.allowed...)
+		p, first, err := cellParams(tt.cell, tt.skipFirst)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%q: err %v, want %q", tt.cell.Source, err, tt.err)
@@ -63,6 +63,8 @@ func TestMeasurementCells(t *testing.T) {
 		{Cell{Kind: KindLatency, Source: "min=1G max=4K"}, ErrExecution, "larger than max"},
 		{Cell{Kind: KindLatency, Source: "reps=0"}, ErrExecution, "reps=\"0\""},
 		{Cell{Kind: KindBandwidth, Source: "ops=fly"}, ErrExecution, "fly"},
+		{Cell{Kind: KindLatency, Source: "bogus=1"}, ErrExecution, "unknown parameter(s) bogus (this takes: min, max"},
+		{Cell{Kind: KindLatency, Source: "seed=x"}, ErrExecution, "seed"},
 		{Cell{Kind: KindExperiment, Source: ""}, ErrExecution, "name the experiment"},
 		{Cell{Kind: KindExperiment, Source: "no-such-thing"}, ErrExecution, "unknown experiment"},
 	}
@@ -133,4 +135,78 @@ func TestCountersHonest(t *testing.T) {
 		}
 	}
 	t.Logf("perf availability here: %s", rep.Availability.Summary())
+}
+
+// TestCellMemoryCap is the regression test of the cells that used to take
+// the server down: each is refused with MemoryLimit before it allocates,
+// measured on the heap and the resident set, not by a cgroup.
+func measureExecutor(t *testing.T, lim Limits) *Executor {
+	t.Helper()
+	x, err := NewExecutor(Config{Limits: lim, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func TestCellMemoryCap(t *testing.T) {
+	const limit = 1 << 30
+	x := measureExecutor(t, Limits{CellMemory: limit})
+	for _, c := range []Cell{
+		{Kind: KindBandwidth, Source: "bytes=1T"},
+		{Kind: KindLatency, Source: "max=8G"},
+		{Kind: KindSweep, Source: "rows=2147483648"},
+		{Kind: KindExperiment, Source: "zeroing\nsize=1GiB live=8 threads=2"},
+		{Kind: KindBandwidth, Source: "bytes=2G threads=2 ops=write"},
+		{Kind: KindExperiment, Source: "parallel-merge\nrows=17179869184 groups=17179869184"},
+	} {
+		var reply *Reply
+		heap, rss := memtest.Peak(func() { reply, _ = x.Execute(context.Background(), c, nil) })
+		if reply.Ename != ErrMemoryLimit || !strings.Contains(reply.Evalue, "per-cell limit of 1GiB") {
+			t.Errorf("%s %q: %s %s, want MemoryLimit", c.Kind, c.Source, reply.Ename, reply.Evalue)
+		}
+		if heap > 16<<20 || rss > 64<<20 {
+			t.Errorf("%s %q: refusing took %d bytes of heap, %d resident", c.Kind, c.Source, heap, rss)
+		}
+	}
+	// Defaults shrink to the cap instead of failing.
+	x = measureExecutor(t, Limits{CellMemory: 8 << 20})
+	reply, _ := x.Execute(context.Background(), Cell{Kind: KindBandwidth, Source: "threads=1 ops=read reps=1"}, nil)
+	if reply.Status != StatusOK {
+		t.Fatalf("default bandwidth under 8 MiB: %+v", reply.ExecuteReply)
+	}
+	rep := reply.Outcome.Data[MIMEMeasurement].(map[string]any)[KindBandwidth].(*bandwidth.Report)
+	if b := rep.Results[0].BytesPerThread; b > 8<<20 || b < 4<<20 {
+		t.Errorf("default size fitted to %d bytes", b)
+	}
+}
+
+// TestThreadsLimit: a runtime with one thread (the browser) refuses cells
+// that need more, with Unavailable, instead of pretending.
+func TestThreadsLimit(t *testing.T) {
+	x := measureExecutor(t, Limits{Threads: 1})
+	for _, c := range []Cell{
+		{Kind: KindBandwidth, Source: "bytes=64K threads=1,2"},
+		{Kind: KindExperiment, Source: "false-sharing\nthreads=2"},
+	} {
+		reply, _ := x.Execute(context.Background(), c, nil)
+		if reply.Ename != ErrUnavailable || !strings.Contains(reply.Evalue, "run it on the server") {
+			t.Errorf("%s %q: %s %s", c.Kind, c.Source, reply.Ename, reply.Evalue)
+		}
+	}
+}
+
+func TestKindInfo(t *testing.T) {
+	info := DefaultRegistry().Info()
+	if len(info) != 5 || info[0].Name != KindSQL {
+		t.Fatalf("kinds %+v", info)
+	}
+	for _, k := range info {
+		if k.Summary == "" || len(k.Runtimes) == 0 {
+			t.Errorf("%s: incomplete %+v", k.Name, k)
+		}
+		if (k.Name == KindLatency || k.Name == KindSweep) && len(k.Params) == 0 {
+			t.Errorf("%s has no params", k.Name)
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -248,6 +247,3 @@ func (m *Message) DecodeContent(v any) error {
 	}
 	return nil
 }
-
-// errNoContent is returned for a request whose content is required but empty.
-var errNoContent = errors.New("empty content")

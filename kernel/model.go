@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,16 @@ func counterModes(cell Cell) (pmu, model bool) {
 		return true, true
 	}
 	return false, false
+}
+
+// modelAttr reports whether attribute k of an sql cell belongs to its
+// modelled counters (geometry, sample, dram_ns with counters=model or
+// both) rather than to the engine's settings.
+func modelAttr(cell Cell, k string) bool {
+	if _, model := counterModes(cell); !model {
+		return false
+	}
+	return k == "sample" || k == "dram_ns" || slices.Contains(geometryKeys, k)
 }
 
 // geometryKeys are the cell attributes that override the modelled

@@ -599,18 +599,7 @@ func (s *Session) kernelInfo(req *Message) Message {
 		state = StateBusy
 	}
 	s.mu.Unlock()
-	return NewMessage(replyChannel(req, ChannelShell), MsgKernelInfoReply, s.x.KernelSession(), req.Header, KernelInfoReply{
-		Status:                StatusOK,
-		ProtocolVersion:       Protocol,
-		Implementation:        "cachebook",
-		ImplementationVersion: "0.1",
-		LanguageInfo:          LanguageInfo{Name: "sql", Mimetype: "application/sql", FileExtension: ".sql", CodemirrorMode: "sql"},
-		Banner:                "cachebook kernel: GROUP BY over Parquet on a pure-Go columnar engine",
-		CellKinds:             s.x.Registry().Kinds(),
-		Limits:                s.x.Limits().Info(),
-		ExecutionState:        state,
-		ExecutionCount:        s.x.ExecutionCount(),
-	})
+	return NewMessage(replyChannel(req, ChannelShell), MsgKernelInfoReply, s.x.KernelSession(), req.Header, s.x.KernelInfo(state))
 }
 
 func (s *Session) enqueue(req *Message, er ExecuteRequest) {

@@ -3,6 +3,8 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -30,6 +32,12 @@ func (SQLRunner) Class(cell Cell) Class {
 	return Heavy
 }
 
+// Info describes sql cells.
+func (SQLRunner) Info() KindInfo {
+	return KindInfo{Name: KindSQL, Summary: "SQL statements on the engine (;-separated; SET changes the session)",
+		Runtimes: bothRuntimes}
+}
+
 func wantCounters(cell Cell) bool {
 	pmu, _ := counterModes(cell)
 	return pmu
@@ -41,6 +49,11 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	if s == nil {
 		return nil, env.EngineErr()
 	}
+	restore, err := applySettings(s, cell)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	hooks := &engine.Hooks{Progress: env.Progress}
 	var counters *counterSet
 	if wantCounters(cell) {
@@ -80,6 +93,67 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		return out, &stmtIndexError{index: len(results), err: err}
 	}
 	return out, nil
+}
+
+// settingText renders the setting name of st as SET accepts it, so that
+// it can be put back after a cell changed it.
+func settingText(st engine.Settings, name string) (string, bool) {
+	switch strings.ToLower(name) {
+	case "group_by":
+		return st.GroupBy, true
+	case "threads", "worker_threads":
+		return strconv.Itoa(st.Threads), true
+	case "radix_bits":
+		if st.RadixBits < 0 {
+			return "auto", true
+		}
+		return strconv.Itoa(st.RadixBits), true
+	case "sum_rewrite":
+		return strconv.FormatBool(st.SumRewrite), true
+	case "huge_pages":
+		return strconv.FormatBool(st.HugePages), true
+	case "generic_agg":
+		return strconv.FormatBool(st.GenericAgg), true
+	case "memory_limit":
+		return strconv.FormatInt(st.MemoryLimit, 10), true
+	}
+	return "", false
+}
+
+// applySettings applies an sql cell's attributes (other than the kernel's
+// own: timeout, counters, id) as engine settings for this cell only, as
+// ```sql {group_by=radix threads=2}``` in a notebook asks; the returned
+// function puts the session's values back. An attribute that is not a
+// setting, or a value the engine refuses, is an error before anything
+// runs.
+func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
+	names := make([]string, 0, len(cell.Attrs))
+	for k := range cell.Attrs {
+		if !kernelAttrs[k] && !modelAttr(cell, k) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	type saved struct{ name, value string }
+	var old []saved
+	restore = func() {
+		for i := len(old) - 1; i >= 0; i-- {
+			_ = s.Set(old[i].name, old[i].value) // a value the session had is valid
+		}
+	}
+	for _, k := range names {
+		prev, ok := settingText(s.Settings(), k)
+		if !ok {
+			restore()
+			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, memory_limit) and timeout, counters", k, cell.Attrs[k])}
+		}
+		if err := s.Set(k, cell.Attrs[k]); err != nil {
+			restore()
+			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: %w", k, cell.Attrs[k], err)}
+		}
+		old = append(old, saved{k, prev})
+	}
+	return restore, nil
 }
 
 // BuildResult converts engine results to the wire form, keeping at most

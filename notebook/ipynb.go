@@ -12,19 +12,29 @@ import (
 // This file converts notebooks to and from Jupyter's nbformat 4.5 (.ipynb).
 //
 // Export: markdown cells become markdown cells; code cells become code cells
-// with metadata.cachebook = {kind, language, name, attrs, meta} and
-// metadata.execution (Jupyter's per-cell timings) taken from
-// Meta["execution"]. Outputs map to execute_result (result), display_data
-// (display), stream (stream) and error (error), with text/plain and, when
-// present, text/html.
+// of the cachebook kernel (package jupyter). A cell that is not plain SQL
+// starts with its cell magic ("%%latency max=256M", "%%experiment
+// false-sharing threads=2", "%%sql counters=on"; see magic.go), so the
+// exported notebook runs unchanged in Jupyter. metadata.cachebook keeps
+// {kind, language, name, attrs, meta}, and metadata.execution (Jupyter's
+// per-cell timings) comes from Meta["execution"]. Outputs map to
+// execute_result (result), display_data (display), stream (stream) and
+// error (error); their data bundle holds text/plain, text/html when
+// present, and every form in Output.Data (charts as
+// application/vnd.vegalite.v5+json and image/svg+xml, cachebook's result,
+// measurement and counters JSON), JSON types as JSON values.
 //
-// Import reverses this. A code cell without metadata.cachebook becomes a
-// sql cell when the notebook's language is SQL (language_info.name or
+// Import reverses this. A code cell's magic line, when it names a cell
+// kind, decides the kind, name and attributes (it wins over
+// metadata.cachebook, which may be stale after an edit in Jupyter); a cell
+// without one takes metadata.cachebook's kind, or becomes a sql cell when
+// the notebook's language is SQL (language_info.name or
 // kernelspec.language "sql"), and otherwise a fenced code block inside a
-// markdown cell (its outputs are dropped). Raw cells become fenced blocks
-// with the info string "text" inside markdown cells. Attachments are
-// dropped. Consecutive markdown cells stay separate cells in memory but
-// merge into one once written as Markdown.
+// markdown cell (its outputs are dropped), as does a cell whose magic names
+// no cachebook kind. Raw cells become fenced blocks with the info string
+// "text" inside markdown cells. Attachments are dropped. Consecutive
+// markdown cells stay separate cells in memory but merge into one once
+// written as Markdown.
 
 // multiline is an nbformat multi-line string: a string or an array of
 // strings to be concatenated.
@@ -131,7 +141,7 @@ func (n *Notebook) Ipynb() ([]byte, error) {
 			outs = append(outs, ipynbOutput(o, execCount))
 		}
 		cells = append(cells, map[string]any{
-			"id": c.ID, "cell_type": "code", "metadata": cm, "source": lines(c.Source),
+			"id": c.ID, "cell_type": "code", "metadata": cm, "source": lines(c.JupyterSource()),
 			"execution_count": execCount, "outputs": outs,
 		})
 	}
@@ -160,14 +170,31 @@ func ipynbOutput(o Output, execCount any) map[string]any {
 	if o.HTML != "" {
 		data["text/html"] = lines(o.HTML)
 	}
+	for mime, v := range o.Data {
+		if mime == "traceback" || mime == "text/plain" || mime == "text/html" {
+			continue
+		}
+		if s, ok := v.(string); ok && textMIME(mime) {
+			data[mime] = lines(s)
+		} else {
+			data[mime] = v
+		}
+	}
 	switch o.Type {
 	case OutputError:
 		name := o.Name
 		if name == "" {
 			name = "Error"
 		}
-		return map[string]any{"output_type": "error", "ename": name, "evalue": o.Text,
-			"traceback": strings.Split(o.Text, "\n")}
+		tb := []string{}
+		if t, ok := o.Data["traceback"].([]any); ok {
+			for _, l := range t {
+				tb = append(tb, fmt.Sprint(l))
+			}
+		} else {
+			tb = strings.Split(o.Text, "\n")
+		}
+		return map[string]any{"output_type": "error", "ename": name, "evalue": o.Text, "traceback": tb}
 	case OutputStream:
 		name := o.Name
 		if name == "" {
@@ -180,6 +207,13 @@ func ipynbOutput(o Output, execCount any) map[string]any {
 		return map[string]any{"output_type": "execute_result", "execution_count": execCount,
 			"data": data, "metadata": map[string]any{}}
 	}
+}
+
+// textMIME reports whether values of mime are text that nbformat may split
+// into lines (text/*, image/svg+xml); others, such as base64 image/png, are
+// kept as one string.
+func textMIME(mime string) bool {
+	return strings.HasPrefix(mime, "text/") || mime == "image/svg+xml"
 }
 
 type ipynbDoc struct {
@@ -204,6 +238,7 @@ type ipynbOut struct {
 	RawData    map[string]json.RawMessage `json:"data"`
 	EName      string                     `json:"ename"`
 	EValue     string                     `json:"evalue"`
+	Traceback  []string                   `json:"traceback"`
 }
 
 // ImportIpynb converts an nbformat 4 notebook (any minor version) into a
@@ -250,7 +285,17 @@ func ImportIpynb(data []byte) (*Notebook, error) {
 		case "code":
 			cb, _ := ic.Metadata["cachebook"].(map[string]any)
 			kind, _ := cb["kind"].(string)
+			mkind, mname, mattrs, body, magic := ParseMagic(src)
+			if m, ok := cb["meta"].(map[string]any); ok && (magic && mkind.IsCode() || !magic && CellKind(kind).IsCode()) {
+				c.Meta = maps.Clone(m)
+			}
 			switch {
+			case magic && mkind.IsCode():
+				c.Kind, c.Name, c.Attrs, src = mkind, mname, mattrs, body
+			case magic:
+				c.Kind, c.Source = KindMarkdown, fenced("text", src)
+				nb.Cells = append(nb.Cells, c)
+				continue
 			case CellKind(kind).IsCode():
 				c.Kind = CellKind(kind)
 				c.Name, _ = cb["name"].(string)
@@ -259,9 +304,6 @@ func ImportIpynb(data []byte) (*Notebook, error) {
 					for k, v := range a {
 						c.Attrs[k] = fmt.Sprint(v)
 					}
-				}
-				if m, ok := cb["meta"].(map[string]any); ok {
-					c.Meta = maps.Clone(m)
 				}
 			case sqlLang:
 				c.Kind = KindSQL
@@ -305,26 +347,63 @@ func fenced(info, text string) string {
 }
 
 func importOutput(o ipynbOut) (Output, bool) {
-	str := func(mime string) string {
-		raw, ok := o.RawData[mime]
-		if !ok {
-			return ""
-		}
-		var m multiline
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return ""
-		}
-		return strings.TrimSuffix(string(m), "\n")
-	}
+	var out Output
 	switch o.OutputType {
 	case "execute_result":
-		return Output{Type: OutputResult, Text: str("text/plain"), HTML: str("text/html")}, true
+		out.Type = OutputResult
 	case "display_data":
-		return Output{Type: OutputDisplay, Text: str("text/plain"), HTML: str("text/html")}, true
+		out.Type = OutputDisplay
 	case "stream":
 		return Output{Type: OutputStream, Name: o.Name, Text: strings.TrimSuffix(string(o.Text), "\n")}, true
 	case "error":
-		return Output{Type: OutputError, Name: o.EName, Text: o.EValue}, true
+		out = Output{Type: OutputError, Name: o.EName, Text: o.EValue}
+		if len(o.Traceback) > 0 {
+			tb := make([]any, len(o.Traceback))
+			for i, l := range o.Traceback {
+				tb[i] = l
+			}
+			out.Data = map[string]any{"traceback": tb}
+		}
+		return out, true
+	default:
+		return Output{}, false
 	}
-	return Output{}, false
+	for mime, raw := range o.RawData {
+		switch {
+		case mime == "text/plain" || mime == "text/html":
+			var m multiline
+			if json.Unmarshal(raw, &m) != nil {
+				continue
+			}
+			if mime == "text/plain" {
+				out.Text = strings.TrimSuffix(string(m), "\n")
+			} else {
+				out.HTML = strings.TrimSuffix(string(m), "\n")
+			}
+		case textMIME(mime):
+			var m multiline
+			if json.Unmarshal(raw, &m) == nil {
+				out.setData(mime, string(m))
+			}
+		default:
+			var v any
+			if json.Unmarshal(raw, &v) == nil {
+				out.setData(mime, v)
+			}
+		}
+	}
+	if _, ok := out.Data[progressMIME]; ok && out.Type == OutputDisplay {
+		return Output{}, false // a progress bar is not worth keeping
+	}
+	return out, true
+}
+
+// progressMIME marks the kernel's progress displays.
+const progressMIME = "application/vnd.cachebook.progress+json"
+
+func (o *Output) setData(mime string, v any) {
+	if o.Data == nil {
+		o.Data = map[string]any{}
+	}
+	o.Data[mime] = v
 }

@@ -117,6 +117,12 @@ type Output struct {
 	Text string `json:"text,omitempty"`
 	// HTML is an optional text/html form.
 	HTML string `json:"html,omitempty"`
+	// Data holds further forms by MIME type, as .ipynb keeps them (see
+	// ipynb.go): a string for text and images (image/svg+xml,
+	// base64 image/png), a JSON value for application/*json types (charts
+	// as application/vnd.vegalite.v5+json, cachebook's own result and
+	// measurement JSON); for an error output, "traceback" holds its lines.
+	Data map[string]any `json:"data,omitempty"`
 }
 
 // Cell is one cell of a notebook.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"cachebook/engine"
 	"cachebook/kernel/experiment"
 	"cachebook/kernel/perf"
 )
@@ -16,7 +17,8 @@ import (
 const experimentUsage = `usage: cachebook experiment                      list the experiments and their parameters
        cachebook experiment NAME [--PARAM VALUE ...] [--format table|json] [--counters]
 
---counters opens per-thread perf counters (kernel/perf) on every worker of
+Experiments that query tables (sum-rewrite) read them from --data DIR
+(default $CACHEBOOK_DATA, else ./data). --counters opens per-thread perf counters (kernel/perf) on every worker of
 every measured run and adds their report.`
 
 // cmdExperiment runs one named experiment, or lists them all.
@@ -41,12 +43,22 @@ func cmdExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, experimentUsage)
 	}
-	var res *experiment.Result
-	if counters {
-		res, err = experiment.RunWithCounters(ctx, spec, params, perf.Options{})
-	} else {
-		res, err = spec.Run(ctx, params, nil)
+	var opts experiment.Options
+	if spec.RunData != nil {
+		// The experiment reads tables of the data directory (--data, else
+		// $CACHEBOOK_DATA, else ./data) through the engine, like the kernel.
+		dir := dataDir(params["data"])
+		delete(params, "data")
+		db, err := engine.Open(engine.Options{DataDir: dir})
+		if err != nil {
+			return fmt.Errorf("open the data directory %s: %w", dir, err)
+		}
+		opts.DB, opts.DataDir = db, dir
 	}
+	if counters {
+		opts.Counters = &perf.Options{}
+	}
+	res, err := experiment.Run(ctx, spec, params, opts)
 	if err != nil {
 		return err
 	}

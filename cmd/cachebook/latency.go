@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
 	"cachebook/kernel/latency"
+	"cachebook/kernel/param"
 	"cachebook/kernel/perf"
 )
 
@@ -19,7 +18,8 @@ const latencyUsage = `usage: cachebook latency [--min SIZE] [--max SIZE] [--ppo 
 Measures the memory latency hierarchy with a random pointer chase (one
 random cycle through 64-byte nodes) at working sets from --min to --max,
 then detects the plateaus (cache levels, memory) and shows them next to the
-cache sizes the OS reports. SIZE accepts 4096, 48K, 256M, 1G. JSON output
+cache sizes the OS reports. SIZE accepts 4096, 48K, 256M, 1G (K, M, G binary;
+KB, MB, GB decimal). JSON output
 is documented in docs/measurement-json.md.`
 
 // cmdLatency runs the latency sweep.
@@ -27,13 +27,7 @@ func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("latency", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, latencyUsage); fs.PrintDefaults() }
-	minS := fs.String("min", "4K", "smallest working set")
-	maxS := fs.String("max", "1G", "largest working set")
-	ppo := fs.Int("ppo", 4, "sizes per octave (doubling)")
-	reps := fs.Int("reps", 5, "timed samples per size (median reported)")
-	sample := fs.Duration("sample", 20*time.Millisecond, "duration of one sample")
-	huge := fs.Bool("huge", true, "ask for 2 MiB transparent huge pages (Linux)")
-	seed := fs.Uint64("seed", 0, "random seed of the chain (0: fixed default)")
+	raw := param.FlagSet(fs, latency.Params())
 	wall := fs.Bool("wall-clock", false, "time samples with the wall clock instead of the thread's CPU time")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := fs.Parse(args); err != nil {
@@ -45,22 +39,15 @@ func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("--format must be table or json, not %q", *format)
 	}
-	minB, err := latency.ParseSize(*minS)
+	v, err := param.Parse(latency.Params(), raw())
 	if err != nil {
-		return fmt.Errorf("--min: %w", err)
+		return err
 	}
-	maxB, err := latency.ParseSize(*maxS)
+	cfg, err := latency.ConfigFrom(v, 0)
 	if err != nil {
-		return fmt.Errorf("--max: %w", err)
+		return err
 	}
-	if minB > maxB {
-		return fmt.Errorf("--min %s is larger than --max %s", *minS, *maxS)
-	}
-	if *ppo < 1 || *ppo > 64 || *reps < 1 || *reps > 1000 || *sample <= 0 {
-		return errors.New("--ppo must be 1..64, --reps 1..1000 and --sample positive")
-	}
-	cfg := latency.Config{MinBytes: minB, MaxBytes: maxB, PointsPerOctave: *ppo, Reps: *reps,
-		SampleTime: *sample, HugePages: *huge, Seed: *seed, WallClock: *wall}
+	cfg.WallClock = *wall
 
 	// Cycles per access when the CPU's cycle counter can be opened.
 	avail := perf.Probe()
@@ -78,7 +65,7 @@ func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	if *format == "table" {
-		fmt.Fprintf(stdout, "memory latency: random pointer chase, 64 B nodes, median of %d × %s samples\n\n", *reps, *sample)
+		fmt.Fprintf(stdout, "memory latency: random pointer chase, 64 B nodes, median of %d × %s samples\n\n", cfg.Reps, cfg.SampleTime)
 		// Fixed-width columns: rows are printed as each size is measured.
 		fmt.Fprintf(stdout, "%10s  %10s  %9s  %9s  %7s\n", "size", "ns/access", "min", "max", "cycles")
 		cfg.Progress = func(p latency.Point, done, total int) {

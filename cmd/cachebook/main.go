@@ -40,6 +40,7 @@ func commands() map[string]command {
 		"run":        {"run every cell of a notebook and print the outputs", cmdRun},
 		"export":     {"export a notebook as .ipynb or markdown", cmdExport},
 		"import":     {"import a .ipynb file as a markdown notebook", cmdImport},
+		"jupyter":    {"install or run cachebook as a Jupyter kernel", cmdJupyter},
 	}
 }
 

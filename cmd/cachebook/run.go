@@ -10,15 +10,17 @@ import (
 	"strings"
 	"time"
 
+	"cachebook/jupyter"
 	"cachebook/kernel"
 	"cachebook/notebook"
 )
 
-const runUsage = `usage: cachebook run NOTEBOOK [--data DIR] [--out FILE.md] [--timeout D]
+const runUsage = `usage: cachebook run NOTEBOOK [--data DIR] [--out FILE.md|FILE.ipynb] [--timeout D]
 
 Runs every code cell of NOTEBOOK (a lesson name or a .md path) in order on
 one kernel session, as the server would, and prints each cell's outputs.
---out saves the notebook with its outputs. The command fails if any cell
+--out saves the notebook with its outputs (as .ipynb, with the charts as
+Vega-Lite and SVG, when FILE ends in .ipynb). The command fails if any cell
 failed; the other cells still run.`
 
 // cmdRun runs every cell of a notebook and prints the outputs.
@@ -27,7 +29,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, runUsage); fs.PrintDefaults() }
 	data := fs.String("data", "", "data directory holding hits.parquet (default $CACHEBOOK_DATA, else data)")
-	out := fs.String("out", "", "save the notebook with its outputs to this .md file")
+	out := fs.String("out", "", "save the notebook with its outputs to this .md or .ipynb file")
 	timeout := fs.Duration("timeout", 0, "time limit per cell (0: the kernel's default)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -76,7 +78,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		printCell(stdout, n, total, c)
 	})
 	if *out != "" {
-		if err := writeOutput(*out, nb.Markdown(), stdout); err != nil {
+		doc := nb.Markdown()
+		if strings.HasSuffix(*out, ".ipynb") {
+			if doc, err = nb.Ipynb(); err != nil {
+				return errors.Join(runErr, err)
+			}
+		}
+		if err := writeOutput(*out, doc, stdout); err != nil {
 			return errors.Join(runErr, err)
 		}
 	}
@@ -169,7 +177,7 @@ func (r KernelRunner) RunCell(ctx context.Context, c *notebook.Cell) ([]notebook
 			if strings.HasPrefix(id, "progress-") {
 				return
 			}
-			o := notebook.Output{Type: notebook.OutputDisplay, Text: mimeText(d.Data, kernel.MIMEText), HTML: mimeText(d.Data, "text/html")}
+			o := richOutput(notebook.OutputDisplay, d.Data)
 			if k, ok := display[id]; ok && id != "" {
 				outs[k] = o
 				return
@@ -183,8 +191,9 @@ func (r KernelRunner) RunCell(ctx context.Context, c *notebook.Cell) ([]notebook
 			if decode(m, &res) != nil {
 				return
 			}
-			outs = append(outs, notebook.Output{Type: notebook.OutputResult,
-				Text: strings.TrimRight(mimeText(res.Data, kernel.MIMEText), "\n"), HTML: mimeText(res.Data, "text/html")})
+			o := richOutput(notebook.OutputResult, res.Data)
+			o.Text = strings.TrimRight(o.Text, "\n")
+			outs = append(outs, o)
 		}
 	}
 	_, err := r.X.Execute(ctx, kernel.Cell{Kind: string(c.Kind), Source: c.ExecSource(), Attrs: c.Attrs, ID: c.ID}, emit)
@@ -196,6 +205,24 @@ func (r KernelRunner) RunCell(ctx context.Context, c *notebook.Cell) ([]notebook
 		return outs, err
 	}
 	return outs, nil
+}
+
+// richOutput is the output of a kernel MIME bundle: its text, the HTML a
+// Jupyter front end shows (tables, counters), and the charts and
+// cachebook's JSON as data, which .ipynb export keeps (package jupyter).
+func richOutput(typ notebook.OutputType, data map[string]any) notebook.Output {
+	b := jupyter.Bundle(data)
+	o := notebook.Output{Type: typ, Text: mimeText(b, kernel.MIMEText), HTML: mimeText(b, "text/html")}
+	for k, v := range b {
+		if k == kernel.MIMEText || k == "text/html" {
+			continue
+		}
+		if o.Data == nil {
+			o.Data = map[string]any{}
+		}
+		o.Data[k] = v
+	}
+	return o
 }
 
 // decode reads a message's content into v, whether it holds the typed

@@ -10,11 +10,11 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
 	"cachebook/engine"
+	"cachebook/engine/units"
 	"cachebook/kernel"
 	"cachebook/web"
 	"cachebook/web/static"
@@ -31,7 +31,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allowOrigin := fs.String("allow-origin", "", "comma-separated extra origins allowed to connect, e.g. http://localhost:5173")
 	maxHeavy := fs.Int("max-heavy", max(1, runtime.NumCPU()-1), "cells that may run at once across all sessions")
 	cellTimeout := fs.Duration("cell-timeout", 5*time.Minute, "longest a cell may run")
-	queryMemory := fs.String("query-memory", "2GiB", "memory limit of one query (e.g. 512MiB, 2GiB; 0: engine default)")
+	cellMemory := fs.String("cell-memory", units.FormatBytes(defaultCellMemory()),
+		"memory one cell may use: the engine's limit for each query, and the cap measurement cells and experiments size their buffers against (default: a quarter of physical memory or the cgroup limit)")
+	queryMemory := fs.String("query-memory", "", "memory limit of one query, when it should differ from --cell-memory")
 	maxRows := fs.Int("max-rows", 1000, "result rows sent to the browser per statement (the total count is always shown)")
 	maxMessage := fs.String("max-message", "4MiB", "largest websocket message accepted from a client")
 	metricsPublic := fs.Bool("metrics-public", false, "serve /metrics without the token")
@@ -62,11 +64,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("unknown --log-format %q (want text or json)", *logFormat)
 	}
 	log := slog.New(handler)
-	qmem, err := parseBytes(*queryMemory)
+	cmem, err := units.ParseBytes(*cellMemory)
 	if err != nil {
-		return fmt.Errorf("--query-memory: %w", err)
+		return fmt.Errorf("--cell-memory: %w", err)
 	}
-	maxMsg, err := parseBytes(*maxMessage)
+	qmem := cmem
+	if *queryMemory != "" {
+		if qmem, err = units.ParseBytes(*queryMemory); err != nil {
+			return fmt.Errorf("--query-memory: %w", err)
+		}
+	}
+	maxMsg, err := units.ParseBytes(*maxMessage)
 	if err != nil || maxMsg < 1024 || maxMsg > 1<<30 {
 		return fmt.Errorf("--max-message %q: want a size between 1KiB and 1GiB", *maxMessage)
 	}
@@ -88,7 +96,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		DataPath:    dir,
 		QueryMemory: qmem,
 		Cache:       hostCacheSizes(),
-		Limits:      kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem},
+		Limits:      kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem, CellMemory: cmem},
 		Logger:      log,
 	}
 	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem, Cache: ex.Cache, MaxThreads: runtime.NumCPU()})
@@ -128,32 +136,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("listen: %w", err)
 	}
 	log.Info("cachebook serve", "addr", ln.Addr().String(), "data", dir, "notebooks", *notebooks,
-		"max_heavy", *maxHeavy, "cell_timeout", *cellTimeout, "query_memory", qmem)
+		"max_heavy", *maxHeavy, "cell_timeout", *cellTimeout, "cell_memory", cmem, "query_memory", qmem)
 	fmt.Fprintf(stdout, "cachebook is running. Open this URL in a browser:\n\n    %s\n\n", srv.URL(ln.Addr()))
 	return srv.Serve(ctx, ln)
-}
-
-// parseBytes parses a size such as 512MiB, 2GiB, 64KB or 1048576.
-func parseBytes(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{
-		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
-	}
-	mult := int64(1)
-	for _, u := range units {
-		if n, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = strings.TrimSpace(n), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || (n > 0 && mult > (1<<62)/n) {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	return n * mult, nil
 }

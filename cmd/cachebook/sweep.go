@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
+	"cachebook/kernel/param"
 	"cachebook/kernel/perf"
 	"cachebook/kernel/sweep"
 )
@@ -19,7 +18,7 @@ const sweepUsage = `usage: cachebook sweep [--rows N] [--groups LIST] [--strateg
 
 Runs ` + sweep.Query + `
 on generated tables of --rows uniform random int64 keys with exactly G
-distinct values, for each G in --groups (default 1e3,1e4,1e5,1e6,1e7) and
+distinct values, for each G in --groups (default 1e3,1e4,1e5,1e6,1e7, those up to --rows) and
 each GROUP BY strategy (default naive,radix), and reports ns per row. The
 tables go to a temporary directory unless --data is given. JSON output is
 documented in docs/measurement-json.md.`
@@ -29,10 +28,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, sweepUsage); fs.PrintDefaults() }
-	rowsS := fs.String("rows", "1e7", "rows of the table")
-	groupsS := fs.String("groups", "1e3,1e4,1e5,1e6,1e7", "comma-separated distinct-key counts")
-	stratS := fs.String("strategies", "naive,radix", "comma-separated group_by strategies")
-	reps := fs.Int("reps", 3, "timed runs per point (median reported), after one warm-up run")
+	raw := param.FlagSet(fs, sweep.Params())
 	counters := fs.Bool("counters", false, "count perf events on every run (report of the median run)")
 	data := fs.String("data", "", "directory for the generated tables (default: a temporary one)")
 	format := fs.String("format", "table", "output format: table or json")
@@ -45,35 +41,18 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("--format must be table or json, not %q", *format)
 	}
-	rows, err := sweepParseCount(*rowsS)
+	v, err := param.Parse(sweep.Params(), raw())
 	if err != nil {
-		return fmt.Errorf("--rows: %w", err)
-	}
-	var groups []int64
-	for _, s := range strings.Split(*groupsS, ",") {
-		g, err := sweepParseCount(s)
-		if err != nil {
-			return fmt.Errorf("--groups: %w", err)
-		}
-		groups = append(groups, g)
-	}
-	var strategies []string
-	for _, s := range strings.Split(*stratS, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" || strings.ContainsAny(s, "'\\;") {
-			return fmt.Errorf("--strategies: bad strategy %q", s)
-		}
-		strategies = append(strategies, s)
-	}
-	if *reps < 1 || *reps > 100 {
-		return errors.New("--reps must be 1..100")
-	}
-	cfg := sweep.Config{Rows: rows, Groups: groups, Strategies: strategies, Reps: *reps, Counters: *counters, DataDir: *data}
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	cfg, err := sweep.ConfigFrom(v, 0)
+	if err != nil {
+		return err
+	}
+	cfg.Counters, cfg.DataDir = *counters, *data
+	rows, reps := cfg.Rows, cfg.Reps
 	if *format == "table" {
-		fmt.Fprintf(stdout, "GROUP BY sweep: %s\n%d rows, median of %d runs after a warm-up\n\n", sweep.Query, rows, *reps)
+		fmt.Fprintf(stdout, "GROUP BY sweep: %s\n%d rows, median of %d runs after a warm-up\n\n", sweep.Query, rows, reps)
 		fmt.Fprintf(stdout, "%10s  %-9s  %8s  %8s  %10s", "groups", "strategy", "ns/row", "min", "median")
 		if *counters {
 			fmt.Fprintf(stdout, "  %6s  %8s  %8s  %8s  %11s", "ipc", "l1d-mpki", "llc-mpki", "mem-bound", "page-faults")
@@ -105,19 +84,6 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "\ncounters: %s\n", rep.Points[0].Counters.Availability.Summary())
 	}
 	return err
-}
-
-// sweepParseCount parses a positive count such as 1000, 1e6 or 10_000.
-func sweepParseCount(s string) (int64, error) {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
-		return n, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 1 || f > 1e12 || f != float64(int64(f)) {
-		return 0, fmt.Errorf("want a positive whole count such as 1000 or 1e6, got %q", s)
-	}
-	return int64(f), nil
 }
 
 func sweepMetric(r perf.Readings, name, format string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -444,19 +445,25 @@ func (cfg *Config) twoPhases(threads int, one, two func(w, slot int) error) erro
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 			}
-			if cfg.Observer.WorkerStart != nil {
-				cfg.Observer.WorkerStart(w)
+			if stop := cfg.Observer.WorkerStop; stop != nil {
+				defer func() {
+					if err := safely(w, func() error { stop(w); return nil }); err != nil && errs2[t] == nil {
+						errs2[t] = err
+					}
+				}()
 			}
-			if cfg.Observer.WorkerStop != nil {
-				defer cfg.Observer.WorkerStop(w)
-			}
-			errs[t] = one(w, t)
+			errs[t] = safely(w, func() error {
+				if cfg.Observer.WorkerStart != nil {
+					cfg.Observer.WorkerStart(w)
+				}
+				return one(w, t)
+			})
 			barrier.Done()
 			barrier.Wait()
 			if anyErr(errs) != nil {
 				return
 			}
-			errs2[t] = two(w, t)
+			errs2[t] = safely(w, func() error { return two(w, t) })
 		}(t)
 	}
 	wg.Wait()
@@ -481,6 +488,29 @@ func claimPartitions(ctx context.Context, next *atomic.Int64, nparts int, visit 
 			return err
 		}
 	}
+}
+
+// PanicError is a panic recovered on a worker goroutine, returned as the
+// statement's error: a bug in one query must not end the process, which in
+// the server is every learner's kernel.
+type PanicError struct {
+	Worker int
+	Value  any
+	Stack  []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("internal error in GROUP BY worker %d: %v", e.Worker, e.Value)
+}
+
+// safely runs f, turning a panic into a *PanicError.
+func safely(worker int, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Worker: worker, Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return f()
 }
 
 func anyErr(errs []error) error {

@@ -2,8 +2,11 @@ package agg
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -260,6 +263,207 @@ func TestRadixChunks(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestNullsInSomeMorsels feeds key and input columns that have NULLs in
+// some morsels and none (a nil validity slice) in others, as row groups of
+// a Parquet file arrive: the radix scatter must extend a partition's NULL
+// mask for the rows of a morsel without NULLs.
+func TestNullsInSomeMorsels(t *testing.T) {
+	const rows, morsel = 30000, 4096
+	keys := vec.NewVector(vec.Int64, rows)
+	skeys := vec.NewVector(vec.String, rows)
+	vals := vec.NewVector(vec.Int64, rows)
+	fvals := vec.NewVector(vec.Float64, rows)
+	type acc struct{ n, cnt, sum int64 }
+	want := map[string]acc{}
+	for i := 0; i < rows; i++ {
+		// NULLs only in the first and third morsel.
+		nullRow := (i/morsel == 0 || i/morsel == 2) && i%17 == 0
+		name := fmt.Sprint(i % 5)
+		if nullRow {
+			keys.AppendNull()
+			skeys.AppendNull()
+			name = "NULL"
+		} else {
+			keys.AppendInt(int64(i % 5))
+			skeys.AppendStr([]byte(name))
+		}
+		a := want[name]
+		a.n++
+		if (i/morsel == 1 || i/morsel == 2) && i%13 == 0 {
+			vals.AppendNull()
+			fvals.AppendNull()
+		} else {
+			vals.AppendInt(int64(i))
+			fvals.AppendFloat(float64(i))
+			a.cnt++
+			a.sum += int64(i)
+		}
+		want[name] = a
+	}
+	src := func(keys *vec.Vector) Source {
+		var mu sync.Mutex
+		off := 0
+		return func(int) (Input, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if off >= rows {
+				return Input{}, false, nil
+			}
+			end := min(off+morsel, rows)
+			in := Input{N: end - off}
+			for _, v := range []*vec.Vector{keys, vals, fvals} {
+				s := v.Slice(off, end)
+				if s.Valid != nil && !slices.Contains(s.Valid, false) {
+					s.Valid = nil
+				}
+				in.Keys = append(in.Keys, s)
+			}
+			in.Keys, in.Args = in.Keys[:1], []*vec.Vector{nil, in.Keys[1], in.Keys[1], in.Keys[2], in.Keys[2]}
+			off = end
+			return in, true, nil
+		}
+	}
+	specs := []Spec{{Kind: CountStar}, {Kind: Count, In: vec.Int64}, {Kind: Sum, In: vec.Int64},
+		{Kind: Count, In: vec.Float64}, {Kind: Sum, In: vec.Float64}}
+	for _, k := range []*vec.Vector{keys, skeys} {
+		for _, cfg := range []Config{{Strategy: Naive}, {Strategy: Radix, RadixBits: 4, Threads: 1},
+			{Strategy: Radix, RadixBits: 3, Threads: 3}, {Strategy: Naive, Generic: true}} {
+			out, err := Aggregate(context.Background(), []vec.Type{k.Type}, specs, cfg, src(k))
+			if err != nil {
+				t.Fatalf("%v %+v: %v", k.Type, cfg, err)
+			}
+			if out.Groups != len(want) {
+				t.Fatalf("%v %+v: %d groups, want %d", k.Type, cfg, out.Groups, len(want))
+			}
+			for g := 0; g < out.Groups; g++ {
+				name := out.Keys[0].Format(g)
+				w := want[name]
+				got := acc{out.Aggs[0].I64[g], out.Aggs[1].I64[g], out.Aggs[2].I64[g]}
+				if got != w || out.Aggs[3].I64[g] != w.cnt || out.Aggs[4].F64[g] != float64(w.sum) {
+					t.Fatalf("%v %+v group %s: got %v %d %v, want %v", k.Type, cfg, name, got,
+						out.Aggs[3].I64[g], out.Aggs[4].F64[g], w)
+				}
+			}
+		}
+	}
+}
+
+// TestWorkerPanic injects a panic on one worker of the parallel strategy
+// (in its source, which evaluates the query's expressions on the worker):
+// the statement fails with a *PanicError and the process survives.
+func TestWorkerPanic(t *testing.T) {
+	keys := vec.NewVector(vec.Int64, 0)
+	for i := 0; i < 10000; i++ {
+		keys.AppendInt(int64(i % 100))
+	}
+	for _, phase := range []string{"source", "observer"} {
+		inner := source([]*vec.Vector{keys}, keys, 100, 2)
+		src := func(w int) (Input, bool, error) {
+			if phase == "source" && w == 2 {
+				var a []int
+				_ = a[w] // index out of range, as the scatter bug did
+			}
+			return inner(w)
+		}
+		cfg := Config{Strategy: Radix, RadixBits: 2, Threads: 3}
+		if phase == "observer" {
+			cfg.Observer.WorkerStop = func(w int) {
+				if w == 3 {
+					panic("observer")
+				}
+			}
+		}
+		for _, generic := range []bool{false, true} {
+			cfg.Generic = generic
+			_, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}}, cfg, src)
+			var pe *PanicError
+			if !errors.As(err, &pe) {
+				t.Fatalf("%s generic=%v: err = %v, want a *PanicError", phase, generic, err)
+			}
+			if len(pe.Stack) == 0 {
+				t.Fatalf("%s: no stack", phase)
+			}
+		}
+	}
+}
+
+// TestSumAvgDistinct checks sum(DISTINCT x) and avg(DISTINCT x) per group,
+// with NULLs and repeated values, under every strategy.
+func TestSumAvgDistinct(t *testing.T) {
+	keys := vec.NewVector(vec.Int64, 0)
+	vals := vec.NewVector(vec.Int64, 0)
+	fvals := vec.NewVector(vec.Float64, 0)
+	// group 1: 1, 1, 2, NULL → sum 3, avg 1.5; group 2: 5, 5 → 5; group 3: NULL → NULL.
+	for _, kv := range [][2]int64{{1, 1}, {2, 5}, {1, 1}, {1, 2}, {2, 5}, {1, -1}, {3, -1}} {
+		keys.AppendInt(kv[0])
+		if kv[1] < 0 {
+			vals.AppendNull()
+			fvals.AppendNull()
+		} else {
+			vals.AppendInt(kv[1])
+			fvals.AppendFloat(float64(kv[1]))
+		}
+	}
+	specs := []Spec{{Kind: Sum, In: vec.Int64, Distinct: true}, {Kind: Avg, In: vec.Int64, Distinct: true},
+		{Kind: Sum, In: vec.Float64, Distinct: true}, {Kind: Sum, In: vec.Int64}}
+	src := func() Source {
+		var mu sync.Mutex
+		off := 0
+		return func(int) (Input, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if off >= keys.Len {
+				return Input{}, false, nil
+			}
+			end := min(off+2, keys.Len)
+			v, f := vals.Slice(off, end), fvals.Slice(off, end)
+			in := Input{N: end - off, Keys: []*vec.Vector{keys.Slice(off, end)}, Args: []*vec.Vector{v, v, f, v}}
+			off = end
+			return in, true, nil
+		}
+	}
+	want := map[int64]string{1: "3 1.5 3 4", 2: "5 5 5 10", 3: "NULL NULL NULL NULL"}
+	for _, cfg := range []Config{{Strategy: Naive}, {Strategy: Radix, RadixBits: 2, Threads: 1}, {Strategy: Radix, RadixBits: 1, Threads: 2}} {
+		out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, specs, cfg, src())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := 0; g < out.Groups; g++ {
+			got := fmt.Sprintf("%s %s %s %s", out.Aggs[0].Format(g), out.Aggs[1].Format(g), out.Aggs[2].Format(g), out.Aggs[3].Format(g))
+			if k := out.Keys[0].I64[g]; got != want[k] {
+				t.Errorf("%+v group %d: %s, want %s", cfg, k, got, want[k])
+			}
+		}
+	}
+}
+
+// TestMinMaxNaN checks that MIN and MAX order NaN as DuckDB does (greater
+// than every number), whatever the row order.
+func TestMinMaxNaN(t *testing.T) {
+	nan := math.NaN()
+	for _, order := range [][]float64{{nan, 1, math.Inf(1), -2}, {1, -2, math.Inf(1), nan}, {nan, nan}} {
+		keys := vec.NewVector(vec.Int64, 0)
+		vals := vec.NewVector(vec.Float64, 0)
+		for _, f := range order {
+			keys.AppendInt(1)
+			vals.AppendFloat(f)
+		}
+		out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, []Spec{{Kind: CountStar}, {Kind: Min, In: vec.Float64}, {Kind: Max, In: vec.Float64}},
+			Config{Strategy: Naive}, source([]*vec.Vector{keys}, vals, 1, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := out.Aggs[1].F64[0], out.Aggs[2].F64[0]
+		wantLo := -2.0
+		if len(order) == 2 {
+			wantLo = nan
+		}
+		if vec.CompareFloat(lo, wantLo) != 0 || !math.IsNaN(hi) {
+			t.Errorf("%v: min %v max %v, want %v NaN", order, lo, hi, wantLo)
 		}
 	}
 }

@@ -278,7 +278,9 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 }
 
 // scatterColumn appends src's rows to their partitions' current chunks and
-// returns an estimate of the bytes written.
+// returns an estimate of the bytes written. A destination column that
+// received NULLs from an earlier morsel has a validity slice that must grow
+// with it, even when src has no NULLs.
 func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk) *vec.Vector) int64 {
 	if src.Valid != nil || src.Type == vec.Null {
 		for i, p := range pidx {
@@ -294,6 +296,9 @@ func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk
 			v := src.Bytes[src.Offsets[i]:src.Offsets[i+1]]
 			d.Bytes = append(d.Bytes, v...)
 			d.Offsets = append(d.Offsets, uint32(len(d.Bytes)))
+			if d.Valid != nil {
+				d.Valid = append(d.Valid, true)
+			}
 			d.Len++
 			b += int64(len(v)) + 4
 		}
@@ -302,12 +307,18 @@ func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk
 		for i, p := range pidx {
 			d := col(cur[p])
 			d.F64 = append(d.F64, src.F64[i])
+			if d.Valid != nil {
+				d.Valid = append(d.Valid, true)
+			}
 			d.Len++
 		}
 	default:
 		for i, p := range pidx {
 			d := col(cur[p])
 			d.I64 = append(d.I64, src.I64[i])
+			if d.Valid != nil {
+				d.Valid = append(d.Valid, true)
+			}
 			d.Len++
 		}
 	}

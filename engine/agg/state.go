@@ -31,6 +31,10 @@ func (k Kind) String() string { return kindNames[k] }
 type Spec struct {
 	Kind Kind
 	In   vec.Type // input type; ignored for CountStar
+	// Distinct folds each distinct value of a group once: sum(DISTINCT x)
+	// and avg(DISTINCT x). (count(DISTINCT x) is its own Kind; MIN and MAX
+	// are unaffected.)
+	Distinct bool
 }
 
 // OutType returns the result type of the aggregate, as DuckDB types it
@@ -57,25 +61,26 @@ func (s Spec) HasInput() bool { return s.Kind != CountStar }
 // State holds one aggregate's running state for every group of a table,
 // in flat arrays indexed by group id.
 type State struct {
-	spec   Spec
-	cnt    []int64
-	lo     []uint64 // integer SUM/AVG: low words of a 128-bit sum
-	hi     []int64  // integer SUM/AVG: high words
-	i64    []int64  // MIN/MAX of integer-like input
-	f64    []float64
-	strs   [][]byte
-	set    *Table // COUNT(DISTINCT): the set of (group, value) pairs seen
-	hasher *Hasher
-	pairs  []uint32
-	ph     []uint64
-	gvec   *vec.Vector
-	budget *Budget
+	spec    Spec
+	cnt     []int64
+	lo      []uint64 // integer SUM/AVG: low words of a 128-bit sum
+	hi      []int64  // integer SUM/AVG: high words
+	i64     []int64  // MIN/MAX of integer-like input
+	f64     []float64
+	strs    [][]byte
+	set     *Table // COUNT(DISTINCT): the set of (group, value) pairs seen
+	hasher  *Hasher
+	pairs   []uint32
+	ph      []uint64
+	gvec    *vec.Vector
+	newGids []uint32 // sum/avg(DISTINCT): the groups of the rows first seen
+	budget  *Budget
 }
 
 // NewState returns an empty state for spec.
 func NewState(spec Spec, hasher *Hasher, budget *Budget) (*State, error) {
 	s := &State{spec: spec, hasher: hasher, budget: budget}
-	if spec.Kind == CountDistinct {
+	if spec.Kind == CountDistinct || spec.Distinct && (spec.Kind == Sum || spec.Kind == Avg) {
 		t, err := NewTable([]vec.Type{vec.Int64, spec.In}, 0, budget)
 		if err != nil {
 			return nil, err
@@ -171,6 +176,12 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 	if s.spec.Kind == CountDistinct {
 		return s.updateDistinct(gids, in, n)
 	}
+	if s.set != nil {
+		var err error
+		if gids, in, err = s.firstSeen(gids, in, n); err != nil {
+			return err
+		}
+	}
 	valid := in.Valid
 	switch s.spec.Kind {
 	case Count:
@@ -210,7 +221,7 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 					continue
 				}
 				v := in.F64[i]
-				if cnt[g] == 0 || (isMin && v < f[g]) || (!isMin && v > f[g]) {
+				if c := vec.CompareFloat(v, f[g]); cnt[g] == 0 || (isMin && c < 0) || (!isMin && c > 0) {
 					f[g] = v
 				}
 				cnt[g]++
@@ -284,6 +295,39 @@ func (s *State) updateDistinct(gids []uint32, in *vec.Vector, n int) error {
 		}
 	}
 	return nil
+}
+
+// firstSeen returns the rows of in whose (group, value) pair the state has
+// not seen before, with their groups, for sum(DISTINCT x) and avg(DISTINCT x).
+func (s *State) firstSeen(gids []uint32, in *vec.Vector, n int) ([]uint32, *vec.Vector, error) {
+	gv := s.gvec
+	gv.I64 = gv.I64[:0]
+	for _, g := range gids {
+		gv.I64 = append(gv.I64, int64(g))
+	}
+	gv.Len = n
+	if cap(s.ph) < n {
+		s.ph = make([]uint64, n)
+		s.pairs = make([]uint32, n)
+	}
+	keys := []*vec.Vector{gv, in}
+	s.hasher.Hash(keys, n, s.ph)
+	before := s.set.Len()
+	if err := s.set.Group(keys, s.ph, n, s.pairs); err != nil {
+		return nil, nil, fmt.Errorf("%s(DISTINCT): %w", s.spec.Kind, err)
+	}
+	next := uint32(before)
+	var sel []int32
+	newGids := s.newGids[:0]
+	for i, p := range s.pairs[:n] {
+		if p == next {
+			next++
+			sel = append(sel, int32(i))
+			newGids = append(newGids, gids[i])
+		}
+	}
+	s.newGids = newGids
+	return newGids, in.Gather(sel), nil
 }
 
 // Finalize returns the aggregate's value for groups 0..n-1.

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -39,8 +40,9 @@ func (a *arith) String() string {
 func (a *arith) Eval(b *vec.Batch) (*vec.Vector, error) {
 	v, err := a.eval(b)
 	if err != nil {
-		if _, ok := err.(*sql.Error); !ok {
-			err = &sql.Error{Pos: a.pos, Msg: err.Error()}
+		var se *sql.Error
+		if !errors.As(err, &se) {
+			err = &sql.Error{Pos: a.pos, Msg: err.Error(), Err: err}
 		}
 	}
 	return v, err
@@ -234,6 +236,9 @@ func intOp(op sql.Op, out *vec.Vector, x, y []int64) error {
 				if op == sql.OpMod {
 					o[i] = 0
 				} else {
+					if x[i] == math.MinInt64 && (out.Valid == nil || out.Valid[i]) {
+						return overflowError(op)
+					}
 					o[i] = -x[i]
 				}
 				continue
@@ -293,6 +298,9 @@ func intOpScalar(op sql.Op, out *vec.Vector, x []int64, c int64) error {
 				if op == sql.OpMod {
 					o[i] = 0
 				} else {
+					if x[i] == math.MinInt64 && (out.Valid == nil || out.Valid[i]) {
+						return overflowError(op)
+					}
 					o[i] = -x[i]
 				}
 			}
@@ -474,6 +482,7 @@ func (c *compare) Eval(b *vec.Batch) (*vec.Vector, error) {
 			cmpUintScalar(op, out.I64, lv.I64[:n], uint64(k.Int()))
 		case laneFloat:
 			cmpScalar(op, out.I64, lv.F64[:n], k.Float())
+			fixNaNScalar(op, out.I64, lv.F64[:n], k.Float())
 		case laneStr:
 			cmpStrScalar(op, out.I64, lv, k.V.Str(0))
 		}
@@ -491,6 +500,7 @@ func (c *compare) Eval(b *vec.Batch) (*vec.Vector, error) {
 		cmpUint(op, out.I64, lv.I64[:n], rv.I64[:n])
 	case laneFloat:
 		cmpVec(op, out.I64, lv.F64[:n], rv.F64[:n])
+		fixNaN(op, out.I64, lv.F64[:n], rv.F64[:n])
 	case laneStr:
 		cmpStr(op, out.I64, lv, rv)
 	}
@@ -567,6 +577,33 @@ func cmpScalar[T ordered](op sql.Op, o []int64, x []T, c T) {
 	case sql.OpGe:
 		for i := range o {
 			o[i] = b2i(x[i] >= c)
+		}
+	}
+}
+
+// fixNaN corrects the IEEE results of cmpVec for rows holding a NaN to
+// DuckDB's order (vec.CompareFloat: NaN equals NaN and is the greatest
+// value). Rows without NaN cost one extra comparison each.
+func fixNaN(op sql.Op, o []int64, x, y []float64) {
+	y = y[:len(x)]
+	for i, a := range x {
+		if a != a || y[i] != y[i] {
+			o[i] = b2i(cmpResult(op, vec.CompareFloat(a, y[i])))
+		}
+	}
+}
+
+// fixNaNScalar is fixNaN for a comparison with the constant c.
+func fixNaNScalar(op sql.Op, o []int64, x []float64, c float64) {
+	if c != c {
+		for i, a := range x {
+			o[i] = b2i(cmpResult(op, vec.CompareFloat(a, c)))
+		}
+		return
+	}
+	for i, a := range x {
+		if a != a {
+			o[i] = b2i(cmpResult(op, 1))
 		}
 	}
 }

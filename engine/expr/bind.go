@@ -1,9 +1,9 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	"cachebook/engine/sql"
@@ -37,6 +37,9 @@ func (b *Binder) Bind(e sql.Expr) (Expr, error) {
 // parser already limits nesting).
 const maxBindDepth = 2000
 
+// wrapAt positions err, keeping it as the cause for errors.Is and As.
+func wrapAt(p sql.Pos, err error) error { return &sql.Error{Pos: p, Msg: err.Error(), Err: err} }
+
 func errAt(p sql.Pos, format string, args ...any) error {
 	return &sql.Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
 }
@@ -62,8 +65,9 @@ func (b *Binder) bind(e sql.Expr, depth int) (Expr, error) {
 	}
 	f, err := foldNode(x)
 	if err != nil {
-		if _, ok := err.(*sql.Error); !ok {
-			err = errAt(e.Pos(), "%v", err)
+		var se *sql.Error
+		if !errors.As(err, &se) {
+			err = wrapAt(e.Pos(), err)
 		}
 		return nil, err
 	}
@@ -149,6 +153,14 @@ func (b *Binder) bindNode(e sql.Expr, depth int) (Expr, error) {
 	return nil, errAt(e.Pos(), "unsupported expression %s", sql.Format(e))
 }
 
+// UnknownColumnError is the cause of the *sql.Error a Binder returns for a
+// name that is not a column of its input.
+type UnknownColumnError struct {
+	Name string
+}
+
+func (e *UnknownColumnError) Error() string { return fmt.Sprintf("column %q not found", e.Name) }
+
 func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
 	idx := -1
 	for i, c := range b.Columns {
@@ -172,9 +184,12 @@ func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
 		if s := nearest(e.Name, b.Columns); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
-		return nil, errAt(e.At, "%s", msg)
+		return nil, &sql.Error{Pos: e.At, Msg: msg, Err: &UnknownColumnError{Name: e.Name}}
 	}
 	c := b.Columns[idx]
+	if c.Err != nil {
+		return nil, &sql.Error{Pos: e.At, Msg: c.Err.Error(), Err: c.Err}
+	}
 	return &ColumnRef{Index: idx, T: c.Type, Name: c.Name}, nil
 }
 
@@ -233,9 +248,17 @@ func bindLiteral(e *sql.Literal) (Expr, error) {
 	case sql.LitBool:
 		return NewConst(vec.Bool, e.Int != 0), nil
 	case sql.LitDate:
-		return NewConst(vec.Date, e.Int), nil
+		d, err := ParseDate(e.Str)
+		if err != nil {
+			return nil, &sql.Error{Pos: e.At, Msg: err.Error(), Err: err}
+		}
+		return NewConst(vec.Date, d), nil
 	case sql.LitTimestamp:
-		return NewConst(vec.Timestamp, e.Int), nil
+		ts, err := ParseTimestamp(e.Str)
+		if err != nil {
+			return nil, &sql.Error{Pos: e.At, Msg: err.Error(), Err: err}
+		}
+		return NewConst(vec.Timestamp, ts), nil
 	case sql.LitInterval:
 		var unit int64
 		switch e.Unit {
@@ -279,7 +302,7 @@ func coerce(x Expr, t vec.Type, pos sql.Pos) (Expr, error) {
 	if c, ok := x.(*Const); ok {
 		v, err := CastVector(c.V, t)
 		if err != nil {
-			return nil, errAt(pos, "%v", err)
+			return nil, wrapAt(pos, err)
 		}
 		return &Const{V: v}, nil
 	}
@@ -590,8 +613,22 @@ func (b *Binder) bindList(args []sql.Expr, depth int) ([]Expr, error) {
 // unify coerces xs to their common type.
 func unify(xs []Expr, poss []sql.Pos, what string, at sql.Pos) (vec.Type, error) {
 	t := vec.Null
+	// A non-negative integer literal takes the type of a UBIGINT operand
+	// (coalesce(u64, 3) stays UBIGINT, as in DuckDB).
+	litOK := func(x Expr) bool {
+		c, ok := x.(*Const)
+		return ok && c.Type() == vec.Int64 && !c.IsNull() && c.Int() >= 0
+	}
+	hasUint, uintLits := false, true
 	for _, x := range xs {
-		if isUntyped(x) {
+		if x.Type() == vec.UInt64 {
+			hasUint = true
+		} else if !isUntyped(x) && x.Type() != vec.Null && !litOK(x) {
+			uintLits = false
+		}
+	}
+	for _, x := range xs {
+		if isUntyped(x) || hasUint && uintLits && litOK(x) {
 			continue
 		}
 		ct, ok := commonType(t, x.Type())
@@ -773,6 +810,13 @@ func (b *Binder) bindIn(e *sql.In, depth int) (Expr, error) {
 				return nil, errAt(e.List[i].Pos(), "cannot compare %s with %s in IN list", xt, kt)
 			}
 		}
+		if lane == laneInt && isSignedInt(xt) && isSignedInt(kt) {
+			// Values are compared as int64, so a constant outside x's
+			// own range (SMALLINT IN (1920, 100000)) just never matches.
+			s.list = append(s.list, k)
+			s.ints = append(s.ints, k.Int())
+			continue
+		}
 		c, err := coerce(k, want, e.List[i].Pos())
 		if err != nil {
 			return nil, err
@@ -868,313 +912,6 @@ func constString(x Expr, c *sql.Call, i int) (string, error) {
 		return "", errAt(c.Args[i].Pos(), "argument %d of %s must be a constant string", i+1, c.Name)
 	}
 	return k.Str(), nil
-}
-
-func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
-	if sql.IsAggregate(c.Name) {
-		return nil, errAt(c.At, "aggregate function %s is not allowed here", c.Name)
-	}
-	if c.Star {
-		return nil, errAt(c.At, "%s(*) is not a function call; only count(*) takes *", c.Name)
-	}
-	if c.Distinct {
-		return nil, errAt(c.At, "DISTINCT is only allowed in aggregate functions, not in %s", c.Name)
-	}
-	args, err := b.bindList(c.Args, depth)
-	if err != nil {
-		return nil, err
-	}
-	pos := func(i int) sql.Pos { return c.Args[i].Pos() }
-	// want coerces argument i to t.
-	want := func(i int, t vec.Type) error {
-		if args[i].Type() == t {
-			return nil
-		}
-		switch {
-		case isUntyped(args[i]) || args[i].Type() == vec.Null:
-		case t == vec.String:
-		case isNumber(t) && isNumber(args[i].Type()):
-		case t == vec.Timestamp && args[i].Type() == vec.Date:
-		default:
-			return errAt(pos(i), "function %s expects %s for argument %d, got %s", c.Name, t, i+1, args[i].Type())
-		}
-		x, err := coerce(args[i], t, pos(i))
-		if err != nil {
-			return err
-		}
-		args[i] = x
-		return nil
-	}
-	wantTemporal := func(i int) error {
-		if t := args[i].Type(); t == vec.Date || t == vec.Timestamp {
-			return nil
-		}
-		return want(i, vec.Timestamp)
-	}
-	strict := func(name string, t vec.Type, do func([]*vec.Vector, int) (*vec.Vector, error)) Expr {
-		return &fn{name: name, args: args, t: t, strict: true, do: do, pos: c.At}
-	}
-	switch c.Name {
-	case "length", "char_length", "character_length", "len":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := want(0, vec.String); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, vec.Int64, lengthChars), nil
-	case "strlen", "octet_length":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := want(0, vec.String); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, vec.Int64, strlenBytes), nil
-	case "lower", "lcase", "upper", "ucase":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := want(0, vec.String); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, vec.String, changeCase(c.Name == "upper" || c.Name == "ucase")), nil
-	case "substr", "substring":
-		if err := arity(c, 2, 3); err != nil {
-			return nil, err
-		}
-		if err := want(0, vec.String); err != nil {
-			return nil, err
-		}
-		for i := 1; i < len(args); i++ {
-			if err := want(i, vec.Int64); err != nil {
-				return nil, err
-			}
-		}
-		return strict(c.Name, vec.String, substr), nil
-	case "concat":
-		if err := arity(c, 1, math.MaxInt); err != nil {
-			return nil, err
-		}
-		for i := range args {
-			if err := want(i, vec.String); err != nil {
-				return nil, err
-			}
-		}
-		return &fn{name: c.Name, args: args, t: vec.String, do: concatStrings, pos: c.At}, nil
-	case "regexp_replace":
-		if err := arity(c, 3, 4); err != nil {
-			return nil, err
-		}
-		if err := want(0, vec.String); err != nil {
-			return nil, err
-		}
-		pat, err := constString(args[1], c, 1)
-		if err != nil {
-			return nil, err
-		}
-		repl, err := constString(args[2], c, 2)
-		if err != nil {
-			return nil, err
-		}
-		rr := &regexpReplacer{template: []byte(convertReplacement(repl))}
-		extra := []string{sql.QuoteString(pat), sql.QuoteString(repl)}
-		if len(args) == 4 {
-			opts, err := constString(args[3], c, 3)
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range opts {
-				switch o {
-				case 'g':
-					rr.global = true
-				case 'i':
-					pat = "(?i)" + pat
-				case 's':
-					pat = "(?s)" + pat
-				case 'c':
-				default:
-					return nil, errAt(pos(3), "unknown regexp option %q", o)
-				}
-			}
-			extra = append(extra, sql.QuoteString(opts))
-		}
-		if rr.re, err = regexp.Compile(pat); err != nil {
-			return nil, errAt(pos(1), "invalid regular expression: %v", err)
-		}
-		return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, extra: extra, pos: c.At}, nil
-	case "todatetime":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		switch args[0].Type() {
-		case vec.Timestamp:
-			return args[0], nil
-		case vec.Date:
-			return coerce(args[0], vec.Timestamp, pos(0))
-		case vec.Float64:
-			return strict(c.Name, vec.Timestamp, toTimestamp), nil
-		}
-		if err := want(0, vec.Int64); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, vec.Timestamp, scaleToTimestamp(microsPerSecond)), nil
-	case "to_timestamp":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := want(0, vec.Float64); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, vec.Timestamp, toTimestamp), nil
-	case "epoch_ms":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if t := args[0].Type(); t == vec.Timestamp || t == vec.Date {
-			if err := want(0, vec.Timestamp); err != nil {
-				return nil, err
-			}
-			return strict(c.Name, vec.Int64, divTimestamp(1000)), nil
-		}
-		if err := want(0, vec.Int64); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, vec.Timestamp, scaleToTimestamp(1000)), nil
-	case "epoch":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := wantTemporal(0); err != nil {
-			return nil, err
-		}
-		return bindDatePart(c.Name, "epoch", args[0], c.At, pos(0))
-	case "make_date":
-		if err := arity(c, 1, 3); err != nil {
-			return nil, err
-		}
-		if len(args) == 2 {
-			return nil, arity(c, 1, 1)
-		}
-		for i := range args {
-			if err := want(i, vec.Int64); err != nil {
-				return nil, err
-			}
-		}
-		return strict(c.Name, vec.Date, makeDate), nil
-	case "date_trunc", "datetrunc":
-		if err := arity(c, 2, 2); err != nil {
-			return nil, err
-		}
-		part, err := constString(args[0], c, 0)
-		if err != nil {
-			return nil, err
-		}
-		p, ok := dateParts[strings.ToLower(part)]
-		if !ok || p == "dow" || p == "isodow" || p == "doy" || p == "epoch" {
-			return nil, errAt(pos(0), "unsupported date_trunc part %q", part)
-		}
-		if err := wantTemporal(1); err != nil {
-			return nil, err
-		}
-		return &fn{name: c.Name, args: args[1:], t: vec.Timestamp, strict: true, extra: []string{sql.QuoteString(p)}, pos: c.At,
-			do: func(vs []*vec.Vector, n int) (*vec.Vector, error) { return truncUnit(p, vs[0], n) }}, nil
-	case "date_part", "datepart":
-		if err := arity(c, 2, 2); err != nil {
-			return nil, err
-		}
-		part, err := constString(args[0], c, 0)
-		if err != nil {
-			return nil, err
-		}
-		if err := wantTemporal(1); err != nil {
-			return nil, err
-		}
-		return bindDatePart(c.Name, part, args[1], pos(0), pos(1))
-	case "year", "quarter", "month", "day", "hour", "minute", "second", "millisecond", "microsecond",
-		"dayofweek", "isodow", "dayofyear", "dayofmonth", "week", "weekofyear", "decade", "century":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := wantTemporal(0); err != nil {
-			return nil, err
-		}
-		return bindDatePart(c.Name, c.Name, args[0], c.At, pos(0))
-	case "abs":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := numericArg(c, args, 0); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, args[0].Type(), absFn), nil
-	case "round":
-		if err := arity(c, 1, 2); err != nil {
-			return nil, err
-		}
-		if err := numericArg(c, args, 0); err != nil {
-			return nil, err
-		}
-		if len(args) == 2 {
-			if err := want(1, vec.Int64); err != nil {
-				return nil, err
-			}
-		}
-		return strict(c.Name, args[0].Type(), roundFn), nil
-	case "floor", "ceil", "ceiling":
-		if err := arity(c, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := numericArg(c, args, 0); err != nil {
-			return nil, err
-		}
-		// DuckDB returns DOUBLE for integer arguments too.
-		if args[0], err = coerce(args[0], vec.Float64, pos(0)); err != nil {
-			return nil, err
-		}
-		return strict(c.Name, vec.Float64, floorCeil(c.Name == "floor")), nil
-	case "coalesce", "ifnull":
-		if err := arity(c, 1, math.MaxInt); err != nil {
-			return nil, err
-		}
-		if c.Name == "ifnull" {
-			if err := arity(c, 2, 2); err != nil {
-				return nil, err
-			}
-		}
-		poss := make([]sql.Pos, len(args))
-		for i := range args {
-			poss[i] = pos(i)
-		}
-		t, err := unify(args, poss, c.Name, c.At)
-		if err != nil {
-			return nil, err
-		}
-		return &coalesce{args: args, t: t}, nil
-	case "nullif":
-		if err := arity(c, 2, 2); err != nil {
-			return nil, err
-		}
-		a := args[0]
-		eq, err := bindCompare(sql.OpEq, a, args[1], pos(0), pos(1), c.At)
-		if err != nil {
-			return nil, err
-		}
-		cmp, ok := eq.(*compare)
-		if !ok { // NULL = NULL folded to a constant
-			return a, nil
-		}
-		// The compare may have cast a; nullif returns a in its own type.
-		a2, err := b.bind(c.Args[0], depth)
-		if err != nil {
-			return nil, err
-		}
-		if isUntyped(a2) {
-			a2 = &Const{V: a2.(*Const).V}
-		}
-		return &nullIf{a: a2, eq: cmp}, nil
-	}
-	return nil, errAt(c.At, "unknown function %s", c.Name)
 }
 
 func numericArg(c *sql.Call, args []Expr, i int) error {

@@ -63,7 +63,7 @@ func (c *cast) Eval(b *vec.Batch) (*vec.Vector, error) {
 	}
 	out, err := CastVector(v, c.to)
 	if err != nil {
-		return nil, &sql.Error{Pos: c.pos, Msg: err.Error()}
+		return nil, &sql.Error{Pos: c.pos, Msg: err.Error(), Err: err}
 	}
 	return out, nil
 }
@@ -290,13 +290,13 @@ func castFromString(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 			}
 			out.I64[i] = x
 		case vec.Date:
-			d, err := sql.ParseDate(s)
+			d, err := ParseDate(s)
 			if err != nil {
 				return nil, bad()
 			}
 			out.I64[i] = d
 		case vec.Timestamp:
-			t, err := sql.ParseTimestamp(s)
+			t, err := ParseTimestamp(s)
 			if err != nil {
 				return nil, bad()
 			}

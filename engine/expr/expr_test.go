@@ -48,13 +48,13 @@ func testBatch(t testing.TB) ([]vec.Column, *vec.Batch) {
 			case vec.String:
 				v.AppendStr([]byte(x.(string)))
 			case vec.Date:
-				d, err := sql.ParseDate(x.(string))
+				d, err := ParseDate(x.(string))
 				if err != nil {
 					t.Fatal(err)
 				}
 				v.AppendInt(d)
 			case vec.Timestamp:
-				ts, err := sql.ParseTimestamp(x.(string))
+				ts, err := ParseTimestamp(x.(string))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -425,6 +425,8 @@ func TestBindErrors(t *testing.T) {
 		{"abs(s)", "1:5: function abs expects a number, got VARCHAR"},
 		{"INTERVAL 1 MONTH", "1:1: INTERVAL MONTH is not supported: intervals are a fixed number of microseconds"},
 		{"9223372036854775807 + 1", "1:21: overflow in BIGINT +"},
+		{"DATE '2013-13-01'", `1:1: invalid date "2013-13-01": expected YYYY-MM-DD`},
+		{"d < TIMESTAMP '2013-07-01 25:00'", `1:5: invalid timestamp "2013-07-01 25:00": expected YYYY-MM-DD HH:MM:SS`},
 		{"upper(s) || make_date(2013, 13, 1)", "1:13: make_date: date out of range: 2013-13-1"},
 		{"i + 9223372036854775807", ""}, // overflow only at evaluation time
 		{"lower(count(DISTINCT i))", "1:7: aggregate function count is not allowed here"},
@@ -699,5 +701,79 @@ func TestFold(t *testing.T) {
 	bad := &arith{op: sql.OpAdd, l: NewConst(vec.Int64, int64(1)<<62), r: NewConst(vec.Int64, int64(1)<<62), t: vec.Int64}
 	if _, err := Fold(bad); err == nil {
 		t.Error("Fold of an overflowing sum succeeded")
+	}
+}
+
+// TestRegressions holds expressions that the differential test against
+// DuckDB found wrong, with DuckDB's answer (a constant folded at bind time)
+// or its error.
+func TestRegressions(t *testing.T) {
+	tests := []struct{ src, want, err string }{
+		{"CAST(-9223372036854775808 AS BIGINT) // -1", "", "overflow in BIGINT //"},
+		{"CAST(-9223372036854775808 AS BIGINT) % -1", "0", ""},
+		{"CAST(1920 AS SMALLINT) IN (1920, 100000)", "true", ""},
+		{"CAST(7 AS SMALLINT) IN (1920, 100000)", "false", ""},
+		{"CAST(7 AS SMALLINT) NOT IN (100000)", "true", ""},
+		{"'NaN'::DOUBLE = 'NaN'::DOUBLE", "true", ""},
+		{"'NaN'::DOUBLE > 'Infinity'::DOUBLE", "true", ""},
+		{"'NaN'::DOUBLE IN (1, 'NaN'::DOUBLE)", "true", ""},
+		{"-0.0 = 0.0", "true", ""},
+		{"'NaN'::DOUBLE < 1", "false", ""},
+		{"DATE '9999-12-31' + 7", "10000-01-07", ""},
+		{"DATE '2013-07-01' + 2147483647", "", "DATE out of range"},
+		{"DATE '2013-07-01' - 9223372036854775807", "", "DATE out of range"},
+		{"TIMESTAMP '2013-07-01 00:00:00' + INTERVAL 9223372036854775 SECOND", "", "out of range"},
+	}
+	for _, tt := range tests {
+		ast, err := sql.ParseExpr(tt.src)
+		if err != nil {
+			t.Fatalf("parse %q: %v", tt.src, err)
+		}
+		e, err := (&Binder{}).Bind(ast)
+		if err == nil {
+			var v *vec.Vector
+			if v, err = e.Eval(&vec.Batch{Len: 1}); err == nil && v.Format(0) != tt.want {
+				t.Errorf("%s = %s, want %s", tt.src, v.Format(0), tt.want)
+			}
+		}
+		if (err != nil) != (tt.err != "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%s: error %v, want %q", tt.src, err, tt.err)
+		}
+	}
+}
+
+// TestBuiltinTable checks the function table's entries: unique lower-case
+// names, a sane arity, and either types with an implementation or a
+// binder; and that every name binds with its minimum number of arguments
+// or fails with a positioned error, never a panic.
+func TestBuiltinTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range Builtins() {
+		if f.Doc == "" || f.MinArgs < 0 || f.MaxArgs < f.MinArgs {
+			t.Errorf("%v: bad entry", f.Names)
+		}
+		if f.Bind == nil && (f.Impl == nil || len(f.Args) == 0) {
+			t.Errorf("%v: neither a binder nor types and an implementation", f.Names)
+		}
+		for _, n := range f.Names {
+			if seen[n] || n != strings.ToLower(n) {
+				t.Errorf("%s: duplicate or not lower case", n)
+			}
+			seen[n] = true
+			args := strings.TrimSuffix(strings.Repeat("'1', ", f.MinArgs), ", ")
+			ast, err := sql.ParseExpr(n + "(" + args + ")")
+			if err != nil {
+				t.Fatalf("%s: %v", n, err)
+			}
+			if _, err := (&Binder{}).Bind(ast); err != nil {
+				var se *sql.Error
+				if !errors.As(err, &se) {
+					t.Errorf("%s(%s): error %v is not a *sql.Error", n, args, err)
+				}
+			}
+		}
+	}
+	if _, ok := LookupBuiltin("no_such_function"); ok {
+		t.Error("LookupBuiltin found no_such_function")
 	}
 }

@@ -224,7 +224,7 @@ func (s *inSet) Eval(b *vec.Batch) (*vec.Vector, error) {
 		for i := range o {
 			hit := false
 			for _, c := range s.floats {
-				hit = hit || x[i] == c
+				hit = hit || vec.CompareFloat(x[i], c) == 0
 			}
 			o[i] = b2i(hit)
 		}

@@ -327,14 +327,38 @@ func (a *timeArith) Eval(b *vec.Batch) (*vec.Vector, error) {
 	n := b.Len
 	out := &vec.Vector{Type: a.t, Len: n, I64: make([]int64, n), Valid: mergeValid(lv.Valid, rv.Valid, n)}
 	x, y := lv.I64[:n], rv.I64[:n]
+	var ovf int64
 	if a.sub {
 		for i := range out.I64 {
-			out.I64[i] = x[i] - y[i]
+			s := x[i] - y[i]
+			ovf |= (x[i] ^ y[i]) & (s ^ x[i])
+			out.I64[i] = s
 		}
 	} else {
 		for i := range out.I64 {
-			out.I64[i] = x[i] + y[i]
+			s := x[i] + y[i]
+			ovf |= (s ^ x[i]) & (s ^ y[i])
+			out.I64[i] = s
+		}
+	}
+	for i, v := range out.I64 {
+		if out.Valid != nil && !out.Valid[i] {
+			continue
+		}
+		if ovf < 0 && (a.sub && (x[i]^y[i])&(v^x[i]) < 0 || !a.sub && (v^x[i])&(v^y[i]) < 0) {
+			return nil, fmt.Errorf("%s out of range: %s", a.t, a)
+		}
+		if a.t == vec.Date && (v < minDate || v > maxDate) {
+			return nil, fmt.Errorf("DATE out of range: %s gives %d days since 1970-01-01", a, v)
 		}
 	}
 	return out, nil
 }
+
+// minDate and maxDate bound DuckDB's DATE (a 32-bit day count, whose two
+// extreme values mean -infinity and infinity): 5877642-06-25 (BC) to
+// 5881580-07-10.
+const (
+	minDate = -(1<<31 - 2)
+	maxDate = 1<<31 - 2
+)

@@ -163,8 +163,8 @@ const (
 	LitString                   // Str holds the unescaped value
 	LitNull                     // NULL
 	LitBool                     // Int is 1 for TRUE, 0 for FALSE
-	LitDate                     // DATE '…': Str the text, Int days since 1970-01-01
-	LitTimestamp                // TIMESTAMP '…': Str the text, Int microseconds since the epoch
+	LitDate                     // DATE '…': Str the text (parsed by the binder)
+	LitTimestamp                // TIMESTAMP '…': Str the text (parsed by the binder)
 	LitInterval                 // INTERVAL n unit: Int the count, Unit the unit, Str the text of n
 )
 

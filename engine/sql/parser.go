@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // MaxDepth bounds the nesting of expressions and subqueries, so that hostile
@@ -935,20 +934,16 @@ func (p *parser) caseExpr() (Expr, error) {
 	return c, nil
 }
 
-// typedLiteral builds DATE '…' or TIMESTAMP '…', validating the text.
+// typedLiteral builds DATE '…' or TIMESTAMP '…'. The text is kept as
+// written; the binder parses and validates it (expr.ParseDate and
+// expr.ParseTimestamp), so that date/time value rules live in one place
+// with the casts that share them.
 func typedLiteral(kw, s Token) (Expr, error) {
+	kind := LitTimestamp
 	if strings.EqualFold(kw.Text, "DATE") {
-		d, err := ParseDate(s.Value)
-		if err != nil {
-			return nil, &Error{Pos: s.Pos, Msg: err.Error()}
-		}
-		return &Literal{Kind: LitDate, Text: s.Text, Str: s.Value, Int: d, At: kw.Pos}, nil
+		kind = LitDate
 	}
-	ts, err := ParseTimestamp(s.Value)
-	if err != nil {
-		return nil, &Error{Pos: s.Pos, Msg: err.Error()}
-	}
-	return &Literal{Kind: LitTimestamp, Text: s.Text, Str: s.Value, Int: ts, At: kw.Pos}, nil
+	return &Literal{Kind: kind, Text: s.Text, Str: s.Value, At: kw.Pos}, nil
 }
 
 // intervalUnits maps unit spellings to their canonical singular names.
@@ -995,36 +990,4 @@ func (p *parser) interval(kw, v Token) (Expr, error) {
 		return nil, p.errorf(v.Pos, "invalid interval count %q", fields[0])
 	}
 	return &Literal{Kind: LitInterval, Text: fields[0], Str: fields[0], Int: n, Unit: intervalUnits[unit], At: kw.Pos}, nil
-}
-
-// ParseDate parses YYYY-MM-DD and returns days since 1970-01-01.
-func ParseDate(s string) (int64, error) {
-	t, err := time.Parse("2006-01-02", strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("invalid date %q: expected YYYY-MM-DD", s)
-	}
-	return floorDiv(t.Unix(), 86400), nil
-}
-
-// ParseTimestamp parses YYYY-MM-DD[ HH:MM[:SS[.ffffff]]] (also with T as the
-// separator) as UTC and returns microseconds since the epoch.
-func ParseTimestamp(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	for _, layout := range []string{
-		"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04",
-		"2006-01-02T15:04", "2006-01-02",
-	} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UnixMicro(), nil
-		}
-	}
-	return 0, fmt.Errorf("invalid timestamp %q: expected YYYY-MM-DD HH:MM:SS", s)
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }

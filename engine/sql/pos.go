@@ -24,9 +24,15 @@ func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
 type Error struct {
 	Pos Pos
 	Msg string
+	// Err is the cause, when there is one that callers classify with
+	// errors.Is or errors.As (Msg already describes it).
+	Err error
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Pos, e.Msg) }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Caret renders the line of src that holds the error with a caret under the
 // error's column, as compilers and DuckDB do:

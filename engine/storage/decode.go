@@ -8,6 +8,7 @@ import (
 	"cachebook/engine/vec"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding"
 )
 
@@ -94,7 +95,6 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int6
 	pages := chunk.Pages()
 	defer pages.Close()
 	row := 0
-	var boolBuf []bool
 	for {
 		p, err := pages.ReadPage()
 		if err == io.EOF {
@@ -113,7 +113,7 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int6
 			return nil, fmt.Errorf("%w: pages hold more than the row group's %d rows", errCorrupt, n)
 		}
 		b.grow(v, row+np)
-		err = b.page(v, p, row, np, &boolBuf)
+		err = b.page(v, p, row, np)
 		parquet.Release(p)
 		if err != nil {
 			return nil, err
@@ -130,7 +130,7 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int6
 }
 
 // page decodes np rows of page p into v at row.
-func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int, boolBuf *[]bool) error {
+func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
 	defs := p.DefinitionLevels()
 	if defs != nil && len(defs) != np {
 		return fmt.Errorf("%w: %d definition levels for %d rows", errCorrupt, len(defs), np)
@@ -205,41 +205,17 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int, boolBuf
 
 	switch b.conv {
 	case convBool:
-		// Boolean pages are bit-packed; read them through the value reader.
-		if cap(*boolBuf) < max(nv, 1) {
-			*boolBuf = make([]bool, max(nv, 1))
-		}
-		buf := (*boolBuf)[:nv]
+		// Boolean pages hold their values bit-packed, least significant
+		// bit first (pages read from a file start at bit 0).
 		if idx != nil {
 			return errors.New("dictionary-encoded BOOLEAN pages are not supported")
 		}
-		br, ok := p.Values().(parquet.BooleanReader)
-		if !ok {
-			return errors.New("BOOLEAN page without a boolean reader")
+		bits := data.Boolean()
+		if len(bits)*8 < nv {
+			return fmt.Errorf("%w: %d bytes of booleans for %d values", errCorrupt, len(bits), nv)
 		}
-		got := 0
-		for got < nv {
-			k, err := br.ReadBooleans(buf[got:])
-			got += k
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if k == 0 {
-				break
-			}
-		}
-		if got != nv {
-			return fmt.Errorf("%w: %d booleans for %d values", errCorrupt, got, nv)
-		}
-		for k, x := range buf {
-			if x {
-				v.I64[at(k)] = 1
-			} else {
-				v.I64[at(k)] = 0
-			}
+		for k := 0; k < nv; k++ {
+			v.I64[at(k)] = int64(bits[k>>3] >> (k & 7) & 1)
 		}
 	case convInt32, convUint8, convUint16, convUint32:
 		src := data.Int32()
@@ -289,6 +265,14 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int, boolBuf
 				x /= 1000
 			}
 			dst[at(k)] = x
+		}
+	case convInt96:
+		src := data.Int96()
+		if count >= 0 && len(src) != count {
+			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+		}
+		for k := 0; k < nv; k++ {
+			v.I64[at(k)] = int96Micros(src[val(k)])
 		}
 	case convFloat:
 		src := data.Float()
@@ -370,4 +354,25 @@ func (b *columnBuilder) bytesPage(v *vec.Vector, data encoding.Values, idx, rows
 		k++
 	}
 	return nil
+}
+
+// julianEpoch is the Julian day number of 1970-01-01.
+const julianEpoch = 2440588
+
+// int96Micros converts an INT96 timestamp (little-endian nanoseconds within
+// the day in its first 8 bytes, the Julian day in the last 4) to
+// microseconds since 1970-01-01 UTC, rounding down.
+func int96Micros(x deprecated.Int96) int64 {
+	nanos := int64(uint64(x[1])<<32 | uint64(x[0]))
+	day := int64(int32(x[2])) - julianEpoch
+	return day*86_400_000_000 + floorDiv(nanos, 1000)
+}
+
+// floorDiv divides rounding towards negative infinity.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }

@@ -314,10 +314,13 @@ func newTable(name, path string, f *parquet.File) (*Table, error) {
 			return nil, fmt.Errorf("storage: %s: column %q not found in schema", path, fname)
 		}
 		typ, cv, err := mapType(fname, field)
+		col := vec.Column{Name: fname, Type: typ}
 		if err != nil {
-			return nil, fmt.Errorf("storage: %s: %w", path, err)
+			// Only queries that use the column fail.
+			col = vec.Column{Name: fname, Type: vec.Null, Err: fmt.Errorf("storage: %s: %w", path, err)}
+			cv = convNone
 		}
-		t.Columns = append(t.Columns, vec.Column{Name: fname, Type: typ})
+		t.Columns = append(t.Columns, col)
 		t.convs = append(t.convs, cv)
 		t.leaves = append(t.leaves, leaf.ColumnIndex)
 		t.optional = append(t.optional, leaf.MaxDefinitionLevel > 0)
@@ -502,6 +505,9 @@ func (c *Catalog) decode(ctx context.Context, t *Table, cs []int, progress func(
 	res = make([][]*vec.Vector, len(cs))
 	cols := make([]*columnBuilder, len(cs))
 	for i, j := range cs {
+		if err := t.Columns[j].Err; err != nil {
+			return nil, err
+		}
 		cols[i] = newColumnBuilder(t.Columns[j].Type, t.convs[j], t.optional[j], t.Rows, size)
 		res[i] = make([]*vec.Vector, len(rgs))
 	}

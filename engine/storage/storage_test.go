@@ -17,6 +17,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/deprecated"
 )
 
 // allTypes covers every supported Parquet type, plain and dictionary
@@ -558,23 +559,87 @@ func TestUnsupportedTypes(t *testing.T) {
 		L []int32 `parquet:"L"`
 	}
 	type dec struct {
-		D int64 `parquet:"D,decimal(2:10)"`
+		ID int64 `parquet:"ID"`
+		D  int64 `parquet:"D,decimal(2:10)"`
 	}
+	// An unsupported leaf type fails only the queries that read it.
 	for name, write := range map[string]func(*bytes.Buffer) error{
 		"Arr": func(b *bytes.Buffer) error { return parquet.Write(b, []fixed{{ID: 1}}) },
-		"L":   func(b *bytes.Buffer) error { return parquet.Write(b, []rep{{L: []int32{1, 2}}}) },
-		"D":   func(b *bytes.Buffer) error { return parquet.Write(b, []dec{{D: 5}}) },
+		"D":   func(b *bytes.Buffer) error { return parquet.Write(b, []dec{{ID: 1, D: 5}}) },
 	} {
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
 			t.Fatal(err)
 		}
 		c := memCatalog(t, "u", buf.Bytes(), 1<<20)
-		_, err := c.Table("u", false)
-		if err == nil || !strings.Contains(err.Error(), `"`+name+`"`) || !strings.Contains(err.Error(), "memory:u") {
-			t.Errorf("%s: error %v should name the column and the file", name, err)
-		} else {
-			t.Log(err)
+		tb, err := c.Table("u", false)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var col vec.Column
+		for _, c := range tb.Columns {
+			if c.Name == name {
+				col = c
+			}
+		}
+		if col.Err == nil || !strings.Contains(col.Err.Error(), `"`+name+`"`) || !strings.Contains(col.Err.Error(), "memory:u") {
+			t.Errorf("%s: column error %v should name the column and the file", name, col.Err)
+		}
+		if bs, err := c.Load(context.Background(), tb, []string{"ID"}, nil); err != nil || bs[0].Vecs[0].I64[0] != 1 {
+			t.Errorf("%s: loading the other column: %v", name, err)
+		}
+		if _, err := c.Load(context.Background(), tb, []string{name}, nil); !errors.Is(err, col.Err) {
+			t.Errorf("%s: loading it: %v, want %v", name, err, col.Err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, []rep{{L: []int32{1, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := memCatalog(t, "u", buf.Bytes(), 1<<20)
+	if _, err := c.Table("u", false); err == nil || !strings.Contains(err.Error(), `"L"`) {
+		t.Errorf("repeated column: error %v should name the column", err)
+	}
+}
+
+// TestInt96 reads INT96 timestamps (nanoseconds of the day and a Julian
+// day, as Impala, Hive and Spark wrote them) as TIMESTAMP, before and
+// after 1970, with NULLs.
+func TestInt96(t *testing.T) {
+	type row struct {
+		TS *deprecated.Int96 `parquet:"TS,optional"`
+	}
+	mk := func(day int32, nanos uint64) *deprecated.Int96 {
+		return &deprecated.Int96{uint32(nanos), uint32(nanos >> 32), uint32(day)}
+	}
+	rows := []row{
+		{mk(2440588, 0)}, // 1970-01-01 00:00:00
+		{mk(2440588+15901, 12*3600e9+34*60e9+56e9+789e3)}, // 2013-07-15 12:34:56.000789
+		{nil},
+		{mk(2440587, 86399e9+999999999)}, // 1969-12-31 23:59:59.999999999
+	}
+	want := []any{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2013, 7, 15, 12, 34, 56, 789000, time.UTC),
+		nil, time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC)}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	c := memCatalog(t, "i96", buf.Bytes(), 1<<20)
+	tb, err := c.Table("i96", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Columns[0].Type != vec.Timestamp {
+		t.Fatalf("type %v, want TIMESTAMP", tb.Columns[0].Type)
+	}
+	bs, err := c.Load(context.Background(), tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := bs[0].Vecs[0]
+	for i, w := range want {
+		if got := v.Value(i); got != w {
+			t.Errorf("row %d: %v, want %v", i, got, w)
 		}
 	}
 }
@@ -654,4 +719,53 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = loadAll(data)
 	})
+}
+
+// TestOptionalBool reads a BOOLEAN column with NULLs (DuckDB writes its
+// BOOLEAN columns this way), over several pages.
+func TestOptionalBool(t *testing.T) {
+	type row struct {
+		B *bool `parquet:"B,optional"`
+	}
+	var rows []row
+	var want []any
+	for i := 0; i < 5000; i++ {
+		if i%7 == 3 {
+			rows = append(rows, row{})
+			want = append(want, nil)
+			continue
+		}
+		b := i%3 == 0
+		rows = append(rows, row{&b})
+		want = append(want, b)
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.PageBufferSize(512))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := memCatalog(t, "ob", buf.Bytes(), 1<<20)
+	tb, err := c.Table("ob", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := c.Load(context.Background(), tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for _, b := range bs {
+		for r := 0; r < b.Len; r++ {
+			if got := b.Vecs[0].Value(r); got != want[i] {
+				t.Fatalf("row %d: %v, want %v", i, got, want[i])
+			}
+			i++
+		}
+	}
+	if i != len(want) {
+		t.Fatalf("%d rows, want %d", i, len(want))
+	}
 }

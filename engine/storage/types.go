@@ -25,6 +25,8 @@ const (
 	convFloat              // FLOAT
 	convDouble             // DOUBLE
 	convBytes              // BYTE_ARRAY
+	convInt96              // INT96 timestamp (nanoseconds of the day, Julian day) → microseconds
+	convNone               // an unsupported column: never decoded
 )
 
 // mapType maps a Parquet leaf to an engine type.
@@ -137,6 +139,13 @@ func mapType(name string, n parquet.Node) (vec.Type, conv, error) {
 		default:
 			return vec.Int64, convInt64, nil
 		}
+	case parquet.Int96:
+		// Impala, Hive and older Spark write timestamps as INT96, as DuckDB
+		// and Spark read them.
+		if intType != nil || isDate {
+			return bad()
+		}
+		return vec.Timestamp, convInt96, nil
 	case parquet.Float:
 		if intType != nil || isDate || tsUnit != 255 {
 			return bad()

@@ -234,6 +234,30 @@ func FormatFloat(f float64) string {
 	return strconv.FormatFloat(f, 'g', 6, 64)
 }
 
+// CompareFloat orders doubles as DuckDB does, for comparisons, sorting,
+// MIN/MAX and grouping alike: NaN equals NaN and is greater than every
+// other value (+Infinity included), and -0.0 equals 0.0. It returns -1, 0
+// or +1.
+func CompareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	case a == b:
+		return 0
+	}
+	// At least one is NaN.
+	an, bn := a != a, b != b
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	}
+	return -1
+}
+
 // Batch is a set of equally long vectors: a horizontal slice of a table or of
 // an intermediate result.
 type Batch struct {
@@ -245,4 +269,9 @@ type Batch struct {
 type Column struct {
 	Name string
 	Type Type
+	// Err, when not nil, says why the column cannot be read (for example a
+	// Parquet type the engine does not support); its Type is then Null.
+	// Queries that do not use the column are unaffected; binding a
+	// reference to it fails with Err.
+	Err error
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -45,20 +44,6 @@ func ParseOp(s string) (Op, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown operation %q (want read, write, memset or copy)", s)
-}
-
-// ParseOps parses a comma-separated list of operation names, such as
-// "read,copy", as flags and cell parameters write it.
-func ParseOps(list string) ([]Op, error) {
-	var ops []Op
-	for _, s := range strings.Split(list, ",") {
-		op, err := ParseOp(strings.TrimSpace(s))
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
-	}
-	return ops, nil
 }
 
 // Config configures a run. Zero fields take defaults.
@@ -103,10 +88,7 @@ func (c Config) withDefaults() Config {
 		c.Bytes = 256 << 20
 	}
 	if len(c.Threads) == 0 {
-		c.Threads = []int{1}
-		if n := runtime.NumCPU(); n > 1 {
-			c.Threads = append(c.Threads, n)
-		}
+		c.Threads = DefaultThreads()
 	}
 	if len(c.Ops) == 0 {
 		c.Ops = AllOps

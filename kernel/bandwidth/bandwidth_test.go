@@ -3,7 +3,10 @@ package bandwidth
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+
+	"cachebook/kernel/param"
 )
 
 func TestSumFill(t *testing.T) {
@@ -66,26 +69,56 @@ func TestRunSmall(t *testing.T) {
 	}
 }
 
-func TestParseOps(t *testing.T) {
+func TestConfigFrom(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		want []Op
-		bad  bool
+		raw     map[string]string
+		limit   int64
+		threads int
+		bytes   int64
+		ops     []Op
+		err     string // "": ok; "param", "memory", "threads"
 	}{
-		{"read", []Op{Read}, false},
-		{"read, copy,memset", []Op{Read, Copy, Memset}, false},
-		{"read,fly", nil, true},
-		{"", nil, true},
+		{raw: map[string]string{"ops": "read, copy,memset", "threads": "1"}, bytes: 256 << 20, ops: []Op{Read, Copy, Memset}},
+		{raw: map[string]string{"ops": "read,fly"}, err: "param"},
+		{raw: map[string]string{"ops": ""}, err: "param"},
+		{raw: map[string]string{"bytes": "1T"}, limit: 1 << 30, err: "memory"},
+		{raw: map[string]string{"bytes": "2G", "threads": "2", "ops": "write"}, limit: 3 << 30, err: "memory"},
+		{raw: map[string]string{"bytes": "1G", "threads": "1", "ops": "write"}, limit: 3 << 30, bytes: 1 << 30, ops: []Op{Write}},
+		// A default size shrinks to fit: copy needs two buffers.
+		{raw: map[string]string{"threads": "1", "ops": "copy"}, limit: 100 << 20, bytes: 32 << 20, ops: []Op{Copy}},
+		{raw: map[string]string{"threads": "1,2"}, threads: 1, err: "threads"},
 	} {
-		got, err := ParseOps(tc.in)
-		if (err != nil) != tc.bad || len(got) != len(tc.want) {
-			t.Errorf("ParseOps(%q) = %v, %v", tc.in, got, err)
+		v, err := param.Parse(Params(), tc.raw)
+		var cfg Config
+		if err == nil {
+			cfg, err = ConfigFrom(v, tc.limit, tc.threads)
+		}
+		var pe *param.Error
+		var me *param.MemoryError
+		var te *param.ThreadsError
+		got := ""
+		switch {
+		case errors.As(err, &pe):
+			got = "param"
+		case errors.As(err, &me):
+			got = "memory"
+		case errors.As(err, &te):
+			got = "threads"
+		case err != nil:
+			got = err.Error()
+		}
+		if got != tc.err {
+			t.Errorf("%v: error %v, want %q", tc.raw, err, tc.err)
 			continue
 		}
-		for i := range got {
-			if got[i] != tc.want[i] {
-				t.Errorf("ParseOps(%q)[%d] = %s, want %s", tc.in, i, got[i], tc.want[i])
-			}
+		if err != nil {
+			continue
+		}
+		if cfg.Bytes != tc.bytes || !slices.Equal(cfg.Ops, tc.ops) {
+			t.Errorf("%v: bytes %d ops %v, want %d %v", tc.raw, cfg.Bytes, cfg.Ops, tc.bytes, tc.ops)
+		}
+		if tc.limit > 0 && Memory(cfg) > tc.limit {
+			t.Errorf("%v: memory %d over the limit %d", tc.raw, Memory(cfg), tc.limit)
 		}
 	}
 }

@@ -21,13 +21,20 @@ var counterColumns = []string{
 	perf.EvPageFaults, perf.EvContextSwitches, perf.EvCPUMigrations,
 }
 
-// RunWithCounters runs spec like spec.Run, with a kernel/perf QueryMeter
-// for every measured run: each worker opens its counters on its own
-// (locked) OS thread in WorkerStart and reads them in WorkerStop. The
-// reports are attached as Result.Counters, summarised in one more table.
-// Where the machine cannot count (no PMU, perf_event_paranoid), the
-// reports say so event by event; nothing is estimated.
+// RunWithCounters runs spec like Run with Options{Counters: &opts}: a
+// kernel/perf QueryMeter for every measured run, each worker opening its
+// counters on its own (locked) OS thread in WorkerStart and reading them in
+// WorkerStop. The reports are attached as Result.Counters, summarised in
+// one more table. Where the machine cannot count (no PMU,
+// perf_event_paranoid), the reports say so event by event; nothing is
+// estimated.
 func RunWithCounters(ctx context.Context, spec Spec, params map[string]string, opts perf.Options) (*Result, error) {
+	return Run(ctx, spec, params, Options{Counters: &opts})
+}
+
+// counterHooks returns hooks that meter every measured run, the runs they
+// collect and the availability they were measured with.
+func counterHooks(opts perf.Options) (*Hooks, *[]CounterRun, *perf.Availability) {
 	if opts.Availability == nil {
 		a := perf.Probe()
 		opts.Availability = &a
@@ -48,13 +55,7 @@ func RunWithCounters(ctx context.Context, spec Spec, params map[string]string, o
 		WorkerStart: func(w int) { cur.WorkerStart(w) },
 		WorkerStop:  func(w int) { cur.WorkerStop(w) },
 	}
-	r, err := spec.Run(ctx, params, hooks)
-	if err != nil {
-		return nil, err
-	}
-	r.Counters = runs
-	r.Tables = append(r.Tables, counterTable(opts.Availability, runs))
-	return r, nil
+	return hooks, &runs, opts.Availability
 }
 
 // counterTable summarises the runs' totals: one row per run, one column

@@ -16,12 +16,18 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"time"
+
+	"cachebook/engine"
+	"cachebook/kernel/param"
+	"cachebook/kernel/perf"
 )
 
 // Param documents one parameter of an experiment.
@@ -38,8 +44,130 @@ type Spec struct {
 	Params  []Param `json:"params"`
 	// Run executes the experiment. params maps parameter names to values;
 	// missing names take their defaults and unknown names are an error.
-	// hooks may be nil.
+	// hooks may be nil. Callers normally go through the package's Run,
+	// which checks the runtime's limits first.
 	Run func(ctx context.Context, params map[string]string, hooks *Hooks) (*Result, error) `json:"-"`
+	// RunData, set instead of Run, runs an experiment that queries the
+	// data directory's tables through db (never a path of its own).
+	RunData func(ctx context.Context, params map[string]string, hooks *Hooks, db *engine.DB) (*Result, error) `json:"-"`
+	// Tables names the tables RunData reads, which must be regular files
+	// NAME.parquet in Options.DataDir.
+	Tables []string `json:"tables,omitempty"`
+	// Memory estimates the most bytes a run with p allocates, read with the
+	// same getters as the run (nil: negligible). Check refuses runs whose
+	// estimate exceeds Options.MemoryLimit before anything is allocated.
+	Memory func(p *params) int64 `json:"-"`
+}
+
+// Options are the limits and resources of one run. The zero value runs
+// without limits and without data.
+type Options struct {
+	// MemoryLimit is the per-cell memory limit in bytes (0: none).
+	MemoryLimit int64
+	// MaxThreads is the most threads the runtime offers (0: no limit); an
+	// experiment whose threads parameter asks for more is refused.
+	MaxThreads int
+	// DB holds the data directory's tables, for experiments with RunData.
+	DB *engine.DB
+	// DataDir, when set, is the directory DB reads; Check verifies through
+	// os.Root that the tables the experiment needs are regular files in it.
+	DataDir string
+	// Counters, when set, measures every worker with perf counters (see
+	// RunWithCounters).
+	Counters *perf.Options
+	// Hooks observe the workers when Counters is nil (may be nil).
+	Hooks *Hooks
+}
+
+// Check validates params against the spec and the limits of o without
+// running anything: unknown or malformed parameters, a run whose memory
+// estimate exceeds o.MemoryLimit (a *param.MemoryError), more threads than
+// o.MaxThreads (a *param.ThreadsError), a missing data table.
+func (s Spec) Check(raw map[string]string, o Options) error {
+	p, err := newParams(s, raw)
+	if err != nil {
+		return err
+	}
+	if o.MaxThreads > 0 {
+		if _, ok := p.effective["threads"]; ok {
+			if n := p.Int("threads", 0, 1<<16); p.err() == nil && n > o.MaxThreads {
+				return &param.ThreadsError{Want: n, Have: o.MaxThreads}
+			}
+		}
+	}
+	if s.Memory != nil && o.MemoryLimit > 0 {
+		need := s.Memory(p)
+		if err := p.err(); err != nil {
+			return err
+		}
+		if need > o.MemoryLimit {
+			return &param.MemoryError{What: s.Name + " " + p.describe(raw), Need: need, Limit: o.MemoryLimit}
+		}
+	}
+	if s.RunData != nil {
+		if o.DB == nil {
+			return fmt.Errorf("%s needs the data directory's tables, and this kernel has none", s.Name)
+		}
+		if o.DataDir != "" {
+			if err := regularTables(o.DataDir, s.Tables); err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// regularTables checks, through os.Root so that no path leaves dir, that
+// every table is a regular file NAME.parquet in dir. Its errors name the
+// table, never a path outside dir.
+func regularTables(dir string, tables []string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return errors.New("the data directory cannot be opened")
+	}
+	defer root.Close()
+	for _, t := range tables {
+		fi, err := root.Lstat(t + ".parquet")
+		switch {
+		case err != nil:
+			return fmt.Errorf("the data directory has no table %s (make one with: cachebook gen)", t)
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("table %s is not a regular file in the data directory", t)
+		}
+	}
+	return nil
+}
+
+// Run checks params against o (see Spec.Check) and runs the experiment,
+// with perf counters when o.Counters is set.
+func Run(ctx context.Context, s Spec, params map[string]string, o Options) (*Result, error) {
+	if err := s.Check(params, o); err != nil {
+		return nil, err
+	}
+	hooks := o.Hooks
+	var runs *[]CounterRun
+	var avail *perf.Availability
+	if o.Counters != nil {
+		hooks, runs, avail = counterHooks(*o.Counters)
+	}
+	var r *Result
+	var err error
+	switch {
+	case s.RunData != nil:
+		r, err = s.RunData(ctx, params, hooks, o.DB)
+	case s.Run != nil:
+		r, err = s.Run(ctx, params, hooks)
+	default:
+		err = fmt.Errorf("%s cannot run", s.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if runs != nil {
+		r.Counters = *runs
+		r.Tables = append(r.Tables, counterTable(avail, *runs))
+	}
+	return r, nil
 }
 
 // Hooks lets a caller observe the worker goroutines of an experiment, for

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"cachebook/engine"
+	"cachebook/kernel/internal/memtest"
+	"cachebook/kernel/param"
 	"cachebook/kernel/perf"
 )
 
@@ -21,7 +24,7 @@ func TestCatalogIsFreshAndComplete(t *testing.T) {
 		if s.Name != want[i] {
 			t.Errorf("spec %d is %q, want %q", i, s.Name, want[i])
 		}
-		if s.Summary == "" || s.Run == nil || len(s.Params) == 0 {
+		if s.Summary == "" || (s.Run == nil) == (s.RunData == nil) || len(s.Params) == 0 {
 			t.Errorf("%s: incomplete spec", s.Name)
 		}
 		for _, p := range s.Params {
@@ -47,7 +50,11 @@ func runSpec(t *testing.T, name string, params map[string]string, hooks *Hooks) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.Run(context.Background(), params, hooks)
+	db, err := engine.Open(engine.Options{}) // no tables
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(context.Background(), s, params, Options{Hooks: hooks, DB: db})
 }
 
 func TestParamValidation(t *testing.T) {
@@ -71,12 +78,12 @@ func TestParamValidation(t *testing.T) {
 		{"lock-contention", map[string]string{"shards": "0"}, "shards must be between 1 and 4096, got 0"},
 		{"parallel-merge", map[string]string{"buckets": "100"}, "buckets must be a power of two, got 100"},
 		{"parallel-merge", map[string]string{"rows": "0"}, "rows must be between 1"},
-		{"zeroing", map[string]string{"size": "8XB"}, "size: bad size"},
+		{"zeroing", map[string]string{"size": "8XB"}, `size: want a size such as 512MB`},
 		{"zeroing", map[string]string{"size": "1KiB"}, "size must be between 4KiB and 1GiB, got 1KiB"},
 		{"zeroing", map[string]string{"touch": "-0.1"}, "touch must be between 0 and 1"},
 		{"zeroing", map[string]string{"variants": "calloc"}, `variants must be among make, pool, pool-clear, mmap, got "calloc"`},
 		{"sum-rewrite", map[string]string{"terms": "0"}, "terms must be between 1 and 1000, got 0"},
-		{"sum-rewrite", map[string]string{"data": t.TempDir()}, "hits.parquet"},
+		{"sum-rewrite", map[string]string{"data": t.TempDir()}, "unknown parameter data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.exp+"/"+tt.want, func(t *testing.T) {
@@ -91,46 +98,6 @@ func TestParamValidation(t *testing.T) {
 	}
 }
 
-func TestParseBytes(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"4096", 4096, true}, {"64KiB", 64 << 10, true}, {"8MiB", 8 << 20, true}, {"8M", 8 << 20, true},
-		{"1GiB", 1 << 30, true}, {" 2 MiB ", 2 << 20, true}, {"1_024", 1024, true}, {"12B", 12, true},
-		{"", 0, false}, {"MiB", 0, false}, {"-1", 0, false}, {"1.5MiB", 0, false}, {"9999999999999GiB", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := parseBytes(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseBytes(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}
-
-func FuzzParseBytes(f *testing.F) {
-	for _, s := range []string{"8MiB", "4096", "1_0KiB", "G", "-3K", "99999999999999999999"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, err := parseBytes(s)
-		if err != nil {
-			if n != 0 {
-				t.Fatalf("parseBytes(%q) = %d with error", s, n)
-			}
-			return
-		}
-		if n < 0 {
-			t.Fatalf("parseBytes(%q) = %d < 0", s, n)
-		}
-		// A formatted size parses back to itself.
-		if back, err := parseBytes(formatBytes(n)); err != nil || back != n {
-			t.Fatalf("round trip of %d via %q: %d, %v", n, formatBytes(n), back, err)
-		}
-	})
-}
-
 func TestCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -138,7 +105,7 @@ func TestCancellation(t *testing.T) {
 		if s.Name == "sum-rewrite" {
 			continue // needs a data set; it cancels inside the engine
 		}
-		_, err := s.Run(ctx, nil, nil)
+		_, err := Run(ctx, s, nil, Options{})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s on a cancelled context: %v, want context.Canceled", s.Name, err)
 		}
@@ -223,5 +190,70 @@ func TestRunWithCounters(t *testing.T) {
 	last := r.Tables[len(r.Tables)-1]
 	if len(last.Rows) != 6 || !strings.Contains(last.Title, "counters") {
 		t.Errorf("counter table %+v", last)
+	}
+}
+
+// TestMemoryLimit: parameters whose estimate exceeds the per-cell limit are
+// refused before anything is allocated (the measured heap barely moves),
+// and the estimates cover what a real run takes.
+func TestMemoryLimit(t *testing.T) {
+	const limit = 256 << 20
+	for _, c := range []struct {
+		exp string
+		raw map[string]string
+	}{
+		{"zeroing", map[string]string{"size": "1GiB", "live": "8", "threads": "2"}},
+		{"parallel-merge", map[string]string{"rows": "17179869184", "groups": "17179869184"}},
+		{"parallel-merge", map[string]string{"rows": "1e9", "groups": "1e8", "threads": "2"}},
+		{"lock-contention", map[string]string{"keys": "16777216", "threads": "8"}},
+	} {
+		s, _ := Lookup(c.exp)
+		var err error
+		heap, _ := memtest.Peak(func() { _, err = Run(context.Background(), s, c.raw, Options{MemoryLimit: limit}) })
+		var me *param.MemoryError
+		if !errors.As(err, &me) {
+			t.Errorf("%s %v: %v, want a memory error", c.exp, c.raw, err)
+			continue
+		}
+		if heap > 4<<20 {
+			t.Errorf("%s %v: refusing took %d bytes of heap", c.exp, c.raw, heap)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	for _, c := range []struct {
+		exp string
+		raw map[string]string
+	}{
+		{"zeroing", map[string]string{"size": "4MiB", "live": "4", "threads": "2", "allocs": "16", "variants": "make,pool"}},
+		{"parallel-merge", map[string]string{"rows": "400000", "groups": "200000", "threads": "2"}},
+		{"lock-contention", map[string]string{"keys": "100000", "threads": "2", "ops": "20000"}},
+	} {
+		s, _ := Lookup(c.exp)
+		p, err := newParams(s, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := s.Memory(p)
+		heap, _ := memtest.Peak(func() { _, err = Run(context.Background(), s, c.raw, Options{MemoryLimit: est}) })
+		if err != nil {
+			t.Errorf("%s %v: %v", c.exp, c.raw, err)
+		}
+		t.Logf("%s %v: peak heap %.1f MiB, estimate %.1f MiB", c.exp, c.raw, float64(heap)/(1<<20), float64(est)/(1<<20))
+		if heap > est {
+			t.Errorf("%s %v: peak heap %d above the estimate %d", c.exp, c.raw, heap, est)
+		}
+	}
+}
+
+func TestThreadsLimit(t *testing.T) {
+	s, _ := Lookup("false-sharing")
+	var te *param.ThreadsError
+	if err := s.Check(map[string]string{"threads": "2"}, Options{MaxThreads: 1}); !errors.As(err, &te) {
+		t.Errorf("2 threads on a 1-thread runtime: %v", err)
+	}
+	if err := s.Check(map[string]string{"threads": "1"}, Options{MaxThreads: 1}); err != nil {
+		t.Errorf("1 thread: %v", err)
 	}
 }

@@ -270,6 +270,13 @@ func lockContentionSpec() Spec {
 			return lockContention(ctx, p, r, hooks)
 		})
 	}
+	s.Memory = func(p *params) int64 {
+		// The initial map, the shared cache and one copy per thread (the
+		// per-thread variant), about 48 bytes per Go map entry.
+		threads := int64(p.Int("threads", 1, 256))
+		keys := int64(p.Int("keys", 1, 1<<24))
+		return 48*keys*(threads+2) + 1<<20
+	}
 	return s
 }
 

@@ -49,6 +49,17 @@ func parallelMergeSpec() Spec {
 			return parallelMerge(ctx, p, r, hooks)
 		})
 	}
+	s.Memory = func(p *params) int64 {
+		// The serial result stays alive while the two-level tables are
+		// built: two sets of per-thread maps, each thread's holding at most
+		// min(groups, its rows) keys, at about 48 bytes per Go map entry.
+		threads := int64(p.Int("threads", 1, 256))
+		rows := int64(p.Int("rows", 1, 1<<34))
+		groups := int64(p.Int("groups", 1, 1<<34))
+		buckets := int64(p.Int("buckets", 2, 65536))
+		entries := min(groups*threads, rows+threads)
+		return 2*48*entries + buckets*threads*64 + 1<<20
+	}
 	return s
 }
 

@@ -1,13 +1,15 @@
 package experiment
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"cachebook/engine/units"
+	"cachebook/kernel/param"
 )
 
 // params resolves the raw parameter strings of one run against a Spec. Each
@@ -50,6 +52,20 @@ func newParams(spec Spec, raw map[string]string) (*params, error) {
 
 func (p *params) err() error { return p.first }
 
+// describe renders the parameters the user gave, for error messages.
+func (p *params) describe(raw map[string]string) string {
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + raw[k]
+	}
+	return strings.Join(parts, " ")
+}
+
 func (p *params) fail(err error) {
 	if p.first == nil {
 		p.first = err
@@ -59,11 +75,11 @@ func (p *params) fail(err error) {
 // String returns the parameter's value.
 func (p *params) String(name string) string { return p.effective[name] }
 
-// Int parses an integer in [lo, hi]. Underscores are allowed as digit
-// separators ("1_000_000").
+// Int parses an integer in [lo, hi] with param.ParseInt: 1000,
+// 1_000_000 or 1e6.
 func (p *params) Int(name string, lo, hi int) int {
 	s := p.effective[name]
-	v, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+	v, err := param.ParseInt(s)
 	if err != nil {
 		p.fail(fmt.Errorf("%s must be an integer, got %q", name, s))
 		return 0
@@ -90,17 +106,17 @@ func (p *params) Float(name string, lo, hi float64) float64 {
 	return v
 }
 
-// Bytes parses a size such as 8MiB, 64KiB, 1GiB, 4096 (plain bytes; K, M
-// and G are accepted as binary units too) in [lo, hi].
+// Bytes parses a size in [lo, hi] with units.ParseBytes: 8MiB, 64KiB,
+// 1GiB, 4096 (plain bytes), 8M (binary), 8MB (decimal).
 func (p *params) Bytes(name string, lo, hi int64) int64 {
 	s := p.effective[name]
-	v, err := parseBytes(s)
+	v, err := units.ParseBytes(s)
 	if err != nil {
 		p.fail(fmt.Errorf("%s: %w", name, err))
 		return 0
 	}
 	if v < lo || v > hi {
-		p.fail(fmt.Errorf("%s must be between %s and %s, got %s", name, formatBytes(lo), formatBytes(hi), formatBytes(v)))
+		p.fail(fmt.Errorf("%s must be between %s and %s, got %s", name, units.FormatBytes(lo), units.FormatBytes(hi), units.FormatBytes(v)))
 		return 0
 	}
 	return v
@@ -119,45 +135,6 @@ func (p *params) Duration(name string, lo, hi time.Duration) time.Duration {
 		return 0
 	}
 	return d
-}
-
-var errBadSize = errors.New("bad size")
-
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{
-		{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
-		{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10},
-		{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1},
-	}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
-			mult = u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.ReplaceAll(t, "_", ""), 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("%w %q (want e.g. 4096, 64KiB, 8MiB)", errBadSize, s)
-	}
-	return n * mult, nil
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
 }
 
 // Formatting helpers shared by the table renderers.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +15,6 @@ import (
 
 // SumRewriteData is the typed result of the sum-rewrite experiment.
 type SumRewriteData struct {
-	DataDir string `json:"data_dir"`
 	Threads int    `json:"threads"` // engine threads; 0: the engine's default
 	Rows    int64  `json:"rows"`    // rows of hits
 	Terms   int    `json:"terms"`   // SUM(...) expressions in the query
@@ -38,24 +35,20 @@ type SumRewriteData struct {
 }
 
 func sumRewriteSpec() Spec {
-	def := os.Getenv("CACHEBOOK_DATA")
-	if def == "" {
-		def = "data"
-	}
 	s := Spec{
 		Name: "sum-rewrite",
 		Summary: "ClickBench Q29, SUM(ResolutionWidth + c) for c = 0..89, evaluated literally vs rewritten " +
 			"to SUM(x) + c*COUNT(x) by the optimiser (ClickHouse: 11.5x)",
 		Params: []Param{
-			{"data", def, "data directory holding hits.parquet (default $CACHEBOOK_DATA, else data)"},
 			{"terms", "90", "SUM expressions in the query (1..1000); 90 is ClickBench Q29"},
 			{"reps", "3", "timed runs per setting, alternating, after one untimed warm-up (1..100)"},
 			{"threads", "0", "engine worker threads (SET threads = N); 0 keeps the engine's default"},
 		},
 	}
-	s.Run = func(ctx context.Context, raw map[string]string, hooks *Hooks) (*Result, error) {
+	s.Tables = []string{"hits"}
+	s.RunData = func(ctx context.Context, raw map[string]string, hooks *Hooks, db *engine.DB) (*Result, error) {
 		return run(ctx, s, raw, func(ctx context.Context, p *params, r *Result) error {
-			return sumRewrite(ctx, p, r, hooks)
+			return sumRewrite(ctx, p, r, hooks, db)
 		})
 	}
 	return s
@@ -81,24 +74,17 @@ func SumQuery(terms int) string {
 	return b.String()
 }
 
-func sumRewrite(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
-	dir := p.String("data")
+// sumRewrite runs on a fresh session of db (the data directory's engine),
+// so its settings do not leak into the user's session.
+func sumRewrite(ctx context.Context, p *params, r *Result, hooks *Hooks, db *engine.DB) error {
 	terms := p.Int("terms", 1, 1000)
 	reps := p.Int("reps", 1, 100)
 	threads := p.Int("threads", 0, 1024)
-	if dir == "" {
-		p.fail(errors.New("data must name a directory"))
-	}
 	if err := p.err(); err != nil {
 		return err
 	}
-	file := filepath.Join(dir, "hits.parquet")
-	if _, err := os.Stat(file); err != nil {
-		return fmt.Errorf("need %s (make one with: cachebook gen --out %s): %w", file, dir, err)
-	}
-	db, err := engine.Open(engine.Options{DataDir: dir})
-	if err != nil {
-		return fmt.Errorf("open %s: %w", dir, err)
+	if db == nil {
+		return errors.New("no data directory: sum-rewrite reads the hits table")
 	}
 	sess := db.NewSession()
 	var eh *engine.Hooks
@@ -128,7 +114,7 @@ func sumRewrite(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		}
 	}
 	query := SumQuery(terms)
-	data := &SumRewriteData{DataDir: dir, Threads: threads, Terms: terms, Reps: reps, Query: query}
+	data := &SumRewriteData{Threads: threads, Terms: terms, Reps: reps, Query: query}
 	cnt, _, err := exec("SELECT COUNT(*) FROM hits", nil)
 	if err != nil {
 		return err
@@ -205,7 +191,7 @@ func sumRewrite(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 
 	r.Data = data
 	t := Table{
-		Title:   fmt.Sprintf("%d SUM terms over %d rows of %s, %d alternating repetitions", terms, data.Rows, file, reps),
+		Title:   fmt.Sprintf("%d SUM terms over %d rows of %s, %d alternating repetitions", terms, data.Rows, "hits", reps),
 		Columns: []string{"sum_rewrite", "best", "median", "all runs", "rows/s (best)"},
 	}
 	for _, c := range []struct {

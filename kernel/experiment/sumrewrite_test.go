@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,10 +70,12 @@ func TestSumRewriteOnGeneratedData(t *testing.T) {
 		gen.Options{Rows: 20000, Order: "shuffled", Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.Open(engine.Options{DataDir: dir}); err != nil && strings.Contains(err.Error(), "not implemented") {
-		t.Skip("engine not implemented yet:", err)
+	db, err := engine.Open(engine.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
 	}
-	r, err := runSpec(t, "sum-rewrite", map[string]string{"data": dir, "terms": "7", "reps": "2", "threads": "2"}, nil)
+	s, _ := Lookup("sum-rewrite")
+	r, err := Run(context.Background(), s, map[string]string{"terms": "7", "reps": "2", "threads": "2"}, Options{DB: db, DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,5 +91,51 @@ func TestSumRewriteOnGeneratedData(t *testing.T) {
 	lit, rew := strings.Join(d.ExplainLiteral, "\n"), strings.Join(d.ExplainRewritten, "\n")
 	if lit == rew || !strings.Contains(strings.ToLower(rew), "count") {
 		t.Errorf("EXPLAIN does not show the rewrite:\nliteral:\n%s\nrewritten:\n%s", lit, rew)
+	}
+}
+
+// TestSumRewriteDataDir: the experiment reads only the data directory's
+// hits table, through the kernel's engine; it takes no path, refuses a
+// hits.parquet that is not a regular file (a FIFO would hang the reader)
+// or that is a symlink out of the directory, and its errors name no path.
+func TestSumRewriteDataDir(t *testing.T) {
+	s, _ := Lookup("sum-rewrite")
+	outside := t.TempDir()
+	if err := gen.WriteFile(context.Background(), filepath.Join(outside, "hits.parquet"),
+		gen.Options{Rows: 100, Order: "shuffled", Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := engine.Open(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(map[string]string{"data": outside}, Options{DB: db}); err == nil || !strings.Contains(err.Error(), "unknown parameter") {
+		t.Errorf("data= accepted: %v", err)
+	}
+	fifo := t.TempDir()
+	if err := syscallMkfifo(filepath.Join(fifo, "hits.parquet")); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	link := t.TempDir()
+	if err := os.Symlink(filepath.Join(outside, "hits.parquet"), filepath.Join(link, "hits.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, dir, want string }{
+		{"missing", t.TempDir(), "has no table hits"},
+		{"fifo", fifo, "not a regular file"},
+		{"symlink out", link, "not a regular file"},
+		{"no dir", filepath.Join(outside, "nope"), "cannot be opened"},
+	} {
+		err := s.Check(nil, Options{DB: db, DataDir: c.dir})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), outside) || strings.Contains(err.Error(), c.dir) {
+			t.Errorf("%s: the error reveals a path: %v", c.name, err)
+		}
+	}
+	if err := s.Check(nil, Options{}); err == nil {
+		t.Error("sum-rewrite without a data directory passed Check")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+
+	"cachebook/engine/units"
 )
 
 // ZeroingData is the typed result of the zeroing experiment.
@@ -80,6 +82,15 @@ func zeroingSpec() Spec {
 		return run(ctx, s, raw, func(ctx context.Context, p *params, r *Result) error {
 			return zeroing(ctx, p, r, hooks)
 		})
+	}
+	s.Memory = func(p *params) int64 {
+		// Every thread keeps live buffers plus the one being replaced;
+		// dropped buffers (make) wait for the garbage collector, so count
+		// them twice.
+		size := p.Bytes("size", 4<<10, 1<<30)
+		live := int64(p.Int("live", 1, 64))
+		threads := int64(p.Int("threads", 1, 256))
+		return 2*size*(live+1)*threads + 1<<20
 	}
 	return s
 }
@@ -298,8 +309,8 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 
 	r.Data = data
 	t := Table{
-		Title: fmt.Sprintf("%s buffers, %s filled each, %d allocations per thread, %d alive per thread", formatBytes(size),
-			formatBytes(int64(touched)), allocs, live),
+		Title: fmt.Sprintf("%s buffers, %s filled each, %d allocations per thread, %d alive per thread", units.FormatBytes(size),
+			units.FormatBytes(int64(touched)), allocs, live),
 		Columns: []string{"variant", "threads", "wall", "wall ns/op", "CPU ns/op", "vs pool", "extra vs pool",
 			"zeroed/op", "zeroing GB/s/thread", "faults/op", "CPU share"},
 	}
@@ -318,7 +329,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		}
 		t.Rows = append(t.Rows, []string{row.Variant, strconv.Itoa(row.Threads), fmtMs(row.WallNS),
 			fmt.Sprintf("%.0f", row.NSPerOp), fmt.Sprintf("%.0f", row.CPUNSPerOp), vs, extra,
-			formatBytes(row.ZeroedPerOp), gbps, fmt.Sprintf("%.0f", row.FaultsPerOp), fmt.Sprintf("%.0f%%", 100*row.CPUShare)})
+			units.FormatBytes(row.ZeroedPerOp), gbps, fmt.Sprintf("%.0f", row.FaultsPerOp), fmt.Sprintf("%.0f%%", 100*row.CPUShare)})
 	}
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,

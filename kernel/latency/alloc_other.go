@@ -2,7 +2,13 @@
 
 package latency
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// errTooBig is returned when an allocation cannot be made.
+var errTooBig = errors.New("buffer too large for this platform")
 
 // buffer is chase memory on the Go heap (no huge-page control here).
 type buffer struct {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"cachebook/engine/units"
 )
 
 // Cache is one cache as the operating system or CPUID describes it.
@@ -77,7 +79,7 @@ func ReadSysfsCaches(fsys fs.FS) ([]Cache, error) {
 		if err != nil {
 			continue
 		}
-		size, err := ParseSize(read("size"))
+		size, err := units.ParseBytes(read("size"))
 		if err != nil {
 			continue
 		}
@@ -90,43 +92,6 @@ func ReadSysfsCaches(fsys fs.FS) ([]Cache, error) {
 		return out[i].Type < out[j].Type
 	})
 	return out, nil
-}
-
-// ParseSize parses a byte size such as "4096", "48K", "48KiB", "1m", "2 MiB",
-// "1G" (binary units: K = 1024). It rejects negative, fractional and
-// overflowing sizes.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("size %q: no number", s)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("size %q: %w", s, err)
-	}
-	unit := strings.ToLower(strings.TrimSpace(t[i:]))
-	var shift uint
-	switch unit {
-	case "", "b":
-	case "k", "kb", "kib":
-		shift = 10
-	case "m", "mb", "mib":
-		shift = 20
-	case "g", "gb", "gib":
-		shift = 30
-	case "t", "tb", "tib":
-		shift = 40
-	default:
-		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
-	}
-	if n > (1<<63-1)>>shift {
-		return 0, fmt.Errorf("size %q: too large", s)
-	}
-	return n << shift, nil
 }
 
 // FormatSize prints a byte count with a binary unit: "48 KiB", "1.5 MiB".

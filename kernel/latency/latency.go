@@ -13,7 +13,6 @@ package latency
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -330,6 +329,3 @@ func median(v []float64) float64 {
 	}
 	return (s[m-1] + s[m]) / 2
 }
-
-// errTooBig is returned when an allocation cannot be made.
-var errTooBig = errors.New("buffer too large for this platform")

@@ -13,7 +13,7 @@ import (
 )
 
 // TestQueryWithCounters runs real GROUP BY queries through the engine with
-// a QueryMeter's hooks; it skips while the engine's Exec is a stub.
+// a QueryMeter's hooks.
 func TestQueryWithCounters(t *testing.T) {
 	dir := t.TempDir()
 	if err := sweep.WriteKeys(filepath.Join(dir, "t.parquet"), sweep.Keys(200_000, 5000, 1)); err != nil {
@@ -21,9 +21,6 @@ func TestQueryWithCounters(t *testing.T) {
 	}
 	db, err := engine.Open(engine.Options{DataDir: dir})
 	if err != nil {
-		if strings.Contains(err.Error(), "not implemented") {
-			t.Skipf("engine not ready: %v", err)
-		}
 		t.Fatal(err)
 	}
 	avail := perf.Probe()
@@ -37,9 +34,6 @@ func TestQueryWithCounters(t *testing.T) {
 			m := perf.NewQueryMeter(perf.Options{Availability: &avail})
 			res, err := db.NewSession().Exec(ctx, q, m.Hooks(nil))
 			if err != nil {
-				if strings.Contains(err.Error(), "not implemented") {
-					t.Skipf("engine not ready: %v", err)
-				}
 				t.Fatal(err)
 			}
 			if got := res[len(res)-1].Rows; got != 5000 {

@@ -10,9 +10,11 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -35,12 +37,14 @@ type Config struct {
 	Strategies []string // SET group_by values (default naive, radix)
 	Reps       int      // timed runs per point after one warm-up (default 3)
 	Seed       uint64   // key generator seed (0: fixed default)
-	// DataDir is where the generated Parquet files go; empty means a new
-	// temporary directory, removed when Run returns.
+	// DataDir is where the generated Parquet files go (kept); empty keeps
+	// the tables in memory.
 	DataDir string
 	// Counters opens perf counters on every timed run (kernel/perf) and
 	// keeps the report of the median run.
 	Counters bool
+	// QueryMemory is the engine's per-query memory limit (0: its default).
+	QueryMemory int64
 	// Availability is a previous perf.Probe result to reuse.
 	Availability *perf.Availability
 	// Progress is called after each point.
@@ -105,20 +109,13 @@ func (c Config) Validate() error {
 }
 
 // Run generates one table per group count and measures every strategy on
-// it. It stops between runs when ctx is cancelled, returning what it has.
+// it. The tables are kept in memory (so it runs in the browser too) unless
+// cfg.DataDir is set. It stops between runs when ctx is cancelled,
+// returning what it has.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	base := cfg.DataDir
-	if base == "" {
-		d, err := os.MkdirTemp("", "cachebook-sweep-")
-		if err != nil {
-			return nil, fmt.Errorf("sweep: temp dir: %w", err)
-		}
-		defer os.RemoveAll(d)
-		base = d
 	}
 	var avail *perf.Availability
 	if cfg.Counters {
@@ -135,16 +132,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		dir := filepath.Join(base, fmt.Sprintf("groups-%d", g))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return rep, fmt.Errorf("sweep: %w", err)
-		}
-		if err := WriteKeys(filepath.Join(dir, "t.parquet"), Keys(cfg.Rows, g, cfg.Seed)); err != nil {
-			return rep, err
-		}
-		db, err := engine.Open(engine.Options{DataDir: dir})
+		db, err := table(cfg, g)
 		if err != nil {
-			return rep, fmt.Errorf("sweep: open engine: %w", err)
+			return rep, err
 		}
 		for _, strategy := range cfg.Strategies {
 			p, err := measure(ctx, db, cfg, g, strategy, avail)
@@ -157,11 +147,42 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				cfg.Progress(p, done, total)
 			}
 		}
-		if cfg.DataDir == "" {
-			os.RemoveAll(dir) // keep the temp dir small
-		}
 	}
 	return rep, nil
+}
+
+// table generates the table of g groups and opens an engine over it: in
+// memory, or as DataDir/groups-G/t.parquet when cfg.DataDir is set.
+func table(cfg Config, g int64) (*engine.DB, error) {
+	keys := Keys(cfg.Rows, g, cfg.Seed)
+	if cfg.DataDir != "" {
+		dir := filepath.Join(cfg.DataDir, fmt.Sprintf("groups-%d", g))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("sweep: %w", err)
+		}
+		if err := WriteKeys(filepath.Join(dir, "t.parquet"), keys); err != nil {
+			return nil, err
+		}
+		db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: cfg.QueryMemory})
+		if err != nil {
+			return nil, fmt.Errorf("sweep: open engine: %w", err)
+		}
+		return db, nil
+	}
+	var buf bytes.Buffer
+	if err := writeKeys(&buf, keys); err != nil {
+		return nil, err
+	}
+	keys = nil
+	db, err := engine.Open(engine.Options{QueryMemory: cfg.QueryMemory})
+	if err != nil {
+		return nil, fmt.Errorf("sweep: open engine: %w", err)
+	}
+	b := buf.Bytes()
+	if err := db.RegisterFile("t", bytes.NewReader(b), int64(len(b))); err != nil {
+		return nil, fmt.Errorf("sweep: register table: %w", err)
+	}
+	return db, nil
 }
 
 type run struct {
@@ -252,24 +273,27 @@ func WriteKeys(path string, keys []int64) error {
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	w := parquet.NewGenericWriter[keyRow](f)
-	buf := make([]keyRow, 0, 64<<10)
-	for i, k := range keys {
-		buf = append(buf, keyRow{K: k})
-		if len(buf) == cap(buf) || i == len(keys)-1 {
-			if _, err := w.Write(buf); err != nil {
-				f.Close()
-				return fmt.Errorf("sweep: write %s: %w", path, err)
-			}
-			buf = buf[:0]
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := writeKeys(f, keys); err != nil {
 		f.Close()
-		return fmt.Errorf("sweep: close writer %s: %w", path, err)
+		return fmt.Errorf("sweep: write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("sweep: close %s: %w", path, err)
 	}
 	return nil
+}
+
+func writeKeys(w io.Writer, keys []int64) error {
+	pw := parquet.NewGenericWriter[keyRow](w)
+	buf := make([]keyRow, 0, 64<<10)
+	for i, k := range keys {
+		buf = append(buf, keyRow{K: k})
+		if len(buf) == cap(buf) || i == len(keys)-1 {
+			if _, err := pw.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	return pw.Close()
 }

@@ -2,13 +2,17 @@ package sweep
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"cachebook/kernel/internal/memtest"
+	"cachebook/kernel/param"
 )
 
 func TestKeys(t *testing.T) {
@@ -75,8 +79,8 @@ func TestSummarizeAndValidate(t *testing.T) {
 	}
 }
 
-// TestRunEngine runs a tiny sweep on the real engine; it skips while the
-// engine's Exec is not implemented yet.
+// TestRunEngine runs a tiny sweep on the real engine, keeping its tables
+// in DataDir.
 func TestRunEngine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -84,11 +88,13 @@ func TestRunEngine(t *testing.T) {
 	var calls int
 	rep, err := Run(ctx, Config{Rows: 20000, Groups: []int64{10, 1000}, Reps: 1, DataDir: dir, Counters: true,
 		Progress: func(Point, int, int) { calls++ }})
-	if err != nil && strings.Contains(err.Error(), "not implemented") {
-		t.Skipf("engine not ready: %v", err)
-	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, g := range []int{10, 1000} {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("groups-%d", g), "t.parquet")); err != nil {
+			t.Errorf("table of %d groups not kept: %v", g, err)
+		}
 	}
 	if len(rep.Points) != 4 || calls != 4 {
 		t.Fatalf("%d points", len(rep.Points))
@@ -103,5 +109,56 @@ func TestRunEngine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "groups-10", "t.parquet")); err != nil {
 		t.Errorf("data file: %v", err)
+	}
+}
+
+// TestMemoryBound checks Memory against the measured peak of a real sweep,
+// and that parameters over the limit are refused before anything is
+// allocated.
+func TestMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 1M-row table")
+	}
+	v, err := param.Parse(Params(), map[string]string{"rows": "1e6", "groups": "1e3,1e6", "reps": "1", "strategies": "naive,radix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFrom(v, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap, rss := memtest.Peak(func() {
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	est := Memory(cfg.Rows, cfg.Groups)
+	t.Logf("rows %d groups %v: peak heap %d MiB, rss %d MiB, estimate %d MiB", cfg.Rows, cfg.Groups, heap>>20, rss>>20, est>>20)
+	if heap > est {
+		t.Errorf("peak heap %d is above the estimate %d", heap, est)
+	}
+
+	for _, raw := range []map[string]string{
+		{"rows": "2147483648"},
+		{"rows": "1e8", "groups": "1e3"},
+	} {
+		v, err := param.Parse(Params(), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var me *param.MemoryError
+		heap, _ := memtest.Peak(func() { _, err = ConfigFrom(v, 256<<20) })
+		if !errors.As(err, &me) {
+			t.Errorf("%v: %v, want a memory error", raw, err)
+		}
+		if heap > 1<<20 {
+			t.Errorf("%v: refusing took %d bytes", raw, heap)
+		}
+	}
+	// A default row count shrinks to the limit.
+	v, _ = param.Parse(Params(), nil)
+	cfg, err = ConfigFrom(v, 256<<20)
+	if err != nil || Memory(cfg.Rows, cfg.Groups) > 256<<20 || cfg.Rows < 1e6 {
+		t.Errorf("default under 256 MiB: rows %d groups %v, %v", cfg.Rows, cfg.Groups, err)
 	}
 }

@@ -10,11 +10,10 @@ import { marked } from "marked";
 import { h, fmtNs, fmtCount } from "./util.js";
 import { renderStatement, renderError, renderStream, renderCounters } from "./output.js";
 import { measurementChart, runsChart } from "./charts.js";
+import { cellKinds } from "./server-kernel.js";
 
 let nextId = 1;
 
-// KINDS are the code cell kinds of docs/protocol.md §3.2.
-const KINDS = ["sql", "latency", "bandwidth", "sweep", "experiment", "cachesim"];
 
 // The SQL dialect: DuckDB-like names the engine knows, for completion and
 // highlighting.
@@ -46,8 +45,12 @@ export class Cell {
       this.type === "code"
         ? h(
             "select.kind",
-            { title: "Cell kind: SQL, or a measurement that runs on the server", onchange: (ev) => this.setKind(ev.target.value) },
-            KINDS.map((k) => h("option", { value: k, selected: k === this.kind ? "" : null }, k)),
+            {
+              title: "Cell kind: SQL or a measurement (the kinds the kernel reports)",
+              onchange: (ev) => this.setKind(ev.target.value),
+              onfocus: (ev) => ev.target.replaceChildren(...this.kindOptions()),
+            },
+            this.kindOptions(),
           )
         : h("span.prompt", "md"),
       h("span.attrs", { title: "cell attributes" }),
@@ -126,6 +129,12 @@ export class Cell {
       .join(" ");
   }
 
+  // kindOptions lists the kinds the kernel reported (kernel_info) and
+  // this cell's own.
+  kindOptions() {
+    return [...new Set([...cellKinds(), this.kind])].map((k) => h("option", { value: k, selected: k === this.kind ? "" : null }, k));
+  }
+
   // setKind changes a code cell's kind (sql, latency, bandwidth, sweep,
   // experiment); measurement cells take key=value parameters as source.
   setKind(kind) {
@@ -152,7 +161,7 @@ export class Cell {
       const d = o.data || {};
       if (o.output_type === "stream") this.onEvent({ kind: "stream", name: o.name, text: Array.isArray(o.text) ? o.text.join("") : o.text });
       else if (o.output_type === "error") this.onEvent({ kind: "error", ename: o.ename, evalue: o.evalue, traceback: o.traceback });
-      else if (d["application/vnd.cachebook.result+json"]) this.onEvent({ kind: "result", bundle: d["application/vnd.cachebook.result+json"] });
+      else if (d["application/vnd.cachebook.result+json"]) this.onEvent({ kind: "result", bundle: d["application/vnd.cachebook.result+json"], model: d["application/vnd.cachebook.model+json"] });
       else if (d["application/vnd.cachebook.measurement+json"]) this.onEvent({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], text: d["text/plain"] });
       else if (d["text/plain"]) this.onEvent({ kind: "stream", name: "stdout", text: [].concat(d["text/plain"]).join("") });
     }

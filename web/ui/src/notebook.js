@@ -52,20 +52,11 @@ export class Notebook {
       cell.renderProse();
       return Promise.resolve();
     }
+    // Both kernels queue cells themselves and answer every cell, also one
+    // they cannot run (UnknownKind, Unavailable: the reason shows on it).
     const kernel = this.app.kernel;
-    if (kernel.kind === "wasm" && !["sql", "latency", "bandwidth"].includes(cell.kind)) {
-      cell.start();
-      cell.onEvent({ kind: "error", ename: "UnknownKind", evalue: `"${cell.kind}" cells run only on the server: switch "run on" to the server` });
-      cell.onEvent({ kind: "done", status: "error" });
-      return Promise.resolve();
-    }
-    const p = this.queue.then(() => {
-      cell.start();
-      return kernel.execute(cell.id, cell.source, (e) => cell.onEvent(e), cell.kind, cell.attrs);
-    });
-    // The server queues cells itself; the browser kernel runs one at a time.
-    if (kernel.kind === "wasm") this.queue = p.catch(() => {});
-    return p;
+    cell.start();
+    return kernel.execute(cell.id, cell.source, (e) => cell.onEvent(e), cell.kind, cell.attrs);
   }
 
   runAndAdvance(cell) {

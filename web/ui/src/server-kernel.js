@@ -1,100 +1,92 @@
-// ServerKernel speaks cachebook-kernel/1 (docs/protocol.md) over one
-// websocket: it reconnects with ?since= so outputs survive a dropped
-// connection, routes outputs to cells by parent_header.msg_id and turns
-// them into the UI's cell events:
+// The UI's kernels speak cachebook-kernel/1 (docs/protocol.md). KernelClient
+// is the protocol client both share: it routes outputs to cells by
+// parent_header.msg_id and turns them into the UI's cell events:
 //
-//	{kind:"queued", position} {kind:"start"} {kind:"progress", done, total}
+//	{kind:"queued", position} {kind:"start"} {kind:"progress", done, total, unit}
 //	{kind:"counters", data} {kind:"stream", name, text}
 //	{kind:"result", bundle} {kind:"measurement", data, text}
-//	{kind:"error", ename, evalue, traceback, position} {kind:"done", status, timings}
+//	{kind:"error", ename, evalue, traceback, position} {kind:"done", status, timings, where}
+//
+// The two kernels differ only in transport: ServerKernel sends frames over
+// one websocket to `cachebook serve` (and reconnects with ?since= so
+// outputs survive a dropped connection); WasmKernel (wasm-kernel.js) posts
+// them to the same kernel compiled to WebAssembly in a Web Worker.
 
 const VERSION = "cachebook-kernel/1";
 
-function uuid() {
+export function uuid() {
   if (crypto.randomUUID) return crypto.randomUUID();
   const b = crypto.getRandomValues(new Uint8Array(16));
   return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-export class ServerKernel {
-  constructor(onStatus) {
+// The cell kinds the last kernel_info_reply listed ({name, summary,
+// runtimes, params, note}); the UI has no list of its own.
+let knownKinds = [];
+
+// cellKinds returns the names of the cell kinds the kernels reported.
+export function cellKinds() {
+  return knownKinds.length ? knownKinds.map((k) => k.name) : ["sql"];
+}
+
+// kindInfo returns what the kernels said about kind, if anything.
+export function kindInfo(kind) {
+  return knownKinds.find((k) => k.name === kind);
+}
+
+export class KernelClient {
+  // kind: "server" or "wasm"; where: what "done" events say ran the cell.
+  constructor(onStatus, kind) {
     this.onStatus = onStatus;
-    this.kind = "server";
+    this.kind = kind;
+    this.where = kind;
     this.clientId = uuid();
-    this.session = sessionStorage.getItem("cachebook.session") || uuid();
-    sessionStorage.setItem("cachebook.session", this.session);
-    this.since = Number(sessionStorage.getItem("cachebook.since." + this.session) || 0);
     this.cells = new Map(); // execute msg_id -> onEvent
     this.requests = new Map(); // msg_id -> {resolve, reject}
-    this.queue = []; // frames to send once connected
     this.connection = "connecting";
     this.state = "unknown";
-    this.retry = 0;
     this.info = null;
   }
 
   status(detail) {
-    this.onStatus({ connection: this.connection, kernel: this.state, detail, kind: "server" });
+    this.onStatus({ connection: this.connection, kernel: this.state, detail, kind: this.kind });
   }
 
-  connect() {
-    const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const q = new URLSearchParams({ session: this.session, since: String(this.since) });
-    const token = new URLSearchParams(location.search).get("token");
-    if (token) q.set("token", token);
-    const ws = new WebSocket(`${proto}//${location.host}/api/kernel?${q}`);
-    this.ws = ws;
-    this.connection = "connecting";
-    this.status();
-    ws.onopen = () => {
-      this.retry = 0;
-      this.connection = "connected";
-      this.status();
-      for (const f of this.queue.splice(0)) ws.send(f);
-      this.request("kernel_info_request", {}, "shell").then(
-        (r) => (this.info = r),
-        () => {},
-      );
-    };
-    ws.onmessage = (ev) => {
-      let m;
-      try {
-        m = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
-      this.handle(m);
-    };
-    ws.onclose = () => {
-      if (this.ws !== ws) return;
-      this.connection = "disconnected";
-      this.status("reconnecting…");
-      const delay = Math.min(10000, 250 * 2 ** this.retry++);
-      setTimeout(() => this.connect(), delay);
-    };
+  // transmit sends one encoded frame (defined by each transport).
+  transmit(frame) {
+    throw new Error(`transmit not implemented (${frame.length} bytes)`);
+  }
+
+  frame(channel, msgType, content) {
+    const header = { msg_id: uuid(), session: this.clientId, msg_type: msgType, version: VERSION, date: new Date().toISOString() };
+    return { id: header.msg_id, frame: JSON.stringify({ channel, header, parent_header: {}, metadata: {}, content }) };
   }
 
   send(channel, msgType, content) {
-    const header = { msg_id: uuid(), session: this.clientId, msg_type: msgType, version: VERSION, date: new Date().toISOString() };
-    const frame = JSON.stringify({ channel, header, parent_header: {}, metadata: {}, content });
-    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
-    else this.queue.push(frame);
-    return header.msg_id;
+    const f = this.frame(channel, msgType, content);
+    this.transmit(f.frame);
+    return f.id;
   }
 
   request(msgType, content, channel = "shell") {
     return new Promise((resolve, reject) => {
-      const id = this.send(channel, msgType, content);
-      this.requests.set(id, { resolve, reject });
+      const f = this.frame(channel, msgType, content);
+      this.requests.set(f.id, { resolve, reject });
+      this.transmit(f.frame);
     });
   }
 
+  // kernelInfo asks for kernel_info and remembers the cell kinds.
+  kernelInfo() {
+    return this.request("kernel_info_request", {}, "shell").then((r) => {
+      this.info = { ...(this.info || {}), ...r };
+      if (Array.isArray(r.kinds)) knownKinds = r.kinds;
+      return r;
+    });
+  }
+
+  // handle maps one kernel message to cell events.
   handle(m) {
-    if (typeof m.seq === "number") {
-      if (m.seq <= this.since) return;
-      this.since = m.seq;
-      sessionStorage.setItem("cachebook.since." + this.session, String(m.seq));
-    }
     const type = m.header && m.header.msg_type;
     const c = m.content || {};
     const parent = (m.parent_header && m.parent_header.msg_id) || "";
@@ -121,6 +113,12 @@ export class ServerKernel {
       if (req) {
         this.requests.delete(parent);
         req.reject(new Error(c.evalue));
+      }
+      const cell = this.cells.get(parent);
+      if (cell) {
+        this.cells.delete(parent);
+        cell({ kind: "error", ename: c.ename, evalue: c.evalue });
+        cell({ kind: "done", status: "error", where: this.where });
       }
       console.warn("protocol_error", c);
       return;
@@ -155,7 +153,7 @@ export class ServerKernel {
         break;
       case "execute_reply":
         this.cells.delete(parent);
-        cell({ kind: "done", status: c.status, timings: c.timings, where: "server" });
+        cell({ kind: "done", status: c.status, timings: c.timings, where: this.where, evalue: c.evalue });
         break;
     }
   }
@@ -167,18 +165,21 @@ export class ServerKernel {
         onEvent(e);
         if (e.kind === "done") resolve(e);
       };
-      const header = { msg_id: uuid(), session: this.clientId, msg_type: "execute_request", version: VERSION, date: new Date().toISOString() };
-      this.cells.set(header.msg_id, wrapped);
-      const frame = JSON.stringify({
-        channel: "shell",
-        header,
-        parent_header: {},
-        metadata: {},
-        content: { code, kind, attrs, cell_id: cellId, silent: false, store_history: true },
-      });
-      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
-      else this.queue.push(frame);
+      const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent: false, store_history: true });
+      this.cells.set(f.id, wrapped);
+      this.transmit(f.frame);
     });
+  }
+
+  // fail ends every running cell with an error (the transport is gone).
+  fail(ename, evalue) {
+    for (const cell of this.cells.values()) {
+      cell({ kind: "error", ename, evalue });
+      cell({ kind: "done", status: "error", where: this.where });
+    }
+    this.cells.clear();
+    for (const r of this.requests.values()) r.reject(new Error(evalue));
+    this.requests.clear();
   }
 
   interrupt() {
@@ -187,6 +188,65 @@ export class ServerKernel {
 
   restart() {
     return this.request("shutdown_request", { restart: true }, "control");
+  }
+}
+
+export class ServerKernel extends KernelClient {
+  constructor(onStatus) {
+    super(onStatus, "server");
+    this.session = sessionStorage.getItem("cachebook.session") || uuid();
+    sessionStorage.setItem("cachebook.session", this.session);
+    this.since = Number(sessionStorage.getItem("cachebook.since." + this.session) || 0);
+    this.queue = []; // frames to send once connected
+    this.retry = 0;
+  }
+
+  connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const q = new URLSearchParams({ session: this.session, since: String(this.since) });
+    const token = new URLSearchParams(location.search).get("token");
+    if (token) q.set("token", token);
+    const ws = new WebSocket(`${proto}//${location.host}/api/kernel?${q}`);
+    this.ws = ws;
+    this.connection = "connecting";
+    this.status();
+    ws.onopen = () => {
+      this.retry = 0;
+      this.connection = "connected";
+      this.status();
+      for (const f of this.queue.splice(0)) ws.send(f);
+      this.kernelInfo().catch(() => {});
+    };
+    ws.onmessage = (ev) => {
+      let m;
+      try {
+        m = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      this.handle(m);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.connection = "disconnected";
+      this.status("reconnecting…");
+      const delay = Math.min(10000, 250 * 2 ** this.retry++);
+      setTimeout(() => this.connect(), delay);
+    };
+  }
+
+  transmit(frame) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
+    else this.queue.push(frame);
+  }
+
+  handle(m) {
+    if (typeof m.seq === "number") {
+      if (m.seq <= this.since) return;
+      this.since = m.seq;
+      sessionStorage.setItem("cachebook.since." + this.session, String(m.seq));
+    }
+    super.handle(m);
   }
 
   lessons() {

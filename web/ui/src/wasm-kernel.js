@@ -1,63 +1,67 @@
-// WasmKernel runs cells in this browser: cachebook.wasm in a Web Worker over
-// a generated hits table. It has the same interface as ServerKernel:
-// execute(cell, code, onEvent) -> Promise, interrupt(), and status events.
+// WasmKernel runs cells in this browser: the kernel compiled to WebAssembly
+// (web/wasm) in a Web Worker, over a generated hits table. It is the same
+// kernel as the server's and speaks the same frames; only the transport
+// differs (postMessage instead of a websocket), so the cell events come
+// from KernelClient's one mapping.
+import { KernelClient } from "./server-kernel.js";
 
 const DEFAULTS = { rows: 100000, order: "shuffled", seed: 1 };
 
-export class WasmKernel {
-  constructor(base, onStatus, opts = {}) {
-    this.base = base; // URL prefix of dist/
-    this.onStatus = onStatus;
-    this.opts = { ...DEFAULTS, ...opts };
-    this.kind = "wasm";
-    this.worker = null;
-    this.pending = new Map();
-    this.seq = 0;
-    this.state = "starting";
-    this.info = null;
-    this.terminations = 0; // workers killed because a query did not stop
-  }
+// After an interrupt, a cell that has not ended within this long is
+// stopped by terminating the worker (a loop that never yields keeps it
+// deaf); the kernel's own grace period is documented in kernel.Limits.
+const TERMINATE_AFTER_MS = 5000;
 
-  status(connection, kernel, detail) {
-    this.state = kernel;
-    this.onStatus({ connection, kernel, detail, kind: "wasm" });
+export class WasmKernel extends KernelClient {
+  constructor(base, onStatus, opts = {}) {
+    super(onStatus, "wasm");
+    this.base = base; // URL prefix of dist/
+    this.opts = { ...DEFAULTS, ...opts };
+    this.worker = null;
+    this.pending = []; // frames to send once the kernel runs
+    this.ready = false;
+    this.terminations = 0; // workers killed because a cell did not stop
   }
 
   start() {
     if (this.worker) return this.readyP;
-    this.status("loading", "starting", `loading WebAssembly and generating ${this.opts.rows.toLocaleString()} rows…`);
+    this.connection = "loading";
+    this.state = "starting";
+    this.status(`loading WebAssembly and generating ${this.opts.rows.toLocaleString()} rows…`);
     const w = new Worker(this.base + "worker.js");
     this.worker = w;
+    this.ready = false;
     this.readyP = new Promise((resolve, reject) => {
       w.onmessage = (ev) => {
         const m = ev.data;
+        if (m.type === "frame") {
+          this.handle(JSON.parse(m.frame));
+          return;
+        }
         if (m.type === "ready") {
-          this.info = m;
-          this.status("in browser", "idle", m.gen.message);
+          this.info = m; // {go, loadMs, gen, ms}; kernel_info adds to it
+          this.ready = true;
+          this.connection = "in browser";
+          for (const f of this.pending.splice(0)) w.postMessage({ op: "frame", frame: f });
+          this.kernelInfo().catch(() => {});
+          this.status(m.gen.message);
           resolve(m);
           return;
         }
-        if (m.type === "fatal" || (m.type === "error" && m.id === undefined)) {
-          this.status("failed", "dead", m.error);
+        if (m.type === "fatal") {
+          this.connection = "failed";
+          this.state = "dead";
+          this.status(m.error);
+          this.fail("KernelError", m.error);
           reject(new Error(m.error));
-          for (const p of this.pending.values()) p.reject(new Error(m.error));
-          this.pending.clear();
-          return;
-        }
-        const p = this.pending.get(m.id);
-        if (!p) return;
-        if (m.type === "progress") p.onEvent({ kind: "progress", done: m.done, total: m.total });
-        else if (m.type === "reply") {
-          this.pending.delete(m.id);
-          p.resolve(m.reply);
-        } else if (m.type === "error") {
-          this.pending.delete(m.id);
-          p.reject(new Error(m.error));
         }
       };
       w.onerror = (e) => {
         const msg = e.message || "worker failed to start (is cachebook.wasm built? run make wasm)";
-        this.status("failed", "dead", msg);
+        this.connection = "failed";
+        this.state = "dead";
+        this.status(msg);
+        this.fail("KernelError", msg);
         reject(new Error(msg));
       };
     });
@@ -65,78 +69,34 @@ export class WasmKernel {
     return this.readyP;
   }
 
-  // execute runs a sql cell, or a latency or bandwidth cell (the probes
-  // compiled into the wasm); other kinds run only on the server.
-  async execute(cellId, code, onEvent, kind = "sql", attrs = {}) {
-    if (kind !== "sql") return this.measure(code, onEvent, kind, attrs);
-    await this.start();
-    const id = ++this.seq;
-    this.status("in browser", "busy");
-    onEvent({ kind: "start" });
-    const t0 = performance.now();
-    try {
-      const reply = await new Promise((resolve, reject) => {
-        this.pending.set(id, { resolve, reject, onEvent });
-        this.worker.postMessage({ op: "exec", id, sql: code });
-      });
-      const bundle = { statements: reply.statements, timings: reply.timings, where: "wasm" };
-      if (reply.statements.length > 0 || !reply.error) onEvent({ kind: "result", bundle });
-      if (reply.error) onEvent({ kind: "error", ...reply.error });
-      onEvent({ kind: "done", status: reply.error ? "error" : "ok", timings: reply.timings, where: "wasm" });
-    } catch (e) {
-      const ns = (performance.now() - t0) * 1e6;
-      onEvent({ kind: "error", ename: this.killed ? "Interrupted" : "ExecutionError", evalue: e.message });
-      onEvent({ kind: "done", status: "error", timings: { run_ns: ns, total_ns: ns }, where: "wasm" });
-    } finally {
-      this.killed = false;
-      if (this.worker) this.status("in browser", "idle");
-    }
-  }
-
-  async measure(code, onEvent, kind, attrs) {
-    await this.start();
-    const id = ++this.seq;
-    this.status("in browser", "busy");
-    onEvent({ kind: "start" });
-    try {
-      const reply = await new Promise((resolve, reject) => {
-        this.pending.set(id, { resolve, reject, onEvent });
-        this.worker.postMessage({ op: "measure", id, kind, source: code, attrs });
-      });
-      if (reply.error) onEvent({ kind: "error", ...reply.error });
-      else onEvent({ kind: "measurement", data: { kind, [kind]: reply[kind] } });
-      onEvent({ kind: "done", status: reply.error ? "error" : "ok", timings: reply.timings, where: "wasm" });
-    } catch (e) {
-      onEvent({ kind: "error", ename: this.killed ? "Interrupted" : "ExecutionError", evalue: e.message });
-      onEvent({ kind: "done", status: "error", where: "wasm" });
-    } finally {
-      this.killed = false;
-      if (this.worker) this.status("in browser", "idle");
-    }
+  transmit(frame) {
+    if (!this.worker) this.start().catch(() => {});
+    if (this.ready) this.worker.postMessage({ op: "frame", frame });
+    else this.pending.push(frame);
   }
 
   interrupt() {
-    if (!this.worker || this.pending.size === 0) return;
-    this.worker.postMessage({ op: "cancel" });
-    const ids = [...this.pending.keys()];
-    // Last resort: a query that never yields keeps the worker deaf, so
-    // terminate it and start a fresh one.
+    if (!this.worker) return Promise.resolve();
+    const running = [...this.cells.keys()];
     setTimeout(() => {
-      if (!ids.some((id) => this.pending.has(id))) return;
-      this.killed = true;
+      if (!running.some((id) => this.cells.has(id))) return;
       this.terminations++;
-      this.terminate("the query did not stop within 5 s: worker terminated");
+      this.terminate(`the cell did not stop within ${TERMINATE_AFTER_MS / 1000} s of the interrupt: the WebAssembly worker was terminated and restarts`);
       this.start().catch(() => {});
-    }, 5000);
+    }, TERMINATE_AFTER_MS);
+    return super.interrupt();
   }
 
   terminate(reason) {
     if (!this.worker) return;
     this.worker.terminate();
     this.worker = null;
-    for (const p of this.pending.values()) p.reject(new Error(reason));
-    this.pending.clear();
-    this.status("stopped", "dead", reason);
+    this.ready = false;
+    this.pending = [];
+    this.fail("Interrupted", reason);
+    this.connection = "stopped";
+    this.state = "dead";
+    this.status(reason);
   }
 
   close() {

@@ -1,0 +1,293 @@
+package jupyter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+
+	"cachebook/engine"
+	"cachebook/engine/gen/gentest"
+	"cachebook/kernel"
+)
+
+// client is a minimal Jupyter client over zmq4, for in-process tests.
+type client struct {
+	t       *testing.T
+	sign    signer
+	session string
+	shell   zmq4.Socket
+	control zmq4.Socket
+	iopub   zmq4.Socket
+
+	mu    sync.Mutex
+	pub   []*Message
+	pubCh chan struct{}
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// startKernel runs a kernel in this process on free ports and connects a
+// client to it.
+func startKernel(t *testing.T) (*Kernel, *client, <-chan error) {
+	t.Helper()
+	p := freePorts(t, 5)
+	conn := &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], ControlPort: p[1], IOPubPort: p[2],
+		StdinPort: p[3], HBPort: p[4], Key: "test-key", SignatureScheme: "hmac-sha256"}
+	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := New(Config{Conn: conn, Executor: kernel.Config{DB: db}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := k.Run(context.Background())
+		done <- err
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := &client{t: t, sign: signer{key: []byte(conn.Key)}, session: kernel.NewID(), pubCh: make(chan struct{}, 1)}
+	c.shell = zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity(c.session)))
+	c.control = zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity(c.session)))
+	c.iopub = zmq4.NewSub(ctx)
+	for _, d := range []struct {
+		s    zmq4.Socket
+		port int
+	}{{c.shell, p[0]}, {c.control, p[1]}, {c.iopub, p[2]}} {
+		var err error
+		for range 50 { // the kernel may not listen yet
+			if err = d.s.Dial(conn.endpoint(d.port)); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.iopub.SetOption(zmq4.OptionSubscribe, ""); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			zm, err := c.iopub.Recv()
+			if err != nil {
+				return
+			}
+			m, err := c.sign.decode(zm.Frames)
+			if err != nil {
+				t.Errorf("iopub message: %v", err)
+				continue
+			}
+			c.mu.Lock()
+			c.pub = append(c.pub, m)
+			c.mu.Unlock()
+			select {
+			case c.pubCh <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		c.shell.Close()
+		c.control.Close()
+		c.iopub.Close()
+	})
+	// The PUB socket drops what it sends before the subscription arrives:
+	// send kernel_info until its status messages come through.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		id := c.send(c.shell, "kernel_info_request", map[string]any{}, c.sign)
+		c.reply(c.shell, id)
+		if _, ok := c.waitIdle(id, 300*time.Millisecond); ok {
+			return k, c, done
+		}
+	}
+	t.Fatal("no iopub messages from the kernel")
+	return nil, nil, nil
+}
+
+func (c *client) send(s zmq4.Socket, msgType string, content any, sg signer) string {
+	c.t.Helper()
+	m, err := newMessage(msgType, c.session, nil, content)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	frames, err := sg.encode(m)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := s.Send(zmq4.NewMsgFrom(frames...)); err != nil {
+		c.t.Fatal(err)
+	}
+	return m.Header.MsgID
+}
+
+// reply waits for the reply to request id on s.
+func (c *client) reply(s zmq4.Socket, id string) (*Message, map[string]any) {
+	c.t.Helper()
+	for {
+		zm, err := s.Recv()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		m, err := c.sign.decode(zm.Frames)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		var parent Header
+		_ = json.Unmarshal(m.Parent, &parent)
+		if parent.MsgID != id {
+			continue
+		}
+		var content map[string]any
+		if err := json.Unmarshal(m.Content, &content); err != nil {
+			c.t.Fatal(err)
+		}
+		return m, content
+	}
+}
+
+// waitIdle returns the iopub messages of request id once its idle status
+// has arrived.
+func (c *client) waitIdle(id string, timeout time.Duration) ([]*Message, bool) {
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		var mine []*Message
+		idle := false
+		for _, m := range c.pub {
+			var parent Header
+			_ = json.Unmarshal(m.Parent, &parent)
+			if parent.MsgID == id {
+				mine = append(mine, m)
+				if m.Header.MsgType == "status" && strings.Contains(string(m.Content), `"idle"`) {
+					idle = true
+				}
+			}
+		}
+		c.mu.Unlock()
+		if idle {
+			return mine, true
+		}
+		select {
+		case <-c.pubCh:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			return mine, false
+		}
+	}
+}
+
+func msgTypes(ms []*Message) string {
+	var s []string
+	for _, m := range ms {
+		s = append(s, m.Header.MsgType)
+	}
+	return strings.Join(s, " ")
+}
+
+// TestKernelInProcess drives a kernel in this process (so the race
+// detector sees its goroutines): execute, a failure, a wrongly signed
+// message, an interrupt of a long cell, and shutdown.
+func TestKernelInProcess(t *testing.T) {
+	k, c, done := startKernel(t)
+
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT count(*) AS n FROM hits", "silent": false}, c.sign)
+	_, rep := c.reply(c.shell, id)
+	msgs, ok := c.waitIdle(id, 10*time.Second)
+	if rep["status"] != "ok" || rep["execution_count"] != 1.0 || !ok {
+		t.Fatalf("execute: reply %v, iopub %s", rep, msgTypes(msgs))
+	}
+	if got := msgTypes(msgs); !strings.HasPrefix(got, "status execute_input") || !strings.Contains(got, "execute_result") || !strings.HasSuffix(got, "status") {
+		t.Errorf("iopub of an execution = %s", got)
+	}
+	for _, m := range msgs {
+		if m.Header.MsgType == "execute_result" && !strings.Contains(string(m.Content), fmt.Sprint(gentest.Rows)) {
+			t.Errorf("execute_result = %s", m.Content)
+		}
+	}
+
+	// A wrongly signed execute_request is dropped: nothing runs.
+	before := k.Dropped()
+	bad := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1"}, signer{key: []byte("other")})
+	badCtl := c.send(c.control, "shutdown_request", map[string]any{"restart": false}, signer{key: []byte("other")})
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "SELECT nosuch FROM hits"}, c.sign)
+	_, rep = c.reply(c.shell, id)
+	if rep["status"] != "error" || rep["ename"] != kernel.ErrSQL || rep["execution_count"] != 2.0 {
+		t.Errorf("failing cell reply = %v (the wrongly signed cell must not have counted)", rep)
+	}
+	if got := k.Dropped() - before; got != 2 {
+		t.Errorf("dropped %d messages, want 2", got)
+	}
+	if ms, _ := c.waitIdle(bad, 200*time.Millisecond); len(ms) != 0 {
+		t.Errorf("the wrongly signed message got output: %s", msgTypes(ms))
+	}
+	if ms, _ := c.waitIdle(badCtl, 10*time.Millisecond); len(ms) != 0 {
+		t.Errorf("the wrongly signed shutdown got output: %s", msgTypes(ms))
+	}
+
+	// Interrupt a long cell on control.
+	stmt := "SELECT regexp_replace(URL, '^https?://([^/]+)/.*$', '\\1') AS k, count(*) FROM hits GROUP BY k ORDER BY 2 DESC LIMIT 1;\n"
+	id = c.send(c.shell, "execute_request", map[string]any{"code": strings.Repeat(stmt, 5000)}, c.sign)
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	ctl := c.send(c.control, "interrupt_request", map[string]any{}, c.sign)
+	if _, r := c.reply(c.control, ctl); r["status"] != "ok" {
+		t.Errorf("interrupt_reply = %v", r)
+	}
+	_, rep = c.reply(c.shell, id)
+	took := time.Since(start)
+	t.Logf("interrupt → execute_reply: %v", took)
+	if rep["ename"] != kernel.ErrInterrupted {
+		t.Errorf("interrupted cell reply = %v", rep)
+	}
+	if took > interruptBound {
+		t.Errorf("interrupt took %v, want ≤ %v", took, interruptBound)
+	}
+
+	// Completion through the socket, then shutdown.
+	id = c.send(c.shell, "complete_request", map[string]any{"code": "SELECT Use", "cursor_pos": 10}, c.sign)
+	if _, r := c.reply(c.shell, id); !strings.Contains(fmt.Sprint(r["matches"]), "UserID") {
+		t.Errorf("complete_reply = %v", r)
+	}
+	id = c.send(c.control, "shutdown_request", map[string]any{"restart": true}, c.sign)
+	if _, r := c.reply(c.control, id); r["restart"] != true {
+		t.Errorf("shutdown_reply = %v", r)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the kernel did not stop after shutdown_request")
+	}
+}

@@ -1,0 +1,186 @@
+package jupyter
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"strings"
+	"testing"
+
+	"cachebook/kernel"
+	"cachebook/kernel/bandwidth"
+	"cachebook/kernel/latency"
+	"cachebook/kernel/sweep"
+)
+
+func str(s string) *string { return &s }
+
+// wellFormed reports whether s parses as XML (the SVG fallback must).
+func wellFormed(t *testing.T, s string) {
+	t.Helper()
+	d := xml.NewDecoder(strings.NewReader(s))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v\n%s", err, s)
+		}
+	}
+}
+
+func TestBundleResult(t *testing.T) {
+	b := &kernel.ResultBundle{Statements: []kernel.StatementResult{
+		{Statement: "SET threads = 2", Message: "SET"},
+		{Statement: "SELECT", Columns: []kernel.ResultColumn{{Name: "<k>", Type: "VARCHAR"}, {Name: "c", Type: "BIGINT"}},
+			Rows: [][]*string{{str("<script>alert(1)</script>"), str("3")}, {nil, str("1")}}, RowCount: 5, Truncated: true},
+	}}
+	out := Bundle(map[string]any{kernel.MIMEResult: b, kernel.MIMEText: "text"})
+	html, _ := out[MIMEHTML].(string)
+	for _, want := range []string{"&lt;script&gt;", "<th title=\"VARCHAR\">&lt;k&gt;</th>", "<i>NULL</i>", "2 of 5 rows shown", "<code>SET</code>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("result HTML lacks %q:\n%s", want, html)
+		}
+	}
+	if strings.Contains(html, "<script>") {
+		t.Errorf("result HTML has an unescaped value:\n%s", html)
+	}
+	if out[MIMEText] != "text" {
+		t.Errorf("text/plain = %v", out[MIMEText])
+	}
+	// The cachebook JSON stays, as plain JSON values.
+	if _, ok := out[kernel.MIMEResult].(map[string]any); !ok {
+		t.Errorf("result JSON is %T, want a JSON object", out[kernel.MIMEResult])
+	}
+	if _, err := json.Marshal(out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBundleCharts(t *testing.T) {
+	lat := &latency.Result{Points: []latency.Point{{Bytes: 4 << 10, Ns: 1.2}, {Bytes: 1 << 20, Ns: 4}, {Bytes: 64 << 20, Ns: 90}}}
+	bw := &bandwidth.Report{Results: []bandwidth.Result{{Op: "read", Threads: 1, GBps: 10}, {Op: "read", Threads: 2, GBps: 18}, {Op: "copy", Threads: 1, GBps: 6}}}
+	sw := &sweep.Report{Rows: 1000, Points: []sweep.Point{{Groups: 10, Strategy: "naive", NsPerRow: 2}, {Groups: 1000, Strategy: "naive", NsPerRow: 9}, {Groups: 10, Strategy: "radix", NsPerRow: 3}}}
+	tests := []struct {
+		kind   string
+		v      any
+		points int
+		mark   string
+	}{
+		{kernel.KindLatency, lat, 3, "line"},
+		{kernel.KindBandwidth, bw, 3, "bar"},
+		{kernel.KindSweep, sw, 3, "line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			out := Bundle(map[string]any{kernel.MIMEMeasurement: map[string]any{"kind": tt.kind, tt.kind: tt.v}, kernel.MIMEText: "summary"})
+			spec, ok := out[MIMEVegaLite].(map[string]any)
+			if !ok {
+				t.Fatalf("no Vega-Lite chart in %v", keys(out))
+			}
+			if _, html := out[MIMEHTML]; html {
+				t.Errorf("a chart bundle must not carry text/html (JupyterLab would prefer it to the chart)")
+			}
+			if n := len(spec["data"].(map[string]any)["values"].([]any)); n != tt.points {
+				t.Errorf("chart has %d data values, want %d", n, tt.points)
+			}
+			if m := spec["mark"].(map[string]any)["type"]; m != tt.mark {
+				t.Errorf("mark = %v, want %s", m, tt.mark)
+			}
+			if !strings.HasSuffix(spec["$schema"].(string), "vega-lite/v5.json") {
+				t.Errorf("$schema = %v", spec["$schema"])
+			}
+			svg := out[MIMESVG].(string)
+			wellFormed(t, svg)
+			if got := strings.Count(svg, "<circle") + strings.Count(svg, "<rect x=\""); got < tt.points {
+				t.Errorf("SVG draws %d marks, want at least %d", got, tt.points)
+			}
+		})
+	}
+	// An empty or unknown measurement gets no chart, and no panic.
+	for _, v := range []any{map[string]any{"kind": "latency"}, map[string]any{"kind": "other"}, "garbage"} {
+		out := Bundle(map[string]any{kernel.MIMEMeasurement: v})
+		if _, ok := out[MIMEVegaLite]; ok {
+			t.Errorf("chart for %v", v)
+		}
+	}
+}
+
+func TestBundleCountersAndProgress(t *testing.T) {
+	counters := map[string]any{"live": true, "wall_ns": 2e6, "workers": []any{map[string]any{}, map[string]any{}},
+		"total": map[string]any{"events": []any{
+			map[string]any{"name": "cycles", "available": true, "value": 1.5e9},
+			map[string]any{"name": "cache-misses", "available": false, "reason": map[string]any{"message": "perf_event_paranoid is 2"}},
+		}}}
+	html := Bundle(map[string]any{kernel.MIMECounters: counters})[MIMEHTML].(string)
+	for _, want := range []string{"Counters (running)", "2 workers", "cycles", "1.500e+09", "not available: perf_event_paranoid is 2"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("counters HTML lacks %q:\n%s", want, html)
+		}
+	}
+	p := Bundle(map[string]any{kernel.MIMEProgress: kernel.Progress{Done: 3, Total: 10}, kernel.MIMEText: "30% <rows>"})[MIMEHTML].(string)
+	if !strings.Contains(p, `<progress value="3" max="10">`) || !strings.Contains(p, "&lt;rows&gt;") {
+		t.Errorf("progress HTML = %s", p)
+	}
+}
+
+func keys(m map[string]any) []string {
+	var s []string
+	for k := range m {
+		s = append(s, k)
+	}
+	return s
+}
+
+func TestCellFromCode(t *testing.T) {
+	tests := []struct {
+		code   string
+		kind   string
+		source string
+		attrs  map[string]string
+	}{
+		{"SELECT 1", "sql", "SELECT 1", nil},
+		{"%%sql counters=on\nSELECT 1", "sql", "SELECT 1", map[string]string{"counters": "on"}},
+		{"%%latency max=256M", "latency", "", map[string]string{"max": "256M"}},
+		{"\n%%bandwidth bytes=8M threads=1,2\n", "bandwidth", "", map[string]string{"bytes": "8M", "threads": "1,2"}},
+		{"%%bandwidth bytes=8M threads=\"1,2\"", "bandwidth", "", map[string]string{"bytes": "8M", "threads": "1,2"}},
+		{"%%experiment false-sharing threads=2", "experiment", "false-sharing", map[string]string{"threads": "2"}},
+		{"%%experiment zeroing\nsize=1MiB", "experiment", "zeroing\nsize=1MiB", nil},
+		{"%%nosuch", "nosuch", "", nil},
+		{"-- %%latency\nSELECT 1", "sql", "-- %%latency\nSELECT 1", nil},
+	}
+	for _, tt := range tests {
+		c := CellFromCode(tt.code)
+		if c.Kind != tt.kind || c.Source != tt.source {
+			t.Errorf("CellFromCode(%q) = kind %q source %q, want %q %q", tt.code, c.Kind, c.Source, tt.kind, tt.source)
+		}
+		for k, v := range tt.attrs {
+			if c.Attrs[k] != v {
+				t.Errorf("CellFromCode(%q).Attrs[%s] = %q, want %q", tt.code, k, c.Attrs[k], v)
+			}
+		}
+	}
+}
+
+func TestIsComplete(t *testing.T) {
+	tests := []struct{ code, want string }{
+		{"", "incomplete"},
+		{"SELECT 1", "incomplete"},
+		{"SELECT 1;", "complete"},
+		{"SELECT 1; -- done", "complete"},
+		{"SELECT ';'", "incomplete"},
+		{"SELECT 'a;", "incomplete"},
+		{"SELECT \"a;\" FROM t;", "complete"},
+		{"SELECT 1 /* ; */", "incomplete"},
+		{"SELECT 1; /* open", "incomplete"},
+		{"%%latency max=1M\n", "complete"},
+		{"%%experiment zeroing\nsize=1MiB", "incomplete"},
+		{"%%experiment zeroing\nsize=1MiB\n\n", "complete"},
+	}
+	for _, tt := range tests {
+		if got := isComplete(tt.code)["status"]; got != tt.want {
+			t.Errorf("isComplete(%q) = %v, want %s", tt.code, got, tt.want)
+		}
+	}
+}
