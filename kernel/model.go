@@ -297,7 +297,7 @@ type ModelRecorder struct {
 
 type modelRun struct {
 	info       engine.AggregateInfo
-	generic    bool // the generic naive path, not the tuned count path
+	generic    bool // the generic path, not the tuned count path
 	keys       []int64
 	why        string
 	start, end time.Time
@@ -363,11 +363,11 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 		r := &modelRun{info: info}
 		switch {
 		case info.Traceable():
-		case info.Config.Strategy == agg.Naive && agg.GenericTraceable(info.KeyTypes, info.Specs):
+		case agg.GenericTraceable(info.KeyTypes, info.Specs):
 			r.generic = true
 		default:
-			r.why = "traced shapes: the tuned count path (one integer key, count(*) only) with any strategy, and the generic naive path " +
-				"(one integer key, no count(DISTINCT), no string inputs); this aggregation is not modelled"
+			r.why = "traced shapes: one integer key, with count(*) only (the tuned path) or aggregates other than count(DISTINCT) " +
+				"over non-string inputs (the generic path); this aggregation is not modelled"
 		}
 		m.mu.Lock()
 		m.runs = append(m.runs, r)
@@ -442,7 +442,7 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 		var res *trace.Result
 		var err error
 		if r.generic {
-			q.Strategy = "naive (generic)"
+			q.Strategy += " (generic)"
 			res, err = trace.Generic(ctx, r.keys, r.info.Specs, o)
 		} else {
 			res, err = trace.Count(ctx, r.keys, o)

@@ -53,6 +53,7 @@ func stateWords(s Spec) int {
 type tracedGeneric struct {
 	t            *Table
 	tr           Tracer
+	w            int // the worker making the accesses
 	buf          int // slots
 	keys         tracedSlice
 	states       [][]tracedSlice // per spec, per word
@@ -66,33 +67,33 @@ type tracedSlice struct {
 	len, cap int64
 }
 
-func (s *tracedSlice) appendOne(tr Tracer) {
+func (s *tracedSlice) appendOne(tr Tracer, w int) {
 	if s.len == s.cap {
 		c := growCap(s.cap, s.len+1, 8)
-		nb := tr.Alloc(0, c*8, false, false)
+		nb := tr.Alloc(w, c*8, false, false)
 		if s.len > 0 {
-			tr.Range(0, s.buf, 0, s.len*8, false)
-			tr.Range(0, nb, 0, s.len*8, true)
+			tr.Range(w, s.buf, 0, s.len*8, false)
+			tr.Range(w, nb, 0, s.len*8, true)
 		}
 		s.buf, s.cap = nb, c
 	}
-	tr.Access(0, s.buf, s.len*8, 8, true)
+	tr.Access(w, s.buf, s.len*8, 8, true)
 	s.len++
 }
 
 // extendTo is extend(a, n, c): copy into a new array of capacity c when
 // it does not fit, then zero the new entries.
-func (s *tracedSlice) extendTo(tr Tracer, n, c int64) {
+func (s *tracedSlice) extendTo(tr Tracer, w int, n, c int64) {
 	if c > s.cap {
-		nb := tr.Alloc(0, c*8, false, true)
+		nb := tr.Alloc(w, c*8, false, true)
 		if s.len > 0 {
-			tr.Range(0, s.buf, 0, s.len*8, false)
-			tr.Range(0, nb, 0, s.len*8, true)
+			tr.Range(w, s.buf, 0, s.len*8, false)
+			tr.Range(w, nb, 0, s.len*8, true)
 		}
 		s.buf, s.cap = nb, c
 	}
 	if n > s.len {
-		tr.Range(0, s.buf, s.len*8, (n-s.len)*8, true)
+		tr.Range(w, s.buf, s.len*8, (n-s.len)*8, true)
 		s.len = n
 	}
 }
@@ -101,25 +102,38 @@ func (s *tracedSlice) extendTo(tr Tracer, n, c int64) {
 // (Hasher.Hash reads the keys and writes the hashes; the probe reads the
 // key and its hash and writes the group id), reported.
 func (g *tracedGeneric) add(in TraceMorsel) error {
-	tr, t := g.tr, g.t
+	tr := g.tr
 	n := len(in.Keys)
+	g.reserve(n)
+	for i := range in.Keys {
+		tr.Access(g.w, in.Buf, in.Off+int64(i)*8, 8, false)
+		tr.Access(g.w, g.hashes, int64(i)*8, 8, true)
+	}
+	return g.group(in.Keys, in.Buf, in.Off, g.hashes, 0)
+}
+
+// reserve makes the hash and group-id arrays hold n rows.
+func (g *tracedGeneric) reserve(n int) {
 	if g.hcap < n {
 		g.hcap = n
-		g.hashes = tr.Alloc(0, int64(n)*8, false, true)
-		g.gids = tr.Alloc(0, int64(n)*4, false, true)
+		g.hashes = g.tr.Alloc(g.w, int64(n)*8, false, true)
+		g.gids = g.tr.Alloc(g.w, int64(n)*4, false, true)
 	}
-	for i := range in.Keys {
-		tr.Access(0, in.Buf, in.Off+int64(i)*8, 8, false)
-		tr.Access(0, g.hashes, int64(i)*8, 8, true)
-	}
-	for i, key := range in.Keys {
-		tr.Access(0, in.Buf, in.Off+int64(i)*8, 8, false)
-		tr.Access(0, g.hashes, int64(i)*8, 8, false)
+}
+
+// group is Table.Group (groupInt) for keys read from keyBuf at keyOff with
+// their hashes read from hashBuf at hashOff, reported.
+func (g *tracedGeneric) group(keys []int64, keyBuf int, keyOff int64, hashBuf int, hashOff int64) error {
+	tr, t := g.tr, g.t
+	g.reserve(len(keys))
+	for i, key := range keys {
+		tr.Access(g.w, keyBuf, keyOff+int64(i)*8, 8, false)
+		tr.Access(g.w, hashBuf, hashOff+int64(i)*8, 8, false)
 		h := Mix64(uint64(key))
 		j := h & t.mask
 		for {
 			off := int64(j) * 16
-			tr.Access(0, g.buf, off+8, 4, false)
+			tr.Access(g.w, g.buf, off+8, 4, false)
 			s := &t.slots[j]
 			if s.gid == 0 {
 				if t.n >= t.growAt {
@@ -132,18 +146,18 @@ func (g *tracedGeneric) add(in TraceMorsel) error {
 				s.word = uint64(key)
 				t.n++
 				s.gid = uint32(t.n)
-				tr.Access(0, g.buf, off, 16, true)
+				tr.Access(g.w, g.buf, off, 16, true)
 				t.keys[0].AppendInt(key)
-				g.keys.appendOne(tr)
+				g.keys.appendOne(tr, g.w)
 				break
 			}
-			tr.Access(0, g.buf, off, 8, false)
+			tr.Access(g.w, g.buf, off, 8, false)
 			if s.word == uint64(key) {
 				break
 			}
 			j = (j + 1) & t.mask
 		}
-		tr.Access(0, g.gids, int64(i)*4, 4, true)
+		tr.Access(g.w, g.gids, int64(i)*4, 4, true)
 	}
 	return nil
 }
@@ -155,13 +169,13 @@ func (g *tracedGeneric) updateStates(specs []Spec, gidsOf []uint32, in TraceMors
 	for si, sp := range specs {
 		words := g.states[si]
 		for i, gid := range gidsOf {
-			tr.Access(0, g.gids, int64(i)*4, 4, false)
+			tr.Access(g.w, g.gids, int64(i)*4, 4, false)
 			if sp.HasInput() && si < len(in.ArgBufs) && in.ArgBufs[si] >= 0 {
-				tr.Access(0, in.ArgBufs[si], in.Off+int64(i)*8, 8, false)
+				tr.Access(g.w, in.ArgBufs[si], in.Off+int64(i)*8, 8, false)
 			}
 			for w := range words {
-				tr.Access(0, words[w].buf, int64(gid)*8, 8, false)
-				tr.Access(0, words[w].buf, int64(gid)*8, 8, true)
+				tr.Access(g.w, words[w].buf, int64(gid)*8, 8, false)
+				tr.Access(g.w, words[w].buf, int64(gid)*8, 8, true)
 			}
 		}
 	}
@@ -174,22 +188,22 @@ func (g *tracedGeneric) grow() error {
 	if err := t.alloc(len(old) * 2); err != nil {
 		return err
 	}
-	g.buf = g.tr.Alloc(0, int64(len(t.slots))*16, false, true)
+	g.buf = g.tr.Alloc(g.w, int64(len(t.slots))*16, false, true)
 	for i, s := range old {
-		g.tr.Access(0, oldBuf, int64(i)*16, 16, false)
+		g.tr.Access(g.w, oldBuf, int64(i)*16, 16, false)
 		if s.gid == 0 {
 			continue
 		}
 		j := Mix64(s.word) & t.mask
 		for {
-			g.tr.Access(0, g.buf, int64(j)*16+8, 4, false)
+			g.tr.Access(g.w, g.buf, int64(j)*16+8, 4, false)
 			if t.slots[j].gid == 0 {
 				break
 			}
 			j = (j + 1) & t.mask
 		}
 		t.slots[j] = s
-		g.tr.Access(0, g.buf, int64(j)*16, 16, true)
+		g.tr.Access(g.w, g.buf, int64(j)*16, 16, true)
 	}
 	return nil
 }
@@ -266,7 +280,7 @@ func (g *tracedGeneric) resizeStates(specs []Spec) error {
 			c = max(2*c, ng)
 		}
 		for w := range words {
-			words[w].extendTo(g.tr, ng, c)
+			words[w].extendTo(g.tr, g.w, ng, c)
 		}
 	}
 	return nil

@@ -257,3 +257,46 @@ func TestTraceBudget(t *testing.T) {
 		t.Errorf("generic path over budget: %v", err)
 	}
 }
+
+// TestTraceGenericRadix: the traced generic radix path finds the real
+// run's groups, accesses stay inside their buffers, and its partitions are
+// the real scatterer's (it runs one).
+func TestTraceGenericRadix(t *testing.T) {
+	keys := randomKeys(120000, 20000, 5)
+	specs := []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}}
+	for _, cfg := range []TraceConfig{
+		{Strategy: Radix, Threads: 1, RadixBits: 6, RowsHint: int64(len(keys))},
+		{Strategy: Radix, Threads: 3, RadixBits: 4, RowsHint: int64(len(keys))},
+		{Strategy: Radix, Threads: 2, RadixBits: 3}, // no rows hint: chunks grow
+	} {
+		src := keySource(keys, 1000)
+		argSrc := func(w int) (Input, bool, error) {
+			in, ok, err := src(w)
+			if ok {
+				in.Args = []*vec.Vector{nil, in.Keys[0]}
+			}
+			return in, ok, err
+		}
+		out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, specs,
+			Config{Strategy: Radix, Threads: cfg.Threads, RadixBits: cfg.RadixBits, RowsHint: cfg.RowsHint, Generic: true}, argSrc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{}
+		buf := rec.Alloc(0, int64(len(keys))*8, false, false)
+		var ms []TraceMorsel
+		for i := 0; i < len(keys); i += 1000 {
+			ms = append(ms, TraceMorsel{Keys: keys[i:min(i+1000, len(keys))], Buf: buf, Off: int64(i) * 8, ArgBufs: []int{-1, buf}})
+		}
+		groups, err := TraceGenericRadix(context.Background(), cfg, vec.Int64, specs, ms, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if groups != out.Groups {
+			t.Errorf("%+v: traced %d groups, real %d", cfg, groups, out.Groups)
+		}
+		if rec.bad != "" {
+			t.Errorf("%+v: %s", cfg, rec.bad)
+		}
+	}
+}

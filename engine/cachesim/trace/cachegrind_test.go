@@ -24,8 +24,11 @@ type cgJob struct {
 }
 
 func (j cgJob) String() string {
-	if j.generic {
+	if j.generic && j.strategy == agg.Naive {
 		return fmt.Sprintf("naive generic, %d rows, %d groups", j.rows, j.groups)
+	}
+	if j.generic {
+		return fmt.Sprintf("radix generic %d partitions, %d rows, %d groups", 1<<j.bits, j.rows, j.groups)
 	}
 	if j.strategy == agg.Naive {
 		return fmt.Sprintf("naive, %d rows, %d groups", j.rows, j.groups)
@@ -85,11 +88,12 @@ func TestCachegrindGroupBy(t *testing.T) {
 		{agg.Naive, 1 << 20, 1 << 18, 0, false},
 		{agg.Radix, 1 << 20, 1 << 18, 12, false},
 		{agg.Naive, 1 << 20, 1 << 18, 0, true},
+		{agg.Radix, 1 << 20, 1 << 18, 12, true},
 		{agg.Naive, 1 << 20, 1 << 14, 0, false},
 		{agg.Radix, 1 << 20, 1 << 14, 8, false},
 	}
 	if raceEnabled {
-		jobs = jobs[:3] // the model runs instrumented: keep it short
+		jobs = jobs[:4] // the model runs instrumented: keep it short
 	}
 	for _, job := range jobs {
 		keys := testkeys.Keys(job.rows, job.groups, 1)

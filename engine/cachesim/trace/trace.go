@@ -272,18 +272,24 @@ func Scan(ctx context.Context, rows int64, cols int, o Options) (*Result, error)
 	return m.result(rows, 0)
 }
 
-// Generic models the engine's generic naive GROUP BY (agg.TraceGeneric:
-// one integer key, aggregates other than count(DISTINCT) over non-string
-// input) over the non-NULL keys, with one 8-byte input column per
-// aggregate that has an input.
+// Generic models the engine's generic GROUP BY (agg.TraceGeneric for
+// naive, agg.TraceGenericRadix for radix and parallel: one integer key,
+// aggregates other than count(DISTINCT) over non-string input) over the
+// non-NULL keys, with one 8-byte input column per aggregate that has an
+// input.
 func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*Result, error) {
 	if len(keys) > MaxRows {
 		return nil, fmt.Errorf("trace: %d rows, at most %d", len(keys), int64(MaxRows))
 	}
-	if err := o.Geometry.Validate(); err != nil {
+	threads := max(o.Threads, 1)
+	if o.Strategy == agg.Naive {
+		threads = 1
+	}
+	g := share(o.Geometry, threads)
+	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	m := newModel(o.Geometry, o.Sampling)
+	m := newModel(g, o.Sampling)
 	rows := o.MorselRows
 	if rows <= 0 {
 		rows = 1 << 16
@@ -300,7 +306,19 @@ func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*R
 	for i := 0; i < len(keys); i += rows {
 		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8, ArgBufs: args})
 	}
-	groups, err := agg.TraceGeneric(ctx, vecInt64, specs, ms, m, o.budget())
+	var groups int
+	var err error
+	if o.Strategy == agg.Naive {
+		groups, err = agg.TraceGeneric(ctx, vecInt64, specs, ms, m, o.budget())
+	} else {
+		hint := int64(len(keys))
+		if o.NoRowsHint {
+			hint = 0
+		}
+		groups, err = agg.TraceGenericRadix(ctx, agg.TraceConfig{
+			Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint, Budget: o.budget(),
+		}, vecInt64, specs, ms, m)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
