@@ -142,13 +142,27 @@ func Compare(ours *Table, ref *Reference) *Mismatch {
 		return b.String()
 	}
 
+	// fullKey includes the floats: most rows match a reference row exactly,
+	// which an index finds at once; the tolerant scan of a bucket is the
+	// fallback (a bucket of all-float rows would otherwise cost O(n²)).
+	fullKey := func(row []any) string {
+		var b strings.Builder
+		for i := range exact {
+			b.WriteString(exactKey(row[i]))
+			b.WriteByte(0)
+		}
+		return b.String()
+	}
+
 	// Group the reference rows by sort key (one group without ORDER BY);
-	// within a group, index unused rows by bucket key.
+	// within a group, index unused rows by bucket key and by full key.
 	lo, hi := ref.window()
 	type group struct {
 		start, end int
-		unused     map[string][]int // built on first use
+		buckets    map[string][]int // built on first use
+		exactRows  map[string][]int
 	}
+	used := make([]bool, len(ref.Full.Rows))
 	var groups []*group
 	groupOf := make([]*group, len(ref.Full.Rows))
 	if len(ref.Keys) == 0 {
@@ -177,23 +191,36 @@ func Compare(ours *Table, ref *Reference) *Mismatch {
 			i = e
 		}
 	}
-	for j, row := range ours.Rows {
-		g := groupOf[lo+j]
-		if g.unused == nil {
-			g.unused = make(map[string][]int)
-			for i := g.start; i < g.end; i++ {
-				k := bucketKey(ref.Full.Rows[i])
-				g.unused[k] = append(g.unused[k], i)
+	// take returns and marks the first unused row of list equal to row,
+	// dropping used rows from the list's front as it goes.
+	take := func(m map[string][]int, k string, row []any) int {
+		list := m[k]
+		for len(list) > 0 && used[list[0]] {
+			list = list[1:]
+		}
+		m[k] = list
+		for _, i := range list {
+			if !used[i] && rowEqual(row, ref.Full.Rows[i][:ref.NumOutput]) {
+				used[i] = true
+				return i
 			}
 		}
-		k := bucketKey(row)
-		cands := g.unused[k]
-		found := -1
-		for ci, i := range cands {
-			if rowEqual(row, ref.Full.Rows[i][:ref.NumOutput]) {
-				found = ci
-				break
+		return -1
+	}
+	for j, row := range ours.Rows {
+		g := groupOf[lo+j]
+		if g.buckets == nil {
+			g.buckets = make(map[string][]int)
+			g.exactRows = make(map[string][]int)
+			for i := g.start; i < g.end; i++ {
+				r := ref.Full.Rows[i]
+				g.buckets[bucketKey(r)] = append(g.buckets[bucketKey(r)], i)
+				g.exactRows[fullKey(r)] = append(g.exactRows[fullKey(r)], i)
 			}
+		}
+		found := take(g.exactRows, fullKey(row), row)
+		if found < 0 {
+			found = take(g.buckets, bucketKey(row), row)
 		}
 		if found < 0 {
 			reason := fmt.Sprintf("row %d %s is not in the reference", j+1, FormatRow(row))
@@ -205,7 +232,6 @@ func Compare(ours *Table, ref *Reference) *Mismatch {
 			return &Mismatch{Reason: reason, Row: j, Ours: ours.Rows[from:min(len(ours.Rows), j+3)],
 				Want: want[from:min(len(want), j+3)]}
 		}
-		g.unused[k] = append(cands[:found:found], cands[found+1:]...)
 	}
 	return nil
 }

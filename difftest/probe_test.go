@@ -34,7 +34,11 @@ func TestProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	env := &randomEnv{duck: duck, ours: db}
 	for _, q := range strings.Split(*probe, ";;") {
+		for _, f := range env.check(ctx, q) {
+			t.Logf("DIFF %s", f)
+		}
 		ref, err := DuckQuery(ctx, duck, q)
 		if err != nil {
 			t.Logf("duck error: %v", err)

@@ -45,7 +45,8 @@ var GenTables = []GenTable{
 	{"types", []GenColumn{{"i8", CInt, false}, {"i16", CInt, true}, {"i32", CInt, true}, {"i64", CInt, true},
 		{"u8", CInt, true}, {"u16", CInt, true}, {"u32", CInt, true}, {"u64", CInt, true}, {"f32", CFloat, true},
 		{"f64", CFloat, false}, {"b", CBool, false}, {"d", CDate, false}, {"ts_s", CTime, false}, {"ts_ms", CTime, false},
-		{"ts", CTime, false}, {"ts_ns", CTime, false}, {"s", CString, false}, {"bl", CString, false}}},
+		{"ts", CTime, false}, {"ts_ns", CTime, false}, {"s", CString, false}, {"bl", CString, false},
+		{"dec", CFloat, true}, {"dec18", CFloat, true}, {"dec30", CFloat, true}}},
 	{"hits", []GenColumn{{"CounterID", CInt, false}, {"RegionID", CInt, false}, {"UserID", CInt, true}, {"IsRefresh", CInt, false},
 		{"ResolutionWidth", CInt, false}, {"MobilePhone", CInt, false}, {"TraficSourceID", CInt, false},
 		{"AdvEngineID", CInt, false}, {"DontCountHits", CInt, false}, {"SearchEngineID", CInt, false},
@@ -239,7 +240,7 @@ func (g *Generator) exprBig(k ColKind, depth int, big bool) string {
 	}
 	switch k {
 	case CInt:
-		switch g.pick(12) {
+		switch g.pick(15) {
 		case 0:
 			return fmt.Sprintf("%s + %d", arith(), g.pick(20)-10)
 		case 1:
@@ -255,18 +256,26 @@ func (g *Generator) exprBig(k ColKind, depth int, big bool) string {
 		case 6:
 			return fmt.Sprintf("nullif(%s, %d)", c, g.pick(5))
 		case 7:
-			return fmt.Sprintf("coalesce(%s, %d)", c, g.pick(5)-1)
+			// Non-negative: UBIGINT with a negative integer is HUGEINT in
+			// DuckDB, DOUBLE here (testdata/known_failures.txt).
+			return fmt.Sprintf("coalesce(%s, %d)", c, g.pick(5))
 		case 8:
 			return fmt.Sprintf("length(%s)", g.expr(CString, depth-1))
 		case 9:
 			return fmt.Sprintf("extract(day FROM %s)", g.expr(CDate, depth-1))
 		case 10:
 			return fmt.Sprintf("%s - %s", arith(), g.exprBig(CInt, 0, false))
+		case 11:
+			return fmt.Sprintf("CAST(%s AS BIGINT)", g.exprBig(CFloat, depth-1, false))
+		case 12:
+			return fmt.Sprintf("extract(hour FROM %s)", g.expr(CTime, 0))
+		case 13:
+			return fmt.Sprintf("CASE %s WHEN %d THEN NULL WHEN %d THEN %s ELSE %d END", c, g.pick(4), g.pick(4), c, g.pick(3))
 		default:
 			return fmt.Sprintf("CASE WHEN %s THEN %d ELSE %s END", g.pred(depth-1), g.pick(7), c)
 		}
 	case CFloat:
-		switch g.pick(7) {
+		switch g.pick(10) {
 		case 0:
 			return fmt.Sprintf("%s * %s", arith(), g.exprBig(CInt, 0, false))
 		case 1:
@@ -279,11 +288,17 @@ func (g *Generator) exprBig(k ColKind, depth int, big bool) string {
 			return fmt.Sprintf("abs(%s)", arith())
 		case 5:
 			return fmt.Sprintf("%s * (%s / 2)", arith(), g.exprBig(CInt, 0, false))
+		case 7:
+			return fmt.Sprintf("round(%s, %d)", arith(), g.pick(3))
+		case 8:
+			return fmt.Sprintf("CAST(%s AS DOUBLE)", g.exprBig(CInt, 0, false))
+		case 9:
+			return fmt.Sprintf("coalesce(%s, %s)", c, g.floatConst())
 		default:
 			return fmt.Sprintf("-%s", arith())
 		}
 	case CString:
-		switch g.pick(5) {
+		switch g.pick(8) {
 		case 0:
 			// Starts before the first character are left out: DuckDB
 			// answers them one way for ASCII columns and another for
@@ -295,6 +310,10 @@ func (g *Generator) exprBig(k ColKind, depth int, big bool) string {
 			return fmt.Sprintf("%s || 'x'", c)
 		case 3:
 			return fmt.Sprintf("coalesce(%s, 'none')", c)
+		case 5:
+			return fmt.Sprintf("CAST(%s AS VARCHAR)", g.expr(CInt, 0))
+		case 6:
+			return fmt.Sprintf("lower(%s)", c)
 		default:
 			return fmt.Sprintf("substring(%s, %d)", c, 1+g.pick(3))
 		}
@@ -355,7 +374,13 @@ func (g *Generator) pred(depth int) string {
 			return fmt.Sprintf("NOT (%s)", g.pred(depth-1))
 		}
 	}
-	switch g.pick(11) {
+	switch g.pick(14) {
+	case 11:
+		return fmt.Sprintf("%s %s %s", g.expr(CString, 0), g.cmp(), g.expr(CString, 1))
+	case 12:
+		return fmt.Sprintf("%s %s NULL", g.expr(g.anyKind(), 0), g.cmp())
+	case 13:
+		return fmt.Sprintf("%s BETWEEN %s AND %s", g.expr(CFloat, 0), g.floatConst(), g.floatConst())
 	case 0, 1:
 		return fmt.Sprintf("%s %s %s", g.expr(CInt, depth), g.cmp(), g.intConst())
 	case 2:
@@ -495,6 +520,12 @@ func (g *Generator) Next() *Query {
 			dir := ""
 			if g.chance(0.4) {
 				dir = " DESC"
+			}
+			switch g.pick(6) {
+			case 0:
+				dir += " NULLS FIRST"
+			case 1:
+				dir += " NULLS LAST"
 			}
 			q.OrderBy = append(q.OrderBy, fmt.Sprintf("%d%s", i+1, dir))
 		}

@@ -54,7 +54,7 @@ func OurKind(t vec.Type) Kind {
 		return KindFloat
 	case vec.String:
 		return KindString
-	case vec.Date, vec.Timestamp:
+	case vec.Date, vec.Timestamp, vec.TimestampNS:
 		return KindTime
 	}
 	return KindOther

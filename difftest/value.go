@@ -130,7 +130,8 @@ func floatOf(v any) (float64, bool) {
 const FloatTolerance = 1e-9
 
 // FloatEqual reports whether a and b are equal within FloatTolerance
-// (relative), treating NaN as equal to NaN and infinities by sign.
+// (relative, or absolute near zero), treating NaN as equal to NaN and
+// infinities by sign.
 func FloatEqual(a, b float64) bool {
 	if a == b || (math.IsNaN(a) && math.IsNaN(b)) {
 		return true
@@ -139,7 +140,9 @@ func FloatEqual(a, b float64) bool {
 		return false
 	}
 	d := math.Abs(a - b)
-	return d <= FloatTolerance*math.Max(math.Abs(a), math.Abs(b)) || d < 1e-300
+	// The absolute bound covers sums that cancel to about zero, whose last
+	// bits depend on the order rows were added in (-1.1e-16 against 0).
+	return d <= FloatTolerance*math.Max(math.Abs(a), math.Abs(b)) || d < FloatTolerance
 }
 
 // ValueEqual compares two normalised values. Integers compare exactly across

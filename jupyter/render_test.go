@@ -1,8 +1,11 @@
 package jupyter
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"image/png"
 	"io"
 	"strings"
 	"testing"
@@ -88,8 +91,40 @@ func TestBundleCharts(t *testing.T) {
 			if m := spec["mark"].(map[string]any)["type"]; m != tt.mark {
 				t.Errorf("mark = %v, want %s", m, tt.mark)
 			}
+			enc := spec["encoding"].(map[string]any)
+			if tt.kind == kernel.KindLatency {
+				ticks := enc["x"].(map[string]any)["axis"].(map[string]any)["values"].([]any)
+				if len(ticks) != 8 || ticks[0] != 4096.0 || ticks[7] != float64(64<<20) {
+					t.Errorf("latency x ticks = %v, want 4K, 16K, ... 64M (powers of 4)", ticks)
+				}
+				if enc["y"].(map[string]any)["scale"].(map[string]any)["type"] != "log" {
+					t.Errorf("latency y scale is not logarithmic")
+				}
+			}
 			if !strings.HasSuffix(spec["$schema"].(string), "vega-lite/v5.json") {
 				t.Errorf("$schema = %v", spec["$schema"])
+			}
+			pngData, err := base64.StdEncoding.DecodeString(out[MIMEPNG].(string))
+			if err != nil {
+				t.Fatalf("image/png is not base64: %v", err)
+			}
+			img, err := png.Decode(bytes.NewReader(pngData))
+			if err != nil || img.Bounds().Dx() != chartW || img.Bounds().Dy() != chartH {
+				t.Fatalf("image/png: %v %v", err, img)
+			}
+			// The chart draws its series in the palette's first colour.
+			found := false
+			want := parseHex(palette[0])
+			for y := 0; y < img.Bounds().Dy() && !found; y++ {
+				for x := 0; x < img.Bounds().Dx(); x++ {
+					if r, g, b, _ := img.At(x, y).RGBA(); uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(b>>8) == want.B {
+						found = true
+						break
+					}
+				}
+			}
+			if !found {
+				t.Errorf("the PNG has no pixel of the first series' colour")
 			}
 			svg := out[MIMESVG].(string)
 			wellFormed(t, svg)
@@ -183,4 +218,28 @@ func TestIsComplete(t *testing.T) {
 			t.Errorf("isComplete(%q) = %v, want %s", tt.code, got, tt.want)
 		}
 	}
+}
+
+// FuzzBundle feeds arbitrary JSON as each cachebook MIME type: Bundle must
+// not panic, and what it returns must encode as JSON (it is sent as is).
+func FuzzBundle(f *testing.F) {
+	f.Add([]byte(`{"kind":"latency","latency":{"points":[{"bytes":4096,"ns":1.5},{"bytes":1e12,"ns":1e300}]}}`))
+	f.Add([]byte(`{"kind":"bandwidth","bandwidth":{"results":[{"op":"<b>","threads":-1,"gb_per_s":-3}]}}`))
+	f.Add([]byte(`{"kind":"sweep","sweep":{"rows":0,"points":[{"groups":0,"strategy":"","ns_per_row":0}]}}`))
+	f.Add([]byte(`{"statements":[{"columns":[{"name":"a"}],"rows":[[null,"x"]],"row_count":-5}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		for _, mime := range []string{kernel.MIMEMeasurement, kernel.MIMEResult, kernel.MIMECounters, kernel.MIMEProgress} {
+			out := Bundle(map[string]any{mime: v, kernel.MIMEText: "x"})
+			if _, err := json.Marshal(out); err != nil {
+				t.Fatalf("%s: bundle does not encode: %v", mime, err)
+			}
+			if s, ok := out[MIMESVG].(string); ok {
+				wellFormed(t, s)
+			}
+		}
+	})
 }

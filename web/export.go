@@ -71,8 +71,7 @@ type gzipCache struct {
 
 // serveGzipped answers a GET for a .wasm file with its gzipped copy when the
 // client accepts gzip, and reports whether it did.
-func (g *gzipCache) serveGzipped(w http.ResponseWriter, r *http.Request, fsys fs.FS) bool {
-	name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
+func (g *gzipCache) serveGzipped(w http.ResponseWriter, r *http.Request, fsys fs.FS, name string) bool {
 	if !strings.HasSuffix(name, ".wasm") || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		return false
 	}

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"cachebook/engine/units"
 	"cachebook/kernel"
 )
 
@@ -212,12 +215,12 @@ func (c *wsConn) writeLoop() {
 		// Unblock the reader so the handler can finish.
 		_ = c.conn.Close()
 	}
-	if !write(c.sub.Welcome) {
+	if !write(withInstance(c.sub.Welcome, c.s.instance)) {
 		fail()
 		return
 	}
 	for _, f := range c.sub.Replay {
-		if !write(f) {
+		if !write(c.capFrame(f)) {
 			fail()
 			return
 		}
@@ -239,7 +242,7 @@ func (c *wsConn) writeLoop() {
 				fail()
 				return
 			}
-			if !write(data) {
+			if !write(c.capFrame(data)) {
 				fail()
 				return
 			}
@@ -250,4 +253,75 @@ func (c *wsConn) writeLoop() {
 			}
 		}
 	}
+}
+
+// withInstance adds the server's instance id to an encoded welcome
+// (content.server_instance, docs/protocol.md §2), so that a tab that
+// reconnects can tell that the server restarted.
+func withInstance(welcome []byte, instance string) []byte {
+	var m struct {
+		Channel      string                     `json:"channel"`
+		Header       json.RawMessage            `json:"header"`
+		ParentHeader json.RawMessage            `json:"parent_header"`
+		Metadata     json.RawMessage            `json:"metadata"`
+		Content      map[string]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(welcome, &m); err != nil || m.Content == nil {
+		return welcome
+	}
+	id, _ := json.Marshal(instance)
+	m.Content["server_instance"] = id
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return welcome
+	}
+	return b
+}
+
+// ErrOutputTooLarge is the ename of the error that replaces a frame larger
+// than Config.MaxFrameBytes.
+const ErrOutputTooLarge = "OutputTooLarge"
+
+// capFrame returns data, or, when it is larger than the frame cap, an
+// error message in its place: same channel, sequence number and parent (so
+// the cell shows the error and the replay has no hole), saying how large
+// the output was and what to do.
+func (c *wsConn) capFrame(data []byte) []byte {
+	max := c.s.cfg.MaxFrameBytes
+	if len(data) <= max {
+		return data
+	}
+	c.s.metrics.rejected.WithLabelValues("frame_too_large").Inc()
+	var m struct {
+		Channel      string        `json:"channel"`
+		Header       kernel.Header `json:"header"`
+		ParentHeader kernel.Header `json:"parent_header"`
+		Seq          uint64        `json:"seq"`
+	}
+	_ = json.Unmarshal(data, &m) // content is skipped, not kept
+	what := m.Header.MsgType
+	if what == "" {
+		what = "message"
+	}
+	msg := fmt.Sprintf("this cell's %s is %s, more than the %s one message may carry, so it was not sent; "+
+		"select fewer columns or rows, or split the cell into fewer statements", what,
+		units.HumanBytes(int64(len(data))), units.HumanBytes(int64(max)))
+	c.s.log.Warn("frame over the cap replaced", "type", what, "bytes", len(data), "max", max)
+	ch := m.Channel
+	if ch == "" {
+		ch = kernel.ChannelIOPub
+	}
+	typ := kernel.MsgError
+	var content any = kernel.ErrorContent{Ename: ErrOutputTooLarge, Evalue: msg, Traceback: []string{msg}}
+	if m.Header.MsgType == kernel.MsgExecuteReply {
+		typ = kernel.MsgExecuteReply
+		content = kernel.ExecuteReply{Status: kernel.StatusError, Ename: ErrOutputTooLarge, Evalue: msg}
+	}
+	em := kernel.NewMessage(ch, typ, m.Header.Session, m.ParentHeader, content)
+	em.Seq = m.Seq
+	b, err := kernel.Encode(&em)
+	if err != nil {
+		return data[:0]
+	}
+	return b
 }

@@ -260,7 +260,7 @@ func jsonValue(v *vec.Vector, i int) any {
 			return v.Format(i)
 		}
 		return f
-	case vec.Date, vec.Timestamp, vec.Interval, vec.String:
+	case vec.Date, vec.Timestamp, vec.TimestampNS, vec.Interval, vec.String:
 		return v.Format(i)
 	default:
 		return v.Value(i)

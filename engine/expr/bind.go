@@ -21,6 +21,11 @@ type Binder struct {
 	// (the planner uses this to map aggregate calls and GROUP BY
 	// expressions onto the columns of the aggregation output).
 	Replace func(e sql.Expr) (idx int, ok bool)
+	// Subst, when set, is consulted for every AST node Replace did not
+	// replace. If it returns ok, the node's replacement is bound in its
+	// place (the planner uses this for SELECT aliases used inside WHERE,
+	// HAVING and ORDER BY expressions).
+	Subst func(e sql.Expr) (sql.Expr, bool)
 }
 
 // Bind binds e. Errors are *sql.Error values positioned at the offending
@@ -57,6 +62,11 @@ func (b *Binder) bind(e sql.Expr, depth int) (Expr, error) {
 				return nil, errAt(e.Pos(), "internal error: %s replaced by column %d of %d", sql.Format(e), idx, len(b.Columns))
 			}
 			return &ColumnRef{Index: idx, T: b.Columns[idx].Type, Name: b.Columns[idx].Name}, nil
+		}
+	}
+	if b.Subst != nil {
+		if r, ok := b.Subst(e); ok {
+			return b.bind(r, depth+1)
 		}
 	}
 	x, err := b.bindNode(e, depth+1)
@@ -400,6 +410,8 @@ func commonType(a, b vec.Type) (vec.Type, bool) {
 		return vec.Int64, true
 	case (a == vec.Date && b == vec.Timestamp) || (a == vec.Timestamp && b == vec.Date):
 		return vec.Timestamp, true
+	case isTemporal(a) && isTemporal(b): // one is TIMESTAMP_NS
+		return vec.TimestampNS, true
 	}
 	return 0, false
 }
@@ -944,6 +956,9 @@ func bindDatePart(name, part string, x Expr, at, xpos sql.Pos) (Expr, error) {
 		if x, err = coerce(x, vec.Timestamp, xpos); err != nil {
 			return nil, err
 		}
+	}
+	if x.Type() == vec.TimestampNS {
+		x = &cast{x: x, to: vec.Timestamp, pos: xpos}
 	}
 	if t := x.Type(); t != vec.Date && t != vec.Timestamp {
 		return nil, errAt(xpos, "%s expects a DATE or TIMESTAMP, got %s", name, t)

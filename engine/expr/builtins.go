@@ -154,7 +154,7 @@ func (fc *funcCall) want(i int, t vec.Type) error {
 	case isUntyped(a) || a.Type() == vec.Null:
 	case t == vec.String:
 	case isNumber(t) && isNumber(a.Type()):
-	case t == vec.Timestamp && a.Type() == vec.Date:
+	case t == vec.Timestamp && (a.Type() == vec.Date || a.Type() == vec.TimestampNS):
 	default:
 		return errAt(fc.pos(i), "function %s expects %s for argument %d, got %s", fc.c.Name, t, i+1, a.Type())
 	}
@@ -169,7 +169,11 @@ func (fc *funcCall) want(i int, t vec.Type) error {
 // wantTemporal requires a DATE or TIMESTAMP argument i (coercing others
 // to TIMESTAMP).
 func (fc *funcCall) wantTemporal(i int) error {
-	if t := fc.args[i].Type(); t == vec.Date || t == vec.Timestamp {
+	switch fc.args[i].Type() {
+	case vec.Date, vec.Timestamp:
+		return nil
+	case vec.TimestampNS:
+		fc.args[i] = &cast{x: fc.args[i], to: vec.Timestamp, pos: fc.pos(i)}
 		return nil
 	}
 	return fc.want(i, vec.Timestamp)

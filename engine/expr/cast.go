@@ -38,6 +38,8 @@ func TypeByName(name string) (vec.Type, bool) {
 		return vec.Date, true
 	case "TIMESTAMP", "DATETIME", "TIMESTAMP_US":
 		return vec.Timestamp, true
+	case "TIMESTAMP_NS":
+		return vec.TimestampNS, true
 	case "INTERVAL":
 		return vec.Interval, true
 	}
@@ -77,11 +79,14 @@ func canCast(from, to vec.Type) bool {
 	switch {
 	case num(from) && num(to):
 		return true
-	case (from == vec.Date || from == vec.Timestamp) && (to == vec.Date || to == vec.Timestamp):
+	case isTemporal(from) && isTemporal(to):
 		return true
 	}
 	return false
 }
+
+// isTemporal reports whether t is DATE, TIMESTAMP or TIMESTAMP_NS.
+func isTemporal(t vec.Type) bool { return t == vec.Date || t == vec.Timestamp || t == vec.TimestampNS }
 
 // intRange is the range of an integer type.
 func intRange(t vec.Type) (lo, hi int64) {
@@ -173,6 +178,29 @@ func CastVector(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 		for i, x := range v.I64[:n] {
 			out.I64[i] = x * microsPerDay
 		}
+	case from == vec.TimestampNS && (to == vec.Timestamp || to == vec.Date):
+		// DuckDB truncates nanoseconds towards zero.
+		out.I64 = make([]int64, n)
+		for i, x := range v.I64[:n] {
+			out.I64[i] = x / 1000
+			if to == vec.Date {
+				out.I64[i] = floorDiv(out.I64[i], microsPerDay)
+			}
+		}
+	case to == vec.TimestampNS && (from == vec.Timestamp || from == vec.Date):
+		out.I64 = make([]int64, n)
+		for i, x := range v.I64[:n] {
+			if from == vec.Date {
+				x *= microsPerDay
+			}
+			if x > math.MaxInt64/1000 || x < math.MinInt64/1000 {
+				if v.IsNull(i) {
+					continue
+				}
+				return nil, fmt.Errorf("value %s is out of range for TIMESTAMP_NS", v.Format(i))
+			}
+			out.I64[i] = x * 1000
+		}
 	default: // integer → integer
 		out.I64 = make([]int64, n)
 		if to == vec.Bool {
@@ -218,6 +246,8 @@ func castToString(v *vec.Vector) *vec.Vector {
 				// Sub-second digits appear only when present, trailing
 				// zeros trimmed, as DuckDB prints them.
 				buf = time.UnixMicro(v.I64[i]).UTC().AppendFormat(buf, "2006-01-02 15:04:05.999999")
+			case vec.TimestampNS:
+				buf = time.Unix(0, v.I64[i]).UTC().AppendFormat(buf, "2006-01-02 15:04:05.999999999")
 			default:
 				buf = append(buf, v.Format(i)...)
 			}

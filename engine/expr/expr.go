@@ -166,6 +166,8 @@ func (c *Const) String() string {
 		return "DATE '" + c.V.Format(0) + "'"
 	case vec.Timestamp:
 		return "TIMESTAMP '" + c.V.Format(0) + "'"
+	case vec.TimestampNS:
+		return "TIMESTAMP_NS '" + c.V.Format(0) + "'"
 	case vec.Float64:
 		s := vec.FormatFloat(c.Float())
 		if !strings.ContainsAny(s, ".en") {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"cachebook/engine/vec"
 
@@ -297,6 +298,9 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
 	case convBytes:
 		return b.bytesPage(v, data, idx, rows, row, np, nv)
 	default:
+		if scale, ok := b.conv.decimalScale(); ok {
+			return decimalPage(v.F64, data, count, nv, scale, at, val)
+		}
 		return fmt.Errorf("internal error: conversion %d", b.conv)
 	}
 	return nil
@@ -375,4 +379,74 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// pow10 holds the powers of ten a decimal's unscaled value is divided by.
+var pow10 = func() (p [maxScale + 1]float64) {
+	for i := range p {
+		p[i] = math.Pow(10, float64(i))
+	}
+	return p
+}()
+
+// decimalPage converts nv unscaled DECIMAL values (INT32, INT64 or
+// big-endian two's-complement FIXED_LEN_BYTE_ARRAY) of a page to doubles.
+func decimalPage(dst []float64, data encoding.Values, count, nv, scale int, at, val func(int) int) error {
+	div := pow10[scale]
+	switch data.Kind() {
+	case encoding.Int32:
+		src := data.Int32()
+		if count >= 0 && len(src) != count {
+			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+		}
+		for k := 0; k < nv; k++ {
+			dst[at(k)] = float64(src[val(k)]) / div
+		}
+	case encoding.Int64:
+		src := data.Int64()
+		if count >= 0 && len(src) != count {
+			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+		}
+		for k := 0; k < nv; k++ {
+			dst[at(k)] = float64(src[val(k)]) / div
+		}
+	case encoding.FixedLenByteArray:
+		buf, size := data.FixedLenByteArray()
+		if size <= 0 || size > 16 || count >= 0 && len(buf) != count*size || len(buf)%size != 0 {
+			return fmt.Errorf("%w: %d bytes of %d-byte decimals", errCorrupt, len(buf), size)
+		}
+		for k := 0; k < nv; k++ {
+			j := val(k) * size
+			if j+size > len(buf) {
+				return fmt.Errorf("%w: decimal index out of range", errCorrupt)
+			}
+			dst[at(k)] = bigEndianFloat(buf[j:j+size]) / div
+		}
+	default:
+		return fmt.Errorf("DECIMAL stored as %v is not supported", data.Kind())
+	}
+	return nil
+}
+
+// bigEndianFloat converts a big-endian two's-complement integer of up to
+// 16 bytes to float64.
+func bigEndianFloat(b []byte) float64 {
+	var hi, lo uint64
+	if b[0]&0x80 != 0 {
+		hi, lo = ^uint64(0), ^uint64(0) // sign extension
+	}
+	for _, c := range b {
+		hi = hi<<8 | lo>>56
+		lo = lo<<8 | uint64(c)
+	}
+	if int64(hi) < 0 {
+		// Negate the 128-bit value, convert, negate back.
+		lo = ^lo + 1
+		hi = ^hi
+		if lo == 0 {
+			hi++
+		}
+		return -(float64(hi)*0x1p64 + float64(lo))
+	}
+	return float64(hi)*0x1p64 + float64(lo)
 }

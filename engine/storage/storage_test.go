@@ -139,7 +139,7 @@ func want(col string, i int) any {
 	case "TsMicro":
 		return r.TsMicro.UTC()
 	case "TsNano":
-		return r.TsMicro.UTC() // nanoseconds truncate to microseconds
+		return r.TsNano.UTC() // TIMESTAMP_NS keeps its nanoseconds
 	case "OptI32":
 		if r.OptI32 == nil {
 			return nil
@@ -171,7 +171,7 @@ var wantTypes = map[string]vec.Type{
 	"U8": vec.Int16, "U16": vec.Int32, "U32": vec.Int64, "U64": vec.UInt64, "F32": vec.Float64,
 	"F64": vec.Float64, "Bytes": vec.String, "Str": vec.String, "DictStr": vec.String,
 	"DictI64": vec.Int64, "Date": vec.Date, "TsMilli": vec.Timestamp, "TsMicro": vec.Timestamp,
-	"TsNano": vec.Timestamp, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,
+	"TsNano": vec.TimestampNS, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,
 	"OptF64": vec.Float64, "EventDate": vec.Date,
 }
 
@@ -435,8 +435,9 @@ func TestCacheEviction(t *testing.T) {
 	}
 	load("I64")
 	load("U64")
-	if b, n := c.CacheStats(); n != 2 || b > 50_000 {
-		t.Fatalf("after two columns: %d bytes, %d columns", b, n)
+	// The cache holds column chunks: 3 row groups of 1000 rows each.
+	if b, n := c.CacheStats(); n != 6 || b > 50_000 {
+		t.Fatalf("after two columns: %d bytes, %d chunks", b, n)
 	}
 	d0 := c.decodes.Load()
 	load("I64") // hit; I64 becomes most recent
@@ -444,8 +445,8 @@ func TestCacheEviction(t *testing.T) {
 		t.Error("cached column decoded again")
 	}
 	load("F64") // evicts U64
-	if _, n := c.CacheStats(); n != 2 {
-		t.Errorf("%d columns cached, want 2", n)
+	if _, n := c.CacheStats(); n != 6 {
+		t.Errorf("%d chunks cached, want 6", n)
 	}
 	d1 := c.decodes.Load()
 	load("I64")
@@ -453,7 +454,7 @@ func TestCacheEviction(t *testing.T) {
 		t.Error("I64 was evicted, U64 should have been")
 	}
 	load("U64")
-	if c.decodes.Load() != d1+1 {
+	if c.decodes.Load() != d1+3 {
 		t.Error("U64 was not evicted")
 	}
 	// A column larger than the whole budget is served but not kept.
@@ -474,7 +475,7 @@ func TestCacheEviction(t *testing.T) {
 	if _, err := c.Load(ctx, tb3, []string{"I64"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.decodes.Load() != d2+1 {
+	if c.decodes.Load() != d2+3 {
 		t.Error("re-registered table served from the old cache entry")
 	}
 }
@@ -530,8 +531,8 @@ func TestConcurrentLoad(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if d := c.decodes.Load(); d > 4 {
-		t.Errorf("%d column decodes for 4 distinct columns", d)
+	if d := c.decodes.Load(); d > 4*3 {
+		t.Errorf("%d chunk decodes for 4 distinct columns of 3 row groups", d)
 	}
 }
 
@@ -558,14 +559,9 @@ func TestUnsupportedTypes(t *testing.T) {
 	type rep struct {
 		L []int32 `parquet:"L"`
 	}
-	type dec struct {
-		ID int64 `parquet:"ID"`
-		D  int64 `parquet:"D,decimal(2:10)"`
-	}
 	// An unsupported leaf type fails only the queries that read it.
 	for name, write := range map[string]func(*bytes.Buffer) error{
 		"Arr": func(b *bytes.Buffer) error { return parquet.Write(b, []fixed{{ID: 1}}) },
-		"D":   func(b *bytes.Buffer) error { return parquet.Write(b, []dec{{ID: 1, D: 5}}) },
 	} {
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
@@ -721,6 +717,60 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
+// TestColumnStream reads every column through streams in uneven steps,
+// skipping some, and compares with whole-chunk decoding.
+func TestColumnStream(t *testing.T) {
+	data := writeAllTypes(t, 3000) // 3 row groups, pages of 2 KiB
+	c := memCatalog(t, "t", data, 0)
+	tb, _ := c.Table("t", false)
+	ctx := context.Background()
+	all, err := c.Load(ctx, tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for g, b := range all {
+		for j := range tb.Columns {
+			st, err := rd.Stream(ctx, g, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos := 0
+			for step := 1; pos < b.Len; step = step*3 + 1 {
+				if step%2 == 0 {
+					if err := st.Skip(ctx, step); err != nil {
+						t.Fatal(err)
+					}
+					pos += step
+					continue
+				}
+				v, err := st.Next(ctx, step)
+				if err != nil {
+					t.Fatalf("%s row group %d: %v", tb.Columns[j].Name, g, err)
+				}
+				want := b.Vecs[j].Slice(pos, min(pos+step, b.Len))
+				if v.Len != want.Len {
+					t.Fatalf("%s: %d rows, want %d", tb.Columns[j].Name, v.Len, want.Len)
+				}
+				for i := 0; i < v.Len; i++ {
+					if v.Format(i) != want.Format(i) {
+						t.Fatalf("%s row group %d row %d: %s, want %s", tb.Columns[j].Name, g, pos+i, v.Format(i), want.Format(i))
+					}
+				}
+				pos += step
+			}
+			if v, err := st.Next(ctx, 10); err != nil || v.Len != 0 {
+				t.Errorf("past the end: %v rows, %v", v, err)
+			}
+			st.Close()
+		}
+	}
+}
+
 // TestOptionalBool reads a BOOLEAN column with NULLs (DuckDB writes its
 // BOOLEAN columns this way), over several pages.
 func TestOptionalBool(t *testing.T) {
@@ -767,5 +817,50 @@ func TestOptionalBool(t *testing.T) {
 	}
 	if i != len(want) {
 		t.Fatalf("%d rows, want %d", i, len(want))
+	}
+}
+
+// TestDecimal reads DECIMAL columns stored as INT32, INT64 and
+// FIXED_LEN_BYTE_ARRAY as DOUBLE, negative values and NULLs included.
+func TestDecimal(t *testing.T) {
+	type row struct {
+		D32 int32    `parquet:"D32,decimal(2:9)"`
+		D64 *int64   `parquet:"D64,decimal(3:18),optional"`
+		D16 [13]byte `parquet:"D16,decimal(1:30)"`
+	}
+	be := func(x int64) (b [13]byte) {
+		for i := 12; i >= 0; i-- {
+			b[i] = byte(x)
+			x >>= 8
+		}
+		return b
+	}
+	p := func(x int64) *int64 { return &x }
+	rows := []row{{12345, p(-1500), be(-25)}, {-5, nil, be(1)}, {0, p(7), be(123456789)}}
+	want := [][]any{{123.45, -1.5, -2.5}, {-0.05, nil, 0.1}, {0.0, 0.007, 12345678.9}}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	c := memCatalog(t, "dec", buf.Bytes(), 1<<20)
+	tb, err := c.Table("dec", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range tb.Columns {
+		if col.Type != vec.Float64 || col.Err != nil {
+			t.Fatalf("column %s: %v %v, want DOUBLE", col.Name, col.Type, col.Err)
+		}
+	}
+	bs, err := c.Load(context.Background(), tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, w := range want {
+		for j, x := range w {
+			if got := bs[0].Vecs[j].Value(r); got != x {
+				t.Errorf("row %d column %d: %v, want %v", r, j, got, x)
+			}
+		}
 	}
 }

@@ -27,7 +27,20 @@ const (
 	convBytes              // BYTE_ARRAY
 	convInt96              // INT96 timestamp (nanoseconds of the day, Julian day) → microseconds
 	convNone               // an unsupported column: never decoded
+
+	// convDecimal+s: a DECIMAL with scale s (INT32, INT64 or
+	// FIXED_LEN_BYTE_ARRAY unscaled values) read as DOUBLE.
+	convDecimal conv = 64
+	maxScale         = 38
 )
+
+// decimalScale returns the scale of a decimal conversion.
+func (c conv) decimalScale() (int, bool) {
+	if c >= convDecimal && c <= convDecimal+maxScale {
+		return int(c - convDecimal), true
+	}
+	return 0, false
+}
 
 // mapType maps a Parquet leaf to an engine type.
 //
@@ -55,6 +68,15 @@ func mapType(name string, n parquet.Node) (vec.Type, conv, error) {
 	var tsUnit conv = 255
 	var isDate, isDecimalOrOther bool
 	if lt != nil && lt.Value != nil {
+		if d, ok := lt.Value.(*format.DecimalType); ok {
+			// DECIMAL is read as DOUBLE: exact up to 15 significant digits.
+			k := t.Kind()
+			okKind := k == parquet.Int32 || k == parquet.Int64 || k == parquet.FixedLenByteArray && t.Length() <= 16
+			if d.Scale >= 0 && d.Scale <= maxScale && okKind {
+				return vec.Float64, convDecimal + conv(d.Scale), nil
+			}
+			return bad()
+		}
 		switch v := lt.Value.(type) {
 		case *format.IntType:
 			intType = v
@@ -132,6 +154,10 @@ func mapType(name string, n parquet.Node) (vec.Type, conv, error) {
 		switch {
 		case isDate:
 			return bad()
+		case tsUnit == convNanos:
+			// Kept in nanoseconds: DuckDB compares and groups TIMESTAMP_NS
+			// values to the nanosecond.
+			return vec.TimestampNS, convInt64, nil
 		case tsUnit != 255:
 			return vec.Timestamp, tsUnit, nil
 		case intType != nil && !intType.IsSigned && intType.BitWidth == 64:

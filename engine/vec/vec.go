@@ -21,23 +21,24 @@ type Type uint8
 // The logical types. Integer widths only matter for DESCRIBE output and for
 // DuckDB-compatible overflow behaviour; values are stored as int64.
 const (
-	Null      Type = iota // the type of the NULL literal
-	Bool                  // stored in I64 as 0 or 1
-	Int16                 // SMALLINT
-	Int32                 // INTEGER
-	Int64                 // BIGINT
-	UInt64                // UBIGINT, stored bit-for-bit in I64
-	Float64               // DOUBLE
-	String                // VARCHAR
-	Date                  // days since 1970-01-01, in I64
-	Timestamp             // microseconds since 1970-01-01 00:00:00 UTC, in I64
-	Interval              // microseconds, in I64 (only for date arithmetic)
+	Null        Type = iota // the type of the NULL literal
+	Bool                    // stored in I64 as 0 or 1
+	Int16                   // SMALLINT
+	Int32                   // INTEGER
+	Int64                   // BIGINT
+	UInt64                  // UBIGINT, stored bit-for-bit in I64
+	Float64                 // DOUBLE
+	String                  // VARCHAR
+	Date                    // days since 1970-01-01, in I64
+	Timestamp               // microseconds since 1970-01-01 00:00:00 UTC, in I64
+	Interval                // microseconds, in I64 (only for date arithmetic)
+	TimestampNS             // TIMESTAMP_NS: nanoseconds since 1970-01-01 00:00:00 UTC, in I64
 )
 
 var typeNames = [...]string{
 	Null: "NULL", Bool: "BOOLEAN", Int16: "SMALLINT", Int32: "INTEGER", Int64: "BIGINT",
 	UInt64: "UBIGINT", Float64: "DOUBLE", String: "VARCHAR", Date: "DATE", Timestamp: "TIMESTAMP",
-	Interval: "INTERVAL",
+	Interval: "INTERVAL", TimestampNS: "TIMESTAMP_NS",
 }
 
 // String returns the SQL name of the type, as DuckDB spells it.
@@ -51,7 +52,7 @@ func (t Type) String() string {
 // IsInteger reports whether t is stored in I64 and compares as an integer.
 func (t Type) IsInteger() bool {
 	switch t {
-	case Bool, Int16, Int32, Int64, UInt64, Date, Timestamp, Interval:
+	case Bool, Int16, Int32, Int64, UInt64, Date, Timestamp, Interval, TimestampNS:
 		return true
 	}
 	return false
@@ -185,6 +186,8 @@ func (v *Vector) Value(i int) any {
 		return time.Unix(v.I64[i]*86400, 0).UTC()
 	case Timestamp:
 		return time.UnixMicro(v.I64[i]).UTC()
+	case TimestampNS:
+		return time.Unix(0, v.I64[i]).UTC()
 	default:
 		return v.I64[i]
 	}
@@ -213,6 +216,8 @@ func (v *Vector) Format(i int) string {
 		return time.Unix(v.I64[i]*86400, 0).UTC().Format("2006-01-02")
 	case Timestamp:
 		return time.UnixMicro(v.I64[i]).UTC().Format("2006-01-02 15:04:05")
+	case TimestampNS:
+		return time.Unix(0, v.I64[i]).UTC().Format("2006-01-02 15:04:05")
 	case Interval:
 		return (time.Duration(v.I64[i]) * time.Microsecond).String()
 	default:

@@ -245,6 +245,12 @@ func Catalog() []Spec {
 		parallelMergeSpec(),
 		zeroingSpec(),
 		sumRewriteSpec(),
+		mlpSpec(),
+		strideSpec(),
+		assocSpec(),
+		c2cSpec(),
+		substringSpec(),
+		pageReuseSpec(),
 	}
 }
 
