@@ -262,6 +262,9 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		cfg.Observer = agg.Observer{LockThreads: h.LockThreads, WorkerStart: h.WorkerStart,
 			WorkerStop: h.WorkerStop, PhaseStart: h.PhaseStart, PhaseEnd: h.PhaseEnd}
 	}
+	if x.hooks != nil && x.hooks.Aggregate != nil {
+		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg}, src)
+	}
 	out, err := agg.Aggregate(x.ctx, a.keyTypes(), a.specs, cfg, src)
 	x.release(a, a.held)
 	a.held = 0
