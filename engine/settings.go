@@ -18,10 +18,14 @@ type Settings struct {
 	MemoryLimit int64  // bytes one query may allocate
 	HugePages   bool   // big tables and partitions on huge pages (Linux)
 	GenericAgg  bool   // disable the tuned integer-key count(*) path
+	// Counters is "model" when the following GROUP BYs are to be replayed
+	// through the cache model (SET counters = 'model'; the kernel acts on
+	// it), "off" otherwise.
+	Counters string
 }
 
 // settingNames lists the settings SET accepts, for error messages.
-const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg"
+const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg, counters"
 
 // defaultSettings are a new session's settings: group_by = 'auto', threads
 // = GOMAXPROCS (capped by Options.MaxThreads), radix_bits = 'auto' (derived
@@ -39,6 +43,7 @@ func (db *DB) defaultSettings() Settings {
 		SumRewrite:  true,
 		MemoryLimit: db.opts.QueryMemory,
 		HugePages:   true,
+		Counters:    "off",
 	}
 }
 
@@ -56,7 +61,7 @@ func settingName(name string) (string, bool) {
 	switch n {
 	case "worker_threads":
 		return "threads", true
-	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg":
+	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg", "counters":
 		return n, true
 	}
 	return n, false
@@ -114,6 +119,15 @@ func (s *Session) Set(name, value string) error {
 		default:
 			s.settings.GenericAgg = b
 		}
+	case "counters":
+		switch v {
+		case "off", "model":
+			s.settings.Counters = v
+		case "on", "both":
+			return fmt.Errorf("counters = %q: perf counters need their cell to run alone, so they are a cell attribute (counters=%s); SET counters takes 'model' or 'off'", value, v)
+		default:
+			return fmt.Errorf("counters must be 'model' or 'off', got %q", value)
+		}
 	case "memory_limit":
 		b, err := units.ParseBytes(v)
 		if err != nil {
@@ -154,6 +168,8 @@ func (s *Session) Reset(name string) error {
 		s.settings.HugePages = def.HugePages
 	case "generic_agg":
 		s.settings.GenericAgg = def.GenericAgg
+	case "counters":
+		s.settings.Counters = def.Counters
 	}
 	return nil
 }

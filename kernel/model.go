@@ -402,6 +402,52 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 	return &out
 }
 
+// sessionModel returns h extended so that a GROUP BY that runs while the
+// session's counters setting is 'model' (SET counters = 'model', in this
+// cell or an earlier one) is recorded: the recorder is made, into *rec,
+// the first time one does. Off, it costs a settings read per GROUP BY.
+func sessionModel(h *engine.Hooks, s *engine.Session, cell Cell, rec **ModelRecorder) *engine.Hooks {
+	out := *h
+	prev := h.Aggregate
+	var wrapped *engine.Hooks
+	out.Aggregate = func(info engine.AggregateInfo, src agg.Source) agg.Source {
+		if prev != nil {
+			src = prev(info, src)
+		}
+		if s.Settings().Counters != "model" {
+			return src
+		}
+		if *rec == nil {
+			m, err := newModelRecorderCell(cell)
+			if err != nil {
+				return src // the cell's attributes were checked as settings already
+			}
+			*rec = m
+			wrapped = m.Hooks(&engine.Hooks{})
+		}
+		return wrapped.Aggregate(info, src)
+	}
+	// Phase times of the recorded runs, once there is a recorder.
+	prevStart, prevEnd := h.PhaseStart, h.PhaseEnd
+	out.PhaseStart = func(w int, p string) {
+		if wrapped != nil {
+			wrapped.PhaseStart(w, p)
+		}
+		if prevStart != nil {
+			prevStart(w, p)
+		}
+	}
+	out.PhaseEnd = func(w int, p string) {
+		if prevEnd != nil {
+			prevEnd(w, p)
+		}
+		if wrapped != nil {
+			wrapped.PhaseEnd(w, p)
+		}
+	}
+	return &out
+}
+
 // Finish runs the modelled pass of every aggregation recorded so far and
 // returns the report.
 func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {

@@ -82,3 +82,32 @@ func TestSQLCountersModel(t *testing.T) {
 		t.Errorf("string key: %+v", q)
 	}
 }
+
+func TestSetCountersModel(t *testing.T) {
+	x := newEngineExecutor(t)
+	const q = "SELECT UserID, count(*) FROM hits GROUP BY UserID"
+	modelled := func(src string) bool {
+		t.Helper()
+		reply, err := x.Execute(context.Background(), Cell{Source: src}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		rep, ok := reply.Outcome.Data[MIMEModel].(*ModelReport)
+		return ok && len(rep.Queries) == 1 && rep.Queries[0].Modelled
+	}
+	if modelled(q) {
+		t.Error("modelled before SET counters")
+	}
+	if !modelled("SET counters = 'model'; " + q) {
+		t.Error("SET counters = 'model' in the cell: not modelled")
+	}
+	if !modelled(q) {
+		t.Error("the setting did not last to the next cell")
+	}
+	if modelled("SET counters = 'off'; " + q) {
+		t.Error("modelled after SET counters = 'off'")
+	}
+	if _, err := x.Execute(context.Background(), Cell{Source: "SET counters = 'on'"}, nil); err == nil {
+		t.Error("SET counters = 'on' accepted: perf counters are a cell attribute")
+	}
+}

@@ -70,6 +70,8 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 			return nil, &CellError{Ename: "CountersError", Err: merr}
 		}
 		hooks = model.Hooks(hooks)
+	} else {
+		hooks = sessionModel(hooks, s, cell, &model) // SET counters = 'model'
 	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
 	bundle := BuildResult(results, env.Limits())
