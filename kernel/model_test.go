@@ -104,6 +104,9 @@ func TestSetCountersModel(t *testing.T) {
 	if !modelled(q) {
 		t.Error("the setting did not last to the next cell")
 	}
+	if !modelled("SET group_by = 'parallel'; SET threads = 3; " + q + "; SET group_by = 'auto'") {
+		t.Error("parallel: not modelled")
+	}
 	if modelled("SET counters = 'off'; " + q) {
 		t.Error("modelled after SET counters = 'off'")
 	}
