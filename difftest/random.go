@@ -522,8 +522,18 @@ func (g *Generator) Next() *Query {
 			innerSQL += " WHERE " + q.Where
 		}
 		innerSQL += " GROUP BY " + key
+		if g.chance(0.3) {
+			innerSQL += fmt.Sprintf(" HAVING count(*) > %d", g.pick(3))
+		}
 		q = &Query{From: "(" + innerSQL + ") sub", Limit: -1}
 		q.Aggs = []string{"count(*)", "count(k)", "min(a)", "max(a)"}[:1+g.pick(4)]
+		if g.chance(0.3) {
+			q.Where = "a IS NOT NULL"
+		}
+		if g.chance(0.3) {
+			// Grouped again, by whether the inner key is NULL.
+			q.Keys = []string{"k IS NULL"}
+		}
 		return q
 	}
 	if g.chance(0.4) {
