@@ -83,8 +83,13 @@ screenshots: build chromium
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./engine/sql
 	$(GO) test -run XXX -fuzz FuzzParseDateTime -fuzztime 30s ./engine/expr
-	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./notebook
+	$(GO) test -run XXX -fuzz 'FuzzParse$$' -fuzztime 30s ./notebook
+	$(GO) test -run XXX -fuzz FuzzRoundTrip -fuzztime 30s ./notebook
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 30s ./kernel
+	$(GO) test -run XXX -fuzz FuzzMagicLine -fuzztime 30s ./notebook
+	$(GO) test -run XXX -fuzz FuzzImportIpynb -fuzztime 30s ./notebook
+	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 30s ./jupyter
+	$(GO) test -run XXX -fuzz FuzzBundle -fuzztime 30s ./jupyter
 	cd difftest && $(GO) test -count=1 -timeout 60m -run TestRandom . -random $(FUZZ_QUERIES) -tlp 1000 -seed $(FUZZ_SEED)
 
 clean:

@@ -12,6 +12,7 @@ package engine
 import (
 	"time"
 
+	"cachebook/engine/agg"
 	"cachebook/engine/vec"
 )
 
@@ -33,6 +34,9 @@ type Hooks struct {
 	// Progress reports rows done of the total rows the query will scan. It
 	// is called from any goroutine, at most once per batch per worker.
 	Progress func(done, total int64)
+	// Aggregate, if set, is called before each GROUP BY runs and may wrap
+	// its input source (see AggregateInfo).
+	Aggregate func(info AggregateInfo, src agg.Source) agg.Source
 }
 
 // PlanNode is one operator of a query plan, as EXPLAIN shows it and as
@@ -41,11 +45,15 @@ type PlanNode struct {
 	Name     string      `json:"name"`             // e.g. "HASH_GROUP_BY"
 	Detail   []string    `json:"detail,omitempty"` // keys, aggregates, strategy and why
 	Children []*PlanNode `json:"children,omitempty"`
-	// Filled by EXPLAIN ANALYZE and by every executed query.
-	Rows    int64         `json:"rows"`
-	Time    time.Duration `json:"time_ns"`
-	Phases  []PhaseStat   `json:"phases,omitempty"`
-	Workers []WorkerStat  `json:"workers,omitempty"`
+	// Filled by EXPLAIN ANALYZE and by every executed query, from the
+	// statistics the operator kept: rows out and in, its own time
+	// (children excluded; summed over workers), the most memory it held.
+	Rows      int64         `json:"rows"`
+	RowsIn    int64         `json:"rows_in"`
+	Time      time.Duration `json:"time_ns"`
+	PeakBytes int64         `json:"peak_bytes,omitempty"`
+	Phases    []PhaseStat   `json:"phases,omitempty"`
+	Workers   []WorkerStat  `json:"workers,omitempty"`
 }
 
 // PhaseStat is the measured cost of one phase of an operator.

@@ -1,65 +1,65 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"cachebook/engine/sql"
+	"cachebook/engine/units"
+	"cachebook/engine/vec"
 )
 
-// planTree builds the operator tree of a planned query, bottom up.
-func (q *query) planTree() *PlanNode {
-	node := q.rel.node
-	if q.where != nil {
-		node = &PlanNode{Name: "FILTER", Detail: []string{q.where.String()}, Children: []*PlanNode{node}}
+// explain answers EXPLAIN (the operator tree) and EXPLAIN ANALYZE (the same
+// tree after running the statement, with each operator's rows, time,
+// phases and memory).
+func (s *Session) explain(ctx context.Context, e *sql.Explain, hooks *Hooks) (*Result, error) {
+	sel, ok := e.Stmt.(*sql.Select)
+	if !ok {
+		return nil, posErr(e.Pos(), "EXPLAIN supports SELECT statements only")
 	}
-	if q.grouped {
-		var d []string
-		if len(q.keys) > 0 {
-			d = append(d, "keys: "+strings.Join(q.keyNames, ", "))
+	var root *PlanNode
+	if e.Analyze {
+		r, err := s.selectStmt(ctx, sel, hooks)
+		if err != nil {
+			return nil, err
 		}
-		if len(q.aggNames) > 0 {
-			d = append(d, "aggregates: "+strings.Join(q.aggNames, ", "))
+		root = r.Plan
+	} else {
+		q, err := s.planSelect(ctx, sel, 0)
+		if err != nil {
+			return nil, err
 		}
-		if q.rewritten > 0 {
-			d = append(d, fmt.Sprintf("sum_rewrite: %d sum(x + c) rewritten to sum(x) + c * count(x)", q.rewritten))
-		}
-		name := "HASH_GROUP_BY"
-		if len(q.keys) == 0 {
-			name = "UNGROUPED_AGGREGATE"
-		}
-		node = &PlanNode{Name: name, Detail: d, Children: []*PlanNode{node}}
-		if q.having != nil {
-			node = &PlanNode{Name: "HAVING", Detail: []string{q.having.String()}, Children: []*PlanNode{node}}
-		}
+		root = planTree(q.root, false)
 	}
-	if len(q.order) > 0 {
-		var keys []string
-		for _, o := range q.order {
-			k := q.cols[o.col].Name
-			if o.desc {
-				k += " DESC"
-			}
-			keys = append(keys, k)
-		}
-		name := "ORDER_BY"
-		if q.limit >= 0 {
-			name = "TOP_N"
-			keys = append(keys, fmt.Sprintf("top %d", q.limit+q.offset))
-		}
-		node = &PlanNode{Name: name, Detail: keys, Children: []*PlanNode{node}}
+	lines := emptyVec(vec.String)
+	for _, l := range strings.Split(strings.TrimRight(FormatPlan(root, e.Analyze), "\n"), "\n") {
+		lines.AppendStr([]byte(l))
 	}
-	if q.limit >= 0 || q.offset > 0 {
-		d := fmt.Sprintf("limit %d offset %d", q.limit, q.offset)
-		if q.limit < 0 {
-			d = fmt.Sprintf("offset %d", q.offset)
-		}
-		node = &PlanNode{Name: "LIMIT", Detail: []string{d}, Children: []*PlanNode{node}}
+	return &Result{Columns: []vec.Column{{Name: "plan", Type: vec.String}}, Vecs: []*vec.Vector{lines}, Rows: lines.Len, Plan: root}, nil
+}
+
+// planTree renders the operator tree under op as PlanNodes; with ran, the
+// operators' measurements are filled in.
+func planTree(op operator, ran bool) *PlanNode {
+	b := op.base()
+	n := &PlanNode{Name: b.label, Detail: op.detail()}
+	if ran {
+		st := &b.stats
+		n.Rows = st.rowsOut.Load()
+		n.RowsIn = st.rowsIn.Load()
+		n.Time = time.Duration(st.nanos.Load())
+		n.PeakBytes = st.memPeak.Load()
+		st.mu.Lock()
+		n.Phases = append([]PhaseStat(nil), st.phases...)
+		n.Workers = append([]WorkerStat(nil), st.workers...)
+		st.mu.Unlock()
 	}
-	var cols []string
-	for _, c := range q.cols[:q.nVisible] {
-		cols = append(cols, c.Name)
+	for _, c := range b.children {
+		n.Children = append(n.Children, planTree(c, ran))
 	}
-	return &PlanNode{Name: "PROJECTION", Detail: cols, Children: []*PlanNode{node}}
+	return n
 }
 
 // FormatPlan renders a plan tree as indented text; with analyze it adds the
@@ -71,7 +71,14 @@ func FormatPlan(root *PlanNode, analyze bool) string {
 		ind := strings.Repeat("  ", depth)
 		b.WriteString(ind + n.Name)
 		if analyze {
-			fmt.Fprintf(&b, "  (rows %d, %s)", n.Rows, fmtDur(n.Time))
+			fmt.Fprintf(&b, "  (rows %d, %s", n.Rows, fmtDur(n.Time))
+			if n.RowsIn != n.Rows && len(n.Children) > 0 || n.Name == "SEQ_SCAN" {
+				fmt.Fprintf(&b, ", in %d", n.RowsIn)
+			}
+			if n.PeakBytes > 0 {
+				fmt.Fprintf(&b, ", peak %s", units.HumanBytes(n.PeakBytes))
+			}
+			b.WriteString(")")
 		}
 		b.WriteString("\n")
 		for _, d := range n.Detail {

@@ -18,25 +18,13 @@ import (
 type relation struct {
 	name string
 	cols []vec.Column
-	rows int64
-	// load returns the relation's rows as batches whose Vecs are as wide as
-	// cols; columns not marked in need are nil. A subquery runs under the
-	// outer statement's execCtx: same hooks, memory budget and context.
-	load func(x *execCtx, need []bool) ([]*vec.Batch, error)
-	// computed is set for a subquery, whose load runs operators (with their
-	// own phases) rather than scanning.
-	computed bool
-	node     *PlanNode
+	rows int64    // -1 when unknown before running
+	op   operator // the operator producing its rows
+	scan *scanOp  // the table scan, when op is one: WHERE is pushed into it
 }
 
-// orderKey is an ORDER BY key: a column of the projection.
-type orderKey struct {
-	col        int
-	desc       bool
-	nullsFirst bool
-}
-
-// query is a planned SELECT.
+// query is a planned SELECT: the bound clauses and the operator tree built
+// from them.
 type query struct {
 	sel     *sql.Select
 	rel     *relation
@@ -61,15 +49,12 @@ type query struct {
 
 	need      []bool // relation columns the query reads
 	rewritten int    // sums rewritten by sum_rewrite
-	strategy  strategyChoice
-}
 
-// strategyChoice records which aggregation strategy runs and why.
-type strategyChoice struct {
-	name    string // naive, radix, parallel
-	threads int
-	bits    int
-	why     string
+	// aliases maps a SELECT alias (lower case) to its item's expression,
+	// for aliases used inside WHERE, HAVING and ORDER BY expressions.
+	aliases map[string]sql.Expr
+
+	root operator
 }
 
 func posErr(p sql.Pos, format string, args ...any) error {
@@ -118,17 +103,23 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		}
 	}
 
+	q.aliases = map[string]sql.Expr{}
+	for j, it := range sel.Items {
+		if it.Alias != "" && !it.Star {
+			if _, dup := q.aliases[strings.ToLower(it.Alias)]; !dup {
+				q.aliases[strings.ToLower(it.Alias)] = items[q.itemIndex(sel, j)]
+			}
+		}
+	}
 	relBinder := &expr.Binder{Columns: rel.cols}
 	if sel.Where != nil {
 		if sql.HasAggregate(sel.Where) {
 			return nil, posErr(sel.Where.Pos(), "aggregate functions are not allowed in WHERE")
 		}
-		w, err := relBinder.Bind(sel.Where)
+		wb := &expr.Binder{Columns: rel.cols, Subst: q.aliasSubst(false)}
+		w, err := wb.BindPredicate(sel.Where, "WHERE")
 		if err != nil {
 			return nil, err
-		}
-		if w.Type() != vec.Bool && w.Type() != vec.Null {
-			return nil, posErr(sel.Where.Pos(), "WHERE needs a BOOLEAN expression, found %s", w.Type())
 		}
 		q.where = w
 	}
@@ -170,7 +161,7 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		}
 		post = q.postBinder()
 	} else {
-		post = relBinder
+		post = &expr.Binder{Columns: rel.cols}
 	}
 
 	for i, e := range items {
@@ -187,12 +178,11 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		if s.settings.SumRewrite {
 			h, _ = rewriteSums(h)
 		}
-		b, err := post.Bind(h)
+		hb := *post
+		hb.Subst = q.aliasSubst(true)
+		b, err := hb.BindPredicate(h, "HAVING")
 		if err != nil {
 			return nil, q.explainBindError(err)
-		}
-		if b.Type() != vec.Bool && b.Type() != vec.Null {
-			return nil, posErr(sel.Having.Pos(), "HAVING needs a BOOLEAN expression, found %s", b.Type())
 		}
 		q.having = b
 	}
@@ -206,7 +196,9 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			if s.settings.SumRewrite {
 				e, _ = rewriteSums(e)
 			}
-			b, err := post.Bind(e)
+			ob := *post
+			ob.Subst = q.aliasSubst(true)
+			b, err := ob.Bind(e)
 			if err != nil {
 				return nil, q.explainBindError(err)
 			}
@@ -248,7 +240,44 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			mark(e)
 		}
 	}
+	q.root = s.build(q)
 	return q, nil
+}
+
+// itemIndex maps select item j of sel to its index in the expanded item
+// list (a * expands to several items).
+func (q *query) itemIndex(sel *sql.Select, j int) int {
+	n := 0
+	for i := 0; i < j; i++ {
+		if sel.Items[i].Star {
+			n += len(q.rel.cols)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// aliasSubst returns the substitution of SELECT aliases inside
+// expressions, as DuckDB allows: a name that is not a column of the FROM
+// relation but is the alias of a select item stands for that item's
+// expression. In WHERE (aggregates false) an aliased aggregate is not
+// substituted.
+func (q *query) aliasSubst(aggregates bool) func(sql.Expr) (sql.Expr, bool) {
+	return func(e sql.Expr) (sql.Expr, bool) {
+		id, ok := e.(*sql.Ident)
+		if !ok || id.Table != "" || hasColumn(q.rel.cols, id.Name) {
+			return nil, false
+		}
+		r, ok := q.aliases[strings.ToLower(id.Name)]
+		if !ok || (!aggregates && sql.HasAggregate(r)) {
+			return nil, false
+		}
+		if rid, self := r.(*sql.Ident); self && strings.EqualFold(rid.Name, id.Name) {
+			return nil, false
+		}
+		return r, true
+	}
 }
 
 // constInt evaluates a LIMIT or OFFSET clause, which must be a non-negative
@@ -440,7 +469,7 @@ func (q *query) postBinder() *expr.Binder {
 	}}
 }
 
-// explainBindError turns "column not found" after aggregation into the
+// explainBindError turns an unknown column after aggregation into the
 // message users know from other databases.
 func (q *query) explainBindError(err error) error {
 	var se *sql.Error

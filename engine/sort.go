@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"slices"
 
 	"cachebook/engine/vec"
@@ -52,11 +53,16 @@ func compareRows(keys []sortKey, a, b int32) int {
 	return cmp.Compare(a, b)
 }
 
+// sortRun is the rows sorted at once before runs are merged; cancellation
+// is checked between runs and every sortRun rows of a merge.
+const sortRun = 1 << 15
+
 // sortIndices returns the indices of the first k rows of n in key order
 // (k < 0: all rows). For a small k it keeps a bounded heap instead of
 // sorting everything: ORDER BY count DESC LIMIT 10 over millions of groups
-// costs O(n log k).
-func sortIndices(keys []sortKey, n, k int) []int32 {
+// costs O(n log k). A full sort sorts runs and merges them, so that a
+// cancelled ctx stops it within a run.
+func sortIndices(ctx context.Context, keys []sortKey, n, k int) ([]int32, error) {
 	if k < 0 || k > n {
 		k = n
 	}
@@ -66,11 +72,29 @@ func sortIndices(keys []sortKey, n, k int) []int32 {
 		for i := range idx {
 			idx[i] = int32(i)
 		}
-		slices.SortFunc(idx, less)
-		return idx[:k]
+		for s := 0; s < n; s += sortRun {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			slices.SortFunc(idx[s:min(s+sortRun, n)], less)
+		}
+		if n <= sortRun {
+			return idx[:k], nil
+		}
+		buf := make([]int32, n)
+		for width := sortRun; width < n; width *= 2 {
+			for s := 0; s < n; s += 2 * width {
+				mid, end := min(s+width, n), min(s+2*width, n)
+				if err := merge(ctx, idx[s:mid], idx[mid:end], buf[s:end], less); err != nil {
+					return nil, err
+				}
+			}
+			idx, buf = buf, idx
+		}
+		return idx[:k], nil
 	}
 	if k == 0 {
-		return nil
+		return nil, nil
 	}
 	// Max-heap of the k best rows: the root is the worst of them.
 	h := make([]int32, 0, k)
@@ -92,6 +116,11 @@ func sortIndices(keys []sortKey, n, k int) []int32 {
 		}
 	}
 	for i := int32(0); i < int32(n); i++ {
+		if i%sortRun == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if len(h) < k {
 			h = append(h, i)
 			for c := len(h) - 1; c > 0; {
@@ -110,5 +139,25 @@ func sortIndices(keys []sortKey, n, k int) []int32 {
 		}
 	}
 	slices.SortFunc(h, less)
-	return h
+	return h, nil
+}
+
+// merge merges the sorted a and b into out (len(a)+len(b)).
+func merge(ctx context.Context, a, b, out []int32, less func(x, y int32) int) error {
+	i, j := 0, 0
+	for o := range out {
+		if o%sortRun == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if j >= len(b) || i < len(a) && less(a[i], b[j]) <= 0 {
+			out[o] = a[i]
+			i++
+		} else {
+			out[o] = b[j]
+			j++
+		}
+	}
+	return nil
 }

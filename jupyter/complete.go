@@ -142,6 +142,11 @@ func (k *Kernel) complete(ctx context.Context, code string, cursor int) map[stri
 		for _, p := range append(experimentParams(name), magicParams[string(kind)]...) {
 			add(p + "=")
 		}
+		if kind == notebook.KindSQL { // a sql cell's attributes are per-cell settings
+			for _, st := range settings {
+				add(st.name + "=")
+			}
+		}
 	case prev(1) == "set":
 		for _, s := range settings {
 			add(s.name)

@@ -48,6 +48,7 @@ func TestComplete(t *testing.T) {
 		{"%%experiment fa", -1, "false-sharing", 13, 15},
 		{"%%experiment false-sharing th", -1, "threads=", 27, 29},
 		{"%%latency ma", -1, "max=", 10, 12},
+		{"%%sql group", -1, "group_by=", 6, 11},
 		{"SELECT h.Reg FROM hits h", 12, "h.RegionID", 7, 12},
 		{"SELECT é, Us", -1, "UserID", 10, 12}, // cursor in code points
 	}

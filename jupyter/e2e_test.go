@@ -163,13 +163,16 @@ type clientReport struct {
 	Fail            run     `json:"fail"`
 	Latency         run     `json:"latency"`
 	Interrupt       struct {
-		Reply     reply   `json:"reply"`
-		LatencyMs float64 `json:"latency_ms"`
+		Reply     reply     `json:"reply"`
+		LatencyMs float64   `json:"latency_ms"`
+		TriesMs   []float64 `json:"tries_ms"`
 	} `json:"interrupt"`
 	SIGINT struct {
-		Reply     reply   `json:"reply"`
-		LatencyMs float64 `json:"latency_ms"`
-		Alive     bool    `json:"alive"`
+		Reply     reply     `json:"reply"`
+		LatencyMs float64   `json:"latency_ms"`
+		TriesMs   []float64 `json:"tries_ms"`
+		Alive     bool      `json:"alive"`
+		Next      reply     `json:"next"`
 	} `json:"sigint"`
 	AfterInterrupt struct {
 		Reply reply   `json:"reply"`
@@ -195,6 +198,11 @@ type clientReport struct {
 		After         reply    `json:"after"`
 		AfterText     []string `json:"after_text"`
 	} `json:"bad_signature"`
+	TwoClients struct {
+		Second   reply    `json:"second"`
+		FirstSaw []string `json:"first_saw"`
+		First    reply    `json:"first"`
+	} `json:"two_clients"`
 	RestartS     float64 `json:"restart_s"`
 	AfterRestart struct {
 		Reply      reply `json:"reply"`
@@ -234,8 +242,8 @@ func TestJupyterClient(t *testing.T) {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("client_e2e.py output: %v\n%s\nstderr:\n%s", err, out, stderr)
 	}
-	t.Logf("kernel start %.0f ms, interrupt → execute_reply %.1f ms (SIGINT %.1f ms), next cell %.1f ms, heartbeat %.2f ms, restart %.0f ms, shutdown %.0f ms",
-		r.StartS*1000, r.Interrupt.LatencyMs, r.SIGINT.LatencyMs, r.AfterInterrupt.Ms, r.Heartbeat.Ms, r.RestartS*1000, r.ShutdownS*1000)
+	t.Logf("kernel start %.0f ms, interrupt → execute_reply %.1f ms of tries %.1f (SIGINT %.1f ms), next cell %.1f ms, heartbeat %.2f ms, restart %.0f ms, shutdown %.0f ms",
+		r.StartS*1000, r.Interrupt.LatencyMs, r.Interrupt.TriesMs, r.SIGINT.TriesMs, r.AfterInterrupt.Ms, r.Heartbeat.Ms, r.RestartS*1000, r.ShutdownS*1000)
 
 	ki := r.KernelInfo
 	if ki.Status != "ok" || ki.ProtocolVersion != "5.3" || ki.Implementation != "cachebook" {
@@ -292,7 +300,7 @@ func TestJupyterClient(t *testing.T) {
 	if res := find(r.Latency.IOPub, "execute_result"); res == nil {
 		t.Errorf("%%%%latency: no execute_result")
 	} else {
-		for _, m := range []string{"text/plain", "application/vnd.vegalite.v5+json", "image/svg+xml", "application/vnd.cachebook.measurement+json"} {
+		for _, m := range []string{"text/plain", "application/vnd.vegalite.v5+json", "image/svg+xml", "image/png", "application/vnd.cachebook.measurement+json"} {
 			if !slices.Contains(res.Mimes, m) {
 				t.Errorf("%%%%latency result lacks %s: %v", m, res.Mimes)
 			}
@@ -310,7 +318,7 @@ func TestJupyterClient(t *testing.T) {
 		t.Errorf("cell after the interrupt: %+v", r.AfterInterrupt.Reply)
 	}
 
-	if r.SIGINT.Reply.Ename != "Interrupted" || !r.SIGINT.Alive || r.SIGINT.LatencyMs > 200 {
+	if r.SIGINT.Reply.Ename != "Interrupted" || !r.SIGINT.Alive || r.SIGINT.LatencyMs > 200 || r.SIGINT.Next.Status != "ok" {
 		t.Errorf("SIGINT: %+v", r.SIGINT)
 	}
 
@@ -348,12 +356,19 @@ func TestJupyterClient(t *testing.T) {
 	if b.ReplyReceived || len(b.IOPubForIt) != 0 {
 		t.Errorf("a wrongly signed message was answered: %+v", b)
 	}
-	if b.After.Status != "ok" || b.After.ExecutionCount != r.SIGINT.Reply.ExecutionCount+1 ||
+	if b.After.Status != "ok" || b.After.ExecutionCount != r.SIGINT.Next.ExecutionCount+1 ||
 		len(b.AfterText) != 1 || !strings.Contains(b.AfterText[0], "42") {
-		t.Errorf("after the wrongly signed message: %+v (previous count %d)", b, r.SIGINT.Reply.ExecutionCount)
+		t.Errorf("after the wrongly signed message: %+v (previous count %d)", b, r.SIGINT.Next.ExecutionCount)
 	}
 	if !bytes.Contains(stderr, []byte("invalid message signature")) {
 		t.Errorf("the kernel did not log the dropped message; stderr:\n%s", stderr)
+	}
+
+	// Two clients.
+	tc := r.TwoClients
+	if tc.Second.Status != "ok" || tc.First.Status != "ok" || tc.First.ExecutionCount != tc.Second.ExecutionCount+1 ||
+		!slices.Contains(tc.FirstSaw, "execute_result") || !slices.Contains(tc.FirstSaw, "execute_input") {
+		t.Errorf("two clients: %+v", tc)
 	}
 
 	// Restart: a new process, counting from 1 again; then shutdown.
@@ -427,7 +442,7 @@ func TestNbclientLessons(t *testing.T) {
 			case notebook.KindSQL:
 				need = append(need, "text/html", "application/vnd.cachebook.result+json")
 			case notebook.KindLatency, notebook.KindBandwidth, notebook.KindSweep:
-				need = append(need, "application/vnd.vegalite.v5+json", "image/svg+xml", "application/vnd.cachebook.measurement+json")
+				need = append(need, "application/vnd.vegalite.v5+json", "image/svg+xml", "image/png", "application/vnd.cachebook.measurement+json")
 			case notebook.KindExperiment:
 				need = append(need, "application/vnd.cachebook.measurement+json")
 			}
@@ -458,6 +473,17 @@ func TestNbclientLessons(t *testing.T) {
 		}
 		if !slices.Equal(got, kinds) {
 			t.Errorf("%s: imported code cells %v, want %v", r.Notebook, got, kinds)
+		}
+		// Saved as a cachebook notebook and read again, the outputs are the
+		// same, charts and JSON included.
+		again, err := notebook.Parse(back.Markdown())
+		if err != nil {
+			t.Fatalf("%s: parse the imported notebook's Markdown: %v", r.Notebook, err)
+		}
+		a, _ := back.Ipynb()
+		b, _ := again.Ipynb()
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the executed notebook changed on its way through Markdown", r.Notebook)
 		}
 	}
 	if n != len(list) {

@@ -49,11 +49,11 @@ type Kernel struct {
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc // interrupts the running cell
-	running  bool
-	shutdown chan bool // receives restart when a shutdown_request came
-	dropped  int       // messages refused for a bad signature
+	shutdown chan bool          // receives restart when a shutdown_request came
+	dropped  int                // messages refused for a bad signature
 
 	shellQ chan *Message
+	held   []*Message // queued requests taken out by holdQueued (shell goroutine only)
 }
 
 // New returns a kernel that is not yet listening.
@@ -102,7 +102,8 @@ func (k *Kernel) Dropped() int {
 
 // Run listens on the connection's ports and serves until ctx is done or a
 // shutdown_request arrives. It returns whether the shutdown asked for a
-// restart (Jupyter's manager then starts a new process).
+// restart (Jupyter's manager then starts a new process). Run may be called
+// once.
 func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 	sctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -139,7 +140,10 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 			k.handleControl(k.shell, m) // older clients send these on shell
 			return
 		}
-		k.shellQ <- m
+		select {
+		case k.shellQ <- m:
+		case <-sctx.Done():
+		}
 	})
 	go k.readLoop(k.control, "control", func(m *Message) { k.handleControl(k.control, m) })
 	go k.readLoop(k.stdin, "stdin", func(m *Message) {
@@ -283,29 +287,40 @@ func (k *Kernel) shellLoop(ctx context.Context) {
 			return
 		case m := <-k.shellQ:
 			if k.handleShell(ctx, m) {
-				k.abortQueued()
+				k.abortHeld()
 			}
 		}
 	}
 }
 
-// abortQueued answers the execute requests already queued with status
-// "aborted" (after a cell failed with stop_on_error, as ipykernel does),
-// so that "Run all" stops at the first error; other requests are handled.
-func (k *Kernel) abortQueued() {
+// holdQueued takes the requests already queued when a cell failed, before
+// its error reply is sent: with stop_on_error (the default, as in
+// ipykernel) "Run all" stops at the first error, while anything the client
+// sends after it has seen the error runs. Only the shell goroutine calls it.
+func (k *Kernel) holdQueued() {
 	for {
 		select {
 		case m := <-k.shellQ:
-			if m.Header.MsgType != "execute_request" {
-				k.handleShell(context.Background(), m)
-				continue
-			}
-			k.status("busy", m)
-			k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.x.ExecutionCount()})
-			k.status("idle", m)
+			k.held = append(k.held, m)
 		default:
 			return
 		}
+	}
+}
+
+// abortHeld answers the held execute requests with status "aborted" and
+// handles the other held requests.
+func (k *Kernel) abortHeld() {
+	held := k.held
+	k.held = nil
+	for _, m := range held {
+		if m.Header.MsgType != "execute_request" {
+			k.handleShell(context.Background(), m)
+			continue
+		}
+		k.status("busy", m)
+		k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.x.ExecutionCount()})
+		k.status("idle", m)
 	}
 }
 
@@ -420,11 +435,11 @@ func (k *Kernel) execute(ctx context.Context, m *Message) (abort bool) {
 	cell := CellFromCode(req.Code)
 	cctx, cancel := context.WithCancel(ctx)
 	k.mu.Lock()
-	k.cancel, k.running = cancel, true
+	k.cancel = cancel
 	k.mu.Unlock()
 	defer func() {
 		k.mu.Lock()
-		k.cancel, k.running = nil, false
+		k.cancel = nil
 		k.mu.Unlock()
 		cancel()
 	}()
@@ -440,8 +455,12 @@ func (k *Kernel) execute(ctx context.Context, m *Message) (abort bool) {
 	}
 	rep, err := k.x.Execute(cctx, cell, emit)
 	// The final chart or counters are in the result; shrink the live
-	// displays to a note so a saved notebook does not show them twice.
+	// displays to a note so a saved notebook does not show them twice. (A
+	// cell that failed or was interrupted keeps its partial live display.)
 	liveMu.Lock()
+	if err != nil || req.Silent {
+		clear(live)
+	}
 	for id, what := range live {
 		note := "the final " + what + " are in the cell's result"
 		k.publish("update_display_data", m, map[string]any{
@@ -451,17 +470,21 @@ func (k *Kernel) execute(ctx context.Context, m *Message) (abort bool) {
 	}
 	liveMu.Unlock()
 	var f *kernel.Failure
+	stop := req.StopOnError == nil || *req.StopOnError
+	if err != nil && stop {
+		k.holdQueued()
+	}
 	switch {
 	case errors.As(err, &f):
 		k.reply(k.shell, m, "execute_reply", map[string]any{
 			"status": "error", "execution_count": rep.ExecutionCount,
 			"ename": f.Ename, "evalue": f.Evalue, "traceback": traceback(&f.ErrorContent),
 		})
-		return req.StopOnError == nil || *req.StopOnError
+		return stop
 	case err != nil:
 		k.reply(k.shell, m, "execute_reply", map[string]any{"status": "error", "execution_count": k.x.ExecutionCount(),
 			"ename": kernel.ErrKernel, "evalue": err.Error(), "traceback": []string{err.Error()}})
-		return req.StopOnError == nil || *req.StopOnError
+		return stop
 	}
 	k.reply(k.shell, m, "execute_reply", map[string]any{
 		"status": "ok", "execution_count": rep.ExecutionCount, "user_expressions": map[string]any{}, "payload": []any{},
@@ -486,9 +509,10 @@ func traceback(ec *kernel.ErrorContent) []string {
 	return tb
 }
 
-// forward re-sends one executor message as Jupyter iopub message
-// answering req. Silent executions publish nothing but errors... and not
-// even those (Jupyter's "silent" means no broadcast at all).
+// forward re-sends one executor message as a Jupyter iopub message
+// answering req, its MIME bundles made renderable by Bundle. A silent
+// execution publishes nothing (Jupyter's "silent": no broadcast; the reply
+// still says how it went).
 func (k *Kernel) forward(km kernel.Message, req *Message, code string, silent bool) {
 	if silent {
 		return

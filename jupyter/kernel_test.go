@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -56,8 +58,13 @@ func freePorts(t *testing.T, n int) []int {
 func startKernel(t *testing.T) (*Kernel, *client, <-chan error) {
 	t.Helper()
 	p := freePorts(t, 5)
-	conn := &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], ControlPort: p[1], IOPubPort: p[2],
-		StdinPort: p[3], HBPort: p[4], Key: "test-key", SignatureScheme: "hmac-sha256"}
+	return startKernelOn(t, &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], ControlPort: p[1], IOPubPort: p[2],
+		StdinPort: p[3], HBPort: p[4], Key: "test-key", SignatureScheme: "hmac-sha256"})
+}
+
+func startKernelOn(t *testing.T, conn *ConnectionInfo) (*Kernel, *client, <-chan error) {
+	t.Helper()
+	p := []int{conn.ShellPort, conn.ControlPort, conn.IOPubPort}
 	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +221,27 @@ func msgTypes(ms []*Message) string {
 	return strings.Join(s, " ")
 }
 
+// TestKernelIPC runs the kernel on Unix sockets (transport "ipc", as
+// jupyter_client's KernelManager(transport="ipc") asks).
+func TestKernelIPC(t *testing.T) {
+	dir, err := os.MkdirTemp("", "cbk") // short: Unix socket paths are limited to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	_, c, done := startKernelOn(t, &ConnectionInfo{Transport: "ipc", IP: filepath.Join(dir, "k"), ShellPort: 1, ControlPort: 2,
+		IOPubPort: 3, StdinPort: 4, HBPort: 5, Key: "k", SignatureScheme: "hmac-sha256"})
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 2 AS two"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "ok" {
+		t.Fatalf("execute over ipc: %v", r)
+	}
+	id = c.send(c.control, "shutdown_request", map[string]any{}, c.sign)
+	c.reply(c.control, id)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestKernelInProcess drives a kernel in this process (so the race
 // detector sees its goroutines): execute, a failure, a wrongly signed
 // message, an interrupt of a long cell, and shutdown.
@@ -235,13 +263,24 @@ func TestKernelInProcess(t *testing.T) {
 		}
 	}
 
+	// A %%sql magic: per-cell settings; a bad one is an error with its cause.
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "%%sql group_by=naive\nSELECT UserID, count(*) FROM hits GROUP BY UserID LIMIT 1"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "ok" {
+		t.Errorf("%%%%sql group_by=naive: %v", r)
+	}
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "%%sql group_by=sideways\nSELECT 1"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "error" || !strings.Contains(fmt.Sprint(r["evalue"]), "group_by") {
+		t.Errorf("%%%%sql group_by=sideways: %v", r)
+	}
+	countBefore := 3
+
 	// A wrongly signed execute_request is dropped: nothing runs.
 	before := k.Dropped()
 	bad := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1"}, signer{key: []byte("other")})
 	badCtl := c.send(c.control, "shutdown_request", map[string]any{"restart": false}, signer{key: []byte("other")})
 	id = c.send(c.shell, "execute_request", map[string]any{"code": "SELECT nosuch FROM hits"}, c.sign)
 	_, rep = c.reply(c.shell, id)
-	if rep["status"] != "error" || rep["ename"] != kernel.ErrSQL || rep["execution_count"] != 2.0 {
+	if rep["status"] != "error" || rep["ename"] != kernel.ErrSQL || rep["execution_count"] != float64(countBefore+1) {
 		t.Errorf("failing cell reply = %v (the wrongly signed cell must not have counted)", rep)
 	}
 	if got := k.Dropped() - before; got != 2 {
@@ -257,6 +296,11 @@ func TestKernelInProcess(t *testing.T) {
 	// Interrupt a long cell on control.
 	stmt := "SELECT regexp_replace(URL, '^https?://([^/]+)/.*$', '\\1') AS k, count(*) FROM hits GROUP BY k ORDER BY 2 DESC LIMIT 1;\n"
 	id = c.send(c.shell, "execute_request", map[string]any{"code": strings.Repeat(stmt, 5000)}, c.sign)
+	// Two cells queued behind it ("Run all"): the interrupt aborts them too.
+	queued := []string{
+		c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1"}, c.sign),
+		c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 2"}, c.sign),
+	}
 	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	ctl := c.send(c.control, "interrupt_request", map[string]any{}, c.sign)
@@ -271,6 +315,16 @@ func TestKernelInProcess(t *testing.T) {
 	}
 	if took > interruptBound {
 		t.Errorf("interrupt took %v, want ≤ %v", took, interruptBound)
+	}
+	for _, q := range queued {
+		if _, r := c.reply(c.shell, q); r["status"] != "aborted" {
+			t.Errorf("cell queued behind the interrupted one: %v, want aborted", r)
+		}
+	}
+	// The next cell runs again.
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 3 AS three"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "ok" {
+		t.Errorf("cell after the interrupt: %v", r)
 	}
 
 	// Completion through the socket, then shutdown.

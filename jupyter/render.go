@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"cachebook/kernel"
+	"cachebook/kernel/experiment"
 )
 
 // MIME types Jupyter front ends render.
@@ -27,10 +28,12 @@ const (
 //   - text/html tables for a result (application/vnd.cachebook.result+json),
 //     with the counters panel below when the cell collected counters;
 //   - text/html for a counters panel and a progress bar;
-//   - a Vega-Lite chart plus an SVG image for a latency curve, bandwidth
-//     bars or a sweep (application/vnd.cachebook.measurement+json). The
-//     bundle then has no text/html, so JupyterLab and Notebook 7 (Vega-Lite
-//     renderer) and front ends without one (SVG) both draw the chart.
+//   - a Vega-Lite chart plus SVG and PNG images for a latency curve,
+//     bandwidth bars or a sweep (application/vnd.cachebook.measurement+json).
+//     The bundle then has no text/html, so JupyterLab and Notebook 7
+//     (Vega-Lite renderer), front ends without one (SVG) and views that
+//     show no SVG, such as Notebook 6 with an untrusted notebook (PNG), all
+//     draw the chart.
 func Bundle(data map[string]any) map[string]any {
 	out := make(map[string]any, len(data)+3)
 	for k, v := range data {
@@ -61,6 +64,9 @@ func Bundle(data map[string]any) map[string]any {
 		if c, ok := measurementChart(v); ok {
 			out[MIMEVegaLite] = c.vegaLite()
 			out[MIMESVG] = c.svg()
+			if p := c.pngBase64(); p != "" {
+				out[MIMEPNG] = p
+			}
 		}
 	}
 	return out
@@ -244,6 +250,7 @@ func progressHTML(p kernel.Progress, text string) string {
 type chart struct {
 	title, xTitle, yTitle string
 	logX                  bool
+	bytesX                bool // x is a size in bytes (ticks at powers of 4, labelled 4K, 1M, ...)
 	bars                  bool // x is a category, series are grouped bars
 	series                []series
 }
@@ -277,6 +284,9 @@ func measurementChart(v any) (*chart, bool) {
 				GBps    float64 `json:"gb_per_s"`
 			} `json:"results"`
 		} `json:"bandwidth"`
+		Experiment *struct {
+			Chart *experiment.Chart `json:"chart"`
+		} `json:"experiment"`
 		Sweep *struct {
 			Rows   int64 `json:"rows"`
 			Points []struct {
@@ -295,7 +305,7 @@ func measurementChart(v any) (*chart, bool) {
 		for _, p := range m.Latency.Points {
 			s.pts = append(s.pts, pt{x: float64(p.Bytes), y: p.Ns})
 		}
-		return &chart{title: "Memory latency by working-set size", xTitle: "working set (bytes)", yTitle: "ns per access", logX: true, series: []series{s}}, true
+		return &chart{title: "Memory latency by working-set size", xTitle: "working set (bytes)", yTitle: "ns per access", logX: true, bytesX: true, series: []series{s}}, true
 	case m.Kind == kernel.KindBandwidth && m.Bandwidth != nil && len(m.Bandwidth.Results) > 0:
 		by := map[string]*series{}
 		var names []string
@@ -332,6 +342,17 @@ func measurementChart(v any) (*chart, bool) {
 			c.series = append(c.series, *by[n])
 		}
 		return c, true
+	case m.Kind == kernel.KindExperiment && m.Experiment != nil && m.Experiment.Chart != nil:
+		e := m.Experiment.Chart
+		c := &chart{title: e.Title, xTitle: e.XTitle, yTitle: e.YTitle, logX: e.LogX, bars: e.Bars}
+		for _, es := range e.Series {
+			s := series{name: es.Name}
+			for _, p := range es.Points {
+				s.pts = append(s.pts, pt{x: p.X, label: p.Label, y: p.Y})
+			}
+			c.series = append(c.series, s)
+		}
+		return c, len(c.series) > 0
 	}
 	return nil, false
 }
@@ -363,17 +384,55 @@ func (c *chart) vegaLite() map[string]any {
 	color := map[string]any{"field": "series", "type": "nominal", "title": nil}
 	if c.bars {
 		x["type"] = "nominal"
+		x["sort"] = nil // the order of the measurements (read, write, ...)
+		x["axis"] = map[string]any{"labelAngle": 0}
 		spec["mark"] = map[string]any{"type": "bar", "tooltip": true}
 		spec["encoding"] = map[string]any{"x": x, "y": y, "color": color, "xOffset": map[string]any{"field": "series"}}
 	} else {
 		x["type"] = "quantitative"
 		if c.logX {
 			x["scale"] = map[string]any{"type": "log", "base": 2}
+			x["axis"] = c.logAxis()
+		}
+		if c.bytesX {
+			// L1 hits and DRAM misses differ a hundredfold: a log axis shows
+			// every level's plateau.
+			y["scale"] = map[string]any{"type": "log"}
 		}
 		spec["mark"] = map[string]any{"type": "line", "point": true, "tooltip": true}
 		spec["encoding"] = map[string]any{"x": x, "y": y, "color": color}
 	}
 	return spec
+}
+
+// logAxis returns the x axis of a log-scaled chart: ticks at powers of 4
+// labelled 4K, 1M, 1G for sizes in bytes, and at powers of 10 labelled
+// 1k, 1M for counts.
+func (c *chart) logAxis() map[string]any {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range c.series {
+		for _, p := range s.pts {
+			if p.x > 0 {
+				lo, hi = math.Min(lo, p.x), math.Max(hi, p.x)
+			}
+		}
+	}
+	if !(hi >= lo) {
+		return map[string]any{}
+	}
+	base := 10.0
+	if c.bytesX {
+		base = 4
+	}
+	var ticks []any
+	for v := math.Pow(base, math.Ceil(math.Log(lo)/math.Log(base)-1e-9)); v <= hi*(1+1e-9) && len(ticks) < 40; v *= base {
+		ticks = append(ticks, v)
+	}
+	if !c.bytesX {
+		return map[string]any{"values": ticks, "format": "~s"}
+	}
+	return map[string]any{"values": ticks, "labelExpr": "datum.value >= 1073741824 ? datum.value / 1073741824 + 'G' : " +
+		"datum.value >= 1048576 ? datum.value / 1048576 + 'M' : datum.value >= 1024 ? datum.value / 1024 + 'K' : datum.value + ''"}
 }
 
 var palette = []string{"#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2"}

@@ -1,14 +1,18 @@
 package jupyter
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"image/png"
 	"io"
 	"strings"
 	"testing"
 
 	"cachebook/kernel"
 	"cachebook/kernel/bandwidth"
+	"cachebook/kernel/experiment"
 	"cachebook/kernel/latency"
 	"cachebook/kernel/sweep"
 )
@@ -61,6 +65,10 @@ func TestBundleResult(t *testing.T) {
 func TestBundleCharts(t *testing.T) {
 	lat := &latency.Result{Points: []latency.Point{{Bytes: 4 << 10, Ns: 1.2}, {Bytes: 1 << 20, Ns: 4}, {Bytes: 64 << 20, Ns: 90}}}
 	bw := &bandwidth.Report{Results: []bandwidth.Result{{Op: "read", Threads: 1, GBps: 10}, {Op: "read", Threads: 2, GBps: 18}, {Op: "copy", Threads: 1, GBps: 6}}}
+	mlpResult := &experiment.Result{Experiment: "mlp", Chart: &experiment.Chart{Title: "t", XTitle: "chains", YTitle: "ns", LogX: true,
+		Series: []experiment.ChartSeries{{Name: "ns per load", Points: []experiment.ChartPoint{{X: 1, Y: 90}, {X: 2, Y: 46}, {X: 4, Y: 24}}}}}}
+	strideResult := &experiment.Result{Experiment: "stride", Chart: &experiment.Chart{Title: "t", XTitle: "pattern", YTitle: "ns", Bars: true,
+		Series: []experiment.ChartSeries{{Name: "4 KiB pages", Points: []experiment.ChartPoint{{Label: "stride-64", Y: 6}, {Label: "random", Y: 24}}}}}}
 	sw := &sweep.Report{Rows: 1000, Points: []sweep.Point{{Groups: 10, Strategy: "naive", NsPerRow: 2}, {Groups: 1000, Strategy: "naive", NsPerRow: 9}, {Groups: 10, Strategy: "radix", NsPerRow: 3}}}
 	tests := []struct {
 		kind   string
@@ -71,6 +79,8 @@ func TestBundleCharts(t *testing.T) {
 		{kernel.KindLatency, lat, 3, "line"},
 		{kernel.KindBandwidth, bw, 3, "bar"},
 		{kernel.KindSweep, sw, 3, "line"},
+		{kernel.KindExperiment, mlpResult, 3, "line"},
+		{kernel.KindExperiment, strideResult, 2, "bar"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
@@ -88,8 +98,40 @@ func TestBundleCharts(t *testing.T) {
 			if m := spec["mark"].(map[string]any)["type"]; m != tt.mark {
 				t.Errorf("mark = %v, want %s", m, tt.mark)
 			}
+			enc := spec["encoding"].(map[string]any)
+			if tt.kind == kernel.KindLatency {
+				ticks := enc["x"].(map[string]any)["axis"].(map[string]any)["values"].([]any)
+				if len(ticks) != 8 || ticks[0] != 4096.0 || ticks[7] != float64(64<<20) {
+					t.Errorf("latency x ticks = %v, want 4K, 16K, ... 64M (powers of 4)", ticks)
+				}
+				if enc["y"].(map[string]any)["scale"].(map[string]any)["type"] != "log" {
+					t.Errorf("latency y scale is not logarithmic")
+				}
+			}
 			if !strings.HasSuffix(spec["$schema"].(string), "vega-lite/v5.json") {
 				t.Errorf("$schema = %v", spec["$schema"])
+			}
+			pngData, err := base64.StdEncoding.DecodeString(out[MIMEPNG].(string))
+			if err != nil {
+				t.Fatalf("image/png is not base64: %v", err)
+			}
+			img, err := png.Decode(bytes.NewReader(pngData))
+			if err != nil || img.Bounds().Dx() != chartW || img.Bounds().Dy() != chartH {
+				t.Fatalf("image/png: %v %v", err, img)
+			}
+			// The chart draws its series in the palette's first colour.
+			found := false
+			want := parseHex(palette[0])
+			for y := 0; y < img.Bounds().Dy() && !found; y++ {
+				for x := 0; x < img.Bounds().Dx(); x++ {
+					if r, g, b, _ := img.At(x, y).RGBA(); uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(b>>8) == want.B {
+						found = true
+						break
+					}
+				}
+			}
+			if !found {
+				t.Errorf("the PNG has no pixel of the first series' colour")
 			}
 			svg := out[MIMESVG].(string)
 			wellFormed(t, svg)
@@ -99,7 +141,8 @@ func TestBundleCharts(t *testing.T) {
 		})
 	}
 	// An empty or unknown measurement gets no chart, and no panic.
-	for _, v := range []any{map[string]any{"kind": "latency"}, map[string]any{"kind": "other"}, "garbage"} {
+	for _, v := range []any{map[string]any{"kind": "latency"}, map[string]any{"kind": "other"}, "garbage",
+		map[string]any{"kind": "experiment", "experiment": &experiment.Result{Experiment: "c2c"}}} {
 		out := Bundle(map[string]any{kernel.MIMEMeasurement: v})
 		if _, ok := out[MIMEVegaLite]; ok {
 			t.Errorf("chart for %v", v)
@@ -183,4 +226,28 @@ func TestIsComplete(t *testing.T) {
 			t.Errorf("isComplete(%q) = %v, want %s", tt.code, got, tt.want)
 		}
 	}
+}
+
+// FuzzBundle feeds arbitrary JSON as each cachebook MIME type: Bundle must
+// not panic, and what it returns must encode as JSON (it is sent as is).
+func FuzzBundle(f *testing.F) {
+	f.Add([]byte(`{"kind":"latency","latency":{"points":[{"bytes":4096,"ns":1.5},{"bytes":1e12,"ns":1e300}]}}`))
+	f.Add([]byte(`{"kind":"bandwidth","bandwidth":{"results":[{"op":"<b>","threads":-1,"gb_per_s":-3}]}}`))
+	f.Add([]byte(`{"kind":"sweep","sweep":{"rows":0,"points":[{"groups":0,"strategy":"","ns_per_row":0}]}}`))
+	f.Add([]byte(`{"statements":[{"columns":[{"name":"a"}],"rows":[[null,"x"]],"row_count":-5}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		for _, mime := range []string{kernel.MIMEMeasurement, kernel.MIMEResult, kernel.MIMECounters, kernel.MIMEProgress} {
+			out := Bundle(map[string]any{mime: v, kernel.MIMEText: "x"})
+			if _, err := json.Marshal(out); err != nil {
+				t.Fatalf("%s: bundle does not encode: %v", mime, err)
+			}
+			if s, ok := out[MIMESVG].(string); ok {
+				wellFormed(t, s)
+			}
+		}
+	})
 }

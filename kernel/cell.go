@@ -149,6 +149,11 @@ type Env struct {
 	pending  map[string]map[string]any
 	order    []string  // display ids with pending updates, in first-seen order
 	yielded  time.Time // last yield to the browser's event loop (js/wasm)
+	// rows is the last (done, total) of Progress, rowsAt when it was
+	// last shown, rowsPending whether a later one is held back.
+	rows        [2]int64
+	rowsAt      time.Time
+	rowsPending bool
 }
 
 // Engine returns the kernel session's engine session (nil when the engine
@@ -245,19 +250,45 @@ func (e *Env) dropOrder(id string) {
 
 // Progress reports rows done of total as the cell's progress display.
 func (e *Env) Progress(done, total int64) {
-	el := time.Since(e.started)
+	// The engine calls this for every morsel, from every worker: keep
+	// the calls between two updates cheap (no formatting, no allocation).
+	now := time.Now()
+	e.mu.Lock()
+	e.rows = [2]int64{done, total}
+	due := e.rowsAt.IsZero() || now.Sub(e.rowsAt) >= e.limits.UpdateInterval
+	if due {
+		e.rowsAt = now
+	}
+	e.rowsPending = !due
+	e.mu.Unlock()
+	if due {
+		e.Display(e.DisplayID("progress"), e.rowsData(done, total, now))
+		return
+	}
+	e.maybeYield()
+}
+
+// rowsData is the progress display of done of total rows.
+func (e *Env) rowsData(done, total int64, now time.Time) map[string]any {
 	text := fmt.Sprintf("%d rows", done)
 	if total > 0 {
 		text = fmt.Sprintf("%d%% (%d/%d rows)", done*100/total, done, total)
 	}
-	e.Display(e.DisplayID("progress"), map[string]any{
-		MIMEProgress: Progress{Done: done, Total: total, Unit: "rows", ElapsedNs: el.Nanoseconds()},
+	return map[string]any{
+		MIMEProgress: Progress{Done: done, Total: total, Unit: "rows", ElapsedNs: now.Sub(e.started).Nanoseconds()},
 		MIMEText:     text,
-	})
+	}
 }
 
 // flush sends pending updates.
 func (e *Env) flush() {
+	e.mu.Lock()
+	pending, rows := e.rowsPending, e.rows
+	e.rowsPending = false
+	e.mu.Unlock()
+	if pending { // the last row count Progress held back
+		e.display(e.DisplayID("progress"), e.rowsData(rows[0], rows[1], time.Now()))
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -31,9 +31,15 @@ type Limits struct {
 	// UpdateInterval is the shortest time between two updates of one
 	// display (0.1 s: at most 10 updates per second).
 	UpdateInterval time.Duration
-	// InterruptGrace is how long an interrupted or timed-out cell is
-	// given to return before the kernel reports it stopped anyway and
-	// lets the runner finish in the background.
+	// InterruptGrace is the grace period, the one timer of the interrupt
+	// path (100 ms). An interrupt cancels the running cell's context (the
+	// only way a cell is stopped: Kernel.interrupt cancels it, a time
+	// limit expires it); the runner then has InterruptGrace to return.
+	// After that the kernel replies Interrupted (or Timeout) at once and
+	// the runner finishes in the background: the next cell of the same
+	// executor starts only when it has, and the server holds its
+	// admission slot until then (at most a minute, logged), so an
+	// overrunning runner never oversubscribes the machine.
 	InterruptGrace time.Duration
 	// QueryMemory is the per-query memory limit the engine was opened
 	// with (reported to clients; 0: engine default).
@@ -140,7 +146,7 @@ type Config struct {
 // Executor runs cells of one kernel session, one at a time, on its own
 // engine session (so SET statements persist from cell to cell). It is the
 // transport-independent core of the kernel: `cachebook run` uses it
-// directly, the server wraps it in a Session.
+// directly, the server (and the browser) wrap it in a Kernel.
 type Executor struct {
 	cfg    Config
 	reg    *Registry

@@ -69,9 +69,9 @@ func TestJupyterSource(t *testing.T) {
 	}
 }
 
-// FuzzParseMagic checks that a parsed magic line, written again, parses to
+// FuzzMagicLine checks that a parsed magic line, written again, parses to
 // the same cell.
-func FuzzParseMagic(f *testing.F) {
+func FuzzMagicLine(f *testing.F) {
 	for _, s := range []string{"%%latency max=256M", "%%experiment false-sharing threads=2\nx=1", `%%sweep groups="1,2" a`, "%%sql {a=b, c}", "SELECT 1"} {
 		f.Add(s)
 	}

@@ -32,10 +32,34 @@
 // Saved outputs are fenced blocks with the info string "output" directly
 // after their cell (blank lines allowed between). Their attributes are
 // type (result, display, stream or error; default result), name (stream
-// name or error name) and mime (text/plain, the default, or text/html; an
-// HTML block joins the output just before it). Everything else — other
-// fenced blocks such as ```go, headings, lists, comments — is prose and
-// forms markdown cells.
+// name or error name) and mime: text/plain (the default), text/html, a
+// JSON type — application/json or any type ending in +json, such as the
+// result tables (application/vnd.cachebook.result+json), the measurement
+// a chart is drawn from (application/vnd.cachebook.measurement+json) or a
+// Vega-Lite chart — other text, image/svg+xml, a base64 image/png, or
+// "traceback" (an error's lines, as JSON).
+// A block of another form than text/plain joins the output just before it
+// when that has the same type and name and lacks that form:
+//
+//	```output
+//	UserID  c
+//	1       10
+//	```
+//
+//	```output {mime=application/vnd.cachebook.result+json}
+//	{"statements":[...]}
+//	```
+//
+// Everything else — other fenced blocks such as ```go, headings, lists,
+// comments — is prose and forms markdown cells. Two comments keep prose
+// prose: <!-- cachebook: {"cell":"markdown"} --> starts a new markdown
+// cell (so that two prose cells in a row stay two, and an empty one
+// stays), and <!-- cachebook: {"prose":true} --> makes the block right
+// after it prose even if it looks like a cell, an output or a metadata
+// comment. Writing a notebook adds them where needed; Parse leaves the
+// escapes out of a cell's Source. Prose written by the writer that ends
+// inside a block that never closes (a fence, an HTML comment, <pre>) gets
+// the closing line, so that it cannot swallow the cells after it.
 //
 // The file is split with goldmark's AST: the byte ranges of top-level block
 // nodes decide where cells begin and end, and prose keeps its exact text.
@@ -43,21 +67,10 @@
 package notebook
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -75,10 +88,11 @@ const (
 	KindBandwidth  CellKind = "bandwidth"  // memory bandwidth, one core vs all
 	KindSweep      CellKind = "sweep"      // GROUP BY cost as the number of groups grows
 	KindExperiment CellKind = "experiment" // a named experiment (false-sharing, zeroing, ...)
+	KindCachesim   CellKind = "cachesim"   // a named access pattern through the cache model
 )
 
 // codeKinds are the kinds that a fenced block's info string can name.
-var codeKinds = []CellKind{KindSQL, KindLatency, KindBandwidth, KindSweep, KindExperiment}
+var codeKinds = []CellKind{KindSQL, KindLatency, KindBandwidth, KindSweep, KindExperiment, KindCachesim}
 
 // IsCode reports whether k is a code (runnable) kind.
 func (k CellKind) IsCode() bool { return slices.Contains(codeKinds, k) }
@@ -119,9 +133,75 @@ type Output struct {
 	// Data holds further forms by MIME type, as .ipynb keeps them (see
 	// ipynb.go): a string for text and images (image/svg+xml,
 	// base64 image/png), a JSON value for application/*json types (charts
-	// as application/vnd.vegalite.v5+json, cachebook's own result and
-	// measurement JSON); for an error output, "traceback" holds its lines.
+	// as application/vnd.vegalite.v5+json, cachebook's own result,
+	// measurement and counters JSON); for an error output, "traceback"
+	// holds its lines. The Markdown format writes each as its own block.
 	Data map[string]any `json:"data,omitempty"`
+}
+
+// isJSONMIME reports whether an output form of this MIME type is JSON:
+// application/json, any type with the +json suffix, and the "traceback"
+// of an error.
+func isJSONMIME(mime string) bool {
+	if mime == "application/json" || mime == tracebackKey {
+		return true
+	}
+	typ, sub, ok := strings.Cut(mime, "/")
+	return ok && typ != "" && strings.HasSuffix(sub, "+json") && len(sub) > len("+json") && plainMIME(mime)
+}
+
+// isStringMIME reports whether an output form of this MIME type is kept
+// as a string: text (text/*, image/svg+xml) and base64 images.
+func isStringMIME(mime string) bool {
+	switch mime {
+	case "text/plain", "text/html":
+		return false // Output.Text and Output.HTML
+	case "image/svg+xml", "image/png", "image/jpeg", "image/gif":
+		return true
+	}
+	return strings.HasPrefix(mime, "text/") && len(mime) > len("text/") && plainMIME(mime)
+}
+
+// plainMIME reports whether mime can stand unquoted in an info string.
+func plainMIME(mime string) bool {
+	return !strings.ContainsAny(mime, " \t,{}\"`=\n\r")
+}
+
+// SavableForm reports whether the Markdown format keeps an Output.Data form
+// of this MIME type (a JSON type, text other than text/plain and text/html,
+// an SVG or base64 image, or an error's "traceback").
+func SavableForm(mime string) bool { return isJSONMIME(mime) || isStringMIME(mime) }
+
+// tracebackKey is the Data key of an error output's traceback lines.
+const tracebackKey = "traceback"
+
+// join adds o's single form to out when out has the same type and name and
+// lacks that form (a Markdown file writes each form of an output as its own
+// block), and reports whether it did.
+func (out *Output) join(o Output) bool {
+	if out.Type != o.Type || out.Name != o.Name || o.Text != "" {
+		return false
+	}
+	switch {
+	case o.HTML != "" && len(o.Data) == 0:
+		if out.HTML != "" {
+			return false
+		}
+		out.HTML = o.HTML
+		return true
+	case o.HTML == "" && len(o.Data) == 1:
+		for k, v := range o.Data {
+			if _, dup := out.Data[k]; dup {
+				return false
+			}
+			if out.Data == nil {
+				out.Data = map[string]any{}
+			}
+			out.Data[k] = v
+		}
+		return true
+	}
+	return false
 }
 
 // Cell is one cell of a notebook.
@@ -145,9 +225,10 @@ type Cell struct {
 	// Outputs are the saved outputs.
 	Outputs []Output `json:"outputs,omitempty"`
 
-	raw    string // the cell's original bytes, "" for a cell not parsed
-	parsed bool   // whether the cell came from Parse
-	fp     string // fingerprint of the parsed fields, to detect edits
+	raw    string   // the cell's original bytes, "" for a cell not parsed
+	parsed bool     // whether the cell came from Parse
+	after  CellKind // for parsed prose: markdown, sql (any code) or "" (first) before it
+	fp     string   // fingerprint of the parsed fields, to detect edits
 }
 
 // Notebook is a parsed notebook: its metadata and its cells in order.
@@ -160,461 +241,6 @@ type Notebook struct {
 	metaRaw string // the original metadata comment, with its line end
 	metaAt  int    // index of the cell the comment preceded
 	metaFP  string // fingerprint of Meta as parsed
-}
-
-// idPattern is the nbformat 4.5 cell id pattern; cachebook ids obey it too.
-var idPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// ValidID reports whether id may be used as a cell id.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
-
-// markdown is the goldmark configuration used both to split notebooks and to
-// render prose, so that both agree on the block structure.
-func markdown() goldmark.Markdown {
-	return goldmark.New(
-		goldmark.WithExtensions(extension.GFM, extension.Footnote),
-		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
-	)
-}
-
-// block is a top-level block with its byte range [start, end).
-type block struct {
-	node       ast.Node
-	start, end int
-}
-
-// Parse splits src into cells. Any input up to MaxSize bytes parses (text
-// that is not a cell is prose); larger input is an error.
-func Parse(src []byte) (*Notebook, error) {
-	if len(src) > MaxSize {
-		return nil, fmt.Errorf("notebook: %d bytes is larger than the %d byte limit", len(src), MaxSize)
-	}
-	doc := markdown().Parser().Parse(text.NewReader(src))
-
-	var blocks []block
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		b, ok := blockRange(src, n)
-		if !ok {
-			continue
-		}
-		if len(blocks) > 0 && b.start < blocks[len(blocks)-1].end {
-			continue // overlapping ranges: leave this block to the prose
-		}
-		blocks = append(blocks, b)
-	}
-
-	nb := &Notebook{metaAt: -1}
-	prose := 0        // start of the pending prose
-	var owner *string // raw text of the code cell or metadata comment just read
-	flushProse := func(end int) {
-		// Blank lines after a cell or the metadata comment belong to
-		// it, so that they do not make empty prose cells.
-		if seg := src[prose:end]; owner != nil && onlyBlank(seg) {
-			*owner += string(seg)
-		} else if end > prose {
-			nb.Cells = append(nb.Cells, &Cell{Kind: KindMarkdown, Source: string(seg), parsed: true})
-		}
-		prose, owner = end, nil
-	}
-	for i := 0; i < len(blocks); i++ {
-		b := blocks[i]
-		// Notebook metadata comment.
-		if nb.metaAt < 0 {
-			if meta, ok := notebookMeta(src, b); ok {
-				flushProse(b.start)
-				nb.Meta, nb.metaRaw, nb.metaAt = meta, string(src[b.start:b.end]), len(nb.Cells)
-				nb.metaFP = fingerprint(meta)
-				prose, owner = b.end, &nb.metaRaw
-				continue
-			}
-		}
-		// A code cell, optionally preceded by its metadata comment.
-		start, fence, meta := b.start, i, map[string]any(nil)
-		if m, ok := cellMeta(src, b); ok && i+1 < len(blocks) && onlyBlank(src[b.end:blocks[i+1].start]) {
-			if _, ok := codeFence(src, blocks[i+1]); ok {
-				fence, meta = i+1, m
-			}
-		}
-		c, ok := codeFence(src, blocks[fence])
-		if !ok {
-			continue
-		}
-		if len(meta) > 0 {
-			c.Meta = meta
-		}
-		end := blocks[fence].end
-		last := fence
-		for j := fence + 1; j < len(blocks) && onlyBlank(src[end:blocks[j].start]); j++ {
-			out, ok := outputFence(src, blocks[j])
-			if !ok {
-				break
-			}
-			if out.Text == "" && out.HTML != "" && len(c.Outputs) > 0 {
-				prev := &c.Outputs[len(c.Outputs)-1]
-				if prev.HTML == "" && prev.Type == out.Type && prev.Name == out.Name {
-					prev.HTML = out.HTML
-					end, last = blocks[j].end, j
-					continue
-				}
-			}
-			c.Outputs = append(c.Outputs, out)
-			end, last = blocks[j].end, j
-		}
-		flushProse(start)
-		c.raw, c.parsed = string(src[start:end]), true
-		c.fp = c.fingerprint()
-		nb.Cells = append(nb.Cells, c)
-		prose, owner = end, &c.raw
-		i = last
-	}
-	flushProse(len(src))
-	for _, c := range nb.Cells {
-		if c.Kind == KindMarkdown {
-			c.raw = c.Source
-			c.fp = c.fingerprint()
-		}
-	}
-	nb.AssignIDs()
-	return nb, nil
-}
-
-// blockRange returns the byte range of a top-level block that may start a
-// cell or hold metadata: fenced code blocks and HTML blocks. The range runs
-// from the start of the block's first line to the end of its last line,
-// line terminator included.
-func blockRange(src []byte, n ast.Node) (block, bool) {
-	pos := n.Pos()
-	if pos < 0 || pos > len(src) {
-		return block{}, false
-	}
-	start := lineStart(src, pos)
-	switch n := n.(type) {
-	case *ast.FencedCodeBlock:
-		if n.Info == nil {
-			return block{}, false
-		}
-		// After the content (or the opening line), the next line is the
-		// closing fence; without one the block runs to the end of input.
-		after := lineEnd(src, pos)
-		if l := n.Lines(); l.Len() > 0 {
-			after = l.At(l.Len() - 1).Stop
-		}
-		if after < start || after > len(src) {
-			return block{}, false
-		}
-		return block{node: n, start: start, end: lineEnd(src, after)}, true
-	case *ast.HTMLBlock:
-		end := -1
-		if n.HasClosure() {
-			end = n.ClosureLine.Stop
-		} else if l := n.Lines(); l.Len() > 0 {
-			end = l.At(l.Len() - 1).Stop
-		}
-		if end < start || end > len(src) {
-			return block{}, false
-		}
-		return block{node: n, start: start, end: lineEnd(src, max(end-1, start))}, true
-	}
-	return block{}, false
-}
-
-// lineStart returns the offset of the start of the line holding offset i.
-func lineStart(src []byte, i int) int {
-	return bytes.LastIndexByte(src[:i], '\n') + 1
-}
-
-// lineEnd returns the offset just after the line terminator of the line
-// holding offset i (len(src) on the last line without one).
-func lineEnd(src []byte, i int) int {
-	if i >= len(src) {
-		return len(src)
-	}
-	if j := bytes.IndexByte(src[i:], '\n'); j >= 0 {
-		return i + j + 1
-	}
-	return len(src)
-}
-
-func onlyBlank(b []byte) bool {
-	return len(bytes.TrimLeft(b, " \t\r\n")) == 0
-}
-
-// metaComment returns the JSON object of a "<!-- cachebook: {...} -->"
-// comment that makes up all of block b.
-func metaComment(src []byte, b block) (map[string]any, bool) {
-	if _, ok := b.node.(*ast.HTMLBlock); !ok {
-		return nil, false
-	}
-	s := bytes.TrimSpace(src[b.start:b.end])
-	body, ok := bytes.CutPrefix(s, []byte("<!--"))
-	if !ok {
-		return nil, false
-	}
-	body, ok = bytes.CutSuffix(body, []byte("-->"))
-	if !ok || bytes.Contains(body, []byte("-->")) {
-		return nil, false
-	}
-	body, ok = bytes.CutPrefix(bytes.TrimSpace(body), []byte("cachebook:"))
-	if !ok {
-		return nil, false
-	}
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil || m == nil {
-		return nil, false
-	}
-	return m, true
-}
-
-// notebookMeta returns the notebook metadata of a {"notebook": {...}}
-// comment.
-func notebookMeta(src []byte, b block) (map[string]any, bool) {
-	m, ok := metaComment(src, b)
-	if !ok || len(m) != 1 {
-		return nil, false
-	}
-	meta, ok := m["notebook"].(map[string]any)
-	return meta, ok
-}
-
-// cellMeta returns the metadata of a cell metadata comment.
-func cellMeta(src []byte, b block) (map[string]any, bool) {
-	m, ok := metaComment(src, b)
-	if !ok {
-		return nil, false
-	}
-	if _, isNB := m["notebook"]; isNB && len(m) == 1 {
-		return nil, false
-	}
-	return m, true
-}
-
-// fenceContent returns the info string and the content of a fenced block,
-// without the content's final line terminator.
-func fenceContent(src []byte, b block) (info, content string, ok bool) {
-	f, ok := b.node.(*ast.FencedCodeBlock)
-	if !ok || f.Info == nil {
-		return "", "", false
-	}
-	info = string(f.Info.Segment.Value(src))
-	var buf bytes.Buffer
-	lines := f.Lines()
-	for i := 0; i < lines.Len(); i++ {
-		seg := lines.At(i)
-		buf.Write(seg.Value(src))
-	}
-	content = buf.String()
-	if c, ok := strings.CutSuffix(content, "\r\n"); ok {
-		content = c
-	} else {
-		content = strings.TrimSuffix(content, "\n")
-	}
-	return info, content, true
-}
-
-// codeFence returns the cell of a fenced block whose info string names a
-// code kind.
-func codeFence(src []byte, b block) (*Cell, bool) {
-	info, content, ok := fenceContent(src, b)
-	if !ok {
-		return nil, false
-	}
-	kind, name, attrs, ok := parseInfo(info)
-	if !ok || !CellKind(kind).IsCode() {
-		return nil, false
-	}
-	return &Cell{Kind: CellKind(kind), Name: name, Source: content, Attrs: attrs}, true
-}
-
-// outputFence returns the output of an ```output block.
-func outputFence(src []byte, b block) (Output, bool) {
-	info, content, ok := fenceContent(src, b)
-	if !ok {
-		return Output{}, false
-	}
-	kind, name, attrs, ok := parseInfo(info)
-	if !ok || kind != "output" || name != "" {
-		return Output{}, false
-	}
-	out := Output{Type: OutputType(attrs["type"]), Name: attrs["name"]}
-	if out.Type == "" {
-		out.Type = OutputResult
-	}
-	if !out.Type.valid() {
-		return Output{}, false
-	}
-	for k := range attrs {
-		if k != "type" && k != "name" && k != "mime" {
-			return Output{}, false
-		}
-	}
-	switch attrs["mime"] {
-	case "", "text/plain":
-		out.Text = content
-	case "text/html":
-		if content == "" {
-			return Output{}, false
-		}
-		out.HTML = content
-	default:
-		return Output{}, false
-	}
-	return out, true
-}
-
-// parseInfo splits an info string into its first word (the kind), an
-// experiment name and attributes. It is lenient: any text yields some
-// attributes; ok is false only for an empty info string.
-func parseInfo(info string) (kind, name string, attrs map[string]string, ok bool) {
-	info = strings.TrimSpace(info)
-	i := strings.IndexAny(info, " \t{")
-	if i < 0 {
-		i = len(info)
-	}
-	kind, rest := info[:i], strings.TrimSpace(info[i:])
-	if kind == "" {
-		return "", "", nil, false
-	}
-	if kind == string(KindExperiment) && rest != "" && rest[0] != '{' {
-		j := strings.IndexAny(rest, " \t,{")
-		if j < 0 {
-			j = len(rest)
-		}
-		if w := rest[:j]; !strings.Contains(w, "=") {
-			name, rest = w, strings.TrimSpace(rest[j:])
-		}
-	}
-	if strings.HasPrefix(rest, "{") {
-		rest = strings.TrimSuffix(rest[1:], "}")
-	}
-	for rest != "" {
-		rest = strings.TrimLeft(rest, " \t,")
-		if rest == "" {
-			break
-		}
-		j := strings.IndexAny(rest, " \t,=")
-		if j < 0 {
-			j = len(rest)
-		}
-		key := rest[:j]
-		rest = rest[j:]
-		val := "true"
-		if strings.HasPrefix(rest, "=") {
-			rest = rest[1:]
-			val, rest = cutValue(rest)
-		}
-		if key == "" {
-			continue
-		}
-		if attrs == nil {
-			attrs = map[string]string{}
-		}
-		attrs[key] = val
-	}
-	return kind, name, attrs, true
-}
-
-// cutValue reads one attribute value: a Go-quoted string or a run of
-// characters up to a space or comma.
-func cutValue(s string) (val, rest string) {
-	if strings.HasPrefix(s, `"`) {
-		if q, err := strconv.QuotedPrefix(s); err == nil {
-			if v, err := strconv.Unquote(q); err == nil {
-				return v, s[len(q):]
-			}
-		}
-	}
-	j := strings.IndexAny(s, " \t,")
-	if j < 0 {
-		j = len(s)
-	}
-	return s[:j], s[j:]
-}
-
-// formatInfo writes an info string that parseInfo reads back as the same
-// kind, name and attributes.
-func formatInfo(kind, name string, attrs map[string]string) string {
-	var b strings.Builder
-	b.WriteString(kind)
-	if name != "" {
-		b.WriteString(" " + name)
-	}
-	if len(attrs) > 0 {
-		b.WriteString(" {")
-		for i, k := range slices.Sorted(maps.Keys(attrs)) {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(k + "=" + formatValue(attrs[k]))
-		}
-		b.WriteString("}")
-	}
-	return b.String()
-}
-
-func formatValue(v string) string {
-	if v == "" || strings.ContainsAny(v, " \t,{}\"`\\\n\r") || v[0] == '"' {
-		return strconv.Quote(v)
-	}
-	return v
-}
-
-// fingerprint is a canonical encoding used to tell whether parsed content
-// was changed.
-func fingerprint(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "\x00unencodable"
-	}
-	return string(b)
-}
-
-func (c *Cell) fingerprint() string {
-	return fingerprint(struct {
-		Kind    CellKind
-		Name    string
-		Source  string
-		Attrs   map[string]string
-		Meta    map[string]any
-		Outputs []Output
-	}{c.Kind, c.Name, c.Source, c.Attrs, c.Meta, c.Outputs})
-}
-
-// AssignIDs gives every cell an ID: the "id" of its metadata if that is a
-// valid id, else its current ID if valid, else one derived from its kind
-// and a hash of its content. Duplicates get a numeric suffix. Parse calls
-// it; call it again after adding cells.
-func (n *Notebook) AssignIDs() {
-	seen := map[string]bool{}
-	for _, c := range n.Cells {
-		id, _ := c.Meta["id"].(string)
-		if !ValidID(id) {
-			id = c.ID
-		}
-		if !ValidID(id) {
-			id = c.derivedID()
-		}
-		base := id
-		if len(base) > 56 {
-			base = base[:56]
-		}
-		for k := 2; seen[id]; k++ {
-			id = base + "-" + strconv.Itoa(k)
-		}
-		seen[id] = true
-		c.ID = id
-	}
-}
-
-// derivedID is the id of a cell without an explicit one: its kind and a
-// hash of its content (for prose, without leading and trailing blank
-// lines, which do not change what it says).
-func (c *Cell) derivedID() string {
-	src := c.Source
-	if c.Kind == KindMarkdown {
-		src = trimBlankLines(src)
-	}
-	h := sha256.Sum256([]byte(string(c.Kind) + "\x00" + c.Name + "\x00" + src))
-	return string(c.Kind) + "-" + hex.EncodeToString(h[:4])
 }
 
 // Cell returns the cell with the given id, or nil.
@@ -667,151 +293,6 @@ func plainText(n ast.Node, src []byte) string {
 		return ast.WalkContinue, nil
 	})
 	return b.String()
-}
-
-// Markdown writes the notebook back as Markdown. Unchanged parts are written
-// with their original bytes, so Markdown(Parse(x)) == x; new or edited code
-// cells and metadata are written in the canonical form described in the
-// package documentation.
-func (n *Notebook) Markdown() []byte {
-	var buf bytes.Buffer
-	metaAt := n.metaAt
-	if metaAt < 0 || metaAt > len(n.Cells) {
-		metaAt = 0
-		if n.metaAt > len(n.Cells) {
-			metaAt = len(n.Cells)
-		}
-	}
-	for i := 0; i <= len(n.Cells); i++ {
-		if i == metaAt {
-			n.writeMeta(&buf)
-		}
-		if i == len(n.Cells) {
-			break
-		}
-		c := n.Cells[i]
-		switch {
-		case c.Kind == KindMarkdown && c.parsed:
-			buf.WriteString(c.Source)
-		case c.Kind == KindMarkdown:
-			// A new prose cell: leading and trailing blank lines carry
-			// no meaning and are normalised, so that rebuilding a
-			// notebook from its parsed cells is stable.
-			if body := trimBlankLines(c.Source); body != "" {
-				separate(&buf, true)
-				buf.WriteString(body + "\n")
-			}
-		case c.raw != "" && c.fingerprint() == c.fp:
-			separate(&buf, false)
-			buf.WriteString(c.raw)
-		default:
-			separate(&buf, true)
-			c.writeCanonical(&buf)
-		}
-	}
-	return buf.Bytes()
-}
-
-// separate makes sure what follows starts on a new line, after a blank line
-// if blank is set.
-func separate(buf *bytes.Buffer, blank bool) {
-	b := buf.Bytes()
-	if len(b) == 0 {
-		return
-	}
-	if b[len(b)-1] != '\n' {
-		buf.WriteByte('\n')
-	}
-	if blank && !bytes.HasSuffix(buf.Bytes(), []byte("\n\n")) {
-		buf.WriteByte('\n')
-	}
-}
-
-func (n *Notebook) writeMeta(buf *bytes.Buffer) {
-	if n.metaRaw != "" && fingerprint(n.Meta) == n.metaFP {
-		buf.WriteString(n.metaRaw)
-		return
-	}
-	if len(n.Meta) == 0 {
-		return
-	}
-	separate(buf, true)
-	buf.WriteString(commentLine(map[string]any{"notebook": n.Meta}))
-	buf.WriteString("\n")
-}
-
-func commentLine(m map[string]any) string {
-	b, err := json.Marshal(m)
-	if err != nil {
-		b = []byte("{}")
-	}
-	// "--" may not appear inside an HTML comment; JSON can escape it.
-	s := strings.ReplaceAll(string(b), "--", `-\u002d`)
-	return "<!-- cachebook: " + s + " -->\n"
-}
-
-// writeCanonical writes the cell in canonical form.
-func (c *Cell) writeCanonical(buf *bytes.Buffer) {
-	if len(c.Meta) > 0 {
-		buf.WriteString(commentLine(c.Meta))
-	}
-	kind := string(c.Kind)
-	if !c.Kind.IsCode() {
-		kind = string(KindSQL)
-	}
-	writeFence(buf, formatInfo(kind, c.Name, c.Attrs), c.Source)
-	for _, o := range c.Outputs {
-		attrs := map[string]string{}
-		if o.Type != OutputResult && o.Type != "" {
-			attrs["type"] = string(o.Type)
-		}
-		if o.Name != "" {
-			attrs["name"] = o.Name
-		}
-		buf.WriteByte('\n')
-		if o.Text != "" || o.HTML == "" {
-			writeFence(buf, formatInfo("output", "", attrs), o.Text)
-		}
-		if o.HTML != "" {
-			attrs["mime"] = "text/html"
-			if o.Text != "" {
-				buf.WriteByte('\n')
-			}
-			writeFence(buf, formatInfo("output", "", attrs), o.HTML)
-		}
-	}
-}
-
-// writeFence writes a fenced block long enough not to be closed by any line
-// of body.
-func writeFence(buf *bytes.Buffer, info, body string) {
-	ch := byte('`')
-	if strings.Contains(info, "`") {
-		ch = '~'
-	}
-	longest := 0
-	run := 0
-	for i := 0; i < len(body); i++ {
-		if body[i] == ch {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat(string(ch), max(3, longest+1))
-	buf.WriteString(fence + info + "\n")
-	if body != "" {
-		// Parsing drops one final line end; a body ending in "\r" needs
-		// "\r\n" so that the "\r" survives.
-		buf.WriteString(body)
-		if strings.HasSuffix(body, "\r") {
-			buf.WriteString("\r\n")
-		} else {
-			buf.WriteByte('\n')
-		}
-	}
-	buf.WriteString(fence + "\n")
 }
 
 // NewCell returns a new cell of the given kind; call Notebook.AssignIDs

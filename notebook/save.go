@@ -45,14 +45,21 @@ func ValidName(name string) error {
 // Load reads and parses the notebook name in dir. Name must pass ValidName;
 // the file is opened through os.Root, so it cannot escape dir.
 func Load(dir, name string) (*Notebook, error) {
-	if err := ValidName(name); err != nil {
-		return nil, err
-	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("notebook: open directory: %w", err)
 	}
 	defer root.Close()
+	return LoadRoot(root, name)
+}
+
+// LoadRoot reads and parses the notebook name in root. Name must pass
+// ValidName and name a regular file inside root (a symlink that leads out
+// of root is refused by os.Root).
+func LoadRoot(root *os.Root, name string) (*Notebook, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
 	f, err := root.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("notebook: %w", err)
@@ -84,12 +91,74 @@ func Load(dir, name string) (*Notebook, error) {
 // and followed by a sync of the directory. A failure at any step leaves the
 // previous file untouched and removes the temporary file.
 func Save(dir, name string, n *Notebook) error {
-	return saveFile(dir, name, n.Markdown(), nil)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("notebook: save: open directory: %w", err)
+	}
+	defer root.Close()
+	return saveFile(root, name, n.Markdown(), nil)
+}
+
+// SaveRoot is Save for a directory opened as an os.Root.
+func SaveRoot(root *os.Root, name string, n *Notebook) error {
+	return saveFile(root, name, n.Markdown(), nil)
+}
+
+// Temporary files of a save are named tempPrefix, 16 hex digits and
+// tempSuffix: a fixed 31 bytes, so that every name ValidName accepts (up
+// to 255 bytes) can be saved, and a name ValidName refuses (it starts with
+// a dot), so a temporary file is never listed or opened as a notebook.
+const (
+	tempPrefix = ".cachebook-save-"
+	tempSuffix = ".tmp"
+)
+
+// isTemp reports whether name is the temporary file of a save: this
+// version's or that of earlier versions ("." + name + ".tmp-" + hex).
+func isTemp(name string) bool {
+	if strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, tempSuffix) {
+		return true
+	}
+	if !strings.HasPrefix(name, ".") {
+		return false
+	}
+	i := strings.LastIndex(name, Ext+".tmp-")
+	return i > 0 && len(name)-(i+len(Ext)+len(".tmp-")) == 16
+}
+
+// CleanTemp removes the temporary files that interrupted saves (a crash,
+// kill -9, power loss) left in root and in its sub-directories one level
+// down, and returns their paths. Call it at start, before any save runs:
+// a save in progress in another process would lose its temporary file.
+func CleanTemp(root *os.Root) ([]string, error) {
+	var removed []string
+	var errs []error
+	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable entries are skipped
+		}
+		if d.IsDir() {
+			if p != "." && strings.Contains(p, "/") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !isTemp(d.Name()) {
+			return nil
+		}
+		if err := root.Remove(p); err != nil {
+			errs = append(errs, fmt.Errorf("notebook: remove stale %s: %w", p, err))
+			return nil
+		}
+		removed = append(removed, p)
+		return nil
+	})
+	return removed, errors.Join(append(errs, err)...)
 }
 
 // saveFile is Save's implementation; fail, if set, is called before each
 // step and can inject an error (for tests).
-func saveFile(dir, name string, data []byte, fail func(step string) error) error {
+func saveFile(root *os.Root, name string, data []byte, fail func(step string) error) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
@@ -99,15 +168,9 @@ func saveFile(dir, name string, data []byte, fail func(step string) error) error
 		}
 		return nil
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("notebook: save: open directory: %w", err)
-	}
-	defer root.Close()
-
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := "." + name + ".tmp-" + hex.EncodeToString(rnd[:])
+	tmp := tempPrefix + hex.EncodeToString(rnd[:]) + tempSuffix
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("notebook: save %s: %w", name, err)

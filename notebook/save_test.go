@@ -22,6 +22,69 @@ func TestValidName(t *testing.T) {
 	}
 }
 
+// TestLongNames saves and loads names up to the 255 bytes a Linux file
+// name may have (the temporary file's name must not grow with it).
+func TestLongNames(t *testing.T) {
+	dir := t.TempDir()
+	nb, _ := Parse([]byte(sampleForSave))
+	for _, n := range []int{200, 233, 234, 250, 255} {
+		name := strings.Repeat("n", n-len(Ext)) + Ext
+		if err := ValidName(name); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if err := Save(dir, name, nb); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if _, err := Load(dir, name); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+	}
+	// Multi-byte runes count in bytes.
+	if err := ValidName(strings.Repeat("é", 127) + Ext); err == nil {
+		t.Error("a 255-byte limit counted runes")
+	}
+	assertNoTemp(t, dir)
+}
+
+// TestCleanTemp plants the temporary files of interrupted saves (this
+// version's and the older naming) beside notebooks and in a
+// sub-directory: CleanTemp removes those and nothing else.
+func TestCleanTemp(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := []string{".cachebook-save-0123456789abcdef.tmp", ".a.md.tmp-0123456789abcdef", "sub/.cachebook-save-fedcba9876543210.tmp"}
+	keep := []string{"a.md", "sub/b.md", ".hidden", "x.tmp", ".a.md.tmp-xyz", "notes.md.tmp-0123456789abcdef"}
+	for _, p := range append(append([]string{}, stale...), keep...) {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	removed, err := CleanTemp(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(removed, ",") != ".a.md.tmp-0123456789abcdef,.cachebook-save-0123456789abcdef.tmp,sub/.cachebook-save-fedcba9876543210.tmp" {
+		t.Errorf("removed %q", removed)
+	}
+	for _, p := range keep {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s left behind", p)
+		}
+	}
+}
+
 func TestSaveAndLoad(t *testing.T) {
 	dir := t.TempDir()
 	nb, err := Parse([]byte(sampleForSave))
@@ -76,7 +139,12 @@ func TestSaveIsAtomic(t *testing.T) {
 			}
 			injected := errors.New("injected crash")
 			var sawPartial bool
-			err := saveFile(dir, "n.md", []byte(strings.Repeat("new content\n", 1000)), func(s string) error {
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			err = saveFile(root, "n.md", []byte(strings.Repeat("new content\n", 1000)), func(s string) error {
 				// While the new bytes are being written, the visible
 				// file must still be the old one.
 				if got, _ := os.ReadFile(filepath.Join(dir, "n.md")); string(got) != string(old) {
@@ -124,7 +192,7 @@ func assertNoTemp(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
+		if isTemp(e.Name()) || strings.Contains(e.Name(), ".tmp") {
 			t.Errorf("temporary file %s left behind", e.Name())
 		}
 	}

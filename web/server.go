@@ -17,6 +17,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +52,10 @@ type Config struct {
 	Notebooks *NotebookDir
 	// MaxMessageBytes is the websocket read limit (default 4 MiB).
 	MaxMessageBytes int
+	// MaxFrameBytes caps every frame the server writes, counting all of
+	// it (statement echo, columns, plan, rows); a larger output is
+	// replaced by an OutputTooLarge error for its cell (default 8 MiB).
+	MaxFrameBytes int
 	// PingInterval and PongWait drive websocket keep-alive (30 s, 60 s).
 	PingInterval time.Duration
 	PongWait     time.Duration
@@ -59,6 +65,11 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// DefaultMaxFrameBytes is the default cap on one frame the server writes.
+// The kernel keeps result values under 1 MiB; the rest of a frame (names,
+// types, plans, statement text, JSON escaping) should fit in the rest.
+const DefaultMaxFrameBytes = 8 << 20
+
 // Server is the notebook server. Create it with New, then call Serve.
 type Server struct {
 	cfg     Config
@@ -66,8 +77,12 @@ type Server struct {
 	mgr     *kernel.Manager
 	metrics *metrics
 	mux     *http.ServeMux
+	handler http.Handler
 	up      websocket.Upgrader
 	started time.Time
+	// instance identifies this run of the server; the welcome carries it
+	// so that a tab can tell a restart from a reconnect.
+	instance string
 
 	connWG sync.WaitGroup
 	gz     gzipCache
@@ -85,6 +100,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 4 << 20
 	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
 	if cfg.PingInterval <= 0 {
 		cfg.PingInterval = 30 * time.Second
 	}
@@ -94,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(), instance: kernel.NewID()}
 	s.metrics = newMetrics(prometheus.NewRegistry(), func() *kernel.Manager { return s.mgr }, func() float64 {
 		return float64(s.metrics.connections.Load())
 	})
@@ -122,6 +140,15 @@ func New(cfg Config) (*Server, error) {
 		// gorilla's own check consistent with ours.
 		CheckOrigin: s.originAllowed,
 	}
+	if cfg.Notebooks != nil {
+		removed, err := cfg.Notebooks.CleanTemp()
+		if err != nil {
+			s.log.Warn("cleaning temporary files of interrupted saves", "err", err)
+		}
+		if len(removed) > 0 {
+			s.log.Info("removed temporary files of interrupted saves", "files", removed)
+		}
+	}
 	s.routes()
 	return s, nil
 }
@@ -134,11 +161,15 @@ func (s *Server) Token() string {
 	return s.cfg.Token
 }
 
+// Instance returns the id of this run of the server, which the welcome of
+// every connection carries as server_instance.
+func (s *Server) Instance() string { return s.instance }
+
 // Manager returns the server's kernel sessions.
 func (s *Server) Manager() *kernel.Manager { return s.mgr }
 
 // Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // URL returns the ready-to-open URL of the UI for a listener address.
 func (s *Server) URL(addr net.Addr) string {
@@ -158,7 +189,7 @@ func (s *Server) URL(addr net.Addr) string {
 // cancelled, websockets get close code 1001) and waits up to 10 s.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -205,6 +236,31 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("/", s.handleStatic)
 	s.mux = mux
+	s.handler = securityHeaders(mux)
+}
+
+// ContentSecurityPolicy is sent with every response. Script runs only from
+// this server's own files (no inline script, no eval; WebAssembly may
+// compile), the page talks only to its own origin, and no other site may
+// frame it. Inline styles stay allowed: CodeMirror and uPlot set them, and
+// a style cannot run script.
+const ContentSecurityPolicy = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; " +
+	"worker-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries: the CSP, the
+// legacy frame ban for browsers without frame-ancestors, no Referer (the
+// page URL may still hold the token when a link is followed) and no MIME
+// sniffing.
+func securityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", ContentSecurityPolicy)
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // api wraps a JSON REST handler with the guards and error replies.
@@ -240,6 +296,7 @@ func (s *Server) handleStatus(r *http.Request) (any, error) {
 		"protocol": kernel.Protocol, "sessions": st.Sessions, "connections": s.metrics.connections.Load(),
 		"running": st.Running, "queued": st.Queued, "max_heavy": s.mgr.Scheduler().Limit(),
 		"cell_kinds": s.mgr.Registry().Kinds(), "started": s.started.UTC().Format(time.RFC3339),
+		"server_instance": s.instance,
 	}, nil
 }
 
@@ -269,24 +326,28 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleStatic serves the UI. The page itself needs the token (so that
-// its cookie is set); the other assets are public code.
+// its cookie is set); the other assets are public code. The path is
+// cleaned before anything is decided, so that "/%2e/", "/%2e%2e/" or
+// "/dist/..%2f" are the page (and need the token) rather than a way
+// around it; directories are not listed.
 func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	isPage := r.URL.Path == "/" || r.URL.Path == "/index.html"
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	isPage := name == "" || name == "index.html"
 	if !s.guard(w, r, false) {
 		return
 	}
 	if isPage && !s.authorized(w, r) {
 		s.metrics.rejected.WithLabelValues("token").Inc()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, loginPage)
 		return
 	}
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if s.cfg.Static == nil {
 		if !isPage {
 			http.NotFound(w, r)
@@ -297,12 +358,38 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isPage {
+		b, err := fs.ReadFile(s.cfg.Static, "index.html")
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "no-store")
-	}
-	if s.gz.serveGzipped(w, r, s.cfg.Static) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(b)
+		}
 		return
 	}
-	http.FileServerFS(s.cfg.Static).ServeHTTP(w, r)
+	st, err := fs.Stat(s.cfg.Static, name)
+	if err != nil || !st.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	if s.gz.serveGzipped(w, r, s.cfg.Static, name) {
+		return
+	}
+	f, err := s.cfg.Static.Open(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		http.Error(w, "asset not seekable", http.StatusInternalServerError)
+		return
+	}
+	http.ServeContent(w, r, name, st.ModTime(), rs)
 }
 
 const loginPage = `<!doctype html><meta charset="utf-8"><title>cachebook: token needed</title>

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -110,6 +111,8 @@ type client struct {
 	welcome kernel.Welcome
 	frames  chan *kernel.Message
 	errc    chan error
+	// largest is the size of the largest frame received.
+	largest atomic.Int64
 }
 
 func (ts *testServer) dial(t *testing.T, session string, since uint64) *client {
@@ -132,6 +135,9 @@ func (ts *testServer) dial(t *testing.T, session string, since uint64) *client {
 				close(c.frames)
 				return
 			}
+			if n := int64(len(data)); n > c.largest.Load() {
+				c.largest.Store(n)
+			}
 			m, err := kernel.Decode(data, 0)
 			if err != nil {
 				c.errc <- fmt.Errorf("server frame: %w: %s", err, data)
@@ -150,6 +156,25 @@ func (ts *testServer) dial(t *testing.T, session string, since uint64) *client {
 	return c
 }
 
+// dialRaw connects and returns the welcome.
+func (ts *testServer) dialRaw(t *testing.T) *kernel.Message {
+	t.Helper()
+	conn, resp, err := websocket.DefaultDialer.Dial(ts.url+"?token=secret", nil)
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	defer conn.Close()
+	_, data, err := conn.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := kernel.Decode(data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func (c *client) next() *kernel.Message {
 	c.t.Helper()
 	select {
@@ -158,8 +183,8 @@ func (c *client) next() *kernel.Message {
 			c.t.Fatalf("connection ended: %v", <-c.errc)
 		}
 		return m
-	case <-time.After(10 * time.Second):
-		c.t.Fatal("no frame in 10 s")
+	case <-time.After(30 * time.Second):
+		c.t.Fatal("no frame in 30 s")
 	}
 	return nil
 }

@@ -1,16 +1,18 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"cachebook/kernel"
 	"cachebook/notebook"
 )
 
@@ -115,6 +117,14 @@ func ToNotebook(d *Doc) (*notebook.Notebook, error) {
 			if kind == notebook.KindExperiment {
 				name, body, _ := strings.Cut(dc.Source, "\n")
 				c.Name, c.Source = strings.TrimSpace(name), body
+				if c.Name != "" && !wordRE.MatchString(c.Name) {
+					return nil, fmt.Errorf("%w: cell %d: experiment name %q is not a word", errBadRequest, i, c.Name)
+				}
+			}
+			for k := range dc.Attrs {
+				if !wordRE.MatchString(k) {
+					return nil, fmt.Errorf("%w: cell %d: attribute name %q is not a word", errBadRequest, i, k)
+				}
 			}
 		default:
 			return nil, fmt.Errorf("%w: cell %d has unknown cell_type %q", errBadRequest, i, dc.CellType)
@@ -122,17 +132,107 @@ func ToNotebook(d *Doc) (*notebook.Notebook, error) {
 		if dc.ID != "" && notebook.ValidID(dc.ID) {
 			c.ID = dc.ID
 		}
-		c.Attrs, c.Meta, c.Outputs = dc.Attrs, dc.Meta, dc.Outputs
+		outs, err := checkOutputs(i, dc.Outputs)
+		if err != nil {
+			return nil, err
+		}
+		c.Attrs, c.Meta, c.Outputs = dc.Attrs, dc.Meta, outs
 		nb.Cells = append(nb.Cells, c)
 	}
 	nb.AssignIDs()
 	return nb, nil
 }
 
+// wordRE is what experiment and attribute names may be, so that they
+// read back from an info string as they were written.
+var wordRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// checkOutputs validates the outputs the page sends for cell i and gives a
+// result table without a text form the text the kernel would print, so
+// that the saved Markdown reads well on its own.
+func checkOutputs(i int, outs []notebook.Output) ([]notebook.Output, error) {
+	if len(outs) > 1000 {
+		return nil, fmt.Errorf("%w: cell %d has %d outputs, more than 1000", errBadRequest, i, len(outs))
+	}
+	var res []notebook.Output
+	for j, o := range outs {
+		switch o.Type {
+		case notebook.OutputResult, notebook.OutputDisplay, notebook.OutputStream, notebook.OutputError:
+		default:
+			return nil, fmt.Errorf("%w: cell %d output %d has unknown type %q", errBadRequest, i, j, o.Type)
+		}
+		for mime := range o.Data {
+			if !notebook.SavableForm(mime) {
+				return nil, fmt.Errorf("%w: cell %d output %d: a notebook cannot keep a %q form", errBadRequest, i, j, mime)
+			}
+		}
+		if v, ok := o.Data[kernel.MIMEResult]; ok && o.Text == "" {
+			var b kernel.ResultBundle
+			if raw, err := json.Marshal(v); err == nil && json.Unmarshal(raw, &b) == nil {
+				o.Text = strings.TrimSuffix(kernel.RenderText(&b), "\n")
+			}
+		}
+		if o.Type == notebook.OutputResult && o.Text == "" && o.HTML == "" && len(o.Data) == 0 {
+			continue // nothing to keep
+		}
+		res = append(res, o)
+	}
+	return res, nil
+}
+
 // NotebookDir stores notebooks as Markdown files in a directory, one level
-// of sub-directories deep ("name.md" or "dir/name.md").
+// of sub-directories deep ("name.md" or "dir/name.md"). Every access goes
+// through os.Root: a symlink (to a file or to a directory) that leads out
+// of Root is refused, for reading and for writing.
 type NotebookDir struct {
 	Root string
+}
+
+// open opens the notebook directory and, for a non-empty dir, its
+// sub-directory dir (created first when create is set); closing the
+// returned function closes both.
+func (nd *NotebookDir) open(dir string, create bool) (*os.Root, func(), error) {
+	root, err := os.OpenRoot(nd.Root)
+	if err != nil {
+		if create && errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(nd.Root, 0o755); err == nil {
+				root, err = os.OpenRoot(nd.Root)
+			}
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("notebooks: %w", err)
+		}
+	}
+	if dir == "" {
+		return root, func() { root.Close() }, nil
+	}
+	if create {
+		if err := root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			root.Close()
+			return nil, nil, fmt.Errorf("notebooks: %w", err)
+		}
+	}
+	sub, err := root.OpenRoot(dir)
+	root.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("notebooks: %w", err)
+	}
+	return sub, func() { sub.Close() }, nil
+}
+
+// CleanTemp removes the temporary files interrupted saves left behind
+// (see notebook.CleanTemp) and returns their paths; a missing directory
+// has none.
+func (nd *NotebookDir) CleanTemp() ([]string, error) {
+	root, err := os.OpenRoot(nd.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notebooks: %w", err)
+	}
+	defer root.Close()
+	return notebook.CleanTemp(root)
 }
 
 // splitPath validates a notebook path and splits it into its directory
@@ -187,8 +287,7 @@ func (nd *NotebookDir) List() ([]NotebookInfo, error) {
 			return nil
 		}
 		title := ""
-		dir, name, _ := splitPath(p)
-		if nb, err := notebook.Load(filepath.Join(nd.Root, dir), name); err == nil {
+		if nb, err := nd.Open(p); err == nil {
 			title = nb.Title()
 		}
 		out = append(out, NotebookInfo{Path: p, Title: title, Modified: info.ModTime().UTC().Format(time.RFC3339), Size: info.Size()})
@@ -210,7 +309,15 @@ func (nd *NotebookDir) Open(p string) (*notebook.Notebook, error) {
 	if err != nil {
 		return nil, err
 	}
-	nb, err := notebook.Load(filepath.Join(nd.Root, dir), name)
+	root, done, err := nd.open(dir, false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no notebook %q", errNotFound, p)
+		}
+		return nil, err
+	}
+	defer done()
+	nb, err := notebook.LoadRoot(root, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: no notebook %q", errNotFound, p)
@@ -226,14 +333,15 @@ func (nd *NotebookDir) Save(p string, nb *notebook.Notebook) (NotebookInfo, erro
 	if err != nil {
 		return NotebookInfo{}, err
 	}
-	full := filepath.Join(nd.Root, dir)
-	if err := os.MkdirAll(full, 0o755); err != nil {
-		return NotebookInfo{}, fmt.Errorf("notebooks: %w", err)
-	}
-	if err := notebook.Save(full, name, nb); err != nil {
+	root, done, err := nd.open(dir, true)
+	if err != nil {
 		return NotebookInfo{}, err
 	}
-	st, err := os.Stat(filepath.Join(full, name))
+	defer done()
+	if err := notebook.SaveRoot(root, name, nb); err != nil {
+		return NotebookInfo{}, err
+	}
+	st, err := root.Stat(name)
 	if err != nil {
 		return NotebookInfo{}, fmt.Errorf("notebooks: %w", err)
 	}

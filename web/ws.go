@@ -1,14 +1,18 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"cachebook/engine/units"
 	"cachebook/kernel"
 )
 
@@ -64,7 +68,7 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 	defer s.connWG.Done()
 	s.metrics.connections.Add(1)
 	defer s.metrics.connections.Add(-1)
-	log := s.log.With("session", sub.Session().ID(), "remote", r.RemoteAddr)
+	log := s.log.With("session", sub.Kernel().ID(), "remote", r.RemoteAddr)
 	log.Info("websocket connected", "since", since, "replay", len(sub.Replay))
 
 	c := &wsConn{s: s, conn: conn, sub: sub, done: make(chan struct{})}
@@ -139,7 +143,7 @@ func (c *wsConn) protocolError(parent *kernel.Message, msg string) {
 	if parent != nil {
 		ph = parent.Header
 	}
-	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, c.sub.Session().KernelSession(), ph,
+	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, c.sub.Kernel().KernelSession(), ph,
 		kernel.ProtocolError{Ename: kernel.ErrBadMessage, Evalue: msg}))
 }
 
@@ -186,7 +190,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 			v, err = c.s.notebookSave(req.Path, req.Notebook)
 		}
 	default:
-		if herr := c.sub.Session().Handle(c.sub, m); herr != nil {
+		if herr := c.sub.Kernel().Handle(c.sub, m); herr != nil {
 			c.protocolError(m, herr.Error())
 		}
 		return
@@ -198,7 +202,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 	if ch == "" {
 		ch = kernel.ChannelShell
 	}
-	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Session().KernelSession(), m.Header, v))
+	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Kernel().KernelSession(), m.Header, v))
 }
 
 // writeLoop sends the welcome, the replay and then live frames, and pings.
@@ -212,12 +216,12 @@ func (c *wsConn) writeLoop() {
 		// Unblock the reader so the handler can finish.
 		_ = c.conn.Close()
 	}
-	if !write(c.sub.Welcome) {
+	if !write(withInstance(c.sub.Welcome, c.s.instance)) {
 		fail()
 		return
 	}
 	for _, f := range c.sub.Replay {
-		if !write(f) {
+		if !write(c.capFrame(f)) {
 			fail()
 			return
 		}
@@ -239,7 +243,7 @@ func (c *wsConn) writeLoop() {
 				fail()
 				return
 			}
-			if !write(data) {
+			if !write(c.capFrame(data)) {
 				fail()
 				return
 			}
@@ -250,4 +254,80 @@ func (c *wsConn) writeLoop() {
 			}
 		}
 	}
+}
+
+// withInstance adds the server's instance id to an encoded welcome
+// (content.server_instance, docs/protocol.md §2), so that a tab that
+// reconnects can tell that the server restarted.
+func withInstance(welcome []byte, instance string) []byte {
+	var m struct {
+		Channel      string                     `json:"channel"`
+		Header       json.RawMessage            `json:"header"`
+		ParentHeader json.RawMessage            `json:"parent_header"`
+		Metadata     json.RawMessage            `json:"metadata"`
+		Content      map[string]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(welcome, &m); err != nil || m.Content == nil {
+		return welcome
+	}
+	id, _ := json.Marshal(instance)
+	m.Content["server_instance"] = id
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return welcome
+	}
+	return b
+}
+
+// ErrOutputTooLarge is the ename of the error that replaces a frame larger
+// than Config.MaxFrameBytes.
+const ErrOutputTooLarge = "OutputTooLarge"
+
+// capFrame returns data, or, when it is larger than the frame cap, an
+// error message in its place: same channel, sequence number and parent (so
+// the cell shows the error and the replay has no hole), saying how large
+// the output was and what to do.
+func (c *wsConn) capFrame(data []byte) []byte {
+	max := c.s.cfg.MaxFrameBytes
+	if len(data) <= max {
+		return data
+	}
+	c.s.metrics.rejected.WithLabelValues("frame_too_large").Inc()
+	var m struct {
+		Channel      string        `json:"channel"`
+		Header       kernel.Header `json:"header"`
+		ParentHeader kernel.Header `json:"parent_header"`
+		Seq          uint64        `json:"seq"`
+	}
+	_ = json.Unmarshal(data, &m) // content is skipped, not kept
+	what := m.Header.MsgType
+	if what == "" {
+		what = "message"
+	}
+	msg := fmt.Sprintf("this %s is %s, more than the %s one message may carry, so it was not sent", what,
+		units.HumanBytes(int64(len(data))), units.HumanBytes(int64(max)))
+	if m.ParentHeader.MsgType == kernel.MsgExecuteRequest {
+		msg += "; select fewer columns or rows, or split the cell into fewer statements"
+	}
+	c.s.log.Warn("frame over the cap replaced", "type", what, "bytes", len(data), "max", max)
+	ch := m.Channel
+	if ch == "" {
+		ch = kernel.ChannelIOPub
+	}
+	// An output becomes an error output; a reply (execute_reply, a
+	// notebook too large to open) stays a reply, failed, so that the
+	// request it answers does not wait for ever.
+	typ := kernel.MsgError
+	var content any = kernel.ErrorContent{Ename: ErrOutputTooLarge, Evalue: msg, Traceback: []string{msg}}
+	if strings.HasSuffix(m.Header.MsgType, "_reply") {
+		typ = m.Header.MsgType
+		content = map[string]any{"status": kernel.StatusError, "ename": ErrOutputTooLarge, "evalue": msg}
+	}
+	em := kernel.NewMessage(ch, typ, m.Header.Session, m.ParentHeader, content)
+	em.Seq = m.Seq
+	b, err := kernel.Encode(&em)
+	if err != nil {
+		return data[:0]
+	}
+	return b
 }

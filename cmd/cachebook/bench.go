@@ -80,6 +80,10 @@ type benchReport struct {
 	DuckDBVersion string     `json:"duckdb_version,omitempty"`
 	FloorNote     string     `json:"floor_note,omitempty"`
 	GoHeap        string     `json:"go_heap"` // how Go's runtime returns freed heap pages
+	// Cold lists queries answered by fresh processes from the file.
+	Cold []coldRow `json:"cold,omitempty"`
+	// Scaling compares the parallel strategy's 2- and 1-thread times.
+	Scaling []scalingRow `json:"scaling,omitempty"`
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -95,8 +99,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "table", "output: table (markdown) or json")
 	out := fs.String("out", "", "also write the JSON report to this file")
 	counters := fs.Bool("counters", true, "measure one extra run per variant with perf counters")
+	cold := fs.Int("cold", 3, "fresh-process runs per cold and first-look query (0: skip them)")
+	one := fs.String("one", "", "internal: run this SQL in this process over --data and print the time as JSON")
+	oneThreads := fs.Int("one-threads", 1, "internal: threads for --one")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *one != "" {
+		return benchOne(ctx, *data, *one, *oneThreads, stdout)
 	}
 	if *order != "shuffled" && *order != "clustered" {
 		return fmt.Errorf("--order must be shuffled or clustered, got %q", *order)
@@ -274,6 +284,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
+	rep.Scaling = scaling(rep.Results)
+	if *cold > 0 {
+		duckPath := ""
+		if dc != nil {
+			duckPath = *duck
+		}
+		if rep.Cold, err = runCold(ctx, path, threads, *cold, duckPath, stderr); err != nil {
+			return err
+		}
+	}
 	if *out != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -329,6 +349,7 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f | %.1f | %.2f× | %s |\n", r.Query, name, r.Variant.Threads, r.Groups, r.MedianMS, r.NSPerRow, r.VsNaive, vsD)
 	}
+	writeColdTable(&b, rep.Cold, rep.Scaling)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -290,6 +290,14 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 	} else {
 		xc.DB = db
 	}
+	// Measurement cells run pinned to a reserved core where there is one,
+	// as under `cachebook serve`.
+	if cpu, reason := kernel.ReservedCPU(); cpu >= 0 {
+		xc.Pin, xc.PinCPU = true, cpu
+		log.Info("measurement cells pinned to a reserved core", "cpu", cpu)
+	} else {
+		log.Info("measurement cells not pinned", "reason", reason)
+	}
 	k, err := jupyter.New(jupyter.Config{Conn: conn, Executor: xc, Logger: log, Version: version()})
 	if err != nil {
 		return err

@@ -38,6 +38,12 @@ var cheap = map[string]map[string]string{
 	"experiment parallel-merge":  {"rows": "20000", "groups": "2000"},
 	"experiment zeroing":         {"size": "64KiB", "allocs": "2"},
 	"experiment sum-rewrite":     {"terms": "4", "reps": "1"},
+	"experiment mlp":             {"size": "2MiB", "chains": "1,4", "sample": "2ms", "reps": "1"},
+	"experiment stride":          {"size": "2MiB", "sample": "2ms", "reps": "1"},
+	"experiment associativity":   {"counts": "4,16", "sample": "2ms", "reps": "1"},
+	"experiment c2c":             {"duration": "5ms", "reps": "1"},
+	"experiment substring":       {"reps": "1"},
+	"experiment page-reuse":      {"size": "1MiB", "rounds": "2"},
 }
 
 // TestLessonsRun runs every cell of every lesson on small data and fails
@@ -144,8 +150,12 @@ func TestLessonsExportImportCommands(t *testing.T) {
 	if err := cmdLessons(context.Background(), nil, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(stdout.String(), "\n"); n != 7 {
-		t.Errorf("lessons printed %d lines, want 7:\n%s", n, stdout.String())
+	list, err := lessons.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != len(list)+1 {
+		t.Errorf("lessons printed %d lines, want a header and %d lessons:\n%s", n, len(list), stdout.String())
 	}
 	dir := t.TempDir()
 	ipynb := filepath.Join(dir, "radix.ipynb")

@@ -402,3 +402,8 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 	out.Stats, out.TableSlots = stats, int(maxSlots.Load())
 	return out, nil
 }
+
+// CountFast reports whether Aggregate runs the tuned single-integer-key
+// count(*) loop for these keys and aggregates (unless Config.Generic is
+// set), so that a plan can show which loop runs.
+func CountFast(keyTypes []vec.Type, specs []Spec) bool { return countFast(keyTypes, specs) }

@@ -21,6 +21,11 @@ type Binder struct {
 	// (the planner uses this to map aggregate calls and GROUP BY
 	// expressions onto the columns of the aggregation output).
 	Replace func(e sql.Expr) (idx int, ok bool)
+	// Subst, when set, is consulted for every AST node Replace did not
+	// replace. If it returns ok, the node's replacement is bound in its
+	// place (the planner uses this for SELECT aliases used inside WHERE,
+	// HAVING and ORDER BY expressions).
+	Subst func(e sql.Expr) (sql.Expr, bool)
 }
 
 // Bind binds e. Errors are *sql.Error values positioned at the offending
@@ -57,6 +62,11 @@ func (b *Binder) bind(e sql.Expr, depth int) (Expr, error) {
 				return nil, errAt(e.Pos(), "internal error: %s replaced by column %d of %d", sql.Format(e), idx, len(b.Columns))
 			}
 			return &ColumnRef{Index: idx, T: b.Columns[idx].Type, Name: b.Columns[idx].Name}, nil
+		}
+	}
+	if b.Subst != nil {
+		if r, ok := b.Subst(e); ok {
+			return b.bind(r, depth+1)
 		}
 	}
 	x, err := b.bindNode(e, depth+1)

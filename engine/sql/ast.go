@@ -6,7 +6,7 @@ type Node interface {
 	Pos() Pos
 }
 
-// Statement is a parsed SQL statement: *Select, *Set, *ShowTables,
+// Statement is a parsed SQL statement: *Select, *Set, *Reset, *ShowTables,
 // *Describe or *Explain.
 type Statement interface {
 	Node
@@ -71,6 +71,14 @@ type Set struct {
 	Value Expr
 }
 
+// Reset is RESET name or RESET ALL: the setting (or every setting) goes
+// back to its default.
+type Reset struct {
+	Span
+	Name string // as written; "" with All
+	All  bool
+}
+
 // ShowTables is SHOW TABLES.
 type ShowTables struct {
 	Span
@@ -92,6 +100,7 @@ type Explain struct {
 
 func (*Select) stmtNode()     {}
 func (*Set) stmtNode()        {}
+func (*Reset) stmtNode()      {}
 func (*ShowTables) stmtNode() {}
 func (*Describe) stmtNode()   {}
 func (*Explain) stmtNode()    {}

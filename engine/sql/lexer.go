@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode"
@@ -91,13 +92,42 @@ func (t Token) describe() string {
 // Tokenize splits src into tokens, skipping whitespace and comments. The
 // last token is TokEOF. On a lexical error it returns the tokens read so far
 // and an *Error at the offending position.
-func Tokenize(src string) ([]Token, error) {
+func Tokenize(src string) ([]Token, error) { return tokenize(context.Background(), src) }
+
+// checkEvery is how many tokens the lexer and parser handle between looks
+// at their context.
+const checkEvery = 4096
+
+func tokenize(ctx context.Context, src string) ([]Token, error) {
+	if len(src) > MaxSourceBytes {
+		l := lexer{src: src[:MaxSourceBytes], pos: Pos{Line: 1, Col: 1}}
+		for l.pos.Offset < MaxSourceBytes {
+			l.advance()
+		}
+		return nil, &Error{Pos: l.pos, Msg: fmt.Sprintf("input too long: %d bytes, at most %d bytes of SQL are accepted at once", len(src), MaxSourceBytes)}
+	}
 	l := lexer{src: src, pos: Pos{Offset: 0, Line: 1, Col: 1}}
 	var toks []Token
+	depth := 0
 	for {
 		t, err := l.next()
 		if err != nil {
 			return toks, err
+		}
+		if len(toks)%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("parsing: %w", err)
+			}
+		}
+		switch t.Kind {
+		case TokLParen:
+			// Reject deep nesting here, before millions of tokens are
+			// kept: the parser would refuse it anyway.
+			if depth++; depth > MaxDepth {
+				return nil, &Error{Pos: t.Pos, Msg: fmt.Sprintf("parentheses nested too deeply (more than %d levels)", MaxDepth)}
+			}
+		case TokRParen:
+			depth--
 		}
 		toks = append(toks, t)
 		if t.Kind == TokEOF {
@@ -105,6 +135,13 @@ func Tokenize(src string) ([]Token, error) {
 		}
 	}
 }
+
+// MaxSourceBytes bounds the SQL text Parse accepts (1 MiB), so that what
+// the parser builds stays bounded too: a notebook cell is written by hand.
+const MaxSourceBytes = 1 << 20
+
+// MaxStatements bounds the statements one Parse call returns.
+const MaxStatements = 10000
 
 type lexer struct {
 	src string

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -14,11 +15,18 @@ const MaxDepth = 1000
 // Parse parses src as a sequence of ;-separated statements. Empty
 // statements are skipped. The error, if any, is an *Error.
 func Parse(src string) ([]Statement, error) {
-	toks, err := Tokenize(src)
+	return ParseContext(context.Background(), src)
+}
+
+// ParseContext is Parse stopped by ctx: a cancelled context ends
+// tokenizing and parsing within a few thousand tokens, with an error that
+// wraps ctx.Err().
+func ParseContext(ctx context.Context, src string) ([]Statement, error) {
+	toks, err := tokenize(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{src: src, toks: toks}
+	p := &parser{src: src, toks: toks, ctx: ctx}
 	var stmts []Statement
 	for {
 		for p.tok().Kind == TokSemi {
@@ -26,6 +34,9 @@ func Parse(src string) ([]Statement, error) {
 		}
 		if p.tok().Kind == TokEOF {
 			return stmts, nil
+		}
+		if len(stmts) == MaxStatements {
+			return nil, p.errorf(p.tok().Pos, "too many statements: at most %d are accepted at once", MaxStatements)
 		}
 		s, err := p.statement()
 		if err != nil {
@@ -87,6 +98,8 @@ type parser struct {
 	toks  []Token
 	i     int
 	depth int
+	ctx   context.Context // nil: not cancellable
+	steps int
 }
 
 func (p *parser) tok() Token { return p.toks[p.i] }
@@ -163,6 +176,11 @@ func (p *parser) errorf(pos Pos, format string, args ...any) error {
 }
 
 func (p *parser) enter() error {
+	if p.steps++; p.steps%checkEvery == 0 && p.ctx != nil {
+		if err := p.ctx.Err(); err != nil {
+			return fmt.Errorf("parsing: %w", err)
+		}
+	}
 	p.depth++
 	if p.depth > MaxDepth {
 		return p.errorf(p.tok().Pos, "expression nested too deeply (more than %d levels)", MaxDepth)
@@ -187,6 +205,17 @@ func (p *parser) statement() (Statement, error) {
 		return p.selectStmt()
 	case p.isKw("SET"):
 		return p.setStmt()
+	case p.isKw("RESET"):
+		p.next()
+		p.acceptKw("SESSION")
+		if p.acceptKw("ALL") {
+			return &Reset{Span: p.span(t), All: true}, nil
+		}
+		name, err := p.name("setting name or ALL")
+		if err != nil {
+			return nil, err
+		}
+		return &Reset{Span: p.span(t), Name: name}, nil
 	case p.isKw("SHOW"):
 		p.next()
 		if !p.acceptKw("TABLES") {
@@ -225,7 +254,7 @@ func (p *parser) statement() (Statement, error) {
 		}
 		return &Explain{Span: p.span(t), Analyze: analyze, Stmt: s}, nil
 	}
-	return nil, p.expected("SELECT, SET, SHOW, DESCRIBE or EXPLAIN")
+	return nil, p.expected("SELECT, SET, RESET, SHOW, DESCRIBE or EXPLAIN")
 }
 
 func (p *parser) setStmt() (*Set, error) {

@@ -2,9 +2,12 @@ package sql
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -355,7 +358,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT 1 /* x", "1:10: unterminated comment"},
 		{"SELECT 1 ? 2", "1:10: unexpected character '?'"},
 		{"SELECT 12abc", "1:10: invalid character 'a' after number 12"},
-		{"SELEC 1", "1:1: expected SELECT, SET, SHOW, DESCRIBE or EXPLAIN, found 'SELEC'"},
+		{"SELEC 1", "1:1: expected SELECT, SET, RESET, SHOW, DESCRIBE or EXPLAIN, found 'SELEC'"},
 		{"SELECT a FROM t1, t2", "1:17: joins are not supported: FROM takes a single table"},
 		{"SELECT a FROM t1 JOIN t2 ON x", "1:18: joins are not supported: FROM takes a single table"},
 		{"SELECT a FROM t1 LEFT JOIN t2 ON x", "1:18: joins are not supported: FROM takes a single table"},
@@ -505,12 +508,39 @@ func FuzzLex(f *testing.F) {
 	})
 }
 
+func TestResetAndBounds(t *testing.T) {
+	stmts, err := Parse("RESET threads; RESET ALL; reset session memory_limit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Reset{{Name: "threads"}, {All: true}, {Name: "memory_limit"}}
+	for i, st := range stmts {
+		r, ok := st.(*Reset)
+		if !ok || r.Name != want[i].Name || r.All != want[i].All {
+			t.Errorf("statement %d: %#v", i, st)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"RESET", "1:6: expected setting name or ALL, found end of input"},
+		{strings.Repeat(" ", MaxSourceBytes) + "SELECT 1", "input too long"},
+		{"SELECT " + strings.Repeat("(", MaxDepth+1), "1:1008: parentheses nested too deeply"},
+		{strings.Repeat("SELECT 1;", MaxStatements+1), "too many statements"},
+	} {
+		_, err := Parse(tc.src)
+		var se *Error
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.30q: got %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, q := range readClickBench(f) {
 		f.Add(q)
 	}
 	for _, q := range []string{"SET x = 1; SHOW TABLES", "EXPLAIN ANALYZE SELECT 1", "SELECT CASE WHEN a THEN b END",
-		"SELECT x::int FROM 'f.parquet' t", "SELECT -(-1) NOT BETWEEN 1 AND 2", "DESCRIBE SELECT 1"} {
+		"SELECT x::int FROM 'f.parquet' t", "SELECT -(-1) NOT BETWEEN 1 AND 2", "DESCRIBE SELECT 1",
+		"RESET ALL; RESET threads", "SELECT ((((1))))"} {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -535,4 +565,27 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseCancel: cancelling the context stops a long parse soon.
+func TestParseCancel(t *testing.T) {
+	src := "SELECT " + strings.Repeat("a + 1, ", (MaxSourceBytes-20)/7) + "a FROM t"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ParseContext(ctx, src); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before the start: %v", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ParseContext(ctx, src)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	cancel()
+	err := <-done
+	if d := time.Since(t0); d > 200*time.Millisecond {
+		t.Errorf("parse stopped %v after the cancel (%v)", d, err)
+	}
 }

@@ -8,8 +8,8 @@ import (
 	"cachebook/engine/vec"
 )
 
-// cache holds decoded columns (one vector per row group) under a byte
-// budget, evicting whole columns in least-recently-used order. An entry is
+// cache holds decoded column chunks (one vector per column and row group)
+// under a byte budget, evicting chunks in least-recently-used order. An entry is
 // created by the first loader of a column; later loaders wait for it
 // (singleflight), so a column is decoded once however many queries ask.
 type cache struct {
@@ -21,8 +21,9 @@ type cache struct {
 }
 
 type cacheKey struct {
-	ident string // file identity: path, modification time, size
-	col   string
+	ident    string // file identity: path, modification time, size
+	col      string
+	rowGroup int
 }
 
 type entry struct {
@@ -52,6 +53,19 @@ func (c *cache) acquire(k cacheKey) (e *entry, own bool) {
 	e = &entry{key: k, done: make(chan struct{})}
 	c.m[k] = e
 	return e, true
+}
+
+// peek returns the vectors of a completed entry for k without waiting for
+// one in progress or creating one.
+func (c *cache) peek(k cacheKey) ([]*vec.Vector, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[k]
+	if e == nil || e.elem == nil {
+		return nil, false
+	}
+	c.lru.MoveToFront(e.elem)
+	return e.vecs, true
 }
 
 func (c *cache) complete(e *entry, vecs []*vec.Vector) {
@@ -92,16 +106,20 @@ func (c *cache) wait(ctx context.Context, e *entry) ([]*vec.Vector, error) {
 	}
 }
 
-// stats reports the bytes and the number of columns held.
+// stats reports the bytes and the number of column chunks held.
 func (c *cache) stats() (used int64, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.used, c.lru.Len()
 }
 
-// CacheStats reports the bytes of decoded columns held in the cache and how
-// many columns that is.
-func (c *Catalog) CacheStats() (bytes int64, columns int) { return c.cache.stats() }
+// CacheStats reports the bytes of decoded column chunks held in the cache
+// and how many chunks (one column of one row group each) that is.
+func (c *Catalog) CacheStats() (bytes int64, chunks int) { return c.cache.stats() }
+
+// Decodes reports how many column chunks the catalog has decoded from files
+// since it was opened (cache misses).
+func (c *Catalog) Decodes() int64 { return c.decodes.Load() }
 
 func vectorsSize(vs []*vec.Vector) int64 {
 	var n int64

@@ -6,10 +6,12 @@
 // clause ('x.parquet') is resolved inside DIR only: absolute paths, ".."
 // and symbolic links leading out of DIR are refused (os.Root enforces it).
 //
-// Load decodes the requested columns through parquet-go's page API, one
-// vec.Batch per row group, and keeps decoded columns in an LRU cache bounded
-// in bytes, keyed by file, modification time, size and column, so repeated
-// queries over the same columns skip decoding. Concurrent loads of one column
+// A Reader decodes the requested columns of one row group at a time through
+// parquet-go's page API, so a scan holds only the row groups in flight.
+// Decoded column chunks are kept in an LRU cache bounded in bytes, keyed by
+// file, modification time, size, column and row group, so repeated queries
+// over the same columns skip decoding; the cache is an optimisation only, a
+// table larger than it is read all the same. Concurrent reads of one chunk
 // decode it once. A corrupt or truncated file yields an error naming the file,
 // never a panic.
 package storage
@@ -44,7 +46,7 @@ type Catalog struct {
 	gen   int64               // registration counter (cache identity of memory files)
 	cache *cache
 
-	decodes atomic.Int64 // columns decoded from files (for tests)
+	decodes atomic.Int64 // column chunks decoded from files
 }
 
 type memFile struct {
@@ -168,6 +170,12 @@ func (c *Catalog) Tables() ([]TableInfo, error) {
 			if !ok || e.IsDir() || strings.HasPrefix(e.Name(), ".") || seen[stem] || !validName(stem) {
 				continue
 			}
+			if tp := e.Type(); tp&fs.ModeSymlink == 0 && !tp.IsRegular() {
+				// A FIFO, socket or device: listed as unreadable without
+				// opening it (opening a FIFO blocks).
+				out = append(out, TableInfo{Name: stem, Path: filepath.Join(c.dir, e.Name()), Rows: -1, Err: "not a regular file"})
+				continue
+			}
 			t, err := c.Table(e.Name(), true)
 			ti := info(t, err)
 			ti.Name = stem
@@ -246,6 +254,11 @@ func (c *Catalog) Table(ref string, isFile bool) (t *Table, err error) {
 	if c.root == nil {
 		return nil, fmt.Errorf("storage: %s: not found (no data directory)", what)
 	}
+	// Stat before opening: opening a FIFO or a device for reading can
+	// block until someone writes to it.
+	if st, err := c.root.Stat(rel); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("storage: %s is not a regular file", what)
+	}
 	fh, err := c.root.Open(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -279,6 +292,12 @@ func quote(s string) string { return fmt.Sprintf("%q", s) }
 // openParquet opens a Parquet file, converting parquet-go panics on corrupt
 // input into errors that name the file.
 func openParquet(r io.ReaderAt, size int64, path string) (f *parquet.File, err error) {
+	return openParquetBuf(r, size, path, 1<<20)
+}
+
+// openParquetBuf is openParquet with a read buffer of buf bytes per column
+// chunk being read.
+func openParquetBuf(r io.ReaderAt, size int64, path string, buf int) (f *parquet.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", path, p)
@@ -290,7 +309,7 @@ func openParquet(r io.ReaderAt, size int64, path string) (f *parquet.File, err e
 	f, err = parquet.OpenFile(r, size,
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
-		parquet.ReadBufferSize(1<<20),
+		parquet.ReadBufferSize(buf),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", path, err)
@@ -341,9 +360,11 @@ func newTable(name, path string, f *parquet.File) (*Table, error) {
 }
 
 // Load returns the columns cols of t (all columns when cols is empty), one
-// batch per row group, vectors in the order of cols. Decoded columns come
-// from the cache when present. progress, if not nil, is called with the
-// rows decoded so far and the table's row count.
+// batch per row group, vectors in the order of cols. It decodes the whole
+// table and is meant for tests and tools; queries read row groups one at a
+// time through a Reader. Decoded chunks come from the cache when present.
+// progress, if not nil, is called with the rows loaded so far and the
+// table's row count.
 func (c *Catalog) Load(ctx context.Context, t *Table, cols []string, progress func(done, total int64)) ([]*vec.Batch, error) {
 	if len(cols) == 0 {
 		for _, col := range t.Columns {
@@ -352,110 +373,49 @@ func (c *Catalog) Load(ctx context.Context, t *Table, cols []string, progress fu
 	}
 	idx := make([]int, len(cols))
 	for i, name := range cols {
-		idx[i] = -1
-		for j, col := range t.Columns {
-			if col.Name == name {
-				idx[i] = j
-				break
-			}
-		}
-		if idx[i] < 0 {
-			for j, col := range t.Columns {
-				if strings.EqualFold(col.Name, name) {
-					idx[i] = j
-					break
-				}
-			}
-		}
+		idx[i] = t.ColumnIndex(name)
 		if idx[i] < 0 {
 			return nil, fmt.Errorf("storage: %s: no column %q", t.Path, name)
 		}
 	}
-
-	var cached map[int][]*vec.Vector
-	var err error
-	for attempt := 0; ; attempt++ {
-		cached, err = c.loadColumns(ctx, t, idx, progress)
-		// A column another query was decoding failed because that query
-		// was cancelled: decode it ourselves.
-		if err == nil || ctx.Err() != nil || attempt == 2 || !errors.Is(err, errOtherCancelled) {
-			break
-		}
-	}
+	rd, err := c.Open(t)
 	if err != nil {
 		return nil, err
 	}
+	defer rd.Close()
 	out := make([]*vec.Batch, len(t.RowGroupRows))
+	var done int64
 	for g := range out {
-		b := &vec.Batch{Len: int(t.RowGroupRows[g]), Vecs: make([]*vec.Vector, len(idx))}
-		for i, j := range idx {
-			b.Vecs[i] = cached[j][g]
+		vs, err := rd.RowGroup(ctx, g, idx)
+		if err != nil {
+			return nil, err
 		}
-		out[g] = b
+		out[g] = &vec.Batch{Len: int(t.RowGroupRows[g]), Vecs: vs}
+		done += t.RowGroupRows[g]
+		if progress != nil {
+			progress(done, t.Rows)
+		}
 	}
 	return out, nil
+}
+
+// ColumnIndex returns the index of the column named name (an exact match
+// first, then case-insensitively), or -1.
+func (t *Table) ColumnIndex(name string) int {
+	for j, col := range t.Columns {
+		if col.Name == name {
+			return j
+		}
+	}
+	for j, col := range t.Columns {
+		if strings.EqualFold(col.Name, name) {
+			return j
+		}
+	}
+	return -1
 }
 
 var errOtherCancelled = errors.New("storage: load cancelled by another query")
-
-// loadColumns returns the columns idx of t by row group, from the cache or
-// decoded now.
-func (c *Catalog) loadColumns(ctx context.Context, t *Table, idx []int, progress func(done, total int64)) (map[int][]*vec.Vector, error) {
-	type want struct {
-		col int
-		e   *entry
-		own bool
-	}
-	var wants []*want
-	seen := map[int]bool{}
-	var mine []*want
-	ident := t.ident()
-	for _, j := range idx {
-		if seen[j] {
-			continue
-		}
-		seen[j] = true
-		e, own := c.cache.acquire(cacheKey{ident: ident, col: t.Columns[j].Name})
-		w := &want{col: j, e: e, own: own}
-		wants = append(wants, w)
-		if own {
-			mine = append(mine, w)
-		}
-	}
-	if len(mine) > 0 {
-		cs := make([]int, len(mine))
-		for i, w := range mine {
-			cs[i] = w.col
-		}
-		c.decodes.Add(int64(len(cs)))
-		res, err := c.decode(ctx, t, cs, progress)
-		for i, w := range mine {
-			if err != nil {
-				ferr := err
-				if ctx.Err() != nil {
-					ferr = fmt.Errorf("%w: %w", errOtherCancelled, err)
-				}
-				c.cache.fail(w.e, ferr)
-			} else {
-				c.cache.complete(w.e, res[i])
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	} else if progress != nil {
-		progress(t.Rows, t.Rows)
-	}
-	out := make(map[int][]*vec.Vector, len(wants))
-	for _, w := range wants {
-		vs, err := c.cache.wait(ctx, w.e)
-		if err != nil {
-			return nil, err
-		}
-		out[w.col] = vs
-	}
-	return out, nil
-}
 
 // ident is the cache identity of the table's file.
 func (t *Table) ident() string {
@@ -463,88 +423,4 @@ func (t *Table) ident() string {
 		return fmt.Sprintf("%s\x00gen%d", t.Path, t.mem.gen)
 	}
 	return fmt.Sprintf("%s\x00%d\x00%d", t.Path, t.modTime.UnixNano(), t.size)
-}
-
-// decode reads columns cs of t from its file, row group by row group.
-func (c *Catalog) decode(ctx context.Context, t *Table, cs []int, progress func(done, total int64)) (res [][]*vec.Vector, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
-		}
-	}()
-	var r io.ReaderAt
-	size := t.size
-	if t.mem != nil {
-		r, size = t.mem.r, t.mem.size
-	} else {
-		if c.root == nil {
-			return nil, fmt.Errorf("storage: %s: no data directory", t.Path)
-		}
-		fh, err := c.root.Open(t.relPath)
-		if err != nil {
-			return nil, fmt.Errorf("storage: %s: %w", t.Path, err)
-		}
-		defer fh.Close()
-		st, err := fh.Stat()
-		if err != nil {
-			return nil, fmt.Errorf("storage: %s: %w", t.Path, err)
-		}
-		if st.Size() != t.size || !st.ModTime().Equal(t.modTime) {
-			return nil, fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
-		}
-		r = fh
-	}
-	f, err := openParquet(r, size, t.Path)
-	if err != nil {
-		return nil, err
-	}
-	rgs := f.RowGroups()
-	if len(rgs) != len(t.RowGroupRows) {
-		return nil, fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
-	}
-	res = make([][]*vec.Vector, len(cs))
-	cols := make([]*columnBuilder, len(cs))
-	for i, j := range cs {
-		if err := t.Columns[j].Err; err != nil {
-			return nil, err
-		}
-		cols[i] = newColumnBuilder(t.Columns[j].Type, t.convs[j], t.optional[j], t.Rows, size)
-		res[i] = make([]*vec.Vector, len(rgs))
-	}
-	var done int64
-	for g, rg := range rgs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("storage: loading %s: %w", t.Name, err)
-		}
-		want := t.RowGroupRows[g]
-		chunks := rg.ColumnChunks()
-		meta := f.Metadata().RowGroups[g].Columns
-		for i, j := range cs {
-			leaf := t.leaves[j]
-			if leaf >= len(meta) || leaf >= len(chunks) {
-				return nil, fmt.Errorf("storage: %s: corrupt row group %d metadata", t.Path, g)
-			}
-			md := meta[leaf].MetaData
-			start := md.DataPageOffset
-			if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
-				start = md.DictionaryPageOffset
-			}
-			if err := checkChunkHeaders(r, start, start+md.TotalCompressedSize); err != nil {
-				return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
-			}
-			// The uncompressed chunk size bounds the string bytes; trust it
-			// only as far as a plausible compression ratio goes.
-			hint := min(md.TotalUncompressedSize, 32*md.TotalCompressedSize+1<<20)
-			v, err := cols[i].rowGroup(chunks[leaf], want, hint)
-			if err != nil {
-				return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
-			}
-			res[i][g] = v
-		}
-		done += want
-		if progress != nil {
-			progress(done, t.Rows)
-		}
-	}
-	return res, nil
 }

@@ -435,8 +435,9 @@ func TestCacheEviction(t *testing.T) {
 	}
 	load("I64")
 	load("U64")
-	if b, n := c.CacheStats(); n != 2 || b > 50_000 {
-		t.Fatalf("after two columns: %d bytes, %d columns", b, n)
+	// The cache holds column chunks: 3 row groups of 1000 rows each.
+	if b, n := c.CacheStats(); n != 6 || b > 50_000 {
+		t.Fatalf("after two columns: %d bytes, %d chunks", b, n)
 	}
 	d0 := c.decodes.Load()
 	load("I64") // hit; I64 becomes most recent
@@ -444,8 +445,8 @@ func TestCacheEviction(t *testing.T) {
 		t.Error("cached column decoded again")
 	}
 	load("F64") // evicts U64
-	if _, n := c.CacheStats(); n != 2 {
-		t.Errorf("%d columns cached, want 2", n)
+	if _, n := c.CacheStats(); n != 6 {
+		t.Errorf("%d chunks cached, want 6", n)
 	}
 	d1 := c.decodes.Load()
 	load("I64")
@@ -453,7 +454,7 @@ func TestCacheEviction(t *testing.T) {
 		t.Error("I64 was evicted, U64 should have been")
 	}
 	load("U64")
-	if c.decodes.Load() != d1+1 {
+	if c.decodes.Load() != d1+3 {
 		t.Error("U64 was not evicted")
 	}
 	// A column larger than the whole budget is served but not kept.
@@ -474,7 +475,7 @@ func TestCacheEviction(t *testing.T) {
 	if _, err := c.Load(ctx, tb3, []string{"I64"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.decodes.Load() != d2+1 {
+	if c.decodes.Load() != d2+3 {
 		t.Error("re-registered table served from the old cache entry")
 	}
 }
@@ -530,8 +531,8 @@ func TestConcurrentLoad(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if d := c.decodes.Load(); d > 4 {
-		t.Errorf("%d column decodes for 4 distinct columns", d)
+	if d := c.decodes.Load(); d > 4*3 {
+		t.Errorf("%d chunk decodes for 4 distinct columns of 3 row groups", d)
 	}
 }
 
@@ -714,6 +715,60 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = loadAll(data)
 	})
+}
+
+// TestColumnStream reads every column through streams in uneven steps,
+// skipping some, and compares with whole-chunk decoding.
+func TestColumnStream(t *testing.T) {
+	data := writeAllTypes(t, 3000) // 3 row groups, pages of 2 KiB
+	c := memCatalog(t, "t", data, 0)
+	tb, _ := c.Table("t", false)
+	ctx := context.Background()
+	all, err := c.Load(ctx, tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for g, b := range all {
+		for j := range tb.Columns {
+			st, err := rd.Stream(ctx, g, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos := 0
+			for step := 1; pos < b.Len; step = step*3 + 1 {
+				if step%2 == 0 {
+					if err := st.Skip(ctx, step); err != nil {
+						t.Fatal(err)
+					}
+					pos += step
+					continue
+				}
+				v, err := st.Next(ctx, step)
+				if err != nil {
+					t.Fatalf("%s row group %d: %v", tb.Columns[j].Name, g, err)
+				}
+				want := b.Vecs[j].Slice(pos, min(pos+step, b.Len))
+				if v.Len != want.Len {
+					t.Fatalf("%s: %d rows, want %d", tb.Columns[j].Name, v.Len, want.Len)
+				}
+				for i := 0; i < v.Len; i++ {
+					if v.Format(i) != want.Format(i) {
+						t.Fatalf("%s row group %d row %d: %s, want %s", tb.Columns[j].Name, g, pos+i, v.Format(i), want.Format(i))
+					}
+				}
+				pos += step
+			}
+			if v, err := st.Next(ctx, 10); err != nil || v.Len != 0 {
+				t.Errorf("past the end: %v rows, %v", v, err)
+			}
+			st.Close()
+		}
+	}
 }
 
 // TestOptionalBool reads a BOOLEAN column with NULLs (DuckDB writes its

@@ -26,7 +26,16 @@ SMALL = {
     "experiment parallel-merge": "rows=20000 groups=1000",
     "experiment zeroing": "size=1MiB allocs=2 live=1",
     "experiment sum-rewrite": "",
+    "experiment c2c": "duration=5ms reps=1",
+    "experiment substring": "limit=20000 reps=1",
+    "experiment page-reuse": "size=1MiB rounds=2",
+    "experiment stride": "size=1MiB sample=1ms reps=1",
+    "experiment associativity": "counts=4,8 sample=1ms reps=1",
+    "experiment mlp": "size=1MiB chains=1,8 sample=1ms reps=1",
+    "cachesim": "",
 }
+# Experiments and kinds not listed run with the lesson's own sizes; a new
+# one that is slow belongs here.
 
 
 def shrink(src):

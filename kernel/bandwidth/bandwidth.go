@@ -125,6 +125,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var dst [][]uint64
 	for i := range src {
 		src[i] = make([]uint64, words)
+		// Write every page first: untouched anonymous memory reads as the
+		// kernel's shared zero page, which stays in cache, so a read pass
+		// over it would measure the cache, not DRAM.
+		fill(src[i], uint64(i)+1)
 	}
 	if slices.Contains(cfg.Ops, Copy) {
 		dst = make([][]uint64, maxThreads)

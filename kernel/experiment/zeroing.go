@@ -338,7 +338,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		"comparisons (vs pool, extra, implied GB/s) use thread CPU time per operation where the OS provides it, so that waiting for a core on a busy machine does not count; make's background GC work runs on other threads and is not in its CPU column",
 		"faults/op counts page faults on the worker's thread: one per fresh 4 KiB page touched. Where make shows them, its buffer came as fresh pages from the OS (the heap was growing, or the runtime's scavenger had returned freed pages), and the kernel zeroed each page at its fault",
 		"mmap: fresh anonymous pages, zeroed by the kernel only where touched, plus a page fault per 4 KiB page and the munmap",
-		"Oxla (\"The unexpected cost of shared pointers\"): make_shared value-initialised an 8 MiB struct, so memset dominated a cold-query profile; skipping it made a fill-after-allocation benchmark ~19% faster on one thread but ~40% faster with all threads (0.702 s vs 0.420 s), because all cores share the memory channels",
+		"Oxla (blog post on std::make_shared zeroing large objects): make_shared value-initialised an 8 MiB struct, so memset dominated a cold-query profile; skipping it made a fill-after-allocation benchmark ~19% faster on one thread but ~40% faster with all threads (0.702 s vs 0.420 s), because all cores share the memory channels",
 	)
 	for _, s := range data.Skipped {
 		r.Notes = append(r.Notes, "skipped "+s)

@@ -38,6 +38,9 @@ var env struct {
 	chrome  string // path of the Chromium binary
 	wasm    bool   // cachebook.wasm was built and embedded
 	wasmErr string
+	// notebooks is the server's --notebooks directory, bin the binary and
+	// data the data directory (empty with CACHEBOOK_E2E_URL).
+	notebooks, bin, data string
 }
 
 func TestMain(m *testing.M) {
@@ -145,7 +148,13 @@ func setup() (int, func()) {
 		return 1, cleanup
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := exec.CommandContext(ctx, bin, "serve", "--addr", addr, "--data", data, "--notebooks", filepath.Join(tmp, "notebooks"))
+	env.bin, env.data, env.notebooks = bin, data, filepath.Join(tmp, "notebooks")
+	if err := os.MkdirAll(env.notebooks, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		cancel()
+		return 1, cleanup
+	}
+	srv := exec.CommandContext(ctx, bin, "serve", "--addr", addr, "--data", data, "--notebooks", env.notebooks)
 	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) }
 	srv.WaitDelay = 5 * time.Second
 	out, err := srv.StdoutPipe()

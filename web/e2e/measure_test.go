@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -45,6 +46,9 @@ func TestMeasurementCharts(t *testing.T) {
 		if title := text(t, ctx, cellEl(id)+" .chart.measurement .paneltitle"); !strings.Contains(title, tt.title) {
 			t.Errorf("%s chart title %q", tt.kind, title)
 		}
+		if note := text(t, ctx, cellEl(id)+" .chart.measurement"); strings.Contains(note, "NaN") || strings.Contains(note, "undefined") {
+			t.Errorf("%s chart prints a missing value: %q", tt.kind, note)
+		}
 		screenshot(t, ctx, tt.kind)
 	}
 }
@@ -57,4 +61,50 @@ func setSource(t *testing.T, ctx context.Context, id, src string) {
 		c.view.dispatch({changes: {from: 0, to: c.view.state.doc.length, insert: %s}});
 		return true;
 	})()`, jsString(id), jsString(src))))
+}
+
+// TestBandwidthBarsSideBySide runs a bandwidth cell with 1 and 2 threads
+// and reads the chart's pixels: the 1-thread (blue) and 2-thread (red)
+// bars must stand side by side, not on top of each other.
+func TestBandwidthBarsSideBySide(t *testing.T) {
+	ctx := browser(t)
+	openLesson(t, ctx)
+	id := get(t, ctx, "add a cell", chromedp.Evaluate[string](`(() => {
+		const nb = cachebookApp.nb;
+		const c = nb.add(nb.cells[nb.cells.length - 1], "code");
+		c.setKind("bandwidth");
+		return c.id;
+	})()`))
+	setSource(t, ctx, id, "bytes=1M threads=1,2 ops=read reps=1")
+	do(t, ctx, "run the bandwidth cell",
+		clickRun(id),
+		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
+		chromedp.WaitVisible(cellSel(id, ".chart.measurement canvas")),
+		chromedp.ScrollIntoView(cellSel(id, ".chart.measurement")),
+	)
+	var px []int
+	for try := 0; try < 20; try++ {
+		px = get(t, ctx, "read the chart's pixels", chromedp.Evaluate[[]int](fmt.Sprintf(`(() => {
+			const c = document.querySelector(%s);
+			const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+			const blue = new Set(), red = new Set();
+			for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
+				const i = 4 * (y * c.width + x), r = d[i], g = d[i + 1], b = d[i + 2];
+				if (b > 200 && r < 130 && g < 170) blue.add(x);
+				if (r > 180 && g < 130 && b < 140) red.add(x);
+			}
+			return [blue.size, red.size, [...blue].filter((x) => red.has(x)).length];
+		})()`, jsString(cellEl(id)+" .chart.measurement canvas"))))
+		if px[0] > 0 && px[1] > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("blue columns %d, red columns %d, both %d", px[0], px[1], px[2])
+	if px[0] == 0 || px[1] == 0 {
+		t.Fatalf("chart shows no bars of one series: %v", px)
+	}
+	if px[2]*5 > min(px[0], px[1]) {
+		t.Errorf("1- and 2-thread bars overlap in %d of %d/%d pixel columns", px[2], px[0], px[1])
+	}
 }

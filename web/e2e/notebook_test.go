@@ -109,6 +109,12 @@ func TestRunSQLOnServer(t *testing.T) {
 	if !strings.Contains(counters, "IPC") || !strings.Contains(counters, "CPU time") {
 		t.Errorf("counters panel %q lacks the IPC and CPU time rows", counters)
 	}
+	if strings.Contains(counters, "Hardware counters unavailable") && strings.Contains(counters, "recipe") {
+		t.Errorf("counters panel shows a recipe line without hardware counters: %q", counters)
+	}
+	if strings.Contains(counters, "worker 0") {
+		t.Errorf("counters panel shows an unexplained worker 0 (the statement's own thread): %q", counters)
+	}
 	// Counters this host cannot read are greyed out with the reason in
 	// their tooltip; CPU time (task-clock) is always counted on Linux.
 	off := get(t, ctx, "greyed-out counters", chromedp.Evaluate[[]string](fmt.Sprintf(

@@ -56,6 +56,9 @@ func TestWasmSameResult(t *testing.T) {
 			t.Errorf("banner %q does not say %q", banner, s)
 		}
 	}
+	if strings.Contains(banner, "null") || strings.Contains(banner, "undefined") {
+		t.Errorf("banner %q prints a missing value", banner)
+	}
 	if counters := text(t, ctx, cellEl(id)+" .counters"); !strings.Contains(counters, "server-only") {
 		t.Errorf("counters panel in the browser says %q", counters)
 	}

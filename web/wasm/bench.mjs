@@ -1,38 +1,38 @@
-// Runs cachebook.wasm under Node (no browser) to time the WebAssembly engine
-// against the native one on the same generated rows:
+// Times the WebAssembly kernel under Node (no browser) on the generated
+// hits table, through the same frames the page sends:
 //
 //	GOOS=js GOARCH=wasm go build -o /tmp/cachebook.wasm ./web/wasm
-//	node web/wasm/bench.mjs /tmp/cachebook.wasm 200000 "SELECT ..."
+//	node web/wasm/bench.mjs /tmp/cachebook.wasm 1000000 naive,radix
+//	go test ./web/wasm -run '^$' -bench Q15 -benchtime 5x   # the same table natively
 //
-// It prints the generation time and the median of 5 runs of the query.
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { createRequire } from "node:module";
+// For each strategy it runs ClickBench Q15 (wrapped in a count, as
+// `cachebook bench` does) once to warm up and 5 times timed, and prints the
+// median engine time and the median wall time of the cell.
+import { start } from "./node-kernel.mjs";
 
-const [wasmPath = "web/static/dist/cachebook.wasm", rowsArg = "200000", sql = "SELECT UserID, count(*) AS c FROM hits GROUP BY UserID ORDER BY c DESC, UserID LIMIT 10", group = ""] = process.argv.slice(2);
-const goroot = execFileSync(process.env.GO || "go", ["env", "GOROOT"], { encoding: "utf8" }).trim();
-createRequire(import.meta.url)(path.join(goroot, "lib/wasm/wasm_exec.js"));
+const [wasmPath = "web/static/dist/cachebook.wasm", rowsArg = "1000000", strategies = "naive,radix"] = process.argv.slice(2);
+export const Q15 = "SELECT count(*) AS groups, sum(c) AS rows FROM (SELECT UserID, count(*) AS c FROM hits GROUP BY UserID) AS t";
 
-const go = new globalThis.Go();
-const ready = new Promise((r) => (globalThis.cachebookReady = r));
-const { instance } = await WebAssembly.instantiate(readFileSync(wasmPath), go.importObject);
-go.run(instance);
-await ready;
-const cb = globalThis.cachebook;
-const g = JSON.parse(await cb.gen({ rows: Number(rowsArg), order: "shuffled", seed: 1 }));
-console.log(g.message);
-if (group) JSON.parse(await cb.exec(`SET group_by = '${group}'`));
-const times = [];
-let last;
-for (let i = 0; i < 6; i++) {
-  const t0 = performance.now();
-  last = JSON.parse(await cb.exec(sql));
-  if (last.error) throw new Error(last.error.evalue);
-  if (i > 0) times.push(performance.now() - t0); // the first run warms up
+const k = await start(wasmPath, Number(rowsArg));
+console.log(k.info.message);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+for (const strategy of strategies.split(",")) {
+  const engine = [];
+  const wall = [];
+  let result = "";
+  for (let i = 0; i < 6; i++) {
+    const t0 = performance.now();
+    const frames = await k.execute("sql", Q15, { group_by: strategy });
+    const ms = performance.now() - t0;
+    const res = frames.find((m) => m.header.msg_type === "execute_result");
+    const err = frames.find((m) => m.header.msg_type === "error");
+    if (err) throw new Error(`${err.content.ename}: ${err.content.evalue}`);
+    const st = res.content.data["application/vnd.cachebook.result+json"].statements.at(-1);
+    result = st.rows[0].join(" ");
+    if (i === 0) continue; // warm-up
+    engine.push(st.elapsed_ns / 1e6);
+    wall.push(ms);
+  }
+  console.log(`wasm ${strategy.padEnd(6)} rows ${rowsArg} shuffled, 1 thread: engine median ${median(engine).toFixed(1)} ms (min ${Math.min(...engine).toFixed(1)}), cell wall ${median(wall).toFixed(1)} ms; groups rows = ${result}`);
 }
-times.sort((a, b) => a - b);
-const st = last.statements[last.statements.length - 1];
-console.log(`wasm ${go.constructor.name}: median ${times[2].toFixed(1)} ms (min ${times[0].toFixed(1)}), engine elapsed ${(st.elapsed_ns / 1e6).toFixed(1)} ms, ${st.row_count} rows`);
-console.log(st.rows.slice(0, 3).map((r) => r.join("\t")).join("\n"));
 process.exit(0);

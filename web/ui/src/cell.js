@@ -8,12 +8,25 @@ import { syntaxHighlighting, defaultHighlightStyle, bracketMatching } from "@cod
 import { setDiagnostics, lintGutter } from "@codemirror/lint";
 import { marked } from "marked";
 import { h, fmtNs, fmtCount } from "./util.js";
+import { setHTML } from "./sanitize.js";
 import { renderStatement, renderError, renderStream, renderCounters } from "./output.js";
 import { measurementChart, runsChart } from "./charts.js";
 import { cellKinds } from "./server-kernel.js";
 
 let nextId = 1;
 
+// Edited prose renders as the server renders it (goldmark's safe mode):
+// raw HTML is left out, so what an edit shows is what a reload shows. The
+// result still goes through the sanitiser.
+marked.use({ renderer: { html: () => "<!-- raw HTML omitted -->" } });
+
+// MIME are the data types of kernel outputs (docs/protocol.md §3).
+const MIME = {
+  result: "application/vnd.cachebook.result+json",
+  measurement: "application/vnd.cachebook.measurement+json",
+  counters: "application/vnd.cachebook.counters+json",
+  model: "application/vnd.cachebook.model+json",
+};
 
 // The SQL dialect: DuckDB-like names the engine knows, for completion and
 // highlighting.
@@ -29,7 +42,7 @@ export class Cell {
     this.attrs = { ...(data.attrs || {}) };
     this.meta = data.meta;
     this.stored = data.outputs || [];
-    this.html = data.html || null;
+    this.html = typeof data.html === "string" ? data.html : null;
     this.source = data.source || "";
     this.serverSource = this.source;
     this.runs = [];
@@ -154,24 +167,55 @@ export class Cell {
     this.nb.dirty(true);
   }
 
-  // renderStored shows the outputs saved with the notebook (nbformat
-  // output objects with our MIME bundles).
+  // renderStored shows the outputs saved with the notebook (notebook.Output
+  // objects: {type, name, text, html, data}) as if the cell had just run,
+  // and keeps them as the outputs a save writes back.
   renderStored() {
+    this.outputs = [];
     for (const o of this.stored) {
       const d = o.data || {};
-      if (o.output_type === "stream") this.onEvent({ kind: "stream", name: o.name, text: Array.isArray(o.text) ? o.text.join("") : o.text });
-      else if (o.output_type === "error") this.onEvent({ kind: "error", ename: o.ename, evalue: o.evalue, traceback: o.traceback });
-      else if (d["application/vnd.cachebook.result+json"]) this.onEvent({ kind: "result", bundle: d["application/vnd.cachebook.result+json"] });
-      else if (d["application/vnd.cachebook.measurement+json"]) this.onEvent({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], text: d["text/plain"] });
-      else if (d["text/plain"]) this.onEvent({ kind: "stream", name: "stdout", text: [].concat(d["text/plain"]).join("") });
+      if (o.type === "stream") this.onEvent({ kind: "stream", name: o.name, text: o.text || "" });
+      else if (o.type === "error") this.onEvent({ kind: "error", ename: o.name, evalue: o.text || "" });
+      else if (d[MIME.result]) this.onEvent({ kind: "result", bundle: d[MIME.result], text: o.text, model: d[MIME.model] });
+      else if (d[MIME.measurement]) this.onEvent({ kind: "measurement", data: d[MIME.measurement], text: o.text });
+      else if (d[MIME.counters]) this.onEvent({ kind: "counters", data: d[MIME.counters] });
+      else if (o.html) {
+        const box = h("div.htmlout", { html: o.html }); // sanitised by h
+        this.outEl.append(box);
+        this.outputs.push({ ...o });
+      } else if (o.text) this.onEvent({ kind: "stream", name: "stdout", text: o.text });
     }
+    if (this.type === "code" && this.kind === "sql" && this.counters) this.showCounters(true);
+    if (this.stored.length) this.timerEl.textContent = "saved output";
+  }
+
+  // record keeps an output of the current run for saving (notebook.Output
+  // form); a stream continues the previous one of the same name, a
+  // measurement or counters replace the earlier (live) one.
+  record(o) {
+    const last = this.outputs[this.outputs.length - 1];
+    if (o.type === "stream" && last && last.type === "stream" && last.name === o.name) {
+      last.text += o.text;
+      return;
+    }
+    const key = o.data && Object.keys(o.data)[0];
+    if (key === MIME.measurement || key === MIME.counters) {
+      const i = this.outputs.findIndex((x) => x.data && x.data[key]);
+      if (i >= 0) {
+        this.outputs[i] = o;
+        return;
+      }
+    }
+    this.outputs.push(o);
   }
 
   // renderProse shows the markdown cell as HTML: the server's goldmark
-  // rendering when the source is unchanged, else a client-side rendering.
+  // rendering when the source is unchanged (even when that rendering is
+  // empty), else a client-side rendering; either way through the
+  // sanitiser.
   renderProse() {
-    const html = this.html && this.source === this.serverSource ? this.html : marked.parse(this.source);
-    this.proseEl.innerHTML = html;
+    const html = this.html !== null && this.source === this.serverSource ? this.html : marked.parse(this.source);
+    setHTML(this.proseEl, html);
     this.el.classList.remove("editing");
   }
 
@@ -195,18 +239,21 @@ export class Cell {
       if (Object.keys(this.attrs).length) c.attrs = this.attrs;
     }
     if (this.meta) c.meta = this.meta;
+    if (this.type === "code" && this.outputs && this.outputs.length) c.outputs = this.outputs;
     return c;
   }
 
   // start resets the outputs for a new run and starts the ticking timer.
   start() {
     this.running = true;
+    this.outputs = [];
     this.outEl.replaceChildren();
     this.errorPos = null;
     this.measured = null;
     this.counters = null;
     this.el.classList.add("running");
     this.el.classList.remove("queued");
+    this.queuedAt = undefined;
     this.t0 = performance.now();
     this.setProgress(0, 0);
     clearInterval(this.tick);
@@ -215,12 +262,16 @@ export class Cell {
   }
 
   showTimer() {
+    if (this.running && this.queuedAt !== undefined) {
+      this.timerEl.textContent = `queued (position ${this.queuedAt})`;
+      return;
+    }
     const live = this.running ? `⏱ ${fmtNs((performance.now() - this.t0) * 1e6)}` : "";
     const last = this.lastNs !== undefined ? `last run ${fmtNs(this.lastNs)}${this.lastWhere ? " (" + this.lastWhere + ")" : ""}` : "";
     this.timerEl.textContent = [live, last].filter(Boolean).join(" · ");
   }
 
-  setProgress(done, total) {
+  setProgress(done, total, unitName) {
     const bar = this.progressEl.querySelector(".bar");
     if (!total) {
       this.progressEl.classList.remove("on");
@@ -229,37 +280,55 @@ export class Cell {
     }
     this.progressEl.classList.add("on");
     bar.style.width = `${Math.min(100, (100 * done) / total).toFixed(1)}%`;
-    this.progressEl.title = `${fmtCount(done)} of ${fmtCount(total)} rows`;
-    this.progressEl.dataset.label = `${fmtCount(done)} / ${fmtCount(total)} rows`;
+    // What the kernel counts depends on the cell: rows of a query, the
+    // working-set sizes of a latency curve, the points of a sweep.
+    const unit = unitName || { sql: "rows", latency: "sizes", sweep: "points", bandwidth: "runs" }[this.kind] || "steps";
+    this.progressEl.title = `${fmtCount(done)} of ${fmtCount(total)} ${unit}`;
+    this.progressEl.dataset.label = `${fmtCount(done)} / ${fmtCount(total)} ${unit}`;
   }
 
   // onEvent applies one kernel event (see server-kernel.js) to the cell.
   onEvent(e) {
     switch (e.kind) {
       case "queued":
+        // Waiting for the machine: no timer runs until the cell starts.
+        this.queuedAt = e.position ?? "?";
         this.el.classList.add("queued");
-        this.timerEl.textContent = `queued (position ${e.position ?? "?"})`;
+        this.showTimer();
         break;
       case "start":
         if (!this.running) this.start();
+        else if (this.queuedAt !== undefined) {
+          this.queuedAt = undefined;
+          this.el.classList.remove("queued");
+          this.t0 = performance.now();
+          this.showTimer();
+        }
         break;
       case "progress":
-        this.setProgress(e.done, e.total);
+        this.setProgress(e.done, e.total, e.unit);
         break;
       case "stream":
         this.outEl.append(renderStream(e.name, e.text));
+        this.record({ type: "stream", name: e.name || "stdout", text: e.text || "" });
         break;
       case "counters":
         this.counters = e.data;
         this.showCounters(false);
+        this.record({ type: "display", data: { [MIME.counters]: e.data } });
         break;
       case "result":
+        this.record({ type: "result", ...(e.text ? { text: e.text } : {}), data: { [MIME.result]: e.bundle, ...(e.model ? { [MIME.model]: e.model } : {}) } });
         this.bundle = e.bundle;
         for (const st of e.bundle.statements || []) this.outEl.append(renderStatement(st));
         if (e.bundle.counters) this.counters = e.bundle.counters;
+        // counters=model: the modelled counters (engine/cachesim), whose
+        // text labels every figure as modelled and gives the geometry.
+        if (e.model && e.model.text) this.outEl.append(renderStream("stdout", e.model.text));
         break;
       case "measurement": {
         this.measured = e.data;
+        this.record({ type: "result", ...(e.text ? { text: e.text } : {}), data: { [MIME.measurement]: e.data } });
         const chart = measurementChart(e.data);
         const old = this.outEl.querySelector(".chart.measurement");
         if (chart) {
@@ -270,6 +339,7 @@ export class Cell {
         break;
       }
       case "error":
+        this.record({ type: "error", name: e.ename || "Error", text: e.evalue || (e.traceback || []).join("\n") });
         this.outEl.append(renderError(e));
         if (e.position && e.position.line) this.markError(e.position, e.evalue);
         break;
@@ -281,6 +351,7 @@ export class Cell {
 
   finish(e) {
     this.running = false;
+    this.queuedAt = undefined;
     clearInterval(this.tick);
     this.el.classList.remove("running", "queued");
     this.setProgress(0, 0);

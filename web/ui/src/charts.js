@@ -136,8 +136,8 @@ export function latencyChart(m) {
             y: { distr: 3, log: 10, range: (u, lo, hi) => [Math.min(0.5, lo || 0.5), Math.max(200, (hi || 200) * 1.3)] },
           },
           axes: [
-            { values: (u, vals) => vals.map((v) => fmtBytes(v)), label: "working set" },
-            { values: (u, vals) => vals.map((v) => fmtNs(v)), label: "ns per dependent load", size: 70 },
+            { values: (u, vals) => vals.map((v) => (v == null ? "" : fmtBytes(v))), label: "working set" },
+            { values: (u, vals) => vals.map((v) => (v == null ? "" : fmtNs(v))), label: "ns per dependent load", size: 70 },
           ],
           series,
         },
@@ -152,7 +152,7 @@ export function latencyChart(m) {
 // series [{label, values}].
 export function barsChart(title, labels, series, unitFmt, note, xLabel = "") {
   const xs = labels.map((_, i) => i);
-  const bars = uPlot.paths.bars({ size: [0.7 / Math.max(1, series.length), 100], align: 0 });
+  const n = Math.max(1, series.length);
   return chartBox(
     title,
     (el, w) =>
@@ -168,7 +168,7 @@ export function barsChart(title, labels, series, unitFmt, note, xLabel = "") {
               label: s.label,
               fill: PALETTE[i % PALETTE.length] + "cc",
               stroke: PALETTE[i % PALETTE.length],
-              paths: bars,
+              paths: groupedBars(i, n),
               points: { show: false },
               value: (u, v) => (v == null ? "–" : unitFmt(v)),
             })),
@@ -179,6 +179,28 @@ export function barsChart(title, labels, series, unitFmt, note, xLabel = "") {
       ),
     note,
   );
+}
+
+// groupedBars draws series i of n as bars side by side within each x slot
+// (uPlot's own bars path draws every series at the same x, one on top of
+// the other).
+function groupedBars(i, n) {
+  return (u, sidx, idx0, idx1) => {
+    const fill = new Path2D();
+    const xs = u.data[0];
+    const ys = u.data[sidx];
+    const slot = Math.abs(u.valToPos(1, "x", true) - u.valToPos(0, "x", true));
+    const width = (slot * 0.8) / n;
+    const base = u.valToPos(0, "y", true);
+    for (let k = idx0; k <= idx1; k++) {
+      const v = ys[k];
+      if (v == null) continue;
+      const x = u.valToPos(xs[k], "x", true) - slot * 0.4 + i * width;
+      const y = u.valToPos(v, "y", true);
+      fill.rect(x + width * 0.05, Math.min(y, base), width * 0.9, Math.abs(base - y));
+    }
+    return { stroke: fill, fill };
+  };
 }
 
 // bandwidthChart draws read/write/copy bandwidth in GB/s.
@@ -210,7 +232,12 @@ export function sweepChart(m) {
     const r = rows.find((x) => pick(x, "groups", "distinct", "keys") === g && pick(x, "strategy", "group_by", "name") === s);
     return r ? metric(r) : null;
   }))];
-  const note = m.query ? `${m.query} over ${Number(m.rows).toLocaleString("en-US")} rows, median of ${m.reps} runs.` : m.note;
+  // A live measurement may lack rows and reps: say only what is known.
+  const parts = [];
+  if (m.query) parts.push(m.query);
+  if (Number.isFinite(Number(m.rows)) && m.rows) parts.push(`over ${Number(m.rows).toLocaleString("en-US")} rows`);
+  if (Number.isFinite(Number(m.reps)) && m.reps) parts.push(`median of ${m.reps} run${m.reps === 1 ? "" : "s"}`);
+  const note = parts.length ? parts.join(", ") + "." : m.note;
   return chartBox(
     "GROUP BY cost as the number of groups grows",
     (el, w) =>
@@ -219,7 +246,7 @@ export function sweepChart(m) {
           width: w,
           height: 300,
           scales: { x: { time: false, distr: 3, log: 10 } },
-          axes: [{ label: "distinct groups" }, { label: "ns per row", size: 70, values: (u, vals) => vals.map((v) => fmtNs(v)) }],
+          axes: [{ label: "distinct groups" }, { label: "ns per row", size: 70, values: (u, vals) => vals.map((v) => (v == null ? "" : fmtNs(v))) }],
           series: [{ label: "groups" }, ...strategies.map((s, i) => ({ label: s, stroke: PALETTE[i % PALETTE.length], width: 2, points: { size: 5 }, value: (u, v) => (v == null ? "–" : fmtNs(v)) }))],
         },
         data,

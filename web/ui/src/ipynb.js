@@ -21,9 +21,22 @@ export function toIpynb(nb) {
             cell_type: "code",
             metadata: { cachebook: { kind: c.kind || "sql", attrs: c.attrs || {} } },
             execution_count: null,
-            outputs: c.outputs || [],
+            outputs: (c.outputs || []).map(nbOutput),
             source: lines(c.source),
           },
     ),
   };
+}
+
+// nbOutput converts a saved output ({type, name, text, html, data}, the
+// notebook package's Output) to an nbformat output.
+function nbOutput(o) {
+  const split = (s) => (s || "").split(/(?<=\n)/);
+  if (o.type === "stream") return { output_type: "stream", name: o.name || "stdout", text: split(o.text) };
+  if (o.type === "error") return { output_type: "error", ename: o.name || "Error", evalue: o.text || "", traceback: [] };
+  const data = { ...(o.data || {}) };
+  if (o.text) data["text/plain"] = split(o.text);
+  if (o.html) data["text/html"] = split(o.html);
+  if (o.type === "display") return { output_type: "display_data", data, metadata: {} };
+  return { output_type: "execute_result", execution_count: null, data, metadata: {} };
 }

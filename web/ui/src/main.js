@@ -11,9 +11,47 @@ import { toIpynb } from "./ipynb.js";
 
 const DIST = new URL("./", import.meta.url).href; // dist/ with worker.js and cachebook.wasm
 
+// dropToken takes the token out of the address bar and the history once
+// the page is loaded: the server has set the token cookie with the page,
+// and the cookie is what the websocket and the API use from then on.
+function dropToken() {
+  const q = new URLSearchParams(location.search);
+  if (!q.has("token")) return;
+  q.delete("token");
+  const rest = q.toString();
+  history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+}
+
+// fitSave keeps a save request under the server's frame limit
+// (kernel_info limits.max_message_bytes, less room for the envelope): the
+// JSON forms (tables, charts) of the largest outputs are left out, their
+// text and errors kept, until it fits. It returns the document and how
+// many cells lost outputs.
+function fitSave(doc, info) {
+  const max = ((info && info.limits && info.limits.max_message_bytes) || 4 << 20) - (64 << 10);
+  const enc = new TextEncoder();
+  const size = (v) => enc.encode(JSON.stringify(v)).length;
+  if (size(doc) <= max) return { doc, dropped: 0 };
+  const cells = doc.cells.map((c) => ({ ...c }));
+  const order = cells
+    .map((c, i) => ({ i, n: c.outputs ? size(c.outputs) : 0 }))
+    .filter((x) => x.n > 0)
+    .sort((a, b) => b.n - a.n);
+  let total = size(doc);
+  let dropped = 0;
+  for (const { i, n } of order) {
+    if (total <= max) break;
+    cells[i].outputs = cells[i].outputs.map(({ data, ...rest }) => rest).filter((o) => o.text || o.html || o.type === "error");
+    total -= n - size(cells[i].outputs);
+    dropped++;
+  }
+  return { doc: { ...doc, cells }, dropped };
+}
+
 class App {
   constructor(root) {
     this.root = root;
+    dropToken();
     this.server = new ServerKernel((s) => this.onStatus(s));
     this.wasm = null;
     this.kernel = this.server;
@@ -21,6 +59,13 @@ class App {
     this.buildShell();
     this.server.connect();
     window.addEventListener("hashchange", () => this.route());
+    // Unsaved edits: the browser asks before the tab closes or reloads.
+    window.addEventListener("beforeunload", (ev) => {
+      if (this.nb && this.nb.isDirty) {
+        ev.preventDefault();
+        ev.returnValue = "";
+      }
+    });
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     if (localStorage.getItem("cachebook.large") === "1") document.body.classList.add("large");
     this.route();
@@ -74,6 +119,22 @@ class App {
     this.statusEl.dataset.connection = s.connection;
     this.statusEl.title = s.detail || "";
     if (s.kind === "wasm" && s.detail) this.showBanner(s.detail);
+    if (s.kind === "server") {
+      if (s.connection === "token refused") this.showServerBanner(s.detail);
+      else if (s.connection === "connected") this.showServerBanner(null);
+      if (s.detail === "the server restarted") this.flash("the server restarted: cells that were running are lost", true);
+    }
+  }
+
+  // showServerBanner shows (or, with null, hides) what the server kernel
+  // needs the reader to do, e.g. open the new URL after a restart.
+  showServerBanner(text) {
+    if (!this.serverBanner) {
+      this.serverBanner = h("div.banner.bad#serverbanner");
+      this.banner.after(this.serverBanner);
+    }
+    this.serverBanner.classList.toggle("hidden", !text);
+    this.serverBanner.replaceChildren(text ? h("b", text) : "");
   }
 
   showBanner(extra) {
@@ -87,7 +148,7 @@ class App {
       "Go WebAssembly is single-threaded (no parallel GROUP BY); perf counters are server-only; browser timers are coarse (",
       crossOriginIsolated ? "5 µs" : "100 µs",
       " steps), so short timings are rounded. The hits table here is generated in the browser and is smaller than the server's. ",
-      extra ? h("span.detail", extra) : null,
+      ...(extra ? [h("span.detail", extra)] : []),
     );
   }
 
@@ -115,6 +176,15 @@ class App {
 
   async route() {
     const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+    if (this.nb && this.nb.isDirty && hash !== this.shownHash) {
+      if (!confirm("This notebook has unsaved edits. Leave it and lose them?")) {
+        history.replaceState(null, "", this.shownRaw || "#/");
+        return;
+      }
+      this.nb.dirty(false);
+    }
+    this.shownHash = hash;
+    this.shownRaw = location.hash;
     try {
       if (hash.startsWith("lesson/")) await this.openLesson(hash.slice(7));
       else if (hash.startsWith("nb/")) await this.openNotebook(hash.slice(3));
@@ -147,9 +217,40 @@ class App {
         h("h1", "Lessons"),
         h("p.intro", "Why a CPU at 100% is mostly waiting on memory: run real GROUP BY queries and watch the cache hierarchy."),
         list,
-        mine.length ? [h("h2", "Your notebooks"), h("ul.notebooks", mine)] : null,
+        h("h2", "Your notebooks"),
+        h("p", h("button#newnb", { title: "Create an empty notebook in the notebooks folder", onclick: () => this.newNotebook() }, "+ New notebook")),
+        mine.length ? h("ul.notebooks", mine) : null,
       ),
     );
+  }
+
+  // newNotebook creates a blank notebook (a title and one empty SQL cell)
+  // under a path the reader picks, refusing to overwrite one that exists,
+  // and opens it.
+  async newNotebook(path) {
+    path = path || prompt("New notebook (path under the notebooks folder, ending in .md):", "untitled.md");
+    if (!path) return;
+    if (!path.endsWith(".md")) path += ".md";
+    try {
+      const exists = await this.server.openNotebook(path).then(
+        () => true,
+        (e) => (/NotFound/.test(e.message) ? false : Promise.reject(e)),
+      );
+      if (exists) throw new Error(`${path} already exists`);
+      const title = path.split("/").pop().replace(/\.md$/, "");
+      await this.server.saveNotebook(path, {
+        path,
+        title,
+        metadata: {},
+        cells: [
+          { cell_type: "markdown", source: `# ${title}` },
+          { cell_type: "code", kind: "sql", source: "" },
+        ],
+      });
+      location.hash = `#/nb/${encodeURIComponent(path)}`;
+    } catch (e) {
+      this.flash(`could not create ${path}: ${e.message}`, true);
+    }
   }
 
   async openLesson(id) {
@@ -179,11 +280,15 @@ class App {
       if (!path) return;
     }
     try {
-      const r = await this.server.saveNotebook(path, { ...this.nb.toJSON(), path });
+      const { doc, dropped } = fitSave({ ...this.nb.toJSON(), path }, this.server.info);
+      const r = await this.server.saveNotebook(path, doc);
+      if (dropped) this.flash(`${dropped} cell${dropped === 1 ? "'s" : "s'"} outputs were too large to save: their tables and charts were left out`, true);
       this.nb.source = { path: r.path || path };
       this.nb.path = r.path || path;
       this.nb.dirty(false);
       history.replaceState(null, "", `#/nb/${encodeURIComponent(this.nb.path)}`);
+      this.shownHash = "nb/" + this.nb.path;
+      this.shownRaw = location.hash;
       this.flash(`saved ${this.nb.path}`);
     } catch (e) {
       this.flash(`save failed: ${e.message}`, true);

@@ -134,7 +134,18 @@ export function renderCounters(m, where) {
   const hwReason = (av.hardware && av.hardware.available === false && av.hardware.reason && av.hardware.reason.message) || "";
   const rawReason = (av.raw && av.raw.available === false && av.raw.reason && av.raw.reason.message) || "";
   const workers = (m.workers || []).slice(0, 8);
-  const head = h("tr", h("th", ""), h("th.num", "total"), workers.map((w) => h("th.num", `worker ${w.worker}`)));
+  // Worker 0 is the statement's own thread (planning, the final merge, the
+  // result); workers 1..n are the parallel GROUP BY threads.
+  const head = h(
+    "tr",
+    h("th", ""),
+    h("th.num", "total"),
+    workers.map((w) =>
+      w.worker === 0
+        ? h("th.num", { title: "the statement's own thread: scan set-up, the final merge, sorting and building the result" }, "main")
+        : h("th.num", { title: `parallel GROUP BY worker ${w.worker}` }, `worker ${w.worker}`),
+    ),
+  );
   const row = ([key, label, fmt]) => {
     const t = metricOf(m.total, key);
     const ok = t.value !== undefined;
@@ -154,7 +165,9 @@ export function renderCounters(m, where) {
   const lines = [];
   if (hwReason) lines.push(`Hardware counters unavailable: ${hwReason}`);
   if (rawReason && rawReason !== hwReason) lines.push(`CPU-specific counters unavailable: ${rawReason}`);
-  if (av.recipe) lines.push(`recipe ${av.recipe}${av.recipe_note ? " (" + av.recipe_note + ")" : ""}`);
+  // The recipe names the CPU-specific events used; without hardware
+  // counters there is nothing it applies to.
+  if (av.recipe && !hwReason) lines.push(`recipe ${av.recipe}${av.recipe_note ? " (" + av.recipe_note + ")" : ""}`);
   if (m.wall_ns) lines.push(`wall ${fmtNs(m.wall_ns)}`);
   for (const l of lines) box.append(h("div.unavail", l));
   return box;

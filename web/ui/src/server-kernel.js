@@ -143,7 +143,7 @@ export class KernelClient {
       }
       case "execute_result": {
         const d = c.data || {};
-        if (d["application/vnd.cachebook.result+json"]) cell({ kind: "result", bundle: d["application/vnd.cachebook.result+json"] });
+        if (d["application/vnd.cachebook.result+json"]) cell({ kind: "result", bundle: d["application/vnd.cachebook.result+json"], model: d["application/vnd.cachebook.model+json"] });
         else if (d["application/vnd.cachebook.measurement+json"]) cell({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], text: d["text/plain"] });
         else cell({ kind: "stream", name: "stdout", text: d["text/plain"] || "" });
         break;
@@ -211,6 +211,7 @@ export class ServerKernel extends KernelClient {
     this.connection = "connecting";
     this.status();
     ws.onopen = () => {
+      ws.opened = true;
       this.retry = 0;
       this.connection = "connected";
       this.status();
@@ -228,9 +229,18 @@ export class ServerKernel extends KernelClient {
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
+      // Cells sent before the drop are lost if the server restarted.
+      if (ws.opened) {
+        this.inflight = [...this.cells.keys()];
+        // Replies to requests sent on it (save, open, lists) do not
+        // survive the drop; requests queued while disconnected wait.
+        for (const r of this.requests.values()) r.reject(new Error("the connection to the server dropped; try again"));
+        this.requests.clear();
+      }
       this.connection = "disconnected";
       this.status("reconnecting…");
       const delay = Math.min(10000, 250 * 2 ** this.retry++);
+      if (!ws.opened) this.checkToken();
       setTimeout(() => this.connect(), delay);
     };
   }
@@ -241,12 +251,59 @@ export class ServerKernel extends KernelClient {
   }
 
   handle(m) {
+    if (m.header && m.header.msg_type === "welcome") this.welcome(m.content || {});
     if (typeof m.seq === "number") {
       if (m.seq <= this.since) return;
       this.since = m.seq;
       sessionStorage.setItem("cachebook.since." + this.session, String(m.seq));
     }
     super.handle(m);
+  }
+
+  // welcome resets the replay cursor to what the server will replay (a
+  // restarted server counts from 1 again, so what it sends now is new even
+  // below the old cursor) and, when server_instance changed, ends the
+  // cells the old server was running.
+  welcome(c) {
+    if (typeof c.replay_from === "number" && c.replay_from - 1 < this.since) {
+      this.since = c.replay_from - 1;
+      sessionStorage.setItem("cachebook.since." + this.session, String(this.since));
+    }
+    const restarted = this.instance && c.server_instance && c.server_instance !== this.instance;
+    this.instance = c.server_instance || this.instance;
+    if (restarted) {
+      this.lose(this.inflight || [], "lost: the server restarted");
+      this.onStatus({ connection: "connected", kernel: c.execution_state || "idle", detail: "the server restarted", kind: this.kind });
+    }
+    this.inflight = null;
+  }
+
+  // lose ends the cells whose execute requests had the given ids with an
+  // error saying why (the server that ran them is gone).
+  lose(ids, why) {
+    for (const id of ids) {
+      const cell = this.cells.get(id);
+      if (!cell) continue;
+      this.cells.delete(id);
+      cell({ kind: "error", ename: "Lost", evalue: why });
+      cell({ kind: "done", status: "error", where: this.where });
+    }
+  }
+
+  // checkToken asks the server, after a connection failed, whether it
+  // refuses this tab's token (a restart with a new token): then the tab
+  // says so, with how to get back in, and cells it had sent are lost.
+  async checkToken() {
+    try {
+      const r = await fetch("/api/status", { cache: "no-store" });
+      if (r.status !== 401) return;
+    } catch {
+      return; // the server is down: keep retrying
+    }
+    this.lose(this.inflight || [], "lost: the server restarted");
+    this.inflight = null;
+    this.connection = "token refused";
+    this.status("The server no longer accepts this tab's token: it was restarted with a new one. Open the URL that `cachebook serve` printed (it ends in ?token=…); Export .ipynb still saves your work from this tab.");
   }
 
   lessons() {

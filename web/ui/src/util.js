@@ -1,4 +1,5 @@
 // Small DOM and formatting helpers shared by the UI modules.
+import { setHTML } from "./sanitize.js";
 
 // h builds an element: h("div.cls#id", {attr: v, onclick: f}, children...).
 export function h(spec, attrs, ...children) {
@@ -18,7 +19,7 @@ export function h(spec, attrs, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "text") el.textContent = v;
-    else if (k === "html") el.innerHTML = v;
+    else if (k === "html") setHTML(el, v); // sanitised: see sanitize.js
     else el.setAttribute(k, v === true ? "" : v);
   }
   append(el, children);

@@ -2,7 +2,10 @@ package kernel
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -351,5 +354,71 @@ func TestSessionQueueCap(t *testing.T) {
 	_ = got[len(got)-1].DecodeContent(&r)
 	if r.Status != StatusError || r.Ename != ErrQueueFull {
 		t.Fatalf("reply %+v", r)
+	}
+}
+
+// TestSessionCapReclaimsIdle: at the cap a new session takes the place of
+// the least recently used kernel nobody watches; kernels with clients are
+// never reclaimed, and only then is a new session refused.
+func TestSessionCapReclaimsIdle(t *testing.T) {
+	m := newTestManager(t, ManagerConfig{MaxSessions: 2})
+	a, _ := m.Attach("a", 0)
+	b, _ := m.Attach("b", 0)
+	a.Close() // a is idle without clients: reclaimable
+	if _, err := m.Attach("c", 0); err != nil {
+		t.Fatalf("a new learner at the cap: %v", err)
+	}
+	if _, ok := m.Kernel("a"); ok {
+		t.Error("the idle kernel a was not reclaimed")
+	}
+	if _, ok := m.Kernel("b"); !ok {
+		t.Error("kernel b, which has a client, was reclaimed")
+	}
+	if _, err := m.Attach("d", 0); !errors.Is(err, ErrTooManySessions) {
+		t.Errorf("every kernel has a client: %v, want ErrTooManySessions", err)
+	}
+	b.Close()
+}
+
+// TestReplayBudget: the replay buffers of all kernels together stay within
+// TotalBufferBytes, dropping the oldest frames first, whichever kernel
+// holds them.
+func TestReplayBudget(t *testing.T) {
+	const budget = 40 << 10 // about two kernels' worth
+	m := newTestManager(t, ManagerConfig{TotalBufferBytes: budget})
+	big := strings.Repeat("x", 2<<10)
+	var subs []*Subscription
+	for i := range 4 {
+		sub, err := m.Attach(fmt.Sprintf("k%d", i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+		for range 4 {
+			_ = sub.Kernel().Handle(sub, execReq(big, "echo"))
+			readUntil(t, sub, idleAfter(1))
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for m.buffered.Load() > budget && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := m.buffered.Load(); n > budget {
+		t.Fatalf("%d bytes buffered, budget %d", n, budget)
+	}
+	// The oldest kernel lost its frames first; the newest kept its own.
+	first, _ := m.Attach("k0", 0)
+	last, _ := m.Attach("k3", 0)
+	var w Welcome
+	_ = decodeFrame(t, first.Welcome).DecodeContent(&w)
+	if !w.Missed {
+		t.Errorf("k0 kept its oldest frames: %+v", w)
+	}
+	_ = decodeFrame(t, last.Welcome).DecodeContent(&w)
+	if w.Missed || uint64(len(last.Replay)) != w.LastSeq {
+		t.Errorf("k3 lost frames although older ones existed: %+v, %d replayed", w, len(last.Replay))
+	}
+	for _, s := range subs {
+		s.Close()
 	}
 }

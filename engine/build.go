@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"cachebook/engine/sql"
+	"cachebook/engine/vec"
+)
+
+// relation resolves a FROM clause.
+func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*relation, error) {
+	switch r := ref.(type) {
+	case nil:
+		return &relation{name: "(no table)", rows: 1, op: &dummyScanOp{opBase: opBase{label: "DUMMY_SCAN"}}}, nil
+	case *sql.TableName:
+		return s.tableRelation(r.Name, false, r.Pos())
+	case *sql.FileRef:
+		return s.tableRelation(r.Path, true, r.Pos())
+	case *sql.Subquery:
+		q, err := s.planSelect(ctx, r.Select, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		op := &subqueryOp{opBase: opBase{label: "SUBQUERY", children: []operator{q.root}}, alias: r.Alias, nVisible: q.nVisible}
+		return &relation{name: r.Alias, cols: q.cols[:q.nVisible], rows: -1, op: op}, nil
+	}
+	return nil, fmt.Errorf("unsupported FROM clause %T", ref)
+}
+
+func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relation, error) {
+	t, err := s.db.catalog.Table(name, isFile)
+	if err != nil {
+		return nil, posErr(pos, "%v", err)
+	}
+	scan := newScan("SEQ_SCAN", s.db.catalog, t)
+	return &relation{name: t.Name, cols: t.Columns, rows: t.Rows, op: scan, scan: scan}, nil
+}
+
+// build turns the bound query into its operator tree: the relation (a
+// table scan evaluates WHERE itself), then the aggregation and HAVING,
+// the projection, ORDER BY or top-N, and LIMIT.
+func (s *Session) build(q *query) operator {
+	op := q.rel.op
+	if sc := q.rel.scan; sc != nil {
+		copy(sc.need, q.need)
+		sc.where = q.where
+		if q.sel.Where != nil {
+			sc.prune = pruneBounds(q.sel.Where, q.rel.cols)
+		}
+		// A query that may stop early reads pages as it goes.
+		sc.stream = !q.grouped && len(q.order) == 0 && q.limit >= 0
+	} else if q.where != nil {
+		op = &filterOp{opBase: opBase{label: "FILTER", children: []operator{op}}, pred: q.where}
+	}
+	if q.grouped {
+		label := "HASH_GROUP_BY"
+		if len(q.keys) == 0 {
+			label = "UNGROUPED_AGGREGATE"
+		}
+		hint := int64(-1)
+		if q.where == nil {
+			hint = q.rel.rows
+		}
+		op = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
+			keys: q.keys, keyNames: q.keyNames, args: q.args, specs: q.specs, aggNames: q.aggNames,
+			rewritten: q.rewritten, rowsHint: hint, settings: s.settings, cache: s.db.cache}
+		if q.having != nil {
+			op = &filterOp{opBase: opBase{label: "HAVING", children: []operator{op}}, pred: q.having}
+		}
+	}
+	names := make([]string, len(q.cols))
+	for i, c := range q.cols {
+		names[i] = c.Name
+	}
+	shown := append([]string(nil), names...)
+	for i := q.nVisible; i < len(shown); i++ {
+		shown[i] += " (hidden: ORDER BY key)"
+	}
+	op = &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{op}}, exprs: q.out, names: shown}
+	if len(q.order) > 0 {
+		label, keep := "ORDER_BY", int64(-1)
+		if q.limit >= 0 {
+			label, keep = "TOP_N", q.limit+q.offset
+		}
+		op = &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep}
+	}
+	if q.limit >= 0 || q.offset > 0 {
+		op = &limitOp{opBase: opBase{label: "LIMIT", children: []operator{op}}, limit: q.limit, offset: q.offset}
+	}
+	return op
+}
+
+// pruneBounds returns the conjuncts of where of the form column op integer
+// (or integer op column) over the relation's columns, which row-group
+// statistics can rule out.
+func pruneBounds(where sql.Expr, cols []vec.Column) []bound {
+	var out []bound
+	var visit func(e sql.Expr)
+	visit = func(e sql.Expr) {
+		b, ok := e.(*sql.Binary)
+		if !ok {
+			return
+		}
+		if b.Op == sql.OpAnd {
+			visit(b.X)
+			visit(b.Y)
+			return
+		}
+		ops := map[sql.Op]string{sql.OpEq: "=", sql.OpLt: "<", sql.OpLe: "<=", sql.OpGt: ">", sql.OpGe: ">="}
+		flip := map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+		op, ok := ops[b.Op]
+		if !ok {
+			return
+		}
+		id, lit := b.X, b.Y
+		if _, isLit := b.X.(*sql.Literal); isLit {
+			id, lit, op = b.Y, b.X, flip[op]
+		}
+		ident, ok1 := id.(*sql.Ident)
+		l, ok2 := lit.(*sql.Literal)
+		if !ok1 || !ok2 || l.Kind != sql.LitInt {
+			return
+		}
+		col := -1
+		for j, c := range cols {
+			if c.Name == ident.Name {
+				col = j
+				break
+			}
+		}
+		if col < 0 {
+			for j, c := range cols {
+				if strings.EqualFold(c.Name, ident.Name) {
+					col = j
+					break
+				}
+			}
+		}
+		if col < 0 {
+			return
+		}
+		switch cols[col].Type {
+		case vec.Int16, vec.Int32, vec.Int64:
+			out = append(out, bound{col: col, op: op, c: l.Int})
+		}
+	}
+	visit(where)
+	return out
+}

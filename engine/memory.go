@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"cachebook/engine/expr"
+	"cachebook/engine/vec"
+)
+
+// evalChunkBytes bounds the result of evaluating one string expression
+// over one slice of a morsel before its memory is checked against the
+// statement's budget.
+const evalChunkBytes = 8 << 20
+
+// evalSliceTime is about how long one evaluation of a string expression
+// may take before the morsel is evaluated in slices, with a look at the
+// context between them.
+const evalSliceTime = 20 * time.Millisecond
+
+// probeRows is the slice of a morsel a string expression is first
+// evaluated over, to learn how many bytes a row of its result takes.
+const probeRows = 256
+
+// evalBounded evaluates e over b for operator op. Most expressions have
+// results of a fixed size per row and are evaluated at once. A string
+// expression that builds new strings (regexp_replace, concat, a long
+// constant repeated on every row) may produce far more bytes than its
+// input: it is evaluated over a first slice of rows, and when the whole
+// morsel's result would pass evalChunkBytes (or its evaluation
+// evalSliceTime), over slices of that size, each charged to the budget
+// before the next is built. So a blow-up fails with ErrMemoryLimit after at
+// most one slice too many, never after gigabytes, and cancellation is seen
+// between slices.
+func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vector, error) {
+	if e.Type() != vec.String || isColumnRef(e) || b.Len <= probeRows {
+		return e.Eval(b)
+	}
+	t0 := time.Now()
+	head, err := e.Eval(sliceBatch(b, 0, probeRows))
+	if err != nil {
+		return nil, err
+	}
+	perRowTime := time.Since(t0) / probeRows
+	perRow := max(1, liveBytes([]*vec.Vector{head})/probeRows)
+	slow := perRowTime*time.Duration(b.Len) > evalSliceTime
+	if perRow*int64(b.Len) <= evalChunkBytes && !slow {
+		return e.Eval(b)
+	}
+	chunk := int(max(1, evalChunkBytes/perRow))
+	if slow {
+		// Slices that take about evalSliceTime each, so that
+		// cancellation is seen between them.
+		chunk = min(chunk, int(max(1, evalSliceTime/max(perRowTime, 1))))
+	}
+	out := emptyVec(vec.String)
+	var held int64
+	defer func() { x.release(op, held) }()
+	add := func(v *vec.Vector) error {
+		n := liveBytes([]*vec.Vector{v})
+		if err := x.grow(op, n); err != nil {
+			return fmt.Errorf("evaluating %s: %w", abbreviate(e.String()), err)
+		}
+		held += n
+		if int64(len(out.Bytes))+int64(len(v.Bytes)) > 1<<32-1 {
+			return fmt.Errorf("evaluating %s: more than 4 GiB of strings in one batch", abbreviate(e.String()))
+		}
+		out.AppendVector(v)
+		return nil
+	}
+	if err := add(head); err != nil {
+		return nil, err
+	}
+	for start := probeRows; start < b.Len; start += chunk {
+		if err := x.ctx.Err(); err != nil {
+			return nil, err
+		}
+		v, err := e.Eval(sliceBatch(b, start, min(start+chunk, b.Len)))
+		if err != nil {
+			return nil, err
+		}
+		if err := add(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// sliceBatch returns rows [a, b) of batch bt without copying.
+func sliceBatch(bt *vec.Batch, a, b int) *vec.Batch {
+	out := &vec.Batch{Vecs: make([]*vec.Vector, len(bt.Vecs)), Len: b - a}
+	for i, v := range bt.Vecs {
+		out.Vecs[i] = sliceVec(v, a, b)
+	}
+	return out
+}
+
+// liveBytes is the memory of the rows of vs (not of the arrays they may
+// be views into).
+func liveBytes(vs []*vec.Vector) int64 {
+	var n int64
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		n += int64(v.Len) * 8
+		if v.Type == vec.String && len(v.Offsets) > v.Len {
+			n += int64(v.Offsets[v.Len]-v.Offsets[0]) + int64(v.Len)*4
+		}
+		if v.Valid != nil {
+			n += int64(v.Len)
+		}
+	}
+	return n
+}

@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cachebook/engine/gen"
+	"cachebook/engine/sql"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if memHits.dir != "" {
+		os.RemoveAll(memHits.dir)
+	}
+	os.Exit(code)
+}
+
+// memHits is a generated hits table of memRows rows in 10 row groups,
+// made once per test binary: about 80 MB decoded, 28 MB on disk.
+var memHits struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+const memRows = 300_000
+
+func memHitsDir(t *testing.T) string {
+	t.Helper()
+	memHits.once.Do(func() {
+		memHits.dir, memHits.err = os.MkdirTemp("", "cachebook-memtest-*")
+		if memHits.err == nil {
+			memHits.err = gen.WriteFile(context.Background(), filepath.Join(memHits.dir, "hits.parquet"),
+				gen.Options{Rows: memRows, Seed: 1, RowGroupRows: memRows / 10, Order: "clustered"})
+		}
+	})
+	if memHits.err != nil {
+		t.Fatal(memHits.err)
+	}
+	return memHits.dir
+}
+
+// peakHeap runs f and returns how far the live heap rose above what it was
+// before, sampled every half millisecond through runtime/metrics.
+func peakHeap(f func()) int64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	base := s[0].Value.Uint64()
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(500 * time.Microsecond)
+		defer tick.Stop()
+		sm := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			metrics.Read(sm)
+			peak = max(peak, sm[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	wg.Wait()
+	if peak < base {
+		return 0
+	}
+	return int64(peak - base)
+}
+
+// TestMemoryBounds runs the cells that used to exhaust the machine under a
+// 16 MB limit: each must end in ErrMemoryLimit (or another clear error) or
+// a bounded answer, and the heap must stay below the stated bound. The
+// column cache is kept small, as the scan never needs it.
+func TestMemoryBounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	dir := memHitsDir(t)
+	db, err := Open(Options{DataDir: dir, CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(10)) // the heap then tracks what is live
+	const MB = 1 << 20
+	regexp := "SELECT REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, 1000) + "') FROM hits"
+	var wide []string
+	for i := 0; i < 40; i++ {
+		wide = append(wide, "URL || Title AS c"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	tests := []struct {
+		name, sql string
+		want      string // "rows" for an answer, "memory" for ErrMemoryLimit, else text of the error
+		rows      int
+		bound     int64 // heap growth allowed
+	}{
+		{"select star", "SELECT * FROM hits", "memory", 0, 48 * MB},
+		{"first look", "SELECT * FROM hits LIMIT 10", "rows", 10, 16 * MB},
+		{"first look filtered", "SELECT * FROM hits WHERE CounterID = 62 LIMIT 10", "rows", 10, 16 * MB},
+		{"top-n", "SELECT * FROM hits ORDER BY EventTime LIMIT 10", "rows", 10, 40 * MB},
+		{"regexp blow-up", regexp, "memory", 0, 48 * MB},
+		{"wide projection", "SELECT " + strings.Join(wide, ", ") + " FROM hits", "memory", 0, 48 * MB},
+		{"many groups", "SELECT URL, Title, count(*) FROM hits GROUP BY URL, Title", "memory", 0, 40 * MB},
+		{"nested parentheses (4 MB)", "SELECT " + strings.Repeat("(", 4<<20) + "1", "input too long", 0, 8 * MB},
+		{"nested parentheses (500 KB)", "SELECT " + strings.Repeat("(", 500<<10) + "1", "nested too deeply", 0, 8 * MB},
+		{"many statements", strings.Repeat("SELECT 1;", 20000), "too many statements", 0, 24 * MB}, // the tokens of 180 KB
+		{"many results", strings.Repeat("SELECT * FROM hits LIMIT 2000;", 100), "memory", 0, 48 * MB},
+		{"many small statements", strings.Repeat("SELECT 1;", 5000), "rows", 1, 32 * MB},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := db.NewSession()
+			if err := s.Set("memory_limit", "16MB"); err != nil {
+				t.Fatal(err)
+			}
+			var res []*Result
+			var err error
+			grew := peakHeap(func() { res, err = s.Exec(context.Background(), tc.sql, nil) })
+			switch tc.want {
+			case "rows":
+				if err != nil {
+					t.Fatalf("want an answer, got %v", err)
+				}
+				if r := res[len(res)-1]; r.Rows != tc.rows {
+					t.Errorf("%d rows, want %d", r.Rows, tc.rows)
+				}
+			case "memory":
+				if !errors.Is(err, ErrMemoryLimit) {
+					t.Fatalf("want ErrMemoryLimit, got %v", err)
+				}
+			default:
+				var se *sql.Error
+				if !errors.As(err, &se) || !strings.Contains(se.Msg, tc.want) {
+					t.Fatalf("want a positioned error %q, got %v", tc.want, err)
+				}
+			}
+			if grew > tc.bound {
+				t.Errorf("heap grew by %d MB, bound %d MB", grew/MB, tc.bound/MB)
+			}
+			t.Logf("heap grew by %.1f MB (bound %d MB); error: %v", float64(grew)/MB, tc.bound/MB, err)
+		})
+	}
+}
+
+func TestMemoryLimitSetting(t *testing.T) {
+	s := testDB(t).NewSession()
+	for _, v := range []string{"1e30", "-1", "0", "lots", "99999999999999999999"} {
+		if err := s.Set("memory_limit", v); err == nil {
+			t.Errorf("memory_limit = %q accepted: %d", v, s.Settings().MemoryLimit)
+		}
+	}
+	if err := s.Set("memory_limit", "512MB"); err != nil || s.Settings().MemoryLimit != 512*1000*1000 {
+		t.Errorf("512MB: %v, %d", err, s.Settings().MemoryLimit)
+	}
+}
+
+// TestCancelReachesLoops: a cancelled context stops a long query within
+// 200 ms, wherever it is (decode, expression evaluation, aggregation).
+func TestCancelReachesLoops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT count(*) FROM hits WHERE REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, 50) + "') LIKE '%x%'",
+		"SELECT REGEXP_REPLACE(Referer, '^(.*)$', '\\1\\1') AS r, count(*) FROM hits GROUP BY r ORDER BY r",
+		"SELECT * FROM hits ORDER BY URL",
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := db.NewSession().Exec(ctx, q, nil)
+			done <- err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		t0 := time.Now()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("%.40s: %v", q, err)
+			}
+			if d := time.Since(t0); d > raceSlowdown*200*time.Millisecond {
+				t.Errorf("%.40s: stopped %v after the cancel", q, d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%.40s: still running 5 s after the cancel", q)
+		}
+	}
+}
+
+// TestEstimateLeftover: the group estimate stops inside a row group; the
+// parallel workers must still aggregate the rest of it.
+func TestEstimateLeftover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	db, err := Open(Options{DataDir: memHitsDir(t)}) // row groups of 30,000 rows: two morsels each
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{
+		"SELECT count(*) AS groups, sum(c) AS rows FROM (SELECT UserID, count(*) AS c FROM hits GROUP BY UserID) AS t",
+		"SELECT count(*) AS groups, sum(c) AS rows FROM (SELECT RegionID, count(*) AS c FROM hits WHERE IsRefresh = 0 GROUP BY RegionID) AS t",
+	} {
+		var want string
+		for _, strat := range []string{"naive", "parallel", "auto"} {
+			s := db.NewSession()
+			s.Set("group_by", strat)
+			s.Set("threads", "2")
+			st, err := sql.ParseOne(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := s.planSelect(context.Background(), st.(*sql.Select), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			walk(q.root, func(op operator) {
+				if a, ok := op.(*hashAggOp); ok {
+					a.estimateRows = 1000 // stop after the first morsel
+				}
+			})
+			x := s.newExec(context.Background(), nil, q.root)
+			vs, n, err := collect(x, q.root, q.cols[:q.nVisible])
+			if err != nil || n != 1 {
+				t.Fatalf("%s: %v, %d rows", strat, err, n)
+			}
+			got := vs[0].Format(0) + "," + vs[1].Format(0)
+			if strat == "naive" {
+				want = got
+			} else if got != want {
+				t.Errorf("%s: %s: got %s, naive %s", strat, src, got, want)
+			}
+		}
+	}
+}

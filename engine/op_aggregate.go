@@ -1,0 +1,322 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cachebook/engine/agg"
+	"cachebook/engine/expr"
+	"cachebook/engine/vec"
+)
+
+// hashAggOp is GROUP BY (HASH_GROUP_BY) or an aggregate without keys
+// (UNGROUPED_AGGREGATE). It evaluates its keys and aggregate inputs over
+// each batch of its input and hands them to engine/agg, with the strategy
+// strategy.go chooses; it is a pipeline breaker and returns all groups as
+// one batch: the keys, then one column per aggregate.
+type hashAggOp struct {
+	opBase
+	keys      []expr.Expr
+	keyNames  []string
+	args      []expr.Expr // per spec; nil for count(*)
+	specs     []agg.Spec
+	aggNames  []string
+	rewritten int   // sums rewritten by sum_rewrite
+	rowsHint  int64 // input rows when known before running (-1: unknown)
+	// estimateRows is how many input rows the group estimate sketches
+	// (0: the default, estimateRows).
+	estimateRows int64
+
+	settings Settings
+	cache    CacheSizes
+
+	ran        bool
+	choice     strategyChoice
+	est        *groupEstimate
+	groups     int
+	tableSlots int
+	held       int64
+}
+
+func (a *hashAggOp) keyTypes() []vec.Type {
+	kt := make([]vec.Type, len(a.keys))
+	for i, k := range a.keys {
+		kt[i] = k.Type()
+	}
+	return kt
+}
+
+// loop names the inner loop engine/agg runs for this aggregation, which
+// EXPLAIN shows so that learners see which code ran.
+func (a *hashAggOp) loop() string {
+	if len(a.keys) == 0 {
+		return "global aggregate states (one group)"
+	}
+	if agg.CountFast(a.keyTypes(), a.specs) {
+		if a.settings.GenericAgg {
+			return "generic hash table and aggregate states (tuned integer count(*) loop disabled by SET generic_agg)"
+		}
+		return "tuned integer-key count(*) loop (one 16-byte slot per group, no state objects)"
+	}
+	return "generic hash table and aggregate states"
+}
+
+func (a *hashAggOp) detail() []string {
+	var d []string
+	if len(a.keys) > 0 {
+		d = append(d, "keys: "+strings.Join(a.keyNames, ", "))
+	}
+	if len(a.aggNames) > 0 {
+		d = append(d, "aggregates: "+strings.Join(a.aggNames, ", "))
+	}
+	if a.rewritten > 0 {
+		d = append(d, fmt.Sprintf("sum_rewrite: %d sum(x + c) rewritten to sum(x) + c * count(x)", a.rewritten))
+	}
+	if len(a.keys) > 0 || a.ran {
+		c := a.choice
+		if !a.ran {
+			c = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), nil)
+		}
+		if c.name == "auto" {
+			d = append(d, "strategy: auto ("+c.why+")")
+		} else {
+			d = append(d, "strategy: "+c.describe())
+		}
+	}
+	d = append(d, "loop: "+a.loop())
+	if a.ran && len(a.keys) > 0 {
+		d = append(d, fmt.Sprintf("groups: %d, largest table: %d slots", a.groups, a.tableSlots))
+	}
+	return d
+}
+
+// input is one evaluated batch of the aggregation's input.
+func (a *hashAggOp) input(x *execCtx, b *vec.Batch) (agg.Input, error) {
+	keys, err := evalAll(x, a, a.keys, b)
+	if err != nil {
+		return agg.Input{}, err
+	}
+	args, err := evalAll(x, a, a.args, b)
+	if err != nil {
+		return agg.Input{}, err
+	}
+	var temp int64
+	for i, k := range a.keys {
+		if !isColumnRef(k) {
+			temp += vecBytes(keys[i : i+1])
+		}
+	}
+	for i, e := range a.args {
+		if e != nil && !isColumnRef(e) {
+			temp += vecBytes(args[i : i+1])
+		}
+	}
+	if err := x.fits(a, temp); err != nil {
+		return agg.Input{}, err
+	}
+	return agg.Input{Keys: keys, Args: args, N: b.Len}, nil
+}
+
+// evalAll evaluates exprs over b for op; nil expressions give nil vectors.
+func evalAll(x *execCtx, op operator, exprs []expr.Expr, b *vec.Batch) ([]*vec.Vector, error) {
+	out := make([]*vec.Vector, len(exprs))
+	for i, e := range exprs {
+		if e == nil {
+			continue
+		}
+		v, err := evalBounded(x, op, e, b)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
+	if a.ran {
+		return nil, nil
+	}
+	a.ran = true
+	child := a.children[0]
+	var childNanos atomic.Int64
+	pull := func(w int) (*vec.Batch, error) {
+		t0 := time.Now()
+		b, err := child.next(x, w)
+		childNanos.Add(int64(time.Since(t0)))
+		if b != nil {
+			a.stats.rowsIn.Add(int64(b.Len))
+		}
+		return b, err
+	}
+	start := time.Now()
+
+	// The estimate sketches the first rows; they are kept and aggregated
+	// first.
+	var pre []agg.Input
+	if needsEstimate(a.settings, len(a.keys)) {
+		limit := a.estimateRows
+		if limit <= 0 {
+			limit = estimateRows
+		}
+		var sk hll
+		var rows int64
+		var hashes []uint64
+		for rows < limit {
+			b, err := pull(0)
+			if err != nil {
+				return nil, err
+			}
+			if b == nil {
+				break
+			}
+			if b.Len == 0 {
+				continue
+			}
+			in, err := a.input(x, b)
+			if err != nil {
+				return nil, err
+			}
+			if err := x.grow(a, liveBytes(in.Keys)+liveBytes(in.Args)); err != nil {
+				return nil, err
+			}
+			a.held += liveBytes(in.Keys) + liveBytes(in.Args)
+			pre = append(pre, in)
+			if cap(hashes) < b.Len {
+				hashes = make([]uint64, b.Len)
+			}
+			x.hasher.Hash(in.Keys, b.Len, hashes)
+			for _, h := range hashes[:b.Len] {
+				sk.add(h)
+			}
+			rows += int64(b.Len)
+		}
+		total, seen := x.scanTotal, x.scanned.Load()
+		a.est = &groupEstimate{groups: scaleEstimate(sk.estimate(), rows, seen, total), rows: rows}
+	}
+	a.choice = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), a.est)
+	// The estimate ran here; its input's time is the children's.
+	estimateOwn := time.Since(start) - time.Duration(childNanos.Swap(0))
+	start = time.Now()
+
+	var nextPre atomic.Int64
+	// The estimate read on worker 0: with parallel workers (numbered from
+	// 1), the rest of the row group it stopped in is finished through
+	// drain, one worker at a time.
+	scan, drainable := child.(*scanOp)
+	var leftMu sync.Mutex
+	var leftDone atomic.Bool
+	left := func() (agg.Input, bool, error) {
+		leftMu.Lock()
+		defer leftMu.Unlock()
+		for !leftDone.Load() {
+			t0 := time.Now()
+			b, err := scan.drain(x, 0)
+			childNanos.Add(int64(time.Since(t0)))
+			if err != nil {
+				return agg.Input{}, false, err
+			}
+			if b == nil {
+				leftDone.Store(true)
+				break
+			}
+			a.stats.rowsIn.Add(int64(b.Len))
+			in, err := a.input(x, b)
+			return in, err == nil, err
+		}
+		return agg.Input{}, false, nil
+	}
+	src := func(w int) (agg.Input, bool, error) {
+		if i := int(nextPre.Add(1) - 1); i < len(pre) {
+			return pre[i], true, nil
+		}
+		if drainable && w != 0 && !leftDone.Load() {
+			if in, ok, err := left(); ok || err != nil {
+				return in, ok, err
+			}
+		}
+		for {
+			b, err := pull(w)
+			if err != nil || b == nil {
+				return agg.Input{}, false, err
+			}
+			if b.Len == 0 {
+				continue
+			}
+			in, err := a.input(x, b)
+			if err != nil {
+				return agg.Input{}, false, err
+			}
+			return in, true, nil
+		}
+	}
+	cfg := agg.Config{Threads: a.choice.threads, RadixBits: a.choice.bits, Budget: x.budget, Hasher: x.hasher,
+		HugePages: a.settings.HugePages, Pool: x.s.db.pool, RowsHint: max(a.rowsHint, 0), Generic: a.settings.GenericAgg}
+	if a.choice.name != "naive" {
+		cfg.Strategy = agg.Radix
+	}
+	if h := x.hooks; h != nil {
+		cfg.Observer = agg.Observer{LockThreads: h.LockThreads, WorkerStart: h.WorkerStart,
+			WorkerStop: h.WorkerStop, PhaseStart: h.PhaseStart, PhaseEnd: h.PhaseEnd}
+	}
+	if x.hooks != nil && x.hooks.Aggregate != nil {
+		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg}, src)
+	}
+	out, err := agg.Aggregate(x.ctx, a.keyTypes(), a.specs, cfg, src)
+	x.release(a, a.held)
+	a.held = 0
+	pre = nil
+	if err != nil {
+		return nil, err
+	}
+	a.groups, a.tableSlots = out.Groups, out.TableSlots
+	a.recordPhases(out.Stats)
+	// The operator's own time: its workers' time (or the wall time when
+	// it ran on this goroutine) less the time they spent pulling input.
+	own := time.Since(start)
+	if a.choice.threads > 1 {
+		own = 0
+		for _, w := range a.stats.workers {
+			own += w.Time
+		}
+	}
+	own += estimateOwn - time.Duration(childNanos.Load())
+	a.stats.nanos.Add(int64(max(own, 0)))
+	// The output: charged until the query is done with it.
+	vs := append(append([]*vec.Vector{}, out.Keys...), out.Aggs...)
+	if err := x.grow(a, vecBytes(vs)); err != nil {
+		return nil, err
+	}
+	a.held = vecBytes(vs)
+	a.stats.rowsOut.Add(int64(out.Groups))
+	return &vec.Batch{Vecs: vs, Len: out.Groups}, nil
+}
+
+// recordPhases turns the workers' phase statistics into the operator's
+// phases (rows summed, the slowest worker's time: workers run in parallel)
+// and per-worker lines.
+func (a *hashAggOp) recordPhases(stats []agg.WorkerStat) {
+	a.stats.mu.Lock()
+	defer a.stats.mu.Unlock()
+	idx := map[string]int{}
+	for _, st := range stats {
+		a.stats.workers = append(a.stats.workers, WorkerStat{Worker: st.Worker, Phase: st.Phase, Rows: st.Rows, Time: st.Time})
+		i, ok := idx[st.Phase]
+		if !ok {
+			i = len(a.stats.phases)
+			idx[st.Phase] = i
+			a.stats.phases = append(a.stats.phases, PhaseStat{Name: st.Phase})
+		}
+		p := &a.stats.phases[i]
+		p.Rows += st.Rows
+		p.Time = max(p.Time, st.Time)
+	}
+}
+
+func (a *hashAggOp) close(x *execCtx) {
+	x.release(a, a.held)
+	a.held = 0
+}

@@ -1,0 +1,625 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cachebook/engine/expr"
+	"cachebook/engine/storage"
+	"cachebook/engine/vec"
+)
+
+// morselRows is the number of rows each operator step works on: small
+// enough that a batch's intermediate vectors stay in the L2 cache.
+const morselRows = 16384
+
+// scanOp reads a table row group by row group. Only the columns the query
+// needs are decoded, and only when a worker reaches the row group; they are
+// released when it moves on. A WHERE clause is evaluated inside the scan:
+// row groups whose min/max statistics rule it out are skipped unread, the
+// columns the filter reads are decoded first, and the other columns of a
+// row group where no row passes are never decoded (late materialisation).
+type scanOp struct {
+	opBase
+	cat   *storage.Catalog
+	table *storage.Table
+	need  []bool    // table columns the query reads
+	where expr.Expr // pushed-down filter, or nil
+	prune []bound   // conjuncts of the filter the statistics can decide
+	// stream reads pages only as rows are needed, for a query that may
+	// stop early (LIMIT without ORDER BY), instead of whole column chunks
+	// through the cache.
+	stream bool
+
+	open    sync.Once
+	rd      *storage.Reader
+	openErr error
+	nextRG  atomic.Int64
+
+	mu      sync.Mutex
+	cursors map[int]*scanCursor // per worker
+	workers map[int]*WorkerStat // per worker: rows produced, time in the scan
+
+	groupsRead, groupsPruned, groupsNoMatch atomic.Int64
+	decodeNanos, decodedRows                atomic.Int64
+	lazyGroups                              atomic.Int64 // row groups whose other columns were read page by page
+	filterStep                              atomic.Int64 // rows per filter evaluation; 0: a morsel
+}
+
+// bound is a conjunct "column op constant" of a WHERE clause over an
+// integer column, which row-group statistics can prove false.
+type bound struct {
+	col int
+	op  string // =, <, <=, >, >=
+	c   int64
+}
+
+func (b bound) String(cols []vec.Column) string {
+	return fmt.Sprintf("%s %s %d", cols[b.col].Name, b.op, b.c)
+}
+
+// excludes reports whether no value in [lo, hi] satisfies the bound.
+func (b bound) excludes(lo, hi int64) bool {
+	switch b.op {
+	case "=":
+		return b.c < lo || b.c > hi
+	case "<":
+		return lo >= b.c
+	case "<=":
+		return lo > b.c
+	case ">":
+		return hi <= b.c
+	case ">=":
+		return hi < b.c
+	}
+	return false
+}
+
+// scanCursor is one worker's position: the row group it holds and the
+// next morsel in it.
+type scanCursor struct {
+	g     int
+	vecs  []*vec.Vector // as wide as the table; nil for columns not read
+	rows  int
+	pos   int
+	sels  [][]int32 // per morsel: the rows that passed the filter
+	held  int64     // bytes charged for vecs
+	valid bool
+
+	// In stream mode: a stream per column read, the filter's columns and
+	// the others, and rows of the others still to skip.
+	streams     map[int]*storage.ColumnStream
+	first, rest []int
+	skip        int
+
+	// After a selective filter: the other columns, read page by page
+	// for the morsels with matches only.
+	lazy map[int]*storage.ColumnStream
+}
+
+// selective is the fraction of a row group's rows a filter may pass for
+// the scan to read the other columns page by page, for the matching
+// morsels only, rather than decode their whole chunks.
+const selective = 8 // at most 1 row in 8
+
+func newScan(label string, cat *storage.Catalog, t *storage.Table) *scanOp {
+	return &scanOp{opBase: opBase{label: label}, cat: cat, table: t, need: make([]bool, len(t.Columns)), cursors: map[int]*scanCursor{}, workers: map[int]*WorkerStat{}}
+}
+
+func (s *scanOp) detail() []string {
+	d := []string{"table: " + s.table.Name}
+	var names []string
+	for i, c := range s.table.Columns {
+		if s.need[i] {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		d = append(d, "columns: none (row counts from the footer)")
+	} else {
+		d = append(d, "columns: "+strings.Join(names, ", "))
+	}
+	if s.where != nil {
+		d = append(d, "filter: "+s.where.String())
+		if cols := expr.Columns(s.where); len(cols) > 0 {
+			var fc []string
+			seen := map[int]bool{}
+			for _, c := range cols {
+				if !seen[c] {
+					seen[c] = true
+					fc = append(fc, s.table.Columns[c].Name)
+				}
+			}
+			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
+		}
+	}
+	if s.stream {
+		d = append(d, "streaming: pages decoded only as rows are needed (LIMIT without ORDER BY)")
+	}
+	if len(s.prune) > 0 {
+		var ps []string
+		for _, b := range s.prune {
+			ps = append(ps, b.String(s.table.Columns))
+		}
+		d = append(d, "row-group min/max pruning on: "+strings.Join(ps, " AND "))
+	}
+	n := len(s.table.RowGroupRows)
+	if r, p, m := s.groupsRead.Load(), s.groupsPruned.Load(), s.groupsNoMatch.Load(); r+p > 0 {
+		line := fmt.Sprintf("row groups: %d of %d read", r, n)
+		if p > 0 {
+			line += fmt.Sprintf(", %d skipped by min/max statistics", p)
+		}
+		if m > 0 {
+			line += fmt.Sprintf(", %d without a matching row (other columns not decoded)", m)
+		}
+		if l := s.lazyGroups.Load(); l > 0 {
+			line += fmt.Sprintf(", %d with few matches (other columns read page by page for matching morsels)", l)
+		}
+		if r+p < int64(n) {
+			line += fmt.Sprintf(", %d never reached (the query stopped early)", int64(n)-r-p)
+		}
+		d = append(d, line)
+	} else {
+		d = append(d, fmt.Sprintf("row groups: %d", n))
+	}
+	return d
+}
+
+// cursor returns worker w's cursor and its share of the work.
+func (s *scanOp) cursor(w int) (*scanCursor, *WorkerStat) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cursors[w]
+	if c == nil {
+		c = &scanCursor{}
+		s.cursors[w] = c
+		s.workers[w] = &WorkerStat{Worker: w, Phase: "scan"}
+	}
+	return c, s.workers[w]
+}
+
+func (s *scanOp) next(x *execCtx, w int) (*vec.Batch, error) {
+	c, ws := s.cursor(w)
+	t0 := time.Now()
+	b, err := s.nextOf(x, w, c)
+	s.mu.Lock()
+	ws.Time += time.Since(t0)
+	if b != nil {
+		ws.Rows += int64(b.Len)
+	}
+	s.mu.Unlock()
+	return b, err
+}
+
+// nextOf returns worker w's next morsel.
+func (s *scanOp) nextOf(x *execCtx, w int, c *scanCursor) (*vec.Batch, error) {
+	for {
+		if err := x.ctx.Err(); err != nil {
+			return nil, err
+		}
+		if c.valid && c.pos < c.rows {
+			if c.streams == nil {
+				return s.morsel(x, c)
+			}
+			b, err := s.streamMorsel(x, c)
+			if err != nil || b != nil {
+				return b, err
+			}
+			continue
+		}
+		if c.valid {
+			s.drop(x, c)
+		}
+		ok, err := s.advance(x, w, c)
+		if err != nil || !ok {
+			return nil, err
+		}
+	}
+}
+
+// drain returns the next morsel left in the row group worker from holds,
+// without claiming another row group; nil when none is left. The hash
+// aggregate's estimate reads on worker 0, and its parallel workers finish
+// that row group through drain. Callers serialise their calls.
+func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
+	s.mu.Lock()
+	c, ws := s.cursors[from], s.workers[from]
+	s.mu.Unlock()
+	if c == nil || !c.valid || c.streams != nil {
+		return nil, nil
+	}
+	for c.pos < c.rows {
+		t0 := time.Now()
+		b, err := s.morsel(x, c)
+		s.mu.Lock()
+		ws.Time += time.Since(t0)
+		if b != nil {
+			ws.Rows += int64(b.Len)
+		}
+		s.mu.Unlock()
+		if err != nil || b.Len > 0 {
+			return b, err
+		}
+	}
+	s.drop(x, c)
+	return nil, nil
+}
+
+// morsel returns the cursor's next morsel.
+func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
+	t0 := time.Now()
+	defer s.stats.since(t0)
+	start, end := c.pos, min(c.pos+morselRows, c.rows)
+	c.pos = end
+	b := &vec.Batch{Vecs: make([]*vec.Vector, len(c.vecs)), Len: end - start}
+	for i, v := range c.vecs {
+		b.Vecs[i] = sliceVec(v, start, end)
+	}
+	if c.sels != nil {
+		sel := c.sels[start/morselRows]
+		if c.lazy != nil {
+			if len(sel) == 0 {
+				c.skip += b.Len
+				return &vec.Batch{Len: 0}, nil
+			}
+			t1 := time.Now()
+			for _, j := range c.rest {
+				st := c.lazy[j]
+				if err := st.Skip(x.ctx, c.skip); err != nil {
+					return nil, err
+				}
+				v, err := st.Next(x.ctx, b.Len)
+				if err != nil {
+					return nil, err
+				}
+				b.Vecs[j] = v
+			}
+			c.skip = 0
+			s.decodeNanos.Add(int64(time.Since(t1)))
+		}
+		if len(sel) < b.Len {
+			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
+			for i, v := range b.Vecs {
+				out.Vecs[i] = gather(v, sel)
+			}
+			b = out
+		}
+	}
+	s.stats.rowsOut.Add(int64(b.Len))
+	return b, nil
+}
+
+// drop releases the cursor's row group.
+func (s *scanOp) drop(x *execCtx, c *scanCursor) {
+	x.release(s, c.held)
+	for _, st := range c.streams {
+		st.Close()
+	}
+	for _, st := range c.lazy {
+		st.Close()
+	}
+	*c = scanCursor{}
+}
+
+// columnsOf splits the columns the scan reads into the filter's and the
+// others.
+func (s *scanOp) columnsOf() (first, rest []int) {
+	inFilter := map[int]bool{}
+	if s.where != nil {
+		for _, col := range expr.Columns(s.where) {
+			inFilter[col] = true
+		}
+	}
+	for i, n := range s.need {
+		switch {
+		case inFilter[i]:
+			first = append(first, i)
+		case n:
+			rest = append(rest, i)
+		}
+	}
+	return first, rest
+}
+
+// openStreams prepares the cursor to stream row group g.
+func (s *scanOp) openStreams(x *execCtx, c *scanCursor, g, rows int) error {
+	*c = scanCursor{g: g, rows: rows, valid: true, streams: map[int]*storage.ColumnStream{}}
+	c.first, c.rest = s.columnsOf()
+	for _, j := range append(append([]int(nil), c.first...), c.rest...) {
+		st, err := s.rd.Stream(x.ctx, g, j)
+		if err != nil {
+			return err
+		}
+		c.streams[j] = st
+	}
+	return nil
+}
+
+// streamMorsel reads the cursor's next morsel from its streams: the
+// filter's columns first, the others only when a row passes. It returns
+// nil when no row of the rest of the row group passes.
+func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
+	t0 := time.Now()
+	defer s.stats.since(t0)
+	for c.pos < c.rows {
+		n := min(morselRows, c.rows-c.pos)
+		c.pos += n
+		s.stats.rowsIn.Add(int64(n))
+		x.progress(n)
+		b := &vec.Batch{Vecs: make([]*vec.Vector, len(s.table.Columns)), Len: n}
+		read := func(cols []int) error {
+			t0 := time.Now()
+			defer func() { s.decodeNanos.Add(int64(time.Since(t0))) }()
+			for _, j := range cols {
+				v, err := c.streams[j].Next(x.ctx, n)
+				if err != nil {
+					return err
+				}
+				b.Vecs[j] = v
+			}
+			return nil
+		}
+		s.decodedRows.Add(int64(n))
+		var sel []int32
+		if s.where != nil {
+			if err := read(c.first); err != nil {
+				return nil, err
+			}
+			var err error
+			if sel, err = s.filterMorsel(x, b); err != nil {
+				return nil, err
+			}
+			if len(sel) == 0 {
+				c.skip += n // the other columns' rows are skipped only if needed
+				continue
+			}
+		}
+		if c.skip > 0 {
+			for _, j := range c.rest {
+				if err := c.streams[j].Skip(x.ctx, c.skip); err != nil {
+					return nil, err
+				}
+			}
+			c.skip = 0
+		}
+		if err := read(c.rest); err != nil {
+			return nil, err
+		}
+		if sel != nil && len(sel) < n {
+			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
+			for i, v := range b.Vecs {
+				out.Vecs[i] = gather(v, sel)
+			}
+			b = out
+		}
+		if err := x.fits(s, liveBytes(b.Vecs)); err != nil {
+			return nil, err
+		}
+		s.stats.rowsOut.Add(int64(b.Len))
+		return b, nil
+	}
+	return nil, nil
+}
+
+// advance claims the next row group that may hold matching rows and
+// decodes what the query needs of it.
+func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
+	s.open.Do(func() {
+		if len(s.table.RowGroupRows) > 0 {
+			s.rd, s.openErr = s.cat.Open(s.table)
+		}
+	})
+	if s.openErr != nil {
+		return false, s.openErr
+	}
+	for {
+		g := int(s.nextRG.Add(1) - 1)
+		if g >= len(s.table.RowGroupRows) {
+			return false, nil
+		}
+		rows := int(s.table.RowGroupRows[g])
+		if s.pruned(g) {
+			s.groupsPruned.Add(1)
+			s.stats.rowsIn.Add(int64(rows))
+			x.progress(rows)
+			continue
+		}
+		s.groupsRead.Add(1)
+		if s.stream {
+			return true, s.openStreams(x, c, g, rows)
+		}
+		ok, err := s.load(x, w, c, g, rows)
+		s.stats.rowsIn.Add(int64(rows))
+		x.progress(rows)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			return true, nil
+		}
+		s.groupsNoMatch.Add(1)
+	}
+}
+
+func (s *scanOp) pruned(g int) bool {
+	for _, b := range s.prune {
+		if lo, hi, ok := s.rd.IntBounds(g, b.col); ok && b.excludes(lo, hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// load decodes row group g into c: the filter's columns first, then, if
+// any row passes, the other columns the query needs. It reports false when
+// no row passes.
+func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, error) {
+	*c = scanCursor{g: g, rows: rows, vecs: make([]*vec.Vector, len(s.table.Columns))}
+	first, rest := s.columnsOf()
+	if err := s.decode(x, w, c, first); err != nil {
+		return false, err
+	}
+	passed := 0
+	if s.where != nil {
+		t0 := time.Now()
+		for start := 0; start < rows; start += morselRows {
+			end := min(start+morselRows, rows)
+			sel, err := s.filterMorsel(x, sliceBatch(&vec.Batch{Vecs: c.vecs, Len: c.rows}, start, end))
+			if err != nil {
+				return false, err
+			}
+			c.sels = append(c.sels, sel)
+			passed += len(sel)
+		}
+		s.stats.since(t0)
+		if passed == 0 {
+			s.drop(x, c)
+			return false, nil
+		}
+	}
+	if s.where != nil && len(rest) > 0 && passed <= rows/selective {
+		// Few matches: read the other columns page by page, for the
+		// morsels with matches only.
+		c.rest, c.lazy = rest, map[int]*storage.ColumnStream{}
+		for _, j := range rest {
+			st, err := s.rd.Stream(x.ctx, g, j)
+			if err != nil {
+				return false, err
+			}
+			c.lazy[j] = st
+		}
+		s.lazyGroups.Add(1)
+		c.valid = true
+		return true, nil
+	}
+	if err := s.decode(x, w, c, rest); err != nil {
+		return false, err
+	}
+	c.valid = true
+	return true, nil
+}
+
+// filterSliceTime is how long one evaluation of the filter may take: the
+// scan evaluates it over slices of rows that start small and grow to a
+// morsel while evaluations stay well under it, and shrink when one takes
+// longer. Cancellation is checked between slices, so an expensive predicate
+// (a regular expression building long strings) still stops soon after the
+// query is cancelled.
+const filterSliceTime = 20 * time.Millisecond
+
+// filterMorsel evaluates the filter over the morsel m and returns the rows
+// that pass.
+func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
+	var sel []int32
+	start, end := 0, m.Len
+	for a := start; a < end; {
+		if err := x.ctx.Err(); err != nil {
+			return nil, err
+		}
+		step := int(s.filterStep.Load())
+		if step == 0 {
+			step = 1024 // grows to a morsel while evaluations are quick
+		}
+		b := min(a+step, end)
+		t0 := time.Now()
+		pred, err := s.where.Eval(sliceBatch(m, a, b))
+		if err != nil {
+			return nil, err
+		}
+		part := expr.Select(pred, nil)
+		if a == start && b == end {
+			sel = part
+		} else {
+			for _, r := range part {
+				sel = append(sel, r+int32(a-start))
+			}
+		}
+		switch d := time.Since(t0); {
+		case d > filterSliceTime && step > 64:
+			s.filterStep.CompareAndSwap(int64(step), int64(step/2))
+		case d < filterSliceTime/4 && step < morselRows:
+			s.filterStep.CompareAndSwap(int64(step), int64(step*2))
+		}
+		a = b
+	}
+	return sel, nil
+}
+
+// decode reads columns cols of the cursor's row group.
+func (s *scanOp) decode(x *execCtx, w int, c *scanCursor, cols []int) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	x.phaseStart(w, "scan")
+	t0 := time.Now()
+	vs, err := s.rd.RowGroup(x.ctx, c.g, cols)
+	s.decodeNanos.Add(int64(time.Since(t0)))
+	if c.held == 0 {
+		s.decodedRows.Add(int64(c.rows))
+	}
+	s.stats.since(t0)
+	x.phaseEnd(w, "scan")
+	if err != nil {
+		return err
+	}
+	n := vecBytes(vs)
+	if err := x.grow(s, n); err != nil {
+		return err
+	}
+	c.held += n
+	for i, j := range cols {
+		c.vecs[j] = vs[i]
+	}
+	return nil
+}
+
+func (s *scanOp) close(x *execCtx) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.decodedRows.Load(); r > 0 && len(s.stats.phases) == 0 {
+		s.stats.mu.Lock()
+		s.stats.phases = []PhaseStat{{Name: "decode", Rows: r, Time: time.Duration(s.decodeNanos.Load())}}
+		s.stats.mu.Unlock()
+	}
+	if len(s.workers) > 1 {
+		ws := make([]WorkerStat, 0, len(s.workers))
+		for _, w := range s.workers {
+			ws = append(ws, *w)
+		}
+		slices.SortFunc(ws, func(a, b WorkerStat) int { return cmp.Compare(a.Worker, b.Worker) })
+		s.stats.mu.Lock()
+		s.stats.workers = ws
+		s.stats.mu.Unlock()
+	}
+	for _, c := range s.cursors {
+		s.drop(x, c)
+	}
+	if s.rd != nil {
+		s.rd.Close()
+		s.rd = nil
+	}
+}
+
+// dummyScanOp is the single row of a SELECT without FROM.
+type dummyScanOp struct {
+	opBase
+	done atomic.Bool
+}
+
+func (d *dummyScanOp) detail() []string { return nil }
+
+func (d *dummyScanOp) next(x *execCtx, w int) (*vec.Batch, error) {
+	if d.done.Swap(true) {
+		return nil, nil
+	}
+	t0 := time.Now()
+	defer d.stats.since(t0)
+	d.stats.rowsIn.Add(1)
+	d.stats.rowsOut.Add(1)
+	return &vec.Batch{Len: 1}, nil
+}

@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cachebook/engine/sql"
+)
+
+// runTree plans src, renames every operator's label (no code may depend on
+// a label), runs the tree and returns its root.
+func runTree(t *testing.T, s *Session, src string) operator {
+	t.Helper()
+	st, err := sql.ParseOne(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := st.(*sql.Select)
+	q, err := s.planSelect(context.Background(), sel, 0)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	i := 0
+	walk(q.root, func(op operator) {
+		op.base().label = fmt.Sprintf("renamed-%d", i)
+		i++
+	})
+	x := s.newExec(context.Background(), nil, q.root)
+	if _, _, err := collect(x, q.root, q.cols[:q.nVisible]); err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	return q.root
+}
+
+// TestOperatorStats walks the executed operator tree of each query: every
+// operator must report the rows it produced and the time it took, and the
+// figures must be the operator's own (rows out of one are rows in of its
+// parent).
+func TestOperatorStats(t *testing.T) {
+	for _, strat := range []string{"naive", "radix", "parallel", "auto"} {
+		s := testDB(t).NewSession()
+		s.Set("group_by", strat)
+		s.Set("threads", "2")
+		for _, src := range []string{
+			"SELECT k, count(*) FROM t GROUP BY k",
+			"SELECT g, sum(v) AS sv FROM t WHERE k < 5 GROUP BY g HAVING sv > 10 ORDER BY sv DESC LIMIT 2",
+			"SELECT k, f FROM t WHERE v > 10 ORDER BY f LIMIT 5 OFFSET 1",
+			"SELECT count(*) FROM (SELECT k, count(*) AS c FROM t GROUP BY k) AS sub WHERE c > 1",
+			"SELECT DISTINCT g FROM t ORDER BY g",
+			"SELECT 1 + 1",
+		} {
+			root := runTree(t, s, src)
+			walk(root, func(op operator) {
+				b := op.base()
+				if b.stats.rowsOut.Load() <= 0 {
+					t.Errorf("%s: %s: %T reports %d rows", strat, src, op, b.stats.rowsOut.Load())
+				}
+				if b.stats.nanos.Load() <= 0 {
+					t.Errorf("%s: %s: %T reports no time", strat, src, op)
+				}
+				for _, c := range b.children {
+					if _, sub := op.(*subqueryOp); sub {
+						continue
+					}
+					if in, out := b.stats.rowsIn.Load(), c.base().stats.rowsOut.Load(); in != out {
+						t.Errorf("%s: %s: %T read %d rows, its child %T produced %d", strat, src, op, in, c, out)
+					}
+				}
+			})
+			if got := planTree(root, true); !strings.HasPrefix(got.Name, "renamed-") {
+				t.Errorf("plan root %q", got.Name)
+			}
+		}
+	}
+}
+
+// TestLimitStopsScan: LIMIT without ORDER BY decodes only the row groups
+// it needs.
+func TestLimitStopsScan(t *testing.T) {
+	db := testDB(t) // t has 4 row groups of 300 rows (8 columns)
+	s := db.NewSession()
+	d0 := db.catalog.Decodes()
+	if got := runSQL(t, s, "SELECT k FROM t LIMIT 3"); got != "0;1;2" {
+		t.Fatalf("got %q", got)
+	}
+	if d := db.catalog.Decodes() - d0; d != 1 {
+		t.Errorf("LIMIT 3 decoded %d column chunks, want 1 (one column of one row group)", d)
+	}
+	db = testDB(t)
+	s = db.NewSession()
+	d0 = db.catalog.Decodes()
+	runSQL(t, s, "SELECT * FROM t LIMIT 3")
+	if d := db.catalog.Decodes() - d0; d != 8 {
+		t.Errorf("SELECT * LIMIT 3 decoded %d column chunks, want 8 (one row group)", d)
+	}
+	got := runSQL(t, s, "EXPLAIN ANALYZE SELECT * FROM t LIMIT 3")
+	if !strings.Contains(got, "row groups: 1 of 4 read, 3 never reached") {
+		t.Errorf("EXPLAIN ANALYZE does not show the early stop:\n%s", strings.ReplaceAll(got, ";", "\n"))
+	}
+}
+
+type clusteredRow struct {
+	ID  int64  `parquet:"id"`
+	C   int32  `parquet:"c"`
+	Pad string `parquet:"pad"`
+}
+
+// TestRowGroupPruning: min/max statistics skip the row groups a WHERE
+// cannot match, and late materialisation skips the other columns of row
+// groups without a match.
+func TestRowGroupPruning(t *testing.T) {
+	dir := t.TempDir()
+	var rows []clusteredRow
+	for i := 0; i < 1200; i++ {
+		rows = append(rows, clusteredRow{ID: int64(i), C: int32(i / 300), Pad: fmt.Sprint("p", i)})
+	}
+	writeParquet(t, filepath.Join(dir, "c.parquet"), rows) // 4 row groups: c = 0, 1, 2, 3
+	for _, tc := range []struct {
+		sql, want string
+		decodes   int64
+	}{
+		{"SELECT count(*), min(id), max(id) FROM c WHERE c = 2", "300,600,899", 2}, // c of group 2
+		{"SELECT count(*) FROM c WHERE 2 < c", "300", 1},                           // group 3
+		{"SELECT count(*) FROM c WHERE c >= 1 AND c <= 2", "600", 2},               // groups 1, 2
+		{"SELECT max(pad) FROM c WHERE c = 1 AND id % 1000 = 999", "NULL", 2},      // c, id of group 1; no match: pad never decoded
+		{"SELECT count(*) FROM c WHERE c = 7", "0", 0},                             // nothing read
+		{"SELECT count(*) FROM c WHERE c = 2 OR c = 3", "600", 4},                  // OR: no pruning
+		{"SELECT min(pad) FROM c WHERE id = 1000", "p1000", 2},                     // id and pad of group 3 only
+	} {
+		db, err := Open(Options{DataDir: dir}) // a cold cache
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := db.NewSession()
+		d0 := db.catalog.Decodes()
+		if got := runSQL(t, s, tc.sql); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.sql, got, tc.want)
+		}
+		if d := db.catalog.Decodes() - d0; d != tc.decodes {
+			t.Errorf("%s: %d column chunks decoded, want %d", tc.sql, d, tc.decodes)
+		}
+		// Second run: from the cache.
+		runSQL(t, s, tc.sql)
+	}
+	db, err := Open(Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runSQL(t, db.NewSession(), "EXPLAIN ANALYZE SELECT count(*) FROM c WHERE c = 2")
+	if !strings.Contains(got, "3 skipped by min/max statistics") {
+		t.Errorf("EXPLAIN ANALYZE does not show the pruning:\n%s", strings.ReplaceAll(got, ";", "\n"))
+	}
+}
+
+func TestResetAndAliases(t *testing.T) {
+	s := testDB(t).NewSession()
+	def := s.Settings()
+	runSQL(t, s, "SET group_by = 'radix'; SET threads = 1; SET memory_limit = '64MB'")
+	runSQL(t, s, "RESET group_by")
+	if st := s.Settings(); st.GroupBy != def.GroupBy || st.Threads != 1 {
+		t.Errorf("RESET group_by: %+v", st)
+	}
+	runSQL(t, s, "RESET ALL")
+	if s.Settings() != def {
+		t.Errorf("RESET ALL: %+v, want %+v", s.Settings(), def)
+	}
+	if _, err := s.Exec(context.Background(), "RESET nonsense", nil); err == nil || !strings.Contains(err.Error(), "unknown setting") {
+		t.Errorf("RESET nonsense: %v", err)
+	}
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT k + 1 AS w FROM t WHERE w > 9 LIMIT 1", "10"},
+		{"SELECT k AS kk, count(*) AS c FROM t GROUP BY kk HAVING c > 99 AND kk < 2 ORDER BY kk", "0,100;1,100"},
+		{"SELECT k AS kk, count(*) AS c FROM t GROUP BY kk ORDER BY c * 0 + kk DESC LIMIT 1", "9,100"},
+		{"SELECT f AS k FROM t WHERE k = 9 LIMIT 1", "2.25"}, // a column wins over an alias
+	} {
+		if got := runSQL(t, s, tc.sql); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+// TestSelectiveFilter: with few matches in a row group the other columns
+// are read page by page for the matching morsels only, with the same
+// answers.
+func TestSelectiveFilter(t *testing.T) {
+	s := testDB(t).NewSession()
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT s, f FROM t WHERE v = 7 ORDER BY f", "s007,1.75"},
+		{"SELECT g, count(*), min(s) FROM t WHERE v IN (7, 11, 513) GROUP BY g ORDER BY g", "g0,1,s013;g1,1,s007;g2,1,s011"},
+	} {
+		if got := runSQL(t, s, tc.sql); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+	got := runSQL(t, s, "EXPLAIN ANALYZE SELECT s, f FROM t WHERE v = 7 ORDER BY f")
+	if !strings.Contains(got, "1 with few matches") || !strings.Contains(got, "3 skipped by min/max statistics") {
+		t.Errorf("EXPLAIN ANALYZE does not show the selective read:\n%s", strings.ReplaceAll(got, ";", "\n"))
+	}
+}

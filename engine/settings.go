@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"cachebook/engine/units"
+)
+
+// Settings are the per-session options changed with SET and RESET.
+type Settings struct {
+	GroupBy     string // naive, radix, parallel or auto
+	Threads     int    // worker goroutines for the parallel strategy
+	RadixBits   int    // partitions = 2^RadixBits for radix and parallel; -1: derived from the cache sizes
+	SumRewrite  bool   // rewrite sum(x + c) to sum(x) + c*count(x)
+	MemoryLimit int64  // bytes one query may allocate
+	HugePages   bool   // big tables and partitions on huge pages (Linux)
+	GenericAgg  bool   // disable the tuned integer-key count(*) path
+}
+
+// settingNames lists the settings SET accepts, for error messages.
+const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg"
+
+// defaultSettings are a new session's settings: group_by = 'auto', threads
+// = GOMAXPROCS (capped by Options.MaxThreads), radix_bits = 'auto' (derived
+// from the cache sizes), sum_rewrite = true, memory_limit =
+// Options.QueryMemory, huge_pages = true, generic_agg = false.
+func (db *DB) defaultSettings() Settings {
+	threads := runtime.GOMAXPROCS(0)
+	if m := db.opts.MaxThreads; m > 0 && threads > m {
+		threads = m
+	}
+	return Settings{
+		GroupBy:     "auto",
+		Threads:     threads,
+		RadixBits:   -1,
+		SumRewrite:  true,
+		MemoryLimit: db.opts.QueryMemory,
+		HugePages:   true,
+	}
+}
+
+// NewSession returns a session with the default settings.
+func (db *DB) NewSession() *Session {
+	return &Session{db: db, settings: db.defaultSettings()}
+}
+
+// Settings returns the session's current settings.
+func (s *Session) Settings() Settings { return s.settings }
+
+// settingName canonicalises a setting's name; ok is false for an unknown one.
+func settingName(name string) (string, bool) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "worker_threads":
+		return "threads", true
+	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg":
+		return n, true
+	}
+	return n, false
+}
+
+// Set changes one setting by name, as the SQL statement SET name = value.
+func (s *Session) Set(name, value string) error {
+	v := strings.ToLower(strings.TrimSpace(value))
+	n, ok := settingName(name)
+	if !ok {
+		return fmt.Errorf("unknown setting %q (known: %s)", name, settingNames)
+	}
+	switch n {
+	case "group_by":
+		switch v {
+		case "naive", "radix", "parallel", "auto":
+			s.settings.GroupBy = v
+		default:
+			return fmt.Errorf("group_by must be 'naive', 'radix', 'parallel' or 'auto', got %q", value)
+		}
+	case "threads":
+		hi := 256
+		if m := s.db.opts.MaxThreads; m > 0 {
+			hi = m
+		}
+		t, err := strconv.Atoi(v)
+		if err != nil || t < 1 || t > hi {
+			return fmt.Errorf("threads must be an integer between 1 and %d, got %q", hi, value)
+		}
+		s.settings.Threads = t
+	case "radix_bits":
+		if v == "auto" {
+			s.settings.RadixBits = -1
+			return nil
+		}
+		b, err := strconv.Atoi(v)
+		if err != nil || b < 0 || b > 16 {
+			return fmt.Errorf("radix_bits must be 'auto' or an integer between 0 and 16, got %q", value)
+		}
+		s.settings.RadixBits = b
+	case "sum_rewrite", "huge_pages", "generic_agg":
+		var b bool
+		switch v {
+		case "true", "on", "1":
+			b = true
+		case "false", "off", "0":
+		default:
+			return fmt.Errorf("%s must be true or false, got %q", n, value)
+		}
+		switch n {
+		case "sum_rewrite":
+			s.settings.SumRewrite = b
+		case "huge_pages":
+			s.settings.HugePages = b
+		default:
+			s.settings.GenericAgg = b
+		}
+	case "memory_limit":
+		b, err := units.ParseBytes(v)
+		if err != nil {
+			return fmt.Errorf("memory_limit: %w", err)
+		}
+		if b > s.db.opts.QueryMemory {
+			return fmt.Errorf("memory_limit can be at most %s on this server, got %s", units.HumanBytes(s.db.opts.QueryMemory), value)
+		}
+		s.settings.MemoryLimit = b
+	}
+	return nil
+}
+
+// Reset restores one setting to its default, as RESET name; the name "all"
+// restores every setting (RESET ALL).
+func (s *Session) Reset(name string) error {
+	def := s.db.defaultSettings()
+	if strings.EqualFold(strings.TrimSpace(name), "all") {
+		s.settings = def
+		return nil
+	}
+	n, ok := settingName(name)
+	if !ok {
+		return fmt.Errorf("unknown setting %q (known: %s)", name, settingNames)
+	}
+	switch n {
+	case "group_by":
+		s.settings.GroupBy = def.GroupBy
+	case "threads":
+		s.settings.Threads = def.Threads
+	case "radix_bits":
+		s.settings.RadixBits = def.RadixBits
+	case "sum_rewrite":
+		s.settings.SumRewrite = def.SumRewrite
+	case "memory_limit":
+		s.settings.MemoryLimit = def.MemoryLimit
+	case "huge_pages":
+		s.settings.HugePages = def.HugePages
+	case "generic_agg":
+		s.settings.GenericAgg = def.GenericAgg
+	}
+	return nil
+}

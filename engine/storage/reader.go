@@ -1,0 +1,245 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"cachebook/engine/vec"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Reader reads one table row group at a time: a scan asks for the columns
+// it needs of the row group it is at, and drops them when it moves on, so a
+// query's memory is bounded by the row groups in flight, not the table.
+// Decoded column chunks go through the catalog's cache. A Reader is safe for
+// concurrent use by several workers; Close it when the scan is done.
+type Reader struct {
+	c     *Catalog
+	t     *Table
+	f     *parquet.File
+	r     io.ReaderAt
+	size  int64
+	close func() error
+
+	// sf is the file as streams read it: with small read buffers, as a
+	// stream of every column of a row group keeps one buffer per column.
+	sfOnce sync.Once
+	sf     *parquet.File
+	sfErr  error
+}
+
+// streamBuffer is the read buffer of one column stream.
+const streamBuffer = 64 << 10
+
+// streamFile returns the file opened for streams.
+func (rd *Reader) streamFile() (*parquet.File, error) {
+	rd.sfOnce.Do(func() {
+		rd.sf, rd.sfErr = openParquetBuf(rd.r, rd.size, rd.t.Path, streamBuffer)
+	})
+	return rd.sf, rd.sfErr
+}
+
+// Open opens t's file for reading row groups. It fails if the file changed
+// since t was resolved.
+func (c *Catalog) Open(t *Table) (rd *Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rd, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
+		}
+	}()
+	rd = &Reader{c: c, t: t, close: func() error { return nil }}
+	if t.mem != nil {
+		rd.r, rd.size = t.mem.r, t.mem.size
+	} else {
+		if c.root == nil {
+			return nil, fmt.Errorf("storage: %s: no data directory", t.Path)
+		}
+		fh, err := c.root.Open(t.relPath)
+		if err != nil {
+			return nil, fmt.Errorf("storage: %s: %w", t.Path, err)
+		}
+		st, err := fh.Stat()
+		if err != nil {
+			fh.Close()
+			return nil, fmt.Errorf("storage: %s: %w", t.Path, err)
+		}
+		if !st.Mode().IsRegular() {
+			fh.Close()
+			return nil, fmt.Errorf("storage: %s is not a regular file", t.Path)
+		}
+		if st.Size() != t.size || !st.ModTime().Equal(t.modTime) {
+			fh.Close()
+			return nil, fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
+		}
+		rd.r, rd.size, rd.close = fh, t.size, fh.Close
+	}
+	f, err := openParquet(rd.r, rd.size, t.Path)
+	if err != nil {
+		rd.close()
+		return nil, err
+	}
+	if len(f.RowGroups()) != len(t.RowGroupRows) {
+		rd.close()
+		return nil, fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
+	}
+	rd.f = f
+	return rd, nil
+}
+
+// Close releases the file.
+func (rd *Reader) Close() error { return rd.close() }
+
+// Table returns the table the reader reads.
+func (rd *Reader) Table() *Table { return rd.t }
+
+// IntBounds returns the minimum and maximum of column col (an index into
+// Table.Columns) in row group g, as engine values, when the file's
+// statistics hold them for a column whose values the engine reads as they
+// are stored (signed integers and dates). ok is false otherwise, and then
+// nothing may be concluded.
+func (rd *Reader) IntBounds(g, col int) (lo, hi int64, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	switch rd.t.convs[col] {
+	case convInt32, convInt64:
+	default:
+		return 0, 0, false
+	}
+	switch rd.t.Columns[col].Type {
+	case vec.Int16, vec.Int32, vec.Int64, vec.Date:
+	default:
+		return 0, 0, false
+	}
+	rgs := rd.f.RowGroups()
+	if g < 0 || g >= len(rgs) {
+		return 0, 0, false
+	}
+	chunks := rgs[g].ColumnChunks()
+	leaf := rd.t.leaves[col]
+	if leaf >= len(chunks) {
+		return 0, 0, false
+	}
+	fc, isFile := chunks[leaf].(*parquet.FileColumnChunk)
+	if !isFile {
+		return 0, 0, false
+	}
+	mn, mx, ok := fc.Bounds()
+	if !ok || mn.IsNull() || mx.IsNull() {
+		return 0, 0, false
+	}
+	switch mn.Kind() {
+	case parquet.Int32:
+		return int64(mn.Int32()), int64(mx.Int32()), true
+	case parquet.Int64:
+		return mn.Int64(), mx.Int64(), true
+	}
+	return 0, 0, false
+}
+
+// RowGroup returns columns cols (indexes into Table.Columns) of row group
+// g, in the order of cols, from the cache or decoded now. The vectors are
+// shared with the cache and must not be modified.
+func (rd *Reader) RowGroup(ctx context.Context, g int, cols []int) ([]*vec.Vector, error) {
+	t := rd.t
+	if g < 0 || g >= len(t.RowGroupRows) {
+		return nil, fmt.Errorf("storage: %s: no row group %d", t.Path, g)
+	}
+	out := make([]*vec.Vector, len(cols))
+	ident := t.ident()
+	for i, j := range cols {
+		if j < 0 || j >= len(t.Columns) {
+			return nil, fmt.Errorf("storage: %s: no column %d", t.Path, j)
+		}
+		var v *vec.Vector
+		var err error
+		for attempt := 0; ; attempt++ {
+			v, err = rd.chunk(ctx, ident, g, j)
+			// A chunk another query was decoding failed because that
+			// query was cancelled: decode it ourselves.
+			if err == nil || ctx.Err() != nil || attempt == 2 || !errors.Is(err, errOtherCancelled) {
+				break
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// chunk returns column j of row group g through the cache.
+func (rd *Reader) chunk(ctx context.Context, ident string, g, j int) (*vec.Vector, error) {
+	e, own := rd.c.cache.acquire(cacheKey{ident: ident, col: rd.t.Columns[j].Name, rowGroup: g})
+	if own {
+		rd.c.decodes.Add(1)
+		v, err := rd.decode(ctx, g, j)
+		if err != nil {
+			ferr := err
+			if ctx.Err() != nil {
+				ferr = fmt.Errorf("%w: %w", errOtherCancelled, err)
+			}
+			rd.c.cache.fail(e, ferr)
+			return nil, err
+		}
+		rd.c.cache.complete(e, []*vec.Vector{v})
+		return v, nil
+	}
+	vs, err := rd.c.cache.wait(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// decode reads column j of row group g from the file.
+func (rd *Reader) decode(ctx context.Context, g, j int) (v *vec.Vector, err error) {
+	t := rd.t
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("storage: loading %s: %w", t.Name, err)
+	}
+	if err := t.Columns[j].Err; err != nil {
+		return nil, err // a column of a type the engine cannot read
+	}
+	rg := rd.f.RowGroups()[g]
+	chunks := rg.ColumnChunks()
+	meta := rd.f.Metadata().RowGroups[g].Columns
+	leaf := t.leaves[j]
+	if leaf >= len(meta) || leaf >= len(chunks) {
+		return nil, fmt.Errorf("storage: %s: corrupt row group %d metadata", t.Path, g)
+	}
+	md := meta[leaf].MetaData
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
+		start = md.DictionaryPageOffset
+	}
+	if err := checkChunkHeaders(rd.r, start, start+md.TotalCompressedSize); err != nil {
+		return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
+	}
+	want := t.RowGroupRows[g]
+	b := newColumnBuilder(t.Columns[j].Type, t.convs[j], t.optional[j], want, rd.size)
+	// The uncompressed chunk size bounds the string bytes; trust it only as
+	// far as a plausible compression ratio goes.
+	hint := min(md.TotalUncompressedSize, 32*md.TotalCompressedSize+1<<20)
+	v, err = b.rowGroup(chunks[leaf], want, hint)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
+	}
+	return v, nil
+}
+
+// VectorBytes returns the bytes held by the vectors vs (their capacities),
+// for memory accounting.
+func VectorBytes(vs ...*vec.Vector) int64 { return vectorsSize(vs) }

@@ -1,0 +1,206 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"cachebook/engine/vec"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// ColumnStream reads one column of one row group a few rows at a time,
+// decoding a page only when the rows asked for reach it: a query that stops
+// after ten rows decodes one page per column, not the row group. A chunk
+// already in the catalog's cache is served from there; a stream does not
+// fill the cache. A ColumnStream is used by one goroutine; Close it.
+type ColumnStream struct {
+	rd    *Reader
+	g, j  int
+	rows  int // rows of the chunk
+	pos   int // rows consumed
+	whole *vec.Vector
+
+	b       *columnBuilder
+	pages   parquet.Pages
+	cur     *vec.Vector // the decoded page
+	curPos  int         // rows of cur consumed
+	decoded int         // rows decoded from pages so far
+}
+
+// Stream returns a stream over column j (an index into Table.Columns) of
+// row group g.
+func (rd *Reader) Stream(ctx context.Context, g, j int) (*ColumnStream, error) {
+	t := rd.t
+	if g < 0 || g >= len(t.RowGroupRows) || j < 0 || j >= len(t.Columns) {
+		return nil, fmt.Errorf("storage: %s: no column %d in row group %d", t.Path, j, g)
+	}
+	cs := &ColumnStream{rd: rd, g: g, j: j, rows: int(t.RowGroupRows[g])}
+	if vs, ok := rd.c.cache.peek(cacheKey{ident: t.ident(), col: t.Columns[j].Name, rowGroup: g}); ok {
+		cs.whole = vs[0]
+	}
+	return cs, nil
+}
+
+// open starts reading the chunk's pages.
+func (cs *ColumnStream) open() (err error) {
+	t := cs.rd.t
+	if err := t.Columns[cs.j].Err; err != nil {
+		return err // a column of a type the engine cannot read
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
+		}
+	}()
+	f, err := cs.rd.streamFile()
+	if err != nil {
+		return err
+	}
+	if len(f.RowGroups()) != len(t.RowGroupRows) {
+		return fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
+	}
+	chunks := f.RowGroups()[cs.g].ColumnChunks()
+	meta := f.Metadata().RowGroups[cs.g].Columns
+	leaf := t.leaves[cs.j]
+	if leaf >= len(meta) || leaf >= len(chunks) {
+		return fmt.Errorf("storage: %s: corrupt row group %d metadata", t.Path, cs.g)
+	}
+	md := meta[leaf].MetaData
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
+		start = md.DictionaryPageOffset
+	}
+	if err := checkChunkHeaders(cs.rd.r, start, start+md.TotalCompressedSize); err != nil {
+		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+	}
+	cs.b = &columnBuilder{typ: t.Columns[cs.j].Type, conv: t.convs[cs.j], optional: t.optional[cs.j]}
+	cs.rd.c.decodes.Add(1)
+	cs.pages = chunks[leaf].Pages()
+	return nil
+}
+
+// page decodes the next page into cs.cur.
+func (cs *ColumnStream) page() (err error) {
+	t := cs.rd.t
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("storage: %s: column %q, row group %d: %w: %v", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, p)
+		}
+	}()
+	p, err := cs.pages.ReadPage()
+	if err == io.EOF {
+		return fmt.Errorf("storage: %s: column %q, row group %d: %w: pages end before the row group's %d rows", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, cs.rows)
+	}
+	if err != nil {
+		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+	}
+	defer parquet.Release(p)
+	if len(p.RepetitionLevels()) > 0 {
+		return fmt.Errorf("storage: %s: column %q: repeated values are not supported", t.Path, t.Columns[cs.j].Name)
+	}
+	np := int(p.NumRows())
+	if np <= 0 || cs.decoded+np > cs.rows {
+		return fmt.Errorf("storage: %s: column %q, row group %d: %w: pages hold more than the row group's %d rows", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, cs.rows)
+	}
+	v := &vec.Vector{Type: cs.b.typ, Len: np}
+	if v.Type == vec.String {
+		v.Offsets = make([]uint32, 1, np+1)
+	}
+	cs.b.grow(v, np)
+	if err := cs.b.page(v, p, 0, np); err != nil {
+		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+	}
+	cs.cur, cs.curPos = v, 0
+	cs.decoded += np
+	return nil
+}
+
+func (cs *ColumnStream) curLeft() int {
+	if cs.cur == nil {
+		return 0
+	}
+	return cs.cur.Len - cs.curPos
+}
+
+// Next returns the next n rows (fewer at the end of the row group, none
+// after it). The vector may share memory with the stream's pages.
+func (cs *ColumnStream) Next(ctx context.Context, n int) (*vec.Vector, error) {
+	return cs.read(ctx, n, true)
+}
+
+// Skip moves past the next n rows without returning them (the pages they
+// are on are still decoded: the files carry no page index we read).
+func (cs *ColumnStream) Skip(ctx context.Context, n int) error {
+	_, err := cs.read(ctx, n, false)
+	return err
+}
+
+func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector, error) {
+	n = max(0, min(n, cs.rows-cs.pos))
+	if cs.whole != nil {
+		v := cs.whole.Slice(cs.pos, cs.pos+n)
+		cs.pos += n
+		return v, nil
+	}
+	if cs.pages == nil && n > 0 {
+		if err := cs.open(); err != nil {
+			return nil, err
+		}
+	}
+	var out *vec.Vector
+	var parts []*vec.Vector
+	for got := 0; got < n; {
+		if cs.curLeft() == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+			}
+			if err := cs.page(); err != nil {
+				return nil, err
+			}
+		}
+		k := min(n-got, cs.curLeft())
+		if keep {
+			parts = append(parts, cs.cur.Slice(cs.curPos, cs.curPos+k))
+		}
+		cs.curPos += k
+		got += k
+	}
+	cs.pos += n
+	if !keep {
+		return nil, nil
+	}
+	switch len(parts) {
+	case 0:
+		out = &vec.Vector{Type: cs.rd.t.Columns[cs.j].Type}
+		if out.Type == vec.String {
+			out.Offsets = []uint32{0}
+		}
+	case 1:
+		out = parts[0]
+	default:
+		out = &vec.Vector{Type: parts[0].Type}
+		if out.Type == vec.String {
+			out.Offsets = []uint32{0}
+		}
+		for _, p := range parts {
+			out.AppendVector(p)
+		}
+	}
+	return out, nil
+}
+
+// Close releases the stream's pages.
+func (cs *ColumnStream) Close() error {
+	if cs.pages == nil {
+		return nil
+	}
+	err := cs.pages.Close()
+	cs.pages, cs.cur = nil, nil
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"cachebook/engine/agg"
+)
+
+// This file is the one place that decides how a GROUP BY runs: which
+// strategy (naive, radix, parallel), with how many threads and radix bits,
+// and why. The hash aggregate operator asks it once, before it consumes its
+// input, and EXPLAIN ANALYZE prints the inputs and the answer.
+
+// strategyChoice records which aggregation strategy runs and why.
+type strategyChoice struct {
+	name    string // naive, radix, parallel
+	threads int
+	bits    int
+	why     string // the setting and the inputs that decided it
+}
+
+func (c strategyChoice) describe() string {
+	var b strings.Builder
+	b.WriteString(c.name)
+	if c.name != "naive" {
+		fmt.Fprintf(&b, " (%d partitions", 1<<c.bits)
+		if c.threads > 1 {
+			fmt.Fprintf(&b, ", %d threads", c.threads)
+		}
+		b.WriteString(")")
+	}
+	if c.why != "" {
+		b.WriteString(": " + c.why)
+	}
+	return b.String()
+}
+
+// groupEstimate is a HyperLogLog estimate of the number of groups.
+type groupEstimate struct {
+	groups int64 // estimated distinct keys
+	rows   int64 // input rows the sketch saw
+}
+
+// needsEstimate reports whether the choice depends on the data: auto, or
+// radix_bits derived from the estimated table size.
+func needsEstimate(st Settings, nKeys int) bool {
+	if nKeys == 0 || st.GroupBy == "naive" {
+		return false
+	}
+	return st.GroupBy == "auto" || st.RadixBits < 0
+}
+
+// chooseStrategy applies the session's group_by setting to an aggregation
+// of nKeys keys and nSpecs aggregates. For auto it compares the size of a
+// naive table for the estimated groups with the caches; radix_bits 'auto'
+// picks enough partitions that each partition's table fits in half of L2.
+// est is nil when the query has not run (plain EXPLAIN).
+func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *groupEstimate) strategyChoice {
+	threads := max(st.Threads, 1)
+	if nKeys == 0 {
+		return strategyChoice{name: "naive", threads: 1, why: "no GROUP BY keys: one group"}
+	}
+	var tableBytes int64
+	if est != nil {
+		perGroup := int64(16*10/7 + 8*nSpecs + 8*nKeys)
+		tableBytes = est.groups * perGroup
+	}
+	bits := func() (int, string) {
+		if st.RadixBits >= 0 {
+			return st.RadixBits, ""
+		}
+		if est == nil {
+			return 12, "; radix_bits derived from the cache sizes when the query runs"
+		}
+		b := 1
+		for b < 12 && tableBytes>>b > cache.L2/2 {
+			b++
+		}
+		return b, fmt.Sprintf("; ~%d groups (HyperLogLog over %d rows) need ~%s: %d partitions keep each table within half the L2 cache (%s)",
+			est.groups, est.rows, agg.FormatBytes(tableBytes), 1<<b, agg.FormatBytes(cache.L2))
+	}
+	switch st.GroupBy {
+	case "naive":
+		return strategyChoice{name: "naive", threads: 1, why: "SET group_by = 'naive'"}
+	case "radix":
+		b, why := bits()
+		return strategyChoice{name: "radix", threads: 1, bits: b, why: "SET group_by = 'radix'" + why}
+	case "parallel":
+		b, why := bits()
+		return strategyChoice{name: "parallel", threads: threads, bits: b, why: fmt.Sprintf("SET group_by = 'parallel', threads = %d", threads) + why}
+	}
+	if est == nil {
+		return strategyChoice{name: "auto", why: "decided when the query runs, from a HyperLogLog estimate of the groups; EXPLAIN ANALYZE shows the choice"}
+	}
+	threshold := cache.L3 / 2
+	if tableBytes <= threshold {
+		return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, within half the L3 cache (%s)",
+			est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3))}
+	}
+	b, why := bits()
+	name := "radix"
+	if threads > 1 {
+		name = "parallel"
+	}
+	return strategyChoice{name: name, threads: threads, bits: b, why: fmt.Sprintf("auto: more than half the L3 cache (%s)", agg.FormatBytes(cache.L3)) + why}
+}
+
+// estimateRows is how many input rows the group estimate sketches.
+const estimateRows = 1 << 20
+
+// scaleEstimate extrapolates the distinct keys d seen in a fraction
+// seen/total of the input when the sketch shows no sign of saturating.
+func scaleEstimate(d, rows, seen, total int64) int64 {
+	if seen > 0 && seen < total && float64(d) > 0.5*float64(rows) {
+		// Mostly distinct so far: assume the rest keeps adding groups.
+		return int64(float64(d) * float64(total) / float64(seen))
+	}
+	return d
+}
