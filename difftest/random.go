@@ -226,13 +226,13 @@ func (g *Generator) exprBig(k ColKind, depth int, big bool) string {
 	if !ok {
 		switch k {
 		case CFloat:
-			return g.expr(CInt, depth) + " / 2"
+			return g.exprBig(CInt, depth, big) + " / 2"
 		case CTime:
 			if d, ok := g.col(CDate); ok {
 				return "date_trunc('month', " + d + ")"
 			}
 		}
-		c, _ = g.col(CInt)
+		c, _ = g.column(CInt, big)
 		return c
 	}
 	if depth <= 0 || g.chance(0.45) {
@@ -522,8 +522,23 @@ func (g *Generator) Next() *Query {
 			innerSQL += " WHERE " + q.Where
 		}
 		innerSQL += " GROUP BY " + key
+		if g.chance(0.3) {
+			innerSQL += fmt.Sprintf(" HAVING count(*) > %d", g.pick(3))
+		}
 		q = &Query{From: "(" + innerSQL + ") sub", Limit: -1}
-		q.Aggs = []string{"count(*)", "count(k)", "min(a)", "max(a)"}[:1+g.pick(4)]
+		// The outer query always reads a: DuckDB drops an unread
+		// aggregate of a subquery, and with it any error it would raise.
+		q.Aggs = []string{"count(a)", "min(a)", "max(a)"}[g.pick(3):]
+		if g.chance(0.5) {
+			q.Aggs = append(q.Aggs, "count(*)")
+		}
+		if g.chance(0.3) {
+			q.Where = "a IS NOT NULL"
+		}
+		if g.chance(0.3) {
+			// Grouped again, by whether the inner key is NULL.
+			q.Keys = []string{"k IS NULL"}
+		}
 		return q
 	}
 	if g.chance(0.4) {

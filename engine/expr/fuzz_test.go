@@ -48,3 +48,27 @@ func FuzzBindEval(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseDateTime feeds arbitrary text to the DATE and TIMESTAMP value
+// parsers: they must not panic, and a value they accept must print (as
+// DuckDB prints it) to text that parses back to the same value.
+func FuzzParseDateTime(f *testing.F) {
+	for _, s := range []string{"2013-07-15", " 1969-12-31 ", "2013-07-15 12:34:56.789", "2013-07-15T01:02",
+		"0001-01-01", "9999-12-31 23:59:59.999999", "2013-13-01", "", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := ParseDate(s); err == nil {
+			v := &vec.Vector{Type: vec.Date, Len: 1, I64: []int64{d}}
+			if d2, err := ParseDate(v.Format(0)); err != nil || d2 != d {
+				t.Fatalf("%q → %d prints %q, which parses to %d, %v", s, d, v.Format(0), d2, err)
+			}
+		}
+		if ts, err := ParseTimestamp(s); err == nil {
+			v := castToString(&vec.Vector{Type: vec.Timestamp, Len: 1, I64: []int64{ts}})
+			if ts2, err := ParseTimestamp(v.Format(0)); err != nil || ts2 != ts {
+				t.Fatalf("%q → %d prints %q, which parses to %d, %v", s, ts, v.Format(0), ts2, err)
+			}
+		}
+	})
+}
