@@ -3,6 +3,18 @@
 // with interchangeable aggregation strategies (naive, radix, parallel, auto)
 // so that their cost can be measured side by side.
 //
+// A statement runs as a tree of operators (operator.go): the planner binds
+// the SELECT (plan.go) and builds the tree (build.go) — a table scan that
+// reads row groups as it goes and evaluates WHERE itself (op_scan.go),
+// FILTER and HAVING (op_filter.go), PROJECTION (op_project.go), the hash
+// aggregate with the strategy strategy.go chooses (op_aggregate.go), ORDER
+// BY and top-N (op_sort.go), LIMIT (op_limit.go) and FROM subqueries
+// (op_subquery.go). Execution pulls batches from the root; every operator
+// keeps its own rows, time and memory, which EXPLAIN ANALYZE prints
+// (explain.go). Everything a statement holds is charged to its memory
+// budget (memory.go); settings.go has SET and RESET, session.go the
+// statements.
+//
 // The package is pure Go and builds for GOOS=js GOARCH=wasm. It imports
 // nothing of cachebook outside engine/. Callers observe execution through
 // Hooks: worker start/stop and phase boundaries are called on the worker's own
