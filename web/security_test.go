@@ -191,3 +191,43 @@ func TestLongNotebookNames(t *testing.T) {
 		t.Error("a 256-byte name was accepted")
 	}
 }
+
+// TestAssetsRevalidate checks that assets carry an ETag and answer a
+// reload's If-None-Match with 304, plain and gzipped, and that the UI
+// bundle is served gzipped.
+func TestAssetsRevalidate(t *testing.T) {
+	js := []byte(strings.Repeat("console.log('cachebook');\n", 400))
+	ts := newTestServer(t, Config{Static: fstest.MapFS{"index.html": {Data: []byte("<html>")}, "dist/app.js": {Data: js}, "dist/small.css": {Data: []byte("a{}")}}})
+	get := func(p, enc, inm string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.ts.URL+p, nil)
+		req.Header.Set("Accept-Encoding", enc)
+		if inm != "" {
+			req.Header.Set("If-None-Match", inm)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, tc := range []struct{ path, enc, wantEnc string }{
+		{"/dist/app.js", "gzip", "gzip"},
+		{"/dist/app.js", "", ""},
+		{"/dist/small.css", "gzip", ""},
+	} {
+		first := get(tc.path, tc.enc, "")
+		etag := first.Header.Get("ETag")
+		if first.StatusCode != 200 || etag == "" || first.Header.Get("Content-Encoding") != tc.wantEnc {
+			t.Fatalf("%s (%q): %d, ETag %q, encoding %q", tc.path, tc.enc, first.StatusCode, etag, first.Header.Get("Content-Encoding"))
+		}
+		if again := get(tc.path, tc.enc, etag); again.StatusCode != http.StatusNotModified {
+			t.Errorf("%s (%q) with If-None-Match: %d, want 304", tc.path, tc.enc, again.StatusCode)
+		}
+		if other := get(tc.path, tc.enc, `"stale"`); other.StatusCode != 200 {
+			t.Errorf("%s (%q) with a stale ETag: %d", tc.path, tc.enc, other.StatusCode)
+		}
+	}
+}

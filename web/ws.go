@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -67,7 +68,7 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 	defer s.connWG.Done()
 	s.metrics.connections.Add(1)
 	defer s.metrics.connections.Add(-1)
-	log := s.log.With("session", sub.Session().ID(), "remote", r.RemoteAddr)
+	log := s.log.With("session", sub.Kernel().ID(), "remote", r.RemoteAddr)
 	log.Info("websocket connected", "since", since, "replay", len(sub.Replay))
 
 	c := &wsConn{s: s, conn: conn, sub: sub, done: make(chan struct{})}
@@ -142,7 +143,7 @@ func (c *wsConn) protocolError(parent *kernel.Message, msg string) {
 	if parent != nil {
 		ph = parent.Header
 	}
-	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, c.sub.Session().KernelSession(), ph,
+	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, c.sub.Kernel().KernelSession(), ph,
 		kernel.ProtocolError{Ename: kernel.ErrBadMessage, Evalue: msg}))
 }
 
@@ -189,7 +190,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 			v, err = c.s.notebookSave(req.Path, req.Notebook)
 		}
 	default:
-		if herr := c.sub.Session().Handle(c.sub, m); herr != nil {
+		if herr := c.sub.Kernel().Handle(c.sub, m); herr != nil {
 			c.protocolError(m, herr.Error())
 		}
 		return
@@ -201,7 +202,7 @@ func (c *wsConn) handle(m *kernel.Message) {
 	if ch == "" {
 		ch = kernel.ChannelShell
 	}
-	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Session().KernelSession(), m.Header, v))
+	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Kernel().KernelSession(), m.Header, v))
 }
 
 // writeLoop sends the welcome, the replay and then live frames, and pings.
@@ -303,19 +304,24 @@ func (c *wsConn) capFrame(data []byte) []byte {
 	if what == "" {
 		what = "message"
 	}
-	msg := fmt.Sprintf("this cell's %s is %s, more than the %s one message may carry, so it was not sent; "+
-		"select fewer columns or rows, or split the cell into fewer statements", what,
+	msg := fmt.Sprintf("this %s is %s, more than the %s one message may carry, so it was not sent", what,
 		units.HumanBytes(int64(len(data))), units.HumanBytes(int64(max)))
+	if m.ParentHeader.MsgType == kernel.MsgExecuteRequest {
+		msg += "; select fewer columns or rows, or split the cell into fewer statements"
+	}
 	c.s.log.Warn("frame over the cap replaced", "type", what, "bytes", len(data), "max", max)
 	ch := m.Channel
 	if ch == "" {
 		ch = kernel.ChannelIOPub
 	}
+	// An output becomes an error output; a reply (execute_reply, a
+	// notebook too large to open) stays a reply, failed, so that the
+	// request it answers does not wait for ever.
 	typ := kernel.MsgError
 	var content any = kernel.ErrorContent{Ename: ErrOutputTooLarge, Evalue: msg, Traceback: []string{msg}}
-	if m.Header.MsgType == kernel.MsgExecuteReply {
-		typ = kernel.MsgExecuteReply
-		content = kernel.ExecuteReply{Status: kernel.StatusError, Ename: ErrOutputTooLarge, Evalue: msg}
+	if strings.HasSuffix(m.Header.MsgType, "_reply") {
+		typ = m.Header.MsgType
+		content = map[string]any{"status": kernel.StatusError, "ename": ErrOutputTooLarge, "evalue": msg}
 	}
 	em := kernel.NewMessage(ch, typ, m.Header.Session, m.ParentHeader, content)
 	em.Seq = m.Seq

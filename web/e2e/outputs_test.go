@@ -78,3 +78,52 @@ func TestOutputsSavedAndReloaded(t *testing.T) {
 		t.Errorf("second save changed the file:\n%s\n---\n%s", md, md2)
 	}
 }
+
+// TestLargeSaveFits saves a notebook whose outputs together are larger
+// than one websocket message may be: the save succeeds, says which
+// outputs were left out, and the connection stays up.
+func TestLargeSaveFits(t *testing.T) {
+	if env.notebooks == "" {
+		t.Skip("needs the test's own server")
+	}
+	ctx := browser(t)
+	do(t, ctx, "open the home page", chromedp.Navigate(env.url), chromedp.WaitVisible(chromedp.CSS("#newnb")))
+	get(t, ctx, "create a blank notebook", chromedp.Evaluate[bool](`(cachebookApp.newNotebook("large-e2e.md"), true)`))
+	do(t, ctx, "the blank notebook opens",
+		chromedp.WaitVisible(chromedp.CSS(".notebook .cell.code .cm-editor")),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+	)
+	ids := get(t, ctx, "five cells of wide results", chromedp.Evaluate[[]string](`(() => {
+		const nb = cachebookApp.nb;
+		let prev = nb.cells[1];
+		const ids = [];
+		for (let i = 0; i < 5; i++) {
+			const c = i === 0 ? prev : nb.add(prev, "code");
+			const sql = [...Array(12).keys()].map((k) => "SELECT WatchID, Title, URL, Referer, SearchPhrase FROM hits LIMIT 1000 OFFSET " + (i * 12 + k) * 1000 + ";").join("\n");
+			c.view.dispatch({changes: {from: 0, to: c.view.state.doc.length, insert: sql}});
+			ids.push(c.id);
+			prev = c;
+		}
+		return ids;
+	})()`))
+	for _, id := range ids {
+		do(t, ctx, "run "+id, clickRun(id), chromedp.WaitVisible(cellSel(id, "table.grid tbody tr")))
+	}
+	size := get(t, ctx, "the outputs' size", chromedp.Evaluate[int](`new TextEncoder().encode(JSON.stringify(cachebookApp.nb.toJSON())).length`))
+	t.Logf("the notebook with its outputs is %d bytes", size)
+	if size < 4<<20 {
+		t.Fatalf("outputs of %d bytes do not test the limit", size)
+	}
+	do(t, ctx, "save",
+		chromedp.Click(chromedp.CSS("#save")),
+		poll(`[...document.querySelectorAll(".flash")].some((e) => e.textContent.startsWith("saved"))`),
+	)
+	flashes := get(t, ctx, "what the save said", chromedp.Evaluate[string](`[...document.querySelectorAll(".flash")].map((e) => e.textContent).join(" | ")`))
+	if !strings.Contains(flashes, "too large to save") {
+		t.Errorf("the save did not say it left outputs out: %q", flashes)
+	}
+	if st, err := os.Stat(filepath.Join(env.notebooks, "large-e2e.md")); err != nil || st.Size() > 8<<20 {
+		t.Errorf("saved file: %v, %v", st, err)
+	}
+	do(t, ctx, "still connected", chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)))
+}

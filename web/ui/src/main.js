@@ -22,6 +22,32 @@ function dropToken() {
   history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
 }
 
+// fitSave keeps a save request under the server's frame limit
+// (kernel_info limits.max_message_bytes, less room for the envelope): the
+// JSON forms (tables, charts) of the largest outputs are left out, their
+// text and errors kept, until it fits. It returns the document and how
+// many cells lost outputs.
+function fitSave(doc, info) {
+  const max = ((info && info.limits && info.limits.max_message_bytes) || 4 << 20) - (64 << 10);
+  const enc = new TextEncoder();
+  const size = (v) => enc.encode(JSON.stringify(v)).length;
+  if (size(doc) <= max) return { doc, dropped: 0 };
+  const cells = doc.cells.map((c) => ({ ...c }));
+  const order = cells
+    .map((c, i) => ({ i, n: c.outputs ? size(c.outputs) : 0 }))
+    .filter((x) => x.n > 0)
+    .sort((a, b) => b.n - a.n);
+  let total = size(doc);
+  let dropped = 0;
+  for (const { i, n } of order) {
+    if (total <= max) break;
+    cells[i].outputs = cells[i].outputs.map(({ data, ...rest }) => rest).filter((o) => o.text || o.html || o.type === "error");
+    total -= n - size(cells[i].outputs);
+    dropped++;
+  }
+  return { doc: { ...doc, cells }, dropped };
+}
+
 class App {
   constructor(root) {
     this.root = root;
@@ -254,7 +280,9 @@ class App {
       if (!path) return;
     }
     try {
-      const r = await this.server.saveNotebook(path, { ...this.nb.toJSON(), path });
+      const { doc, dropped } = fitSave({ ...this.nb.toJSON(), path }, this.server.info);
+      const r = await this.server.saveNotebook(path, doc);
+      if (dropped) this.flash(`${dropped} cell${dropped === 1 ? "'s" : "s'"} outputs were too large to save: their tables and charts were left out`, true);
       this.nb.source = { path: r.path || path };
       this.nb.path = r.path || path;
       this.nb.dirty(false);

@@ -143,7 +143,7 @@ export class KernelClient {
       }
       case "execute_result": {
         const d = c.data || {};
-        if (d["application/vnd.cachebook.result+json"]) cell({ kind: "result", bundle: d["application/vnd.cachebook.result+json"] });
+        if (d["application/vnd.cachebook.result+json"]) cell({ kind: "result", bundle: d["application/vnd.cachebook.result+json"], model: d["application/vnd.cachebook.model+json"] });
         else if (d["application/vnd.cachebook.measurement+json"]) cell({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], text: d["text/plain"] });
         else cell({ kind: "stream", name: "stdout", text: d["text/plain"] || "" });
         break;
@@ -230,7 +230,13 @@ export class ServerKernel extends KernelClient {
     ws.onclose = () => {
       if (this.ws !== ws) return;
       // Cells sent before the drop are lost if the server restarted.
-      if (ws.opened) this.inflight = [...this.cells.keys()];
+      if (ws.opened) {
+        this.inflight = [...this.cells.keys()];
+        // Replies to requests sent on it (save, open, lists) do not
+        // survive the drop; requests queued while disconnected wait.
+        for (const r of this.requests.values()) r.reject(new Error("the connection to the server dropped; try again"));
+        this.requests.clear();
+      }
       this.connection = "disconnected";
       this.status("reconnecting…");
       const delay = Math.min(10000, 250 * 2 ** this.retry++);
