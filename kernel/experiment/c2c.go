@@ -47,7 +47,8 @@ type C2CPair struct {
 
 func c2cSpec() Spec {
 	s := Spec{
-		Name: "c2c",
+		Name:       "c2c",
+		MinThreads: 2,
 		Summary: "core-to-core latency: two threads pinned to two named CPUs bounce one cache line, " +
 			"each writing only after it saw the other's write",
 		Params: []Param{

@@ -53,6 +53,11 @@ type Spec struct {
 	// Tables names the tables RunData reads, which must be regular files
 	// NAME.parquet in Options.DataDir.
 	Tables []string `json:"tables,omitempty"`
+	// MinThreads is the number of threads that must run at the same time
+	// for the experiment to work at all (two for a cache line bounced
+	// between cores); Check refuses it on a runtime with fewer. A
+	// "threads" parameter is checked the same way.
+	MinThreads int `json:"min_threads,omitempty"`
 	// Memory estimates the most bytes a run with p allocates, read with the
 	// same getters as the run (nil: negligible). Check refuses runs whose
 	// estimate exceeds Options.MemoryLimit before anything is allocated.
@@ -87,6 +92,9 @@ func (s Spec) Check(raw map[string]string, o Options) error {
 	p, err := newParams(s, raw)
 	if err != nil {
 		return err
+	}
+	if o.MaxThreads > 0 && s.MinThreads > o.MaxThreads {
+		return &param.ThreadsError{Want: s.MinThreads, Have: o.MaxThreads}
 	}
 	if o.MaxThreads > 0 {
 		if _, ok := p.effective["threads"]; ok {

@@ -257,4 +257,9 @@ func TestThreadsLimit(t *testing.T) {
 	if err := s.Check(map[string]string{"threads": "1"}, Options{MaxThreads: 1}); err != nil {
 		t.Errorf("1 thread: %v", err)
 	}
+	// c2c has no threads parameter but needs two threads running at once.
+	c2c, _ := Lookup("c2c")
+	if err := c2c.Check(nil, Options{MaxThreads: 1}); !errors.As(err, &te) || te.Want != 2 {
+		t.Errorf("c2c on a 1-thread runtime: %v", err)
+	}
 }
