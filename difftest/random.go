@@ -268,7 +268,8 @@ func (g *Generator) exprBig(k ColKind, depth int, big bool) string {
 		case 11:
 			return fmt.Sprintf("CAST(%s AS BIGINT)", g.exprBig(CFloat, depth-1, false))
 		case 12:
-			return fmt.Sprintf("extract(hour FROM %s)", g.expr(CTime, 0))
+			parts := []string{"hour", "minute", "second", "year", "month", "dow", "doy", "epoch"}
+			return fmt.Sprintf("extract(%s FROM %s)", parts[g.pick(len(parts))], g.expr(CTime, 0))
 		case 13:
 			return fmt.Sprintf("CASE %s WHEN %d THEN NULL WHEN %d THEN %s ELSE %d END", c, g.pick(4), g.pick(4), c, g.pick(3))
 		default:
@@ -318,18 +319,29 @@ func (g *Generator) exprBig(k ColKind, depth int, big bool) string {
 			return fmt.Sprintf("substring(%s, %d)", c, 1+g.pick(3))
 		}
 	case CDate:
-		switch g.pick(2) {
+		switch g.pick(4) {
 		case 0:
 			return fmt.Sprintf("%s + %d", c, g.pick(9)-4)
+		case 1:
+			if t, ok := g.col(CTime); ok {
+				return fmt.Sprintf("CAST(%s AS DATE)", t)
+			}
+			return c
+		case 2:
+			return fmt.Sprintf("%s - %d", c, g.pick(40))
 		default:
 			return c
 		}
 	case CTime:
-		switch g.pick(3) {
+		switch g.pick(6) {
 		case 0:
 			return fmt.Sprintf("date_trunc('hour', %s)", c)
 		case 1:
 			return fmt.Sprintf("date_trunc('day', %s)", c)
+		case 2:
+			return fmt.Sprintf("date_trunc('minute', %s)", c)
+		case 3:
+			return fmt.Sprintf("%s + INTERVAL %d MINUTE", c, g.pick(100)-50)
 		default:
 			return c
 		}
@@ -528,6 +540,11 @@ func (g *Generator) Next() *Query {
 				dir += " NULLS LAST"
 			}
 			q.OrderBy = append(q.OrderBy, fmt.Sprintf("%d%s", i+1, dir))
+		}
+		if len(q.Keys) > 0 && g.chance(0.25) {
+			// An expression, not an ordinal: the planner matches it to
+			// the select list.
+			q.OrderBy = append([]string{q.Keys[g.pick(len(q.Keys))] + " DESC"}, q.OrderBy...)
 		}
 		if q.Limit < 0 && g.chance(0.7) {
 			q.Limit = 1 + g.pick(10)

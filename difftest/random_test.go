@@ -239,6 +239,7 @@ var issueQueries = []string{
 	"SELECT min(ts_ns), max(ts_ns), count(DISTINCT ts_ns) FROM types",
 	"SELECT ts_ns FROM types ORDER BY ts_ns DESC LIMIT 3",
 	"SELECT date_trunc('second', ts_ns), count(*) FROM types GROUP BY 1",
+	"SELECT ts_ns + INTERVAL 37 MINUTE, INTERVAL 2 DAY + ts_ns, ts_ns - INTERVAL 1 SECOND FROM types",
 	"SELECT b, count(*) FROM types GROUP BY b",
 	"SELECT b, count(*) FROM t GROUP BY b",
 	"SELECT i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, d, s, bl FROM types",

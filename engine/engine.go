@@ -12,6 +12,7 @@ package engine
 import (
 	"time"
 
+	"cachebook/engine/agg"
 	"cachebook/engine/vec"
 )
 
@@ -33,6 +34,9 @@ type Hooks struct {
 	// Progress reports rows done of the total rows the query will scan. It
 	// is called from any goroutine, at most once per batch per worker.
 	Progress func(done, total int64)
+	// Aggregate, if set, is called before each GROUP BY runs and may wrap
+	// its input source (see AggregateInfo).
+	Aggregate func(info AggregateInfo, src agg.Source) agg.Source
 }
 
 // PlanNode is one operator of a query plan, as EXPLAIN shows it and as

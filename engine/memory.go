@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"cachebook/engine/expr"
 	"cachebook/engine/vec"
@@ -12,6 +13,11 @@ import (
 // statement's budget.
 const evalChunkBytes = 8 << 20
 
+// evalSliceTime is about how long one evaluation of a string expression
+// may take before the morsel is evaluated in slices, with a look at the
+// context between them.
+const evalSliceTime = 20 * time.Millisecond
+
 // probeRows is the slice of a morsel a string expression is first
 // evaluated over, to learn how many bytes a row of its result takes.
 const probeRows = 256
@@ -21,22 +27,32 @@ const probeRows = 256
 // expression that builds new strings (regexp_replace, concat, a long
 // constant repeated on every row) may produce far more bytes than its
 // input: it is evaluated over a first slice of rows, and when the whole
-// morsel's result would pass evalChunkBytes, over slices of that size, each
-// charged to the budget before the next is built. So a blow-up fails with
-// ErrMemoryLimit after at most one slice too many, never after gigabytes.
+// morsel's result would pass evalChunkBytes (or its evaluation
+// evalSliceTime), over slices of that size, each charged to the budget
+// before the next is built. So a blow-up fails with ErrMemoryLimit after at
+// most one slice too many, never after gigabytes, and cancellation is seen
+// between slices.
 func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vector, error) {
 	if e.Type() != vec.String || isColumnRef(e) || b.Len <= probeRows {
 		return e.Eval(b)
 	}
+	t0 := time.Now()
 	head, err := e.Eval(sliceBatch(b, 0, probeRows))
 	if err != nil {
 		return nil, err
 	}
+	perRowTime := time.Since(t0) / probeRows
 	perRow := max(1, liveBytes([]*vec.Vector{head})/probeRows)
-	if perRow*int64(b.Len) <= evalChunkBytes {
+	slow := perRowTime*time.Duration(b.Len) > evalSliceTime
+	if perRow*int64(b.Len) <= evalChunkBytes && !slow {
 		return e.Eval(b)
 	}
 	chunk := int(max(1, evalChunkBytes/perRow))
+	if slow {
+		// Slices that take about evalSliceTime each, so that
+		// cancellation is seen between them.
+		chunk = min(chunk, int(max(1, evalSliceTime/max(perRowTime, 1))))
+	}
 	out := emptyVec(vec.String)
 	var held int64
 	defer func() { x.release(op, held) }()

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,9 @@ type hashAggOp struct {
 	aggNames  []string
 	rewritten int   // sums rewritten by sum_rewrite
 	rowsHint  int64 // input rows when known before running (-1: unknown)
+	// estimateRows is how many input rows the group estimate sketches
+	// (0: the default, estimateRows).
+	estimateRows int64
 
 	settings Settings
 	cache    CacheSizes
@@ -154,10 +158,14 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	// first.
 	var pre []agg.Input
 	if needsEstimate(a.settings, len(a.keys)) {
+		limit := a.estimateRows
+		if limit <= 0 {
+			limit = estimateRows
+		}
 		var sk hll
 		var rows int64
 		var hashes []uint64
-		for rows < estimateRows {
+		for rows < limit {
 			b, err := pull(0)
 			if err != nil {
 				return nil, err
@@ -195,9 +203,40 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	start = time.Now()
 
 	var nextPre atomic.Int64
+	// The estimate read on worker 0: with parallel workers (numbered from
+	// 1), the rest of the row group it stopped in is finished through
+	// drain, one worker at a time.
+	scan, drainable := child.(*scanOp)
+	var leftMu sync.Mutex
+	var leftDone atomic.Bool
+	left := func() (agg.Input, bool, error) {
+		leftMu.Lock()
+		defer leftMu.Unlock()
+		for !leftDone.Load() {
+			t0 := time.Now()
+			b, err := scan.drain(x, 0)
+			childNanos.Add(int64(time.Since(t0)))
+			if err != nil {
+				return agg.Input{}, false, err
+			}
+			if b == nil {
+				leftDone.Store(true)
+				break
+			}
+			a.stats.rowsIn.Add(int64(b.Len))
+			in, err := a.input(x, b)
+			return in, err == nil, err
+		}
+		return agg.Input{}, false, nil
+	}
 	src := func(w int) (agg.Input, bool, error) {
 		if i := int(nextPre.Add(1) - 1); i < len(pre) {
 			return pre[i], true, nil
+		}
+		if drainable && w != 0 && !leftDone.Load() {
+			if in, ok, err := left(); ok || err != nil {
+				return in, ok, err
+			}
 		}
 		for {
 			b, err := pull(w)
@@ -222,6 +261,9 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if h := x.hooks; h != nil {
 		cfg.Observer = agg.Observer{LockThreads: h.LockThreads, WorkerStart: h.WorkerStart,
 			WorkerStop: h.WorkerStop, PhaseStart: h.PhaseStart, PhaseEnd: h.PhaseEnd}
+	}
+	if x.hooks != nil && x.hooks.Aggregate != nil {
+		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg}, src)
 	}
 	out, err := agg.Aggregate(x.ctx, a.keyTypes(), a.specs, cfg, src)
 	x.release(a, a.held)

@@ -47,6 +47,7 @@ type scanOp struct {
 
 	groupsRead, groupsPruned, groupsNoMatch atomic.Int64
 	decodeNanos, decodedRows                atomic.Int64
+	lazyGroups                              atomic.Int64 // row groups whose other columns were read page by page
 	filterStep                              atomic.Int64 // rows per filter evaluation; 0: a morsel
 }
 
@@ -95,7 +96,16 @@ type scanCursor struct {
 	streams     map[int]*storage.ColumnStream
 	first, rest []int
 	skip        int
+
+	// After a selective filter: the other columns, read page by page
+	// for the morsels with matches only.
+	lazy map[int]*storage.ColumnStream
 }
+
+// selective is the fraction of a row group's rows a filter may pass for
+// the scan to read the other columns page by page, for the matching
+// morsels only, rather than decode their whole chunks.
+const selective = 8 // at most 1 row in 8
 
 func newScan(label string, cat *storage.Catalog, t *storage.Table) *scanOp {
 	return &scanOp{opBase: opBase{label: label}, cat: cat, table: t, need: make([]bool, len(t.Columns)), cursors: map[int]*scanCursor{}, workers: map[int]*WorkerStat{}}
@@ -146,6 +156,9 @@ func (s *scanOp) detail() []string {
 		}
 		if m > 0 {
 			line += fmt.Sprintf(", %d without a matching row (other columns not decoded)", m)
+		}
+		if l := s.lazyGroups.Load(); l > 0 {
+			line += fmt.Sprintf(", %d with few matches (other columns read page by page for matching morsels)", l)
 		}
 		if r+p < int64(n) {
 			line += fmt.Sprintf(", %d never reached (the query stopped early)", int64(n)-r-p)
@@ -209,6 +222,34 @@ func (s *scanOp) nextOf(x *execCtx, w int, c *scanCursor) (*vec.Batch, error) {
 	}
 }
 
+// drain returns the next morsel left in the row group worker from holds,
+// without claiming another row group; nil when none is left. The hash
+// aggregate's estimate reads on worker 0, and its parallel workers finish
+// that row group through drain. Callers serialise their calls.
+func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
+	s.mu.Lock()
+	c, ws := s.cursors[from], s.workers[from]
+	s.mu.Unlock()
+	if c == nil || !c.valid || c.streams != nil {
+		return nil, nil
+	}
+	for c.pos < c.rows {
+		t0 := time.Now()
+		b, err := s.morsel(x, c)
+		s.mu.Lock()
+		ws.Time += time.Since(t0)
+		if b != nil {
+			ws.Rows += int64(b.Len)
+		}
+		s.mu.Unlock()
+		if err != nil || b.Len > 0 {
+			return b, err
+		}
+	}
+	s.drop(x, c)
+	return nil, nil
+}
+
 // morsel returns the cursor's next morsel.
 func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	t0 := time.Now()
@@ -221,6 +262,26 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	}
 	if c.sels != nil {
 		sel := c.sels[start/morselRows]
+		if c.lazy != nil {
+			if len(sel) == 0 {
+				c.skip += b.Len
+				return &vec.Batch{Len: 0}, nil
+			}
+			t1 := time.Now()
+			for _, j := range c.rest {
+				st := c.lazy[j]
+				if err := st.Skip(x.ctx, c.skip); err != nil {
+					return nil, err
+				}
+				v, err := st.Next(x.ctx, b.Len)
+				if err != nil {
+					return nil, err
+				}
+				b.Vecs[j] = v
+			}
+			c.skip = 0
+			s.decodeNanos.Add(int64(time.Since(t1)))
+		}
 		if len(sel) < b.Len {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
@@ -237,6 +298,9 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 func (s *scanOp) drop(x *execCtx, c *scanCursor) {
 	x.release(s, c.held)
 	for _, st := range c.streams {
+		st.Close()
+	}
+	for _, st := range c.lazy {
 		st.Close()
 	}
 	*c = scanCursor{}
@@ -400,9 +464,9 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 	if err := s.decode(x, w, c, first); err != nil {
 		return false, err
 	}
+	passed := 0
 	if s.where != nil {
 		t0 := time.Now()
-		passed := 0
 		for start := 0; start < rows; start += morselRows {
 			end := min(start+morselRows, rows)
 			sel, err := s.filterMorsel(x, sliceBatch(&vec.Batch{Vecs: c.vecs, Len: c.rows}, start, end))
@@ -417,6 +481,21 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 			s.drop(x, c)
 			return false, nil
 		}
+	}
+	if s.where != nil && len(rest) > 0 && passed <= rows/selective {
+		// Few matches: read the other columns page by page, for the
+		// morsels with matches only.
+		c.rest, c.lazy = rest, map[int]*storage.ColumnStream{}
+		for _, j := range rest {
+			st, err := s.rd.Stream(x.ctx, g, j)
+			if err != nil {
+				return false, err
+			}
+			c.lazy[j] = st
+		}
+		s.lazyGroups.Add(1)
+		c.valid = true
+		return true, nil
 	}
 	if err := s.decode(x, w, c, rest); err != nil {
 		return false, err

@@ -181,3 +181,22 @@ func TestResetAndAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectiveFilter: with few matches in a row group the other columns
+// are read page by page for the matching morsels only, with the same
+// answers.
+func TestSelectiveFilter(t *testing.T) {
+	s := testDB(t).NewSession()
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT s, f FROM t WHERE v = 7 ORDER BY f", "s007,1.75"},
+		{"SELECT g, count(*), min(s) FROM t WHERE v IN (7, 11, 513) GROUP BY g ORDER BY g", "g0,1,s013;g1,1,s007;g2,1,s011"},
+	} {
+		if got := runSQL(t, s, tc.sql); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+	got := runSQL(t, s, "EXPLAIN ANALYZE SELECT s, f FROM t WHERE v = 7 ORDER BY f")
+	if !strings.Contains(got, "1 with few matches") || !strings.Contains(got, "3 skipped by min/max statistics") {
+		t.Errorf("EXPLAIN ANALYZE does not show the selective read:\n%s", strings.ReplaceAll(got, ";", "\n"))
+	}
+}

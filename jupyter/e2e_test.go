@@ -474,6 +474,17 @@ func TestNbclientLessons(t *testing.T) {
 		if !slices.Equal(got, kinds) {
 			t.Errorf("%s: imported code cells %v, want %v", r.Notebook, got, kinds)
 		}
+		// Saved as a cachebook notebook and read again, the outputs are the
+		// same, charts and JSON included.
+		again, err := notebook.Parse(back.Markdown())
+		if err != nil {
+			t.Fatalf("%s: parse the imported notebook's Markdown: %v", r.Notebook, err)
+		}
+		a, _ := back.Ipynb()
+		b, _ := again.Ipynb()
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the executed notebook changed on its way through Markdown", r.Notebook)
+		}
 	}
 	if n != len(list) {
 		t.Errorf("nbclient ran %d notebooks, want %d", n, len(list))

@@ -102,7 +102,8 @@ func (k *Kernel) Dropped() int {
 
 // Run listens on the connection's ports and serves until ctx is done or a
 // shutdown_request arrives. It returns whether the shutdown asked for a
-// restart (Jupyter's manager then starts a new process).
+// restart (Jupyter's manager then starts a new process). Run may be called
+// once.
 func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 	sctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -139,7 +140,10 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 			k.handleControl(k.shell, m) // older clients send these on shell
 			return
 		}
-		k.shellQ <- m
+		select {
+		case k.shellQ <- m:
+		case <-sctx.Done():
+		}
 	})
 	go k.readLoop(k.control, "control", func(m *Message) { k.handleControl(k.control, m) })
 	go k.readLoop(k.stdin, "stdin", func(m *Message) {

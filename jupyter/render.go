@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"cachebook/kernel"
+	"cachebook/kernel/experiment"
 )
 
 // MIME types Jupyter front ends render.
@@ -283,6 +284,9 @@ func measurementChart(v any) (*chart, bool) {
 				GBps    float64 `json:"gb_per_s"`
 			} `json:"results"`
 		} `json:"bandwidth"`
+		Experiment *struct {
+			Chart *experiment.Chart `json:"chart"`
+		} `json:"experiment"`
 		Sweep *struct {
 			Rows   int64 `json:"rows"`
 			Points []struct {
@@ -338,6 +342,17 @@ func measurementChart(v any) (*chart, bool) {
 			c.series = append(c.series, *by[n])
 		}
 		return c, true
+	case m.Kind == kernel.KindExperiment && m.Experiment != nil && m.Experiment.Chart != nil:
+		e := m.Experiment.Chart
+		c := &chart{title: e.Title, xTitle: e.XTitle, yTitle: e.YTitle, logX: e.LogX, bars: e.Bars}
+		for _, es := range e.Series {
+			s := series{name: es.Name}
+			for _, p := range es.Points {
+				s.pts = append(s.pts, pt{x: p.X, label: p.Label, y: p.Y})
+			}
+			c.series = append(c.series, s)
+		}
+		return c, len(c.series) > 0
 	}
 	return nil, false
 }

@@ -12,6 +12,7 @@ import (
 
 	"cachebook/kernel"
 	"cachebook/kernel/bandwidth"
+	"cachebook/kernel/experiment"
 	"cachebook/kernel/latency"
 	"cachebook/kernel/sweep"
 )
@@ -64,6 +65,10 @@ func TestBundleResult(t *testing.T) {
 func TestBundleCharts(t *testing.T) {
 	lat := &latency.Result{Points: []latency.Point{{Bytes: 4 << 10, Ns: 1.2}, {Bytes: 1 << 20, Ns: 4}, {Bytes: 64 << 20, Ns: 90}}}
 	bw := &bandwidth.Report{Results: []bandwidth.Result{{Op: "read", Threads: 1, GBps: 10}, {Op: "read", Threads: 2, GBps: 18}, {Op: "copy", Threads: 1, GBps: 6}}}
+	mlpResult := &experiment.Result{Experiment: "mlp", Chart: &experiment.Chart{Title: "t", XTitle: "chains", YTitle: "ns", LogX: true,
+		Series: []experiment.ChartSeries{{Name: "ns per load", Points: []experiment.ChartPoint{{X: 1, Y: 90}, {X: 2, Y: 46}, {X: 4, Y: 24}}}}}}
+	strideResult := &experiment.Result{Experiment: "stride", Chart: &experiment.Chart{Title: "t", XTitle: "pattern", YTitle: "ns", Bars: true,
+		Series: []experiment.ChartSeries{{Name: "4 KiB pages", Points: []experiment.ChartPoint{{Label: "stride-64", Y: 6}, {Label: "random", Y: 24}}}}}}
 	sw := &sweep.Report{Rows: 1000, Points: []sweep.Point{{Groups: 10, Strategy: "naive", NsPerRow: 2}, {Groups: 1000, Strategy: "naive", NsPerRow: 9}, {Groups: 10, Strategy: "radix", NsPerRow: 3}}}
 	tests := []struct {
 		kind   string
@@ -74,6 +79,8 @@ func TestBundleCharts(t *testing.T) {
 		{kernel.KindLatency, lat, 3, "line"},
 		{kernel.KindBandwidth, bw, 3, "bar"},
 		{kernel.KindSweep, sw, 3, "line"},
+		{kernel.KindExperiment, mlpResult, 3, "line"},
+		{kernel.KindExperiment, strideResult, 2, "bar"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
@@ -134,7 +141,8 @@ func TestBundleCharts(t *testing.T) {
 		})
 	}
 	// An empty or unknown measurement gets no chart, and no panic.
-	for _, v := range []any{map[string]any{"kind": "latency"}, map[string]any{"kind": "other"}, "garbage"} {
+	for _, v := range []any{map[string]any{"kind": "latency"}, map[string]any{"kind": "other"}, "garbage",
+		map[string]any{"kind": "experiment", "experiment": &experiment.Result{Experiment: "c2c"}}} {
 		out := Bundle(map[string]any{kernel.MIMEMeasurement: v})
 		if _, ok := out[MIMEVegaLite]; ok {
 			t.Errorf("chart for %v", v)

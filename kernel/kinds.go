@@ -47,6 +47,7 @@ func DefaultRegistry() *Registry {
 	r.Register(KindBandwidth, BandwidthRunner{})
 	r.Register(KindSweep, SweepRunner{})
 	r.Register(KindExperiment, ExperimentRunner{})
+	r.Register(KindCachesim, CachesimRunner{})
 	return r
 }
 

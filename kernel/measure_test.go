@@ -47,7 +47,7 @@ func TestMeasurementCells(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := x.Registry().Kinds()
-	if kinds[0] != KindSQL || len(kinds) != 5 {
+	if kinds[0] != KindSQL || len(kinds) != 6 {
 		t.Fatalf("kinds %v", kinds)
 	}
 	tests := []struct {
@@ -198,7 +198,7 @@ func TestThreadsLimit(t *testing.T) {
 
 func TestKindInfo(t *testing.T) {
 	info := DefaultRegistry().Info()
-	if len(info) != 5 || info[0].Name != KindSQL {
+	if len(info) != 6 || info[0].Name != KindSQL {
 		t.Fatalf("kinds %+v", info)
 	}
 	for _, k := range info {

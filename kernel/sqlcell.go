@@ -39,11 +39,8 @@ func (SQLRunner) Info() KindInfo {
 }
 
 func wantCounters(cell Cell) bool {
-	switch strings.ToLower(cell.Attrs["counters"]) {
-	case "on", "true", "1", "yes":
-		return true
-	}
-	return false
+	pmu, _ := counterModes(cell)
+	return pmu
 }
 
 // Run executes the cell's statements and returns the result bundle.
@@ -66,6 +63,14 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		}
 		hooks, counters = startCounters(probe, hooks, env)
 	}
+	var model *ModelRecorder
+	if _, ok := counterModes(cell); ok {
+		var merr error
+		if model, merr = newModelRecorderCell(cell); merr != nil {
+			return nil, &CellError{Ename: "CountersError", Err: merr}
+		}
+		hooks = model.Hooks(hooks)
+	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
 	bundle := BuildResult(results, env.Limits())
 	if counters != nil {
@@ -79,6 +84,10 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	var out *Outcome
 	if len(results) > 0 || err == nil {
 		out = &Outcome{Data: map[string]any{MIMEResult: bundle, MIMEText: RenderText(bundle)}}
+		if model != nil {
+			rep := model.Finish(ctx)
+			out.Data[MIMEModel], out.Data[MIMEText] = rep, RenderText(bundle)+"\n"+rep.Text()
+		}
 	}
 	if err != nil {
 		return out, &stmtIndexError{index: len(results), err: err}
@@ -120,7 +129,7 @@ func settingText(st engine.Settings, name string) (string, bool) {
 func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 	names := make([]string, 0, len(cell.Attrs))
 	for k := range cell.Attrs {
-		if !kernelAttrs[k] {
+		if !kernelAttrs[k] && !modelAttr(cell, k) {
 			names = append(names, k)
 		}
 	}

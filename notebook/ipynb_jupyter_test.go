@@ -180,6 +180,20 @@ func TestIpynbOutputData(t *testing.T) {
 		t.Errorf("ipynb → import → ipynb changed the outputs:\n%s\n---\n%s", first, second)
 	}
 
+	// Through the Markdown format too: the charts and JSON come back.
+	md := back.Markdown()
+	parsed, err := notebook.Parse(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := parsed.Ipynb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first, third) {
+		t.Errorf("ipynb → md → ipynb changed the outputs:\n%s\n---\n%s\nmarkdown:\n%s", first, third, md)
+	}
+
 	// A progress display written by the kernel is not imported.
 	withProgress := bytes.Replace(first, []byte(`"outputs": [`), []byte(`"outputs": [{"output_type": "display_data", "metadata": {},
 	 "data": {"text/plain": "3 of 10", "application/vnd.cachebook.progress+json": {"done": 3, "total": 10}}},`), 1)

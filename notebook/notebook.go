@@ -88,10 +88,11 @@ const (
 	KindBandwidth  CellKind = "bandwidth"  // memory bandwidth, one core vs all
 	KindSweep      CellKind = "sweep"      // GROUP BY cost as the number of groups grows
 	KindExperiment CellKind = "experiment" // a named experiment (false-sharing, zeroing, ...)
+	KindCachesim   CellKind = "cachesim"   // a named access pattern through the cache model
 )
 
 // codeKinds are the kinds that a fenced block's info string can name.
-var codeKinds = []CellKind{KindSQL, KindLatency, KindBandwidth, KindSweep, KindExperiment}
+var codeKinds = []CellKind{KindSQL, KindLatency, KindBandwidth, KindSweep, KindExperiment, KindCachesim}
 
 // IsCode reports whether k is a code (runnable) kind.
 func (k CellKind) IsCode() bool { return slices.Contains(codeKinds, k) }

@@ -183,8 +183,8 @@ func (c *client) next() *kernel.Message {
 			c.t.Fatalf("connection ended: %v", <-c.errc)
 		}
 		return m
-	case <-time.After(10 * time.Second):
-		c.t.Fatal("no frame in 10 s")
+	case <-time.After(30 * time.Second):
+		c.t.Fatal("no frame in 30 s")
 	}
 	return nil
 }

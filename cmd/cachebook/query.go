@@ -14,6 +14,7 @@ import (
 	"cachebook/engine"
 	"cachebook/engine/sql"
 	"cachebook/engine/vec"
+	"cachebook/kernel"
 )
 
 func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -21,9 +22,11 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	data := fs.String("data", "", "data directory (default $CACHEBOOK_DATA or ./data)")
 	format := fs.String("format", "table", "output format: table, tsv or json")
-	counters := fs.Bool("counters", false, "measure perf counters per phase and per worker")
+	var counters countersFlag
+	fs.Var(&counters, "counters", "measure perf counters per phase and per worker (--counters), model them (--counters=model: engine/cachesim), or both")
+	geometry := fs.String("geometry", "", `modelled geometry and sampling for --counters=model, e.g. "l1=32K l2=1M l3=32M sample=1/16 dram_ns=90"`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: cachebook query [--data DIR] [--format table|tsv|json] [--counters] "SQL; SQL; ..."`)
+		fmt.Fprintln(stderr, `usage: cachebook query [--data DIR] [--format table|tsv|json] [--counters[=model|both]] [--geometry "l3=32M ..."] "SQL; SQL; ..."`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -47,6 +50,10 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return sqlError(src, err)
 	}
+	modelAttrs, err := parseGeometry(*geometry)
+	if err != nil {
+		return err
+	}
 	sess := db.NewSession()
 	timing := stdout
 	if *format != "table" {
@@ -56,10 +63,17 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		start := time.Now()
 		var meter queryMeter
 		var hooks *engine.Hooks
-		if *counters {
+		if counters.pmu() {
 			if meter = newQueryMeter(); meter != nil {
 				hooks = meter.hooks()
 			}
+		}
+		var model *kernel.ModelRecorder
+		if counters.model() {
+			if model, err = kernel.NewModelRecorder(modelAttrs); err != nil {
+				return err
+			}
+			hooks = model.Hooks(hooks)
 		}
 		r, err := sess.ExecStatement(ctx, st, hooks)
 		if err != nil {
@@ -71,6 +85,11 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if meter != nil && r.Plan != nil {
 			if err := meter.write(stdout, *format); err != nil {
+				return err
+			}
+		}
+		if model != nil && r.Plan != nil {
+			if err := writeModel(stdout, model.Finish(ctx), *format); err != nil {
 				return err
 			}
 		}

@@ -570,6 +570,11 @@ func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 				return nil, err
 			}
 			return &timeArith{sub: op == sql.OpSub, l: l, r: r, t: vec.Timestamp}, nil
+		case (op == sql.OpAdd || op == sql.OpSub) && lt == vec.TimestampNS && rt == vec.Interval:
+			// As DuckDB: the TIMESTAMP_NS becomes a TIMESTAMP first.
+			return &timeArith{sub: op == sql.OpSub, l: &cast{x: l, to: vec.Timestamp, pos: lp}, r: r, t: vec.Timestamp}, nil
+		case op == sql.OpAdd && lt == vec.Interval && rt == vec.TimestampNS:
+			return &timeArith{l: &cast{x: r, to: vec.Timestamp, pos: rp}, r: l, t: vec.Timestamp}, nil
 		case op == sql.OpAdd && lt == vec.Interval && (rt == vec.Timestamp || rt == vec.Date):
 			if r, err = coerce(r, vec.Timestamp, rp); err != nil {
 				return nil, err

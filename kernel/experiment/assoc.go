@@ -145,6 +145,15 @@ func assoc(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	c := &Chart{Title: "Chasing N lines spaced a stride apart", XTitle: "lines", YTitle: "ns per load"}
+	for j, st := range strides {
+		s := ChartSeries{Name: "stride " + strconv.FormatInt(st, 10)}
+		for i, k := range counts {
+			s.Points = append(s.Points, ChartPoint{X: float64(k), Y: data.NS[i][j]})
+		}
+		c.Series = append(c.Series, s)
+	}
+	r.Chart = c
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
 		"a cache is split into sets by some address bits just above the 64-byte line offset; a line can only live in its own set, which holds as many lines as the cache has ways (8 to 16 in current L1 and L2 caches)",

@@ -223,6 +223,20 @@ func c2c(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		t.Rows = append(t.Rows, []string{a, b, rel, strconv.FormatInt(row.Handovers, 10), per, trip, med,
 			fmt.Sprintf("%.0f%%", 100*row.CPUShare)})
 	}
+	c := &Chart{Title: "Core-to-core hand-over of one cache line", XTitle: "CPU pair", YTitle: "ns per hand-over", Bars: true,
+		Series: []ChartSeries{{Name: "fastest window"}}}
+	for _, row := range data.Rows {
+		if row.Valid {
+			label := fmt.Sprintf("%d-%d", row.A, row.B)
+			if row.Relation != "" {
+				label += " (" + row.Relation + ")"
+			}
+			c.Series[0].Points = append(c.Series[0].Points, ChartPoint{Label: label, Y: row.NSPerHandover})
+		}
+	}
+	if len(c.Series[0].Points) > 0 {
+		r.Chart = c
+	}
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
 		"each thread spins until the shared counter holds the value the other thread wrote, then writes the next one: every hand-over moves the line from one core's cache to the other's, through the coherence protocol",

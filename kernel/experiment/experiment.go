@@ -204,6 +204,8 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 	// Data is the experiment's typed result (e.g. *FalseSharingData).
 	Data any `json:"data"`
+	// Chart, if set, is the result to plot.
+	Chart *Chart `json:"chart,omitempty"`
 	// Elapsed is the wall time of the whole run.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Counters are the per-thread perf counter reports of each measured

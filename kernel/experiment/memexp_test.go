@@ -146,6 +146,7 @@ func TestMemoryExperimentsRun(t *testing.T) {
 			if n := len(r.Tables[0].Rows); n != tt.rows {
 				t.Errorf("%d rows, want %d:\n%v", n, tt.rows, r.Tables[0].Rows)
 			}
+			checkChart(t, r, tt.name != "c2c") // c2c draws only pairs that ran side by side
 		})
 	}
 }
@@ -257,6 +258,7 @@ func TestSubstringOnHits(t *testing.T) {
 	}
 	checkResult(t, r)
 	d := r.Data.(*SubstringData)
+	checkChart(t, r, true)
 	if d.Rows != 5000 || d.Matches == 0 || len(d.Methods) != len(substringMethods) {
 		t.Errorf("data %+v", d)
 	}
@@ -389,6 +391,32 @@ func TestMemoryEstimatesRefuse(t *testing.T) {
 		if tt.small != nil {
 			if _, err := Run(context.Background(), s, tt.small, Options{MemoryLimit: limit, DB: db}); err != nil {
 				t.Errorf("%s %v under a 64 MiB cap: %v", tt.exp, tt.small, err)
+			}
+		}
+	}
+}
+
+// checkChart verifies that an experiment's chart has points, each either
+// on the numeric axis or labelled as a bar.
+func checkChart(t *testing.T, r *Result, required bool) {
+	t.Helper()
+	c := r.Chart
+	if c == nil {
+		if required {
+			t.Errorf("%s: no chart", r.Experiment)
+		}
+		return
+	}
+	if c.Title == "" || c.YTitle == "" || len(c.Series) == 0 {
+		t.Errorf("%s: incomplete chart %+v", r.Experiment, c)
+	}
+	for _, s := range c.Series {
+		if len(s.Points) == 0 {
+			t.Errorf("%s: series %q has no points", r.Experiment, s.Name)
+		}
+		for _, p := range s.Points {
+			if c.Bars && p.Label == "" || !c.Bars && p.Label != "" {
+				t.Errorf("%s: point %+v does not fit a chart with Bars=%v", r.Experiment, p, c.Bars)
 			}
 		}
 	}

@@ -151,6 +151,12 @@ func mlp(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(row.Chains), fmt.Sprintf("%.2f", row.NSPerLoad),
 			fmtRatio(row.Speedup), fmt.Sprintf("%.1f", row.InFlight), fmt.Sprintf("%.2f", row.GBps)})
 	}
+	c := &Chart{Title: "Time per load as independent chains are added", XTitle: "independent chains", YTitle: "ns per load", LogX: true,
+		Series: []ChartSeries{{Name: "ns per load"}}}
+	for _, row := range data.Rows {
+		c.Series[0].Points = append(c.Series[0].Points, ChartPoint{X: float64(row.Chains), Y: row.NSPerLoad})
+	}
+	r.Chart = c
 	r.Tables = append(r.Tables, t)
 	best := slices.MaxFunc(data.Rows, func(a, b MLPRow) int { return cmp.Compare(a.InFlight, b.InFlight) })
 	r.Notes = append(r.Notes,

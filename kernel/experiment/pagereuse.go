@@ -141,6 +141,12 @@ func pageReuse(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		t.Rows = append(t.Rows, []string{row.Variant, fmt.Sprintf("%.2f", row.CPUNSPerRound/1e6),
 			strconv.FormatFloat(row.FaultsPerRound, 'f', 0, 64), perFault, fmtRatio(row.VsKeep)})
 	}
+	c := &Chart{Title: "Reusing a buffer: CPU time per round", XTitle: "what happens to the pages between uses", YTitle: "CPU ms per round", Bars: true,
+		Series: []ChartSeries{{Name: units.FormatBytes(size) + " buffer"}}}
+	for _, row := range data.Rows {
+		c.Series[0].Points = append(c.Series[0].Points, ChartPoint{Label: row.Variant, Y: row.CPUNSPerRound / 1e6})
+	}
+	r.Chart = c
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
 		"keep: the pages stay mapped between uses, as in a pool (our engine's arena pool, jemalloc when it can reuse a freed extent)",

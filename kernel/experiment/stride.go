@@ -163,6 +163,12 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		t.Rows = append(t.Rows, []string{row.Pattern, strconv.FormatInt(row.Accesses, 10), fmt.Sprintf("%.2f", row.NSPerAccess),
 			fmt.Sprintf("%.2f", row.NSPerLine), fmt.Sprintf("%.2f", row.GBps), fmtRatio(row.VsSequential)})
 	}
+	c := &Chart{Title: "Time per cache line by access order", XTitle: "pattern", YTitle: "ns per line", Bars: true,
+		Series: []ChartSeries{{Name: pages}}}
+	for _, row := range rows {
+		c.Series[0].Points = append(c.Series[0].Points, ChartPoint{Label: row.Pattern, Y: row.NSPerLine})
+	}
+	r.Chart = c
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
 		"every pattern reads each 64-byte line exactly once per pass, so ns/line compares the same amount of data fetched in different orders; the loads are independent (no pointer chase), so the core overlaps them",

@@ -174,6 +174,12 @@ func substring(ctx context.Context, p *params, r *Result, hooks *Hooks, db *engi
 		t.Rows = append(t.Rows, []string{row.Method, fmtMs(row.NS), fmt.Sprintf("%.3f", row.NSPerByte),
 			fmt.Sprintf("%.2f", row.GBps), cand, fmtRatio(row.Speedup)})
 	}
+	c := &Chart{Title: fmt.Sprintf("Searching %d URLs for %q", data.Rows, pat), XTitle: "method", YTitle: "ns per byte", Bars: true,
+		Series: []ChartSeries{{Name: "ns per byte"}}}
+	for _, row := range rows {
+		c.Series[0].Points = append(c.Series[0].Points, ChartPoint{Label: row.Method, Y: row.NSPerByte})
+	}
+	r.Chart = c
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
 		"byte-at-a-time tries every starting position and compares the pattern byte by byte, as a naive LIKE '%...%' would",

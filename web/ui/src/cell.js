@@ -25,6 +25,7 @@ const MIME = {
   result: "application/vnd.cachebook.result+json",
   measurement: "application/vnd.cachebook.measurement+json",
   counters: "application/vnd.cachebook.counters+json",
+  model: "application/vnd.cachebook.model+json",
 };
 
 // The SQL dialect: DuckDB-like names the engine knows, for completion and
@@ -175,7 +176,7 @@ export class Cell {
       const d = o.data || {};
       if (o.type === "stream") this.onEvent({ kind: "stream", name: o.name, text: o.text || "" });
       else if (o.type === "error") this.onEvent({ kind: "error", ename: o.name, evalue: o.text || "" });
-      else if (d[MIME.result]) this.onEvent({ kind: "result", bundle: d[MIME.result], text: o.text });
+      else if (d[MIME.result]) this.onEvent({ kind: "result", bundle: d[MIME.result], text: o.text, model: d[MIME.model] });
       else if (d[MIME.measurement]) this.onEvent({ kind: "measurement", data: d[MIME.measurement], text: o.text });
       else if (d[MIME.counters]) this.onEvent({ kind: "counters", data: d[MIME.counters] });
       else if (o.html) {
@@ -317,10 +318,13 @@ export class Cell {
         this.record({ type: "display", data: { [MIME.counters]: e.data } });
         break;
       case "result":
-        this.record({ type: "result", ...(e.text ? { text: e.text } : {}), data: { [MIME.result]: e.bundle } });
+        this.record({ type: "result", ...(e.text ? { text: e.text } : {}), data: { [MIME.result]: e.bundle, ...(e.model ? { [MIME.model]: e.model } : {}) } });
         this.bundle = e.bundle;
         for (const st of e.bundle.statements || []) this.outEl.append(renderStatement(st));
         if (e.bundle.counters) this.counters = e.bundle.counters;
+        // counters=model: the modelled counters (engine/cachesim), whose
+        // text labels every figure as modelled and gives the geometry.
+        if (e.model && e.model.text) this.outEl.append(renderStream("stdout", e.model.text));
         break;
       case "measurement": {
         this.measured = e.data;

@@ -78,7 +78,6 @@ export class Notebook {
   async runAll() {
     for (const c of this.cells) {
       if (c.type === "markdown") continue;
-      if (this.app.kernel.kind === "wasm" && !["sql", "latency", "bandwidth"].includes(c.kind)) continue;
       await this.run(c);
       if (this.stopAll) break;
     }

@@ -143,7 +143,7 @@ export class KernelClient {
       }
       case "execute_result": {
         const d = c.data || {};
-        if (d["application/vnd.cachebook.result+json"]) cell({ kind: "result", bundle: d["application/vnd.cachebook.result+json"] });
+        if (d["application/vnd.cachebook.result+json"]) cell({ kind: "result", bundle: d["application/vnd.cachebook.result+json"], model: d["application/vnd.cachebook.model+json"] });
         else if (d["application/vnd.cachebook.measurement+json"]) cell({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], text: d["text/plain"] });
         else cell({ kind: "stream", name: "stdout", text: d["text/plain"] || "" });
         break;

@@ -1,0 +1,451 @@
+package agg
+
+import (
+	"context"
+	"fmt"
+
+	"cachebook/engine/vec"
+)
+
+// Tracing: a separate pass over the tuned count(*) path (countNaive,
+// countRadix) that builds the same tables and partitions with the same
+// types and constants and reports every memory access it makes to the
+// tables, the write-combining buffers and the partition buffers, so that a
+// cache model (engine/cachesim/trace) sees the address stream of the real
+// run. The real operators are untouched: tracing costs nothing when off.
+// TestTraceSlotsMatch pins that the traced tables put every key in the
+// slot the real table uses.
+
+// Tracer receives the memory accesses of a traced run. Buffers are
+// numbered by Alloc; an access names the worker that makes it, a buffer
+// and a byte offset into it.
+type Tracer interface {
+	// Alloc reports a new buffer of bytes bytes, on huge pages when huge
+	// (the engine's arena maps it so), zeroed when zeroed (by the
+	// allocator, which the trace may treat as free: fresh pages are zero).
+	Alloc(worker int, bytes int64, huge, zeroed bool) (buf int)
+	// Access reports a read or write of size bytes at off in buf.
+	Access(worker, buf int, off int64, size int, write bool)
+	// Range reports size bytes read or written sequentially from off.
+	Range(worker, buf int, off, size int64, write bool)
+	// Phase reports that worker starts phase ("partition", "aggregate").
+	Phase(worker int, name string)
+}
+
+// TraceMorsel is one morsel of non-NULL keys for TraceCount, with the
+// buffer and offset its key column is read from.
+type TraceMorsel struct {
+	Keys []int64
+	Buf  int
+	Off  int64
+	// ArgBufs (TraceGeneric) are the buffers of the aggregates' input
+	// columns, one per aggregate (-1 for count(*)), 8 bytes a row at the
+	// keys' offsets.
+	ArgBufs []int
+}
+
+// TraceConfig is the part of Config a traced run follows.
+type TraceConfig struct {
+	Strategy  Strategy
+	Threads   int
+	RadixBits int
+	HugePages bool
+	RowsHint  int64
+	// Budget, if set, bounds the traced tables as a query's are bounded.
+	Budget *Budget
+}
+
+// CountSlotBytes is the size of a slot of the tuned count table: key and
+// count, four slots to a 64-byte line.
+const CountSlotBytes = 16
+
+// CountTableSlots returns the slots a count table sized for hint groups
+// starts with (16, doubled while 70% of it is below hint).
+func CountTableSlots(hint int) int {
+	size := 16
+	for size*7/10 < hint {
+		size *= 2
+	}
+	return size
+}
+
+// WriteCombineKeys is the number of keys the radix scatter stages per
+// partition before writing them out (one 64-byte line).
+const WriteCombineKeys = wcLine
+
+// RadixPartition returns the partition of a key's hash with bits radix
+// bits: its top bits.
+func RadixPartition(hash uint64, bits int) int {
+	if bits == 0 {
+		return 0
+	}
+	return int(hash >> uint(64-bits))
+}
+
+// traceHugeMin is the Linux arena's hugeMin (pinned by a Linux test): the
+// smallest allocation that an arena with huge pages maps itself.
+const traceHugeMin = 2 << 20
+
+// hugeAlloc reports whether an arena with huge pages maps n bytes itself
+// (Arena.Int64s and Arena.Bytes) rather than taking them from Go's heap.
+func hugeAlloc(huge bool, n int64) bool { return huge && n >= traceHugeMin }
+
+// tracedTable is a real countTable whose accesses are reported.
+type tracedTable struct {
+	*countTable
+	tr   Tracer
+	w    int
+	buf  int
+	huge bool
+}
+
+func newTracedTable(hint int, huge bool, tr Tracer, w int, budget *Budget) (*tracedTable, error) {
+	t, err := newCountTable(hint, nil, budget)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(len(t.slots)) * 8
+	return &tracedTable{countTable: t, tr: tr, w: w, huge: huge, buf: tr.Alloc(w, n, hugeAlloc(huge, n), true)}, nil
+}
+
+// add is countTable.add with its accesses reported: a probe reads the
+// slot's count, then its key; a hit increments the count, an insert writes
+// both.
+func (t *tracedTable) add(keys []int64, in TraceMorsel, from int) error {
+	tr, w := t.tr, t.w
+	for i, k := range keys {
+		tr.Access(w, in.Buf, in.Off+int64(from+i)*8, 8, false)
+		j := Mix64(uint64(k)) & t.mask
+		for {
+			off := int64(j) * CountSlotBytes
+			s := t.slots[2*j : 2*j+2 : 2*j+2]
+			tr.Access(w, t.buf, off+8, 8, false)
+			if s[1] == 0 {
+				if t.n >= t.growAt {
+					if err := t.grow(); err != nil {
+						return err
+					}
+					j = Mix64(uint64(k)) & t.mask
+					continue
+				}
+				s[0], s[1] = k, 1
+				tr.Access(w, t.buf, off, 16, true)
+				t.n++
+				break
+			}
+			tr.Access(w, t.buf, off, 8, false)
+			if s[0] == k {
+				s[1]++
+				tr.Access(w, t.buf, off+8, 8, true)
+				break
+			}
+			j = (j + 1) & t.mask
+		}
+	}
+	return nil
+}
+
+// grow is countTable.grow, reported: the old array is read in order and
+// each entry written to its slot in the new one.
+func (t *tracedTable) grow() error {
+	old, oldBuf := t.slots, t.buf
+	if err := t.countTable.alloc(len(old)); err != nil {
+		return err
+	}
+	n := int64(len(t.slots)) * 8
+	t.buf = t.tr.Alloc(t.w, n, hugeAlloc(t.huge, n), true)
+	for i := 0; i < len(old); i += 2 {
+		t.tr.Access(t.w, oldBuf, int64(i)*8, 16, false)
+		if old[i+1] == 0 {
+			continue
+		}
+		j := Mix64(uint64(old[i])) & t.mask
+		for {
+			t.tr.Access(t.w, t.buf, int64(j)*CountSlotBytes+8, 8, false)
+			if t.slots[2*j+1] == 0 {
+				break
+			}
+			j = (j + 1) & t.mask
+		}
+		t.slots[2*j], t.slots[2*j+1] = old[i], old[i+1]
+		t.tr.Access(t.w, t.buf, int64(j)*CountSlotBytes, 16, true)
+	}
+	return nil
+}
+
+// reset is countTable.reset, reported: a table kept clears its slots.
+func (t *tracedTable) reset(hint int) error {
+	if 2*CountTableSlots(hint) > cap(t.slots) {
+		if err := t.countTable.reset(hint); err != nil {
+			return err
+		}
+		n := int64(len(t.slots)) * 8
+		t.buf = t.tr.Alloc(t.w, n, hugeAlloc(t.huge, n), true)
+		return nil
+	}
+	if err := t.countTable.reset(hint); err != nil {
+		return err
+	}
+	t.tr.Range(t.w, t.buf, 0, int64(len(t.slots))*8, true)
+	return nil
+}
+
+// emit is countTable.emit, reported: the slots are read in order and each
+// group's key and count appended to the output columns.
+// It returns the number of groups emitted.
+func (t *tracedTable) emit(out *tracedOutput) int {
+	s := t.slots
+	t.tr.Range(t.w, t.buf, 0, int64(len(s))*8, false)
+	n := 0
+	for i := 0; i < len(s); i += 2 {
+		if s[i+1] != 0 {
+			out.append()
+			n++
+		}
+	}
+	return n
+}
+
+// tracedOutput is a worker's pair of output columns (keys, counts) as
+// slices that grow as Go's append grows them.
+type tracedOutput struct {
+	tr        Tracer
+	w         int
+	n, cap    int64
+	keys, cnt int
+}
+
+func newTracedOutput(tr Tracer, w int, capacity int64) *tracedOutput {
+	o := &tracedOutput{tr: tr, w: w, cap: capacity}
+	o.keys = tr.Alloc(w, capacity*8, false, true)
+	o.cnt = tr.Alloc(w, capacity*8, false, true)
+	return o
+}
+
+func (o *tracedOutput) append() {
+	if o.n == o.cap {
+		c := growCap(o.cap, o.n+1, 8)
+		k, n := o.tr.Alloc(o.w, c*8, false, false), o.tr.Alloc(o.w, c*8, false, false)
+		o.tr.Range(o.w, o.keys, 0, o.n*8, false)
+		o.tr.Range(o.w, k, 0, o.n*8, true)
+		o.tr.Range(o.w, o.cnt, 0, o.n*8, false)
+		o.tr.Range(o.w, n, 0, o.n*8, true)
+		o.keys, o.cnt, o.cap = k, n, c
+	}
+	o.tr.Access(o.w, o.keys, o.n*8, 8, true)
+	o.tr.Access(o.w, o.cnt, o.n*8, 8, true)
+	o.n++
+}
+
+// growCap is the capacity Go's append gives a slice of capacity old that
+// must hold need elements of elem bytes: double below 256 elements, then
+// grow by a quarter plus 192, rounded up to 8 KiB for large slices (the
+// runtime's growslice; small size classes are not modelled).
+func growCap(old, need, elem int64) int64 {
+	c := old
+	if need > 2*old {
+		c = need
+	} else if old < 256 {
+		c = 2 * old
+	} else {
+		for c < need {
+			c += (c + 3*256) >> 2
+		}
+	}
+	if b := c * elem; b > 32<<10 {
+		c = ((b + 8191) &^ 8191) / elem
+	}
+	return max(c, need)
+}
+
+// tracedScatter is a real countScatter whose accesses are reported.
+type tracedScatter struct {
+	*countScatter
+	tr            Tracer
+	w             int
+	wc, fill, hdr int   // buffers: staged keys, fill counts, slice headers
+	pbuf          []int // per partition: the buffer its keys are in
+	poff          []int64
+}
+
+// sliceHeader is the size of a Go slice header (pointer, length, capacity).
+const sliceHeader = 24
+
+func newTracedScatter(bits int, rowsHint int64, huge bool, tr Tracer, w int) (*tracedScatter, error) {
+	sc, err := newCountScatter(bits, rowsHint, nil)
+	if err != nil {
+		return nil, err
+	}
+	np := len(sc.parts)
+	s := &tracedScatter{countScatter: sc, tr: tr, w: w, pbuf: make([]int, np), poff: make([]int64, np)}
+	s.wc = tr.Alloc(w, int64(np)*WriteCombineKeys*8, false, true)
+	s.fill = tr.Alloc(w, int64(np), false, true)
+	s.hdr = tr.Alloc(w, int64(np)*sliceHeader, false, true)
+	per := int64(cap(sc.parts[0]))
+	slab := tr.Alloc(w, per*int64(np)*8, hugeAlloc(huge, per*int64(np)*8), false)
+	for p := range s.pbuf {
+		s.pbuf[p], s.poff[p] = slab, int64(p)*per*8
+	}
+	return s, nil
+}
+
+// appendLine is parts[p] = append(parts[p], wc[p*8:p*8+f]...), reported.
+func (s *tracedScatter) appendLine(p, f int) {
+	tr, w := s.tr, s.w
+	tr.Access(w, s.hdr, int64(p)*sliceHeader, sliceHeader, false)
+	part := s.parts[p]
+	if len(part)+f > cap(part) {
+		// Past the slab share: append moves the partition to the heap.
+		c := growCap(int64(cap(part)), int64(len(part)+f), 8)
+		nb := tr.Alloc(w, c*8, false, false)
+		tr.Range(w, s.pbuf[p], s.poff[p], int64(len(part))*8, false)
+		tr.Range(w, nb, 0, int64(len(part))*8, true)
+		s.pbuf[p], s.poff[p] = nb, 0
+		grown := make([]int64, len(part), c)
+		copy(grown, part)
+		s.parts[p] = grown
+	}
+	tr.Range(w, s.wc, int64(p)*WriteCombineKeys*8, int64(f)*8, false)
+	tr.Range(w, s.pbuf[p], s.poff[p]+int64(len(s.parts[p]))*8, int64(f)*8, true)
+	tr.Access(w, s.hdr, int64(p)*sliceHeader, sliceHeader, true)
+	s.parts[p] = append(s.parts[p], s.countScatter.wc[p*wcLine:p*wcLine+f]...)
+}
+
+// scatter is countScatter.scatter, reported.
+func (s *tracedScatter) scatter(in TraceMorsel, shift uint) {
+	tr, w := s.tr, s.w
+	wc, fill := s.countScatter.wc, s.countScatter.fill
+	for i, k := range in.Keys {
+		tr.Access(w, in.Buf, in.Off+int64(i)*8, 8, false)
+		p := uint32(Mix64(uint64(k)) >> shift)
+		if shift == 64 {
+			p = 0
+		}
+		tr.Access(w, s.fill, int64(p), 1, false)
+		f := fill[p]
+		wc[int(p)*wcLine+int(f)] = k
+		tr.Access(w, s.wc, (int64(p)*wcLine+int64(f))*8, 8, true)
+		f++
+		if f == wcLine {
+			s.appendLine(int(p), wcLine)
+			f = 0
+		}
+		fill[p] = f
+		tr.Access(w, s.fill, int64(p), 1, true)
+	}
+}
+
+// flush is countScatter.flush, reported.
+func (s *tracedScatter) flush() {
+	for p, f := range s.countScatter.fill {
+		s.tr.Access(s.w, s.fill, int64(p), 1, false)
+		s.appendLine(p, int(f))
+		s.countScatter.fill[p] = 0
+		s.tr.Access(s.w, s.fill, int64(p), 1, true)
+	}
+}
+
+// TraceCount runs the tuned count(*) GROUP BY (one integer key, count(*)
+// only) over morsels as Aggregate runs it for cfg, reporting its accesses
+// to tr, and returns the number of groups. With several threads the
+// workers run one after another in this goroutine: worker w (1..Threads)
+// scatters the morsels i with i%Threads == w-1 and aggregates the
+// partitions p with p%Threads == w-1 (the real run hands both out
+// dynamically). Huge pages change only which buffers the trace puts on
+// 2 MiB pages.
+func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr Tracer) (groups int, err error) {
+	if cfg.Strategy == Naive {
+		tr.Phase(0, "aggregate")
+		t, err := newTracedTable(0, cfg.HugePages, tr, 0, cfg.Budget)
+		if err != nil {
+			return 0, err
+		}
+		for i, m := range morsels {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return 0, err
+				}
+			}
+			if err := t.add(m.Keys, m, 0); err != nil {
+				return 0, err
+			}
+		}
+		return t.emit(newTracedOutput(tr, 0, int64(t.n+1))), nil
+	}
+	threads := max(cfg.Threads, 1)
+	bits := cfg.RadixBits
+	if bits < 0 || bits > 16 {
+		return 0, fmt.Errorf("radix_bits must be between 0 and 16, got %d", bits)
+	}
+	nparts := 1 << bits
+	shift := uint(64 - bits)
+	rowsHint := cfg.RowsHint
+	if threads > 1 {
+		rowsHint = rowsHint * 3 / 2 / int64(threads)
+	}
+	worker := func(slot int) int {
+		if threads == 1 {
+			return 0
+		}
+		return slot + 1
+	}
+	scats := make([]*tracedScatter, threads)
+	for slot := range scats {
+		w := worker(slot)
+		tr.Phase(w, "partition")
+		sc, err := newTracedScatter(bits, rowsHint, cfg.HugePages, tr, w)
+		if err != nil {
+			return 0, err
+		}
+		scats[slot] = sc
+		for i := slot; i < len(morsels); i += threads {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return 0, err
+				}
+			}
+			sc.scatter(morsels[i], shift)
+		}
+		sc.flush()
+	}
+	for slot := 0; slot < threads; slot++ {
+		w := worker(slot)
+		tr.Phase(w, "aggregate")
+		out := newTracedOutput(tr, w, rowsHint/4)
+		var t *tracedTable
+		for p := slot; p < nparts; p += threads {
+			if p%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return 0, err
+				}
+			}
+			n := 0
+			for _, sc := range scats {
+				tr.Access(w, sc.hdr, int64(p)*sliceHeader, sliceHeader, false)
+				n += len(sc.parts[p])
+			}
+			if n == 0 {
+				continue
+			}
+			if t == nil {
+				if t, err = newTracedTable(n/4, cfg.HugePages, tr, w, cfg.Budget); err != nil {
+					return 0, err
+				}
+			} else if err := t.reset(n / 4); err != nil {
+				return 0, err
+			}
+			for _, sc := range scats {
+				in := TraceMorsel{Keys: sc.parts[p], Buf: sc.pbuf[p], Off: sc.poff[p]}
+				if err := t.add(in.Keys, in, 0); err != nil {
+					return 0, err
+				}
+			}
+			groups += t.emit(out)
+		}
+	}
+	return groups, nil
+}
+
+// CountTraceable reports whether TraceCount models an aggregation with
+// these keys and aggregates: the shape of the tuned count path.
+func CountTraceable(keyTypes []vec.Type, specs []Spec) bool { return countFast(keyTypes, specs) }

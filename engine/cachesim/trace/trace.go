@@ -1,0 +1,326 @@
+// Package trace drives the cache model (engine/cachesim) with the address
+// streams of the engine's own GROUP BY: a traced pass (agg.TraceCount)
+// over the same hash function, table capacity and slot layout, partition
+// count, write-combining buffers, partition buffers and page size as the
+// real run, plus the sequential read of the key column that feeds it.
+//
+// What is and is not modelled: addresses are assigned by a bump allocator
+// (64 B aligned below 32 KiB, 8 KiB aligned above, as Go's heap aligns
+// large objects; 2 MiB aligned on huge pages above cachesim.HugeBase), so
+// cache-set conflicts between buffers are not those of a particular run;
+// memory that the allocator zeroes is taken to be fresh (no writes); the
+// key column is one array read in order; the Go runtime, the goroutine
+// stacks and the instruction stream are not modelled. With several
+// threads each worker is modelled on its own core with private L1 and L2
+// and a share of the L3 (the L3's sets divided by the thread count,
+// rounded down to a power of two), its streams not interleaved with the
+// others'; coherence between cores (false sharing) is not modelled.
+package trace
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+
+	"cachebook/engine/agg"
+	"cachebook/engine/cachesim"
+	"cachebook/engine/vec"
+)
+
+const vecInt64 = vec.Int64
+
+// Options configure a modelled run.
+type Options struct {
+	Geometry  cachesim.Geometry
+	Sampling  cachesim.Sampling
+	Strategy  agg.Strategy
+	Threads   int
+	RadixBits int
+	HugePages bool
+	// MorselRows is the rows per morsel (default 1<<16); morsels go to
+	// workers round robin.
+	MorselRows int
+	// NoRowsHint models a run that did not know its input size (a query
+	// with WHERE): partition buffers are not sized from it.
+	NoRowsHint bool
+	// MemoryLimit bounds the traced pass's tables (bytes; 0: none), as the
+	// query's memory limit bounds the real run's.
+	MemoryLimit int64
+}
+
+func (o Options) budget() *agg.Budget {
+	if o.MemoryLimit <= 0 {
+		return nil
+	}
+	return &agg.Budget{Limit: o.MemoryLimit}
+}
+
+// Phase is one worker's modelled counts for one phase.
+type Phase struct {
+	Worker int
+	Name   string
+	Stats  cachesim.Stats
+}
+
+// Result is a modelled run.
+type Result struct {
+	Rows     int64
+	Groups   int
+	Total    cachesim.Stats
+	Phases   []Phase
+	Geometry cachesim.Geometry // per worker (L3 share included)
+	Sampling cachesim.Sampling
+}
+
+// AutoSampling returns a sampling of about rate (a power of two fraction,
+// at least 1/64) that divides every level of g: the modulus is the
+// smallest level's set count, capped at 64.
+func AutoSampling(g cachesim.Geometry, rate float64) cachesim.Sampling {
+	if rate >= 1 || g.Prefetch != cachesim.PrefetchOff {
+		return cachesim.Sampling{}
+	}
+	mod := 64
+	for _, l := range []cachesim.Level{g.L1, g.L2, g.L3} {
+		if s := l.Sets(g.LineSize); s > 0 && s < mod {
+			mod = s
+		}
+	}
+	keep := max(2, int(float64(mod)*rate+0.5))
+	if mod < 4 || keep >= mod {
+		return cachesim.Sampling{}
+	}
+	return cachesim.Sampling{Mod: mod, Keep: keep}
+}
+
+// share returns g with its L3 divided among threads workers.
+func share(g cachesim.Geometry, threads int) cachesim.Geometry {
+	if threads <= 1 || g.L3.Size == 0 {
+		return g
+	}
+	sets := g.L3.Sets(g.LineSize) / threads
+	if sets < 1 {
+		sets = 1
+	}
+	sets = 1 << (bits.Len(uint(sets)) - 1)
+	g.L3.Size = int64(sets) * int64(g.L3.Ways) * int64(g.LineSize)
+	return g
+}
+
+// model implements agg.Tracer over one Sim per worker.
+type model struct {
+	geo     cachesim.Geometry
+	samp    cachesim.Sampling
+	sims    []*cachesim.Sim // by worker id
+	phase   map[int]int     // worker -> index into phases of its open phase
+	mark    map[int]cachesim.Mark
+	phases  []Phase
+	base    []uint64
+	small   uint64
+	huge    uint64
+	err     error
+	workers []int
+}
+
+func newModel(g cachesim.Geometry, s cachesim.Sampling) *model {
+	return &model{
+		geo: g, samp: s, phase: map[int]int{}, mark: map[int]cachesim.Mark{},
+		small: cachesim.PatternBase, huge: cachesim.HugeBase,
+	}
+}
+
+func (m *model) sim(w int) *cachesim.Sim {
+	if w < len(m.sims) && m.sims[w] != nil {
+		return m.sims[w]
+	}
+	for len(m.sims) <= w {
+		m.sims = append(m.sims, nil)
+	}
+	s, err := cachesim.New(m.geo, m.samp)
+	if err != nil {
+		// Reported by result; a one-line cache keeps the run going.
+		m.err = err
+		s, _ = cachesim.New(cachesim.Geometry{LineSize: 64, L1: cachesim.Level{Size: 64, Ways: 1}}, cachesim.Sampling{})
+	}
+	m.sims[w] = s
+	m.workers = append(m.workers, w)
+	return s
+}
+
+func (m *model) Alloc(w int, n int64, huge, zeroed bool) int {
+	var a uint64
+	switch {
+	case huge:
+		a = (m.huge + (2<<20 - 1)) &^ (2<<20 - 1)
+		m.huge = a + uint64(n)
+	case n >= 32<<10:
+		a = (m.small + 8191) &^ 8191
+		m.small = a + uint64(n)
+	default:
+		a = (m.small + 63) &^ 63
+		m.small = a + uint64(max(n, 1))
+	}
+	m.base = append(m.base, a)
+	return len(m.base) - 1
+}
+
+func (m *model) Access(w, buf int, off int64, size int, write bool) {
+	m.sim(w).Access(m.base[buf]+uint64(off), size, write)
+}
+
+func (m *model) Range(w, buf int, off, size int64, write bool) {
+	m.sim(w).Range(m.base[buf]+uint64(off), size, write)
+}
+
+func (m *model) Phase(w int, name string) {
+	m.close(w)
+	m.mark[w] = m.sim(w).Mark()
+	m.phase[w] = len(m.phases)
+	m.phases = append(m.phases, Phase{Worker: w, Name: name})
+}
+
+func (m *model) close(w int) {
+	i, ok := m.phase[w]
+	if !ok {
+		return
+	}
+	m.phases[i].Stats = m.sim(w).Since(m.mark[w])
+	delete(m.phase, w)
+}
+
+func (m *model) result(rows int64, groups int) (*Result, error) {
+	for _, w := range m.workers {
+		m.close(w)
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	r := &Result{Rows: rows, Groups: groups, Phases: m.phases, Geometry: m.geo, Sampling: m.samp}
+	for _, w := range m.workers {
+		r.Total = r.Total.Add(m.sims[w].Stats())
+	}
+	return r, nil
+}
+
+// MaxRows bounds a modelled run.
+const MaxRows = 1 << 32
+
+// Count models SELECT k, count(*) ... GROUP BY k over the non-NULL keys
+// (the engine's tuned count path), including the read of the key column.
+func Count(ctx context.Context, keys []int64, o Options) (*Result, error) {
+	if len(keys) > MaxRows {
+		return nil, fmt.Errorf("trace: %d rows, at most %d", len(keys), int64(MaxRows))
+	}
+	threads := max(o.Threads, 1)
+	if o.Strategy == agg.Naive {
+		threads = 1
+	}
+	g := share(o.Geometry, threads)
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	m := newModel(g, o.Sampling)
+	rows := o.MorselRows
+	if rows <= 0 {
+		rows = 1 << 16
+	}
+	col := m.Alloc(0, int64(len(keys))*8, false, false)
+	var ms []agg.TraceMorsel
+	for i := 0; i < len(keys); i += rows {
+		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8})
+	}
+	hint := int64(len(keys))
+	if o.NoRowsHint {
+		hint = 0
+	}
+	groups, err := agg.TraceCount(ctx, agg.TraceConfig{
+		Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint, Budget: o.budget(),
+	}, ms, m)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return m.result(int64(len(keys)), groups)
+}
+
+// Scan models a sequential read of cols 8-byte columns of rows rows each,
+// column by column within morsels of MorselRows.
+func Scan(ctx context.Context, rows int64, cols int, o Options) (*Result, error) {
+	if rows > MaxRows || cols < 1 || cols > 1024 {
+		return nil, fmt.Errorf("trace: scan of %d rows × %d columns out of range", rows, cols)
+	}
+	m := newModel(o.Geometry, o.Sampling)
+	mr := int64(o.MorselRows)
+	if mr <= 0 {
+		mr = 1 << 16
+	}
+	bufs := make([]int, cols)
+	for c := range bufs {
+		bufs[c] = m.Alloc(0, rows*8, o.HugePages, false)
+	}
+	m.Phase(0, "scan")
+	s := m.sim(0)
+	for lo := int64(0); lo < rows; lo += mr {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+mr, rows)
+		for _, b := range bufs {
+			for r := lo; r < hi; r++ {
+				s.Load(m.base[b]+uint64(r)*8, 8)
+			}
+		}
+	}
+	return m.result(rows, 0)
+}
+
+// Generic models the engine's generic GROUP BY (agg.TraceGeneric for
+// naive, agg.TraceGenericRadix for radix and parallel: one integer key,
+// aggregates other than count(DISTINCT) over non-string input) over the
+// non-NULL keys, with one 8-byte input column per aggregate that has an
+// input.
+func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*Result, error) {
+	if len(keys) > MaxRows {
+		return nil, fmt.Errorf("trace: %d rows, at most %d", len(keys), int64(MaxRows))
+	}
+	threads := max(o.Threads, 1)
+	if o.Strategy == agg.Naive {
+		threads = 1
+	}
+	g := share(o.Geometry, threads)
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	m := newModel(g, o.Sampling)
+	rows := o.MorselRows
+	if rows <= 0 {
+		rows = 1 << 16
+	}
+	col := m.Alloc(0, int64(len(keys))*8, false, false)
+	args := make([]int, len(specs))
+	for i, sp := range specs {
+		args[i] = -1
+		if sp.HasInput() {
+			args[i] = m.Alloc(0, int64(len(keys))*8, false, false)
+		}
+	}
+	var ms []agg.TraceMorsel
+	for i := 0; i < len(keys); i += rows {
+		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8, ArgBufs: args})
+	}
+	var groups int
+	var err error
+	if o.Strategy == agg.Naive {
+		groups, err = agg.TraceGeneric(ctx, vecInt64, specs, ms, m, o.budget())
+	} else {
+		hint := int64(len(keys))
+		if o.NoRowsHint {
+			hint = 0
+		}
+		groups, err = agg.TraceGenericRadix(ctx, agg.TraceConfig{
+			Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint, Budget: o.budget(),
+		}, vecInt64, specs, ms, m)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return m.result(int64(len(keys)), groups)
+}

@@ -1,0 +1,24 @@
+package engine
+
+import (
+	"cachebook/engine/agg"
+	"cachebook/engine/vec"
+)
+
+// AggregateInfo describes a GROUP BY about to run, for Hooks.Aggregate: a
+// caller that models the query's memory accesses (kernel counters=model)
+// records the input the wrapped source hands out and replays it through
+// agg's traced pass with the same configuration.
+type AggregateInfo struct {
+	KeyTypes []vec.Type
+	Specs    []agg.Spec
+	// Config is the configuration the aggregation runs with (strategy,
+	// threads, radix bits, huge pages, rows hint, generic).
+	Config agg.Config
+}
+
+// Traceable reports whether agg.TraceCount can model this aggregation:
+// the tuned count path (one integer key, only count(*) aggregates).
+func (a AggregateInfo) Traceable() bool {
+	return agg.CountTraceable(a.KeyTypes, a.Specs) && !a.Config.Generic
+}
