@@ -33,10 +33,13 @@ type DocCell struct {
 	Kind string `json:"kind,omitempty"`
 	// Source is the cell's text. For an experiment cell it starts with the
 	// experiment's name on its own line (the code the kernel runs).
-	Source  string            `json:"source"`
-	Attrs   map[string]string `json:"attrs,omitempty"`
-	Meta    map[string]any    `json:"meta,omitempty"`
-	HTML    string            `json:"html,omitempty"` // rendered prose of a markdown cell
+	Source string            `json:"source"`
+	Attrs  map[string]string `json:"attrs,omitempty"`
+	Meta   map[string]any    `json:"meta,omitempty"`
+	// HTML is the rendered prose of a markdown cell, present even when
+	// empty (a lone footnote definition renders to nothing), so that the
+	// page shows the server's rendering rather than its own.
+	HTML    *string           `json:"html,omitempty"`
 	Outputs []notebook.Output `json:"outputs,omitempty"`
 }
 
@@ -78,7 +81,7 @@ func FromNotebook(p string, nb *notebook.Notebook) *Doc {
 		if c.Kind == notebook.KindMarkdown {
 			dc.CellType = "markdown"
 			if h, err := notebook.RenderHTML(c.Source); err == nil {
-				dc.HTML = h
+				dc.HTML = &h
 			}
 		} else {
 			dc.CellType, dc.Kind, dc.Source = "code", string(c.Kind), c.ExecSource()
