@@ -78,6 +78,7 @@ var magicParams = map[string][]string{
 	kernel.KindBandwidth:  {"bytes", "threads", "ops", "reps", "timeout"},
 	kernel.KindSweep:      {"rows", "groups", "strategies", "reps", "seed", "counters", "timeout"},
 	kernel.KindExperiment: {"threads", "counters", "timeout"},
+	kernel.KindCachesim:   {"l1", "l2", "l3", "l1ways", "prefetch", "sample", "timeout"},
 }
 
 // runeToByte converts a cursor position in code points (protocol 5.2+) to

@@ -445,6 +445,8 @@ func TestNbclientLessons(t *testing.T) {
 				need = append(need, "application/vnd.vegalite.v5+json", "image/svg+xml", "image/png", "application/vnd.cachebook.measurement+json")
 			case notebook.KindExperiment:
 				need = append(need, "application/vnd.cachebook.measurement+json")
+			case notebook.KindCachesim:
+				need = append(need, "application/vnd.cachebook.model+json")
 			}
 		}
 		for _, m := range need {
