@@ -223,6 +223,9 @@ func (SweepRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		return nil, limitError(err)
 	}
 	cfg.Counters = wantCounters(cell)
+	if cfg.Model {
+		cfg.ModelGeometry, cfg.ModelSource = HostGeometry()
+	}
 	var points []sweep.Point
 	cfg.Progress = func(pt sweep.Point, done, total int) {
 		points = append(points, pt)
@@ -238,9 +241,20 @@ func (SweepRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s over %d rows, median of %d runs\n%10s  %-9s %10s\n", rep.Query, rep.Rows, rep.Reps, "groups", "strategy", "ns/row")
+	fmt.Fprintf(&b, "%s over %d rows, median of %d runs\n%10s  %-9s %10s", rep.Query, rep.Rows, rep.Reps, "groups", "strategy", "ns/row")
+	if cfg.Model {
+		b.WriteString("  " + sweep.ModelHeader)
+	}
+	b.WriteByte('\n')
 	for _, pt := range rep.Points {
-		fmt.Fprintf(&b, "%10d  %-9s %10.2f\n", pt.Groups, pt.Strategy, pt.NsPerRow)
+		fmt.Fprintf(&b, "%10d  %-9s %10.2f", pt.Groups, pt.Strategy, pt.NsPerRow)
+		if pt.Model != nil {
+			b.WriteString("  " + pt.Model.Columns())
+		}
+		b.WriteByte('\n')
+	}
+	if cfg.Model {
+		fmt.Fprintf(&b, "modelled (not measured) on %s (%s), sampling %s\n", rep.ModelGeometry, rep.ModelSource, rep.ModelSampling)
 	}
 	return measurement(KindSweep, rep, b.String()), nil
 }

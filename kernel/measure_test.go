@@ -58,6 +58,7 @@ func TestMeasurementCells(t *testing.T) {
 		{Cell{Kind: KindLatency, Source: "min=4K max=16K ppo=1 reps=1 sample=1ms huge=false"}, "", "ns/access"},
 		{Cell{Kind: KindBandwidth, Source: "bytes=64K threads=1 ops=read reps=1"}, "", "GB/s"},
 		{Cell{Kind: KindSweep, Source: "rows=20000 groups=10,1000 strategies=naive,radix reps=1"}, "", "ns/row"},
+		{Cell{Kind: KindSweep, Source: "rows=20000 groups=10,1000 strategies=naive,radix reps=1 model=true"}, "", "modelled (not measured) on"},
 		{Cell{Kind: KindSweep, Source: "rows=100 groups=1000"}, ErrExecution, "groups"},
 		{Cell{Kind: KindSweep, Source: "rows=1.5"}, ErrExecution, "whole number"},
 		{Cell{Kind: KindLatency, Source: "min=1G max=4K"}, ErrExecution, "larger than max"},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"cachebook/kernel"
 	"cachebook/kernel/param"
 	"cachebook/kernel/perf"
 	"cachebook/kernel/sweep"
@@ -50,12 +51,18 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg.Counters, cfg.DataDir = *counters, *data
+	if cfg.Model {
+		cfg.ModelGeometry, cfg.ModelSource = kernel.HostGeometry()
+	}
 	rows, reps := cfg.Rows, cfg.Reps
 	if *format == "table" {
 		fmt.Fprintf(stdout, "GROUP BY sweep: %s\n%d rows, median of %d runs after a warm-up\n\n", sweep.Query, rows, reps)
 		fmt.Fprintf(stdout, "%10s  %-9s  %8s  %8s  %10s", "groups", "strategy", "ns/row", "min", "median")
 		if *counters {
 			fmt.Fprintf(stdout, "  %6s  %8s  %8s  %8s  %11s", "ipc", "l1d-mpki", "llc-mpki", "mem-bound", "page-faults")
+		}
+		if cfg.Model {
+			fmt.Fprint(stdout, "  "+sweep.ModelHeader)
 		}
 		fmt.Fprintln(stdout)
 		cfg.Progress = func(p sweep.Point, done, total int) {
@@ -64,6 +71,9 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				t := p.Counters.Total
 				fmt.Fprintf(stdout, "  %6s  %8s  %8s  %8s  %11s", sweepMetric(t, "ipc", "%.2f"), sweepMetric(t, "l1d-mpki", "%.1f"),
 					sweepMetric(t, "llc-mpki", "%.1f"), sweepMetric(t, "backend-bound-memory-pct", "%.1f%%"), sweepEvent(t, perf.EvPageFaults))
+			}
+			if p.Model != nil {
+				fmt.Fprint(stdout, "  "+p.Model.Columns())
 			}
 			fmt.Fprintln(stdout)
 		}
@@ -79,6 +89,9 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("write json: %w", jerr)
 		}
 		return err
+	}
+	if cfg.Model {
+		fmt.Fprintf(stdout, "\nmodelled (not measured) on %s (%s), sampling %s\n", rep.ModelGeometry, rep.ModelSource, rep.ModelSampling)
 	}
 	if *counters && len(rep.Points) > 0 && rep.Points[0].Counters != nil {
 		fmt.Fprintf(stdout, "\ncounters: %s\n", rep.Points[0].Counters.Availability.Summary())

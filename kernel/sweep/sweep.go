@@ -24,6 +24,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"cachebook/engine"
+	"cachebook/engine/agg"
+	"cachebook/engine/cachesim"
+	"cachebook/engine/cachesim/trace"
 	"cachebook/kernel/perf"
 )
 
@@ -47,6 +50,16 @@ type Config struct {
 	QueryMemory int64
 	// Availability is a previous perf.Probe result to reuse.
 	Availability *perf.Availability
+	// Model adds the modelled misses of each point (engine/cachesim/trace:
+	// the engine's own traced pass over the same keys, with the strategy,
+	// threads and radix bits the measured run used), labelled modelled.
+	Model bool
+	// ModelGeometry is the modelled machine (zero: cachesim.DefaultGeometry);
+	// ModelSource says where it came from.
+	ModelGeometry cachesim.Geometry
+	ModelSource   string
+	// ModelRate is the fraction of cache sets simulated (0: 1/16; 1: all).
+	ModelRate float64
 	// Progress is called after each point.
 	Progress func(p Point, done, total int)
 }
@@ -70,6 +83,15 @@ func (c Config) withDefaults() Config {
 	if c.Seed == 0 {
 		c.Seed = 42
 	}
+	if c.ModelGeometry == (cachesim.Geometry{}) {
+		c.ModelGeometry = cachesim.DefaultGeometry()
+		if c.ModelSource == "" {
+			c.ModelSource = "default geometry"
+		}
+	}
+	if c.ModelRate <= 0 {
+		c.ModelRate = 1.0 / 16
+	}
 	return c
 }
 
@@ -84,6 +106,28 @@ type Point struct {
 	MedianNs    int64   `json:"median_ns"`
 	// Counters is the perf report of the median run, when asked for.
 	Counters *perf.Report `json:"counters,omitempty"`
+	// Model is the modelled misses of the point, when asked for.
+	Model *Model `json:"model,omitempty"`
+}
+
+// Model is the modelled (not measured) misses per row of one point: the
+// cache model driven by the engine's traced GROUP BY over the same keys.
+type Model struct {
+	Modelled   bool    `json:"modelled"`      // always true: these are not counters
+	Why        string  `json:"why,omitempty"` // why not modelled, when not
+	Partitions int     `json:"partitions"`
+	Threads    int     `json:"threads"`
+	L1PerRow   float64 `json:"l1_misses_per_row"`
+	L2PerRow   float64 `json:"l2_misses_per_row"`
+	L3PerRow   float64 `json:"l3_misses_per_row"`
+	// DRAMPerRow is the demand lines read from DRAM per row (misses of
+	// the last level, reads for ownership included).
+	DRAMPerRow        float64 `json:"dram_lines_per_row"`
+	DRAMWrittenPerRow float64 `json:"dram_lines_written_per_row"`
+	// RelErr is the sampling's relative standard error (largest count).
+	RelErr float64 `json:"rel_err"`
+	// ModelNs is how long the modelled pass took.
+	ModelNs int64 `json:"model_ns"`
 }
 
 // Report is a whole sweep.
@@ -92,6 +136,11 @@ type Report struct {
 	Rows   int64   `json:"rows"`
 	Reps   int     `json:"reps"`
 	Points []Point `json:"points"`
+	// ModelGeometry and ModelSampling describe the modelled machine, when
+	// the sweep is modelled.
+	ModelGeometry string `json:"model_geometry,omitempty"`
+	ModelSource   string `json:"model_geometry_source,omitempty"`
+	ModelSampling string `json:"model_sampling,omitempty"`
 }
 
 // Validate checks a configuration after defaults.
@@ -104,6 +153,11 @@ func (c Config) Validate() error {
 	}
 	if c.Rows > 1<<31 {
 		return fmt.Errorf("sweep: %d rows is too many", c.Rows)
+	}
+	if c.Model {
+		if err := c.ModelGeometry.Validate(); err != nil {
+			return fmt.Errorf("sweep: model geometry: %w", err)
+		}
 	}
 	return nil
 }
@@ -126,20 +180,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep := &Report{Query: Query, Rows: cfg.Rows, Reps: cfg.Reps}
+	if cfg.Model {
+		rep.ModelGeometry, rep.ModelSource = cfg.ModelGeometry.String(), cfg.ModelSource
+		rep.ModelSampling = trace.AutoSampling(cfg.ModelGeometry, cfg.ModelRate).String()
+	}
 	total := len(cfg.Groups) * len(cfg.Strategies)
 	done := 0
 	for _, g := range cfg.Groups {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		db, err := table(cfg, g)
+		db, keys, err := table(cfg, g)
 		if err != nil {
 			return rep, err
 		}
 		for _, strategy := range cfg.Strategies {
-			p, err := measure(ctx, db, cfg, g, strategy, avail)
+			p, info, err := measure(ctx, db, cfg, g, strategy, avail)
 			if err != nil {
 				return rep, err
+			}
+			if cfg.Model {
+				if p.Model, err = model(ctx, cfg, keys, info); err != nil {
+					return rep, err
+				}
 			}
 			rep.Points = append(rep.Points, p)
 			done++
@@ -152,37 +215,76 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // table generates the table of g groups and opens an engine over it: in
-// memory, or as DataDir/groups-G/t.parquet when cfg.DataDir is set.
-func table(cfg Config, g int64) (*engine.DB, error) {
+// memory, or as DataDir/groups-G/t.parquet when cfg.DataDir is set. The
+// keys are returned, in table order, when cfg.Model needs them.
+func table(cfg Config, g int64) (*engine.DB, []int64, error) {
 	keys := Keys(cfg.Rows, g, cfg.Seed)
+	ret := func() []int64 {
+		if cfg.Model {
+			return keys
+		}
+		return nil
+	}
 	if cfg.DataDir != "" {
 		dir := filepath.Join(cfg.DataDir, fmt.Sprintf("groups-%d", g))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("sweep: %w", err)
+			return nil, nil, fmt.Errorf("sweep: %w", err)
 		}
 		if err := WriteKeys(filepath.Join(dir, "t.parquet"), keys); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: cfg.QueryMemory})
 		if err != nil {
-			return nil, fmt.Errorf("sweep: open engine: %w", err)
+			return nil, nil, fmt.Errorf("sweep: open engine: %w", err)
 		}
-		return db, nil
+		return db, ret(), nil
 	}
 	var buf bytes.Buffer
 	if err := writeKeys(&buf, keys); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	kept := ret()
 	keys = nil
 	db, err := engine.Open(engine.Options{QueryMemory: cfg.QueryMemory})
 	if err != nil {
-		return nil, fmt.Errorf("sweep: open engine: %w", err)
+		return nil, nil, fmt.Errorf("sweep: open engine: %w", err)
 	}
 	b := buf.Bytes()
 	if err := db.RegisterFile("t", bytes.NewReader(b), int64(len(b))); err != nil {
-		return nil, fmt.Errorf("sweep: register table: %w", err)
+		return nil, nil, fmt.Errorf("sweep: register table: %w", err)
 	}
-	return db, nil
+	return db, kept, nil
+}
+
+// model runs the traced pass of one point over keys with the
+// configuration the measured run's aggregation used.
+func model(ctx context.Context, cfg Config, keys []int64, info *engine.AggregateInfo) (*Model, error) {
+	if info == nil {
+		return &Model{Modelled: true, Why: "the query ran no GROUP BY the model could see"}, nil
+	}
+	c := info.Config
+	if !info.Traceable() {
+		return &Model{Modelled: true, Why: "the query did not take the tuned count path, which is the one modelled here"}, nil
+	}
+	o := trace.Options{
+		Geometry: cfg.ModelGeometry, Sampling: trace.AutoSampling(cfg.ModelGeometry, cfg.ModelRate),
+		Strategy: c.Strategy, Threads: c.Threads, RadixBits: c.RadixBits, HugePages: c.HugePages,
+		NoRowsHint: c.RowsHint == 0, MemoryLimit: cfg.QueryMemory,
+	}
+	t0 := time.Now()
+	res, err := trace.Count(ctx, keys, o)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: model: %w", err)
+	}
+	m := &Model{Modelled: true, Partitions: 1, Threads: 1, ModelNs: time.Since(t0).Nanoseconds(), RelErr: res.Total.RelErr.Max()}
+	if c.Strategy == agg.Radix {
+		m.Partitions, m.Threads = 1<<c.RadixBits, max(c.Threads, 1)
+	}
+	n := float64(max(res.Rows, 1))
+	t := res.Total
+	m.L1PerRow, m.L2PerRow, m.L3PerRow = float64(t.L1.Misses)/n, float64(t.L2.Misses)/n, float64(t.L3.Misses)/n
+	m.DRAMPerRow, m.DRAMWrittenPerRow = float64(t.DRAMReads)/n, float64(t.DRAMWrites)/n
+	return m, nil
 }
 
 type run struct {
@@ -190,13 +292,17 @@ type run struct {
 	report  *perf.Report
 }
 
-func measure(ctx context.Context, db *engine.DB, cfg Config, groups int64, strategy string, avail *perf.Availability) (Point, error) {
+// measure times one point. It also returns what the engine told the
+// warm-up run's Aggregate hook (when cfg.Model): the configuration the
+// model replays.
+func measure(ctx context.Context, db *engine.DB, cfg Config, groups int64, strategy string, avail *perf.Availability) (Point, *engine.AggregateInfo, error) {
 	sess := db.NewSession()
 	src := fmt.Sprintf("SET group_by = '%s'; %s", strategy, Query)
 	var runs []run
+	var info *engine.AggregateInfo
 	for i := 0; i <= cfg.Reps; i++ { // run 0 warms the column cache
 		if err := ctx.Err(); err != nil {
-			return Point{}, err
+			return Point{}, nil, err
 		}
 		var hooks *engine.Hooks
 		var m *perf.QueryMeter
@@ -204,16 +310,22 @@ func measure(ctx context.Context, db *engine.DB, cfg Config, groups int64, strat
 			m = perf.NewQueryMeter(perf.Options{Availability: avail})
 			hooks = m.Hooks(nil)
 		}
+		if cfg.Model && i == 0 {
+			hooks = &engine.Hooks{Aggregate: func(ai engine.AggregateInfo, src agg.Source) agg.Source {
+				info = &ai
+				return src
+			}}
+		}
 		res, err := sess.Exec(ctx, src, hooks)
 		if err != nil {
-			return Point{}, fmt.Errorf("sweep: %d groups, %s: %w", groups, strategy, err)
+			return Point{}, nil, fmt.Errorf("sweep: %d groups, %s: %w", groups, strategy, err)
 		}
 		if len(res) == 0 {
-			return Point{}, errors.New("sweep: no result")
+			return Point{}, nil, errors.New("sweep: no result")
 		}
 		last := res[len(res)-1]
 		if int64(last.Rows) != groups {
-			return Point{}, fmt.Errorf("sweep: %s returned %d groups, want %d", strategy, last.Rows, groups)
+			return Point{}, nil, fmt.Errorf("sweep: %s returned %d groups, want %d", strategy, last.Rows, groups)
 		}
 		if i > 0 {
 			r := run{elapsed: last.Elapsed}
@@ -223,7 +335,7 @@ func measure(ctx context.Context, db *engine.DB, cfg Config, groups int64, strat
 			runs = append(runs, r)
 		}
 	}
-	return summarize(groups, strategy, cfg.Rows, runs), nil
+	return summarize(groups, strategy, cfg.Rows, runs), info, nil
 }
 
 // summarize picks the median run (by time) and converts to ns per row.
@@ -296,4 +408,18 @@ func writeKeys(w io.Writer, keys []int64) error {
 		}
 	}
 	return pw.Close()
+}
+
+// ModelHeader is the column header of Model.Columns.
+const ModelHeader = "modelled: L1/row  L2/row  L3/row  DRAM/row  parts"
+
+// Columns renders m as the columns under ModelHeader.
+func (m *Model) Columns() string {
+	if m == nil {
+		return ""
+	}
+	if m.Why != "" {
+		return "modelled: " + m.Why
+	}
+	return fmt.Sprintf("%17.3f  %6.3f  %6.3f  %8.3f  %5d", m.L1PerRow, m.L2PerRow, m.L3PerRow, m.DRAMPerRow, m.Partitions)
 }

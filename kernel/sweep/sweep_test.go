@@ -11,6 +11,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"cachebook/engine/cachesim"
 	"cachebook/kernel/internal/memtest"
 	"cachebook/kernel/param"
 )
@@ -132,7 +133,7 @@ func TestMemoryBound(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	est := Memory(cfg.Rows, cfg.Groups)
+	est := Memory(cfg.Rows, cfg.Groups, false)
 	t.Logf("rows %d groups %v: peak heap %d MiB, rss %d MiB, estimate %d MiB", cfg.Rows, cfg.Groups, heap>>20, rss>>20, est>>20)
 	if heap > est {
 		t.Errorf("peak heap %d is above the estimate %d", heap, est)
@@ -158,7 +159,73 @@ func TestMemoryBound(t *testing.T) {
 	// A default row count shrinks to the limit.
 	v, _ = param.Parse(Params(), nil)
 	cfg, err = ConfigFrom(v, 256<<20)
-	if err != nil || Memory(cfg.Rows, cfg.Groups) > 256<<20 || cfg.Rows < 1e6 {
+	if err != nil || Memory(cfg.Rows, cfg.Groups, false) > 256<<20 || cfg.Rows < 1e6 {
 		t.Errorf("default under 256 MiB: rows %d groups %v, %v", cfg.Rows, cfg.Groups, err)
+	}
+}
+
+// TestSweepModel: with model=true every point carries modelled misses per
+// row, and naive's grow with the groups as its table leaves each level of
+// a small modelled machine (32 KiB L1, 256 KiB L2, 1 MiB L3).
+func TestSweepModel(t *testing.T) {
+	v, err := param.Parse(Params(), map[string]string{"rows": "262144", "groups": "100,1000,10000,100000", "reps": "1", "model": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFrom(v, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Model {
+		t.Fatal("model=true did not set Config.Model")
+	}
+	cfg.ModelGeometry, err = cachesim.Parse(cachesim.DefaultGeometry(), "l2=256K l3=1M")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ModelSource = "test"
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ModelGeometry == "" || rep.ModelSampling == "" {
+		t.Errorf("report lacks the modelled geometry or sampling: %q %q", rep.ModelGeometry, rep.ModelSampling)
+	}
+	var naive []*Model
+	for _, p := range rep.Points {
+		m := p.Model
+		if m == nil || !m.Modelled || m.Why != "" {
+			t.Fatalf("%d groups %s: model %+v", p.Groups, p.Strategy, m)
+		}
+		t.Logf("%7d groups %-5s: %s (±%.1f%%, %.0f ms)", p.Groups, p.Strategy, m.Columns(), 100*m.RelErr, float64(m.ModelNs)/1e6)
+		// Every row's key is read from a column that does not fit: at
+		// least 1/8 of a line per row (less the sampling's error).
+		if m.DRAMPerRow < 0.1 {
+			t.Errorf("%d groups %s: %.3f DRAM lines/row, below the key column's 0.125", p.Groups, p.Strategy, m.DRAMPerRow)
+		}
+		switch p.Strategy {
+		case "naive":
+			naive = append(naive, m)
+			if m.Partitions != 1 {
+				t.Errorf("naive with %d partitions", m.Partitions)
+			}
+		case "radix":
+			if m.Partitions < 2 {
+				t.Errorf("%d groups radix: %d partitions", p.Groups, m.Partitions)
+			}
+		}
+	}
+	if len(naive) != 4 {
+		t.Fatalf("%d naive points", len(naive))
+	}
+	for i := 1; i < len(naive); i++ {
+		if naive[i].L1PerRow < naive[i-1].L1PerRow*0.95 || naive[i].DRAMPerRow < naive[i-1].DRAMPerRow*0.95 {
+			t.Errorf("naive modelled misses fell from %d to %d groups: %+v then %+v", rep.Points[2*(i-1)].Groups, rep.Points[2*i].Groups, naive[i-1], naive[i])
+		}
+	}
+	// 10⁵ groups: a 2 MiB+ table in a 1 MiB L3 misses on most rows; 10²
+	// groups: only the key column.
+	if first, last := naive[0], naive[3]; last.DRAMPerRow < 3*first.DRAMPerRow || last.L2PerRow < 3*first.L2PerRow {
+		t.Errorf("naive DRAM/row %.3f → %.3f, L2/row %.3f → %.3f: want the 10⁵-group table to miss far more", first.DRAMPerRow, last.DRAMPerRow, first.L2PerRow, last.L2PerRow)
 	}
 }

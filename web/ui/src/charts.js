@@ -238,7 +238,7 @@ export function sweepChart(m) {
   if (Number.isFinite(Number(m.rows)) && m.rows) parts.push(`over ${Number(m.rows).toLocaleString("en-US")} rows`);
   if (Number.isFinite(Number(m.reps)) && m.reps) parts.push(`median of ${m.reps} run${m.reps === 1 ? "" : "s"}`);
   const note = parts.length ? parts.join(", ") + "." : m.note;
-  return chartBox(
+  const timed = chartBox(
     "GROUP BY cost as the number of groups grows",
     (el, w) =>
       new uPlot(
@@ -253,6 +253,50 @@ export function sweepChart(m) {
         el,
       ),
     note,
+  );
+  const modelled = sweepModelChart(m, rows, groups, strategies);
+  return modelled ? h("div", timed, modelled) : timed;
+}
+
+// sweepModelChart draws the modelled (not measured) DRAM lines and L2
+// misses per row of a sweep run with model=true: solid lines DRAM, dashed
+// L2, one colour per strategy as in the timed chart. Null without a model.
+function sweepModelChart(m, rows, groups, strategies) {
+  const find = (g, s) => rows.find((x) => pick(x, "groups", "distinct", "keys") === g && pick(x, "strategy", "group_by", "name") === s);
+  if (!rows.some((r) => r.model && r.model.modelled && !r.model.why)) return null;
+  const val = (g, s, k) => {
+    const r = find(g, s);
+    return r && r.model && !r.model.why ? r.model[k] : null;
+  };
+  const fmt = (v) => (v == null ? "–" : v.toFixed(3));
+  const series = [{ label: "groups" }];
+  const data = [groups];
+  strategies.forEach((s, i) => {
+    const stroke = PALETTE[i % PALETTE.length];
+    series.push({ label: `${s} DRAM lines/row`, stroke, width: 2, points: { size: 5 }, value: (u, v) => fmt(v) });
+    data.push(groups.map((g) => val(g, s, "dram_lines_per_row")));
+    series.push({ label: `${s} L2 misses/row`, stroke, width: 1.5, dash: [6, 4], points: { size: 4 }, value: (u, v) => fmt(v) });
+    data.push(groups.map((g) => val(g, s, "l2_misses_per_row")));
+  });
+  const parts = ["Modelled, not measured: the engine's traced GROUP BY through a cache model"];
+  if (m.model_geometry) parts.push(`of ${m.model_geometry}${m.model_geometry_source ? ` (${m.model_geometry_source})` : ""}`);
+  if (m.model_sampling) parts.push(`sampling ${m.model_sampling}`);
+  const why = rows.filter((r) => r.model && r.model.why).map((r) => `${r.strategy} at ${r.groups}: ${r.model.why}`);
+  return chartBox(
+    "modelled misses per row as the number of groups grows",
+    (el, w) =>
+      new uPlot(
+        {
+          width: w,
+          height: 220,
+          scales: { x: { time: false, distr: 3, log: 10 } },
+          axes: [{ label: "distinct groups" }, { label: "modelled per row", size: 60, values: (u, vals) => vals.map((v) => (v == null ? "" : v.toFixed(2))) }],
+          series,
+        },
+        data,
+        el,
+      ),
+    [parts.join(", ") + ".", ...why].join(" · "),
   );
 }
 
