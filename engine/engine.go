@@ -66,6 +66,13 @@ type PlanNode struct {
 	PeakBytes int64         `json:"peak_bytes,omitempty"`
 	Phases    []PhaseStat   `json:"phases,omitempty"`
 	Workers   []WorkerStat  `json:"workers,omitempty"`
+	// Op identifies the operator within its session (AggregateInfo.Op);
+	// 0 for a plan that did not run.
+	Op uint64 `json:"op,omitempty"`
+	// Modelled holds lines a caller added after the run with
+	// Result.AnnotatePlan (the kernel's cache model: modelled, not
+	// measured, figures), printed under the node by EXPLAIN ANALYZE.
+	Modelled []string `json:"modelled,omitempty"`
 }
 
 // PhaseStat is the measured cost of one phase of an operator.
@@ -98,4 +105,38 @@ type Result struct {
 	Plan *PlanNode
 	// Elapsed is the statement's wall time, parse to last row.
 	Elapsed time.Duration
+	// explain is set on the result of EXPLAIN ANALYZE, whose rows are
+	// the rendered Plan: AnnotatePlan renders them again.
+	explain bool
+}
+
+// AnnotatePlan adds lines under the node of r.Plan whose operator is op
+// (AggregateInfo.Op) and reports whether there is one. The result of an
+// EXPLAIN ANALYZE is rendered again, so that its plan text shows them.
+func (r *Result) AnnotatePlan(op uint64, lines []string) bool {
+	if r == nil || r.Plan == nil || op == 0 {
+		return false
+	}
+	var find func(n *PlanNode) *PlanNode
+	find = func(n *PlanNode) *PlanNode {
+		if n.Op == op {
+			return n
+		}
+		for _, c := range n.Children {
+			if f := find(c); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	n := find(r.Plan)
+	if n == nil {
+		return false
+	}
+	n.Modelled = append(n.Modelled, lines...)
+	if r.explain {
+		r.Vecs = planLines(r.Plan)
+		r.Rows = r.Vecs[0].Len
+	}
+	return true
 }

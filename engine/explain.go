@@ -33,11 +33,19 @@ func (s *Session) explain(ctx context.Context, e *sql.Explain, hooks *Hooks) (*R
 		}
 		root = planTree(q.root, false)
 	}
+	vecs := planText(root, e.Analyze)
+	return &Result{Columns: []vec.Column{{Name: "plan", Type: vec.String}}, Vecs: vecs, Rows: vecs[0].Len, Plan: root, explain: e.Analyze}, nil
+}
+
+// planLines renders an analyzed plan as the one column of EXPLAIN ANALYZE.
+func planLines(root *PlanNode) []*vec.Vector { return planText(root, true) }
+
+func planText(root *PlanNode, analyze bool) []*vec.Vector {
 	lines := emptyVec(vec.String)
-	for _, l := range strings.Split(strings.TrimRight(FormatPlan(root, e.Analyze), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimRight(FormatPlan(root, analyze), "\n"), "\n") {
 		lines.AppendStr([]byte(l))
 	}
-	return &Result{Columns: []vec.Column{{Name: "plan", Type: vec.String}}, Vecs: []*vec.Vector{lines}, Rows: lines.Len, Plan: root}, nil
+	return []*vec.Vector{lines}
 }
 
 // planTree renders the operator tree under op as PlanNodes; with ran, the
@@ -46,6 +54,7 @@ func planTree(op operator, ran bool) *PlanNode {
 	b := op.base()
 	n := &PlanNode{Name: b.label, Detail: op.detail()}
 	if ran {
+		n.Op = b.id
 		st := &b.stats
 		n.Rows = st.rowsOut.Load()
 		n.RowsIn = st.rowsIn.Load()
@@ -92,6 +101,9 @@ func FormatPlan(root *PlanNode, analyze bool) string {
 				for _, w := range n.Workers {
 					fmt.Fprintf(&b, "%s  │   worker %d %s: rows %d, %s\n", ind, w.Worker, w.Phase, w.Rows, fmtDur(w.Time))
 				}
+			}
+			for _, m := range n.Modelled {
+				b.WriteString(ind + "  │ " + m + "\n")
 			}
 		}
 		for _, c := range n.Children {

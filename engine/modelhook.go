@@ -15,6 +15,9 @@ type AggregateInfo struct {
 	// Config is the configuration the aggregation runs with (strategy,
 	// threads, radix bits, huge pages, rows hint, generic).
 	Config agg.Config
+	// Op identifies the operator's node in the statement's Result.Plan
+	// (PlanNode.Op), for Result.AnnotatePlan.
+	Op uint64
 }
 
 // Traceable reports whether agg.TraceCount can model this aggregation:

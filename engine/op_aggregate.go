@@ -263,7 +263,7 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			WorkerStop: h.WorkerStop, PhaseStart: h.PhaseStart, PhaseEnd: h.PhaseEnd}
 	}
 	if x.hooks != nil && x.hooks.Aggregate != nil {
-		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg}, src)
+		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg, Op: a.id}, src)
 	}
 	out, err := agg.Aggregate(x.ctx, a.keyTypes(), a.specs, cfg, src)
 	x.release(a, a.held)

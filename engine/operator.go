@@ -51,6 +51,9 @@ type opBase struct {
 	label    string
 	children []operator
 	stats    opStats
+	// id identifies the operator within its session once it has run
+	// (PlanNode.Op, AggregateInfo.Op); 0 before.
+	id uint64
 }
 
 func (b *opBase) base() *opBase { return b }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"cachebook/engine/agg"
@@ -99,6 +100,7 @@ func (db *DB) RegisterFile(name string, r io.ReaderAt, size int64) error {
 type Session struct {
 	db       *DB
 	settings Settings
+	ops      atomic.Uint64 // operator ids handed out (opBase.id)
 }
 
 // Exec parses and runs every ;-separated statement of src in order, stopping
@@ -241,6 +243,9 @@ func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks)
 func (s *Session) newExec(ctx context.Context, hooks *Hooks, root operator) *execCtx {
 	x := &execCtx{ctx: ctx, hooks: hooks, budget: &agg.Budget{Limit: s.settings.MemoryLimit}, hasher: agg.NewHasher(), s: s}
 	walk(root, func(op operator) {
+		if b := op.base(); b.id == 0 {
+			b.id = s.ops.Add(1)
+		}
 		if sc, ok := op.(*scanOp); ok {
 			x.scanTotal += sc.table.Rows
 		}

@@ -252,11 +252,14 @@ type ModelQuery struct {
 	Groups   int    `json:"groups"`
 	// MeasuredNs is the aggregation's measured wall time (first phase
 	// start to last phase end) of the real run.
-	MeasuredNs int64         `json:"measured_ns"`
-	Total      ModelCounts   `json:"total"`
-	Phases     []ModelPhase  `json:"phases,omitempty"`
-	StdErr     float64       `json:"std_err"` // relative, largest over the counts
-	ModelTime  time.Duration `json:"model_ns"`
+	MeasuredNs int64       `json:"measured_ns"`
+	Total      ModelCounts `json:"total"`
+	// Op is the aggregate operator's node in its statement's plan
+	// (engine.PlanNode.Op).
+	Op        uint64        `json:"op,omitempty"`
+	Phases    []ModelPhase  `json:"phases,omitempty"`
+	StdErr    float64       `json:"std_err"` // relative, largest over the counts
+	ModelTime time.Duration `json:"model_ns"`
 	// DRAMNs and MLP: with the cell's dram_ns (this machine's DRAM latency
 	// from a latency cell), the misses that must have overlapped: DRAM
 	// reads × latency / measured time.
@@ -463,7 +466,7 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 	m.mu.Unlock()
 	for _, r := range runs {
 		c := r.info.Config
-		q := ModelQuery{Strategy: "naive", Threads: max(c.Threads, 1), Parts: 1 << c.RadixBits, DRAMNs: m.dramNs}
+		q := ModelQuery{Strategy: "naive", Threads: max(c.Threads, 1), Parts: 1 << c.RadixBits, DRAMNs: m.dramNs, Op: r.info.Op}
 		if c.Strategy == agg.Radix {
 			q.Strategy = "radix"
 		} else {
@@ -514,6 +517,57 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 	}
 	rep.Plain = rep.Text()
 	return rep
+}
+
+// Annotate adds each query's modelled figures per row, in total and per
+// phase (summed over workers), to its aggregate operator's node in the
+// plans of results, so that EXPLAIN ANALYZE prints them in the tree.
+func (rep *ModelReport) Annotate(results []*engine.Result) {
+	for _, q := range rep.Queries {
+		if q.Op == 0 {
+			continue
+		}
+		lines := q.planLines()
+		for _, r := range results {
+			if r.AnnotatePlan(q.Op, lines) {
+				break
+			}
+		}
+	}
+}
+
+// planLines renders q for its plan node, every line labelled modelled.
+func (q ModelQuery) planLines() []string {
+	if !q.Modelled {
+		return []string{"modelled: not modelled: " + q.Why}
+	}
+	n := float64(max(q.Rows, 1))
+	per := func(c ModelCounts) string {
+		return fmt.Sprintf("L1d %.3f, L2 %.3f, L3 %.3f misses/row; DRAM %.3f lines/row read, %.3f written",
+			float64(c.L1Misses)/n, float64(c.L2Misses)/n, float64(c.L3Misses)/n, float64(c.DRAMReads)/n, float64(c.DRAMWrites)/n)
+	}
+	out := []string{fmt.Sprintf("modelled (cache model, not counters; ±%.1f%%): %s", 100*q.StdErr, per(q.Total))}
+	var names []string
+	sums := map[string]ModelCounts{}
+	for _, p := range q.Phases {
+		s, ok := sums[p.Phase]
+		if !ok {
+			names = append(names, p.Phase)
+		}
+		c := p.Counts
+		s.L1Misses += c.L1Misses
+		s.L2Misses += c.L2Misses
+		s.L3Misses += c.L3Misses
+		s.DRAMReads += c.DRAMReads
+		s.DRAMWrites += c.DRAMWrites
+		sums[p.Phase] = s
+	}
+	if len(names) > 1 {
+		for _, name := range names {
+			out = append(out, fmt.Sprintf("modelled phase %s: %s", name, per(sums[name])))
+		}
+	}
+	return out
 }
 
 // Text renders the report, every line of it labelled as modelled.

@@ -3,8 +3,11 @@ package kernel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"cachebook/engine"
 )
 
 func TestCachesimCell(t *testing.T) {
@@ -112,5 +115,49 @@ func TestSetCountersModel(t *testing.T) {
 	}
 	if _, err := x.Execute(context.Background(), Cell{Source: "SET counters = 'on'"}, nil); err == nil {
 		t.Error("SET counters = 'on' accepted: perf counters are a cell attribute")
+	}
+}
+
+// TestExplainAnalyzeModel: EXPLAIN ANALYZE with counters=model prints the
+// modelled misses per row, in total and per phase, on the aggregate's own
+// node of the plan tree, with the figures of the model report.
+func TestExplainAnalyzeModel(t *testing.T) {
+	x := newEngineExecutor(t)
+	reply, err := x.Execute(context.Background(), Cell{Source: "SET group_by = 'radix'; EXPLAIN ANALYZE SELECT UserID, count(*) FROM hits GROUP BY UserID",
+		Attrs: map[string]string{"counters": "model"}}, nil)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	rep := reply.Outcome.Data[MIMEModel].(*ModelReport)
+	if len(rep.Queries) != 1 || !rep.Queries[0].Modelled || rep.Queries[0].Op == 0 {
+		t.Fatalf("model report %+v", rep.Queries)
+	}
+	q := rep.Queries[0]
+	text := reply.Outcome.Data[MIMEText].(string)
+	node := strings.Index(text, "HASH_GROUP_BY")
+	scan := strings.Index(text, "SEQ_SCAN")
+	total := fmt.Sprintf("DRAM %.3f lines/row read", float64(q.Total.DRAMReads)/float64(q.Rows))
+	for _, want := range []string{"│ modelled (cache model, not counters; ±", "│ modelled phase partition: L1d", "│ modelled phase aggregate: L1d", total} {
+		i := strings.Index(text, want)
+		if i < 0 || i < node || (scan > node && i > scan) {
+			t.Errorf("plan text lacks %q under HASH_GROUP_BY (before SEQ_SCAN):\n%s", want, text)
+		}
+	}
+	// The plan tree in the result carries the lines too.
+	bundle := reply.Outcome.Data[MIMEResult].(*ResultBundle)
+	plan := bundle.Statements[len(bundle.Statements)-1].Plan
+	var found bool
+	var walk func(n *engine.PlanNode)
+	walk = func(n *engine.PlanNode) {
+		found = found || (n.Op == q.Op && len(n.Modelled) == 3)
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	if plan != nil {
+		walk(plan)
+	}
+	if !found {
+		t.Errorf("no plan node with op %d and its 3 modelled lines", q.Op)
 	}
 }

@@ -74,6 +74,11 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		hooks = sessionModel(hooks, s, cell, &model) // SET counters = 'model'
 	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
+	var rep *ModelReport
+	if model != nil && (len(results) > 0 || err == nil) {
+		rep = model.Finish(ctx)
+		rep.Annotate(results) // EXPLAIN ANALYZE shows them on the aggregate's node
+	}
 	bundle := BuildResult(results, env.Limits())
 	if counters != nil {
 		bundle.Counters = counters.finish()
@@ -86,8 +91,7 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	var out *Outcome
 	if len(results) > 0 || err == nil {
 		out = &Outcome{Data: map[string]any{MIMEResult: bundle, MIMEText: RenderText(bundle)}}
-		if model != nil {
-			rep := model.Finish(ctx)
+		if rep != nil {
 			out.Data[MIMEModel], out.Data[MIMEText] = rep, RenderText(bundle)+"\n"+rep.Text()
 		}
 	}
@@ -244,6 +248,8 @@ func RenderText(b *ResultBundle) string {
 			fmt.Fprint(tw, sanitize(c.Name))
 		}
 		fmt.Fprintln(tw)
+		// EXPLAIN's plan lines are kept whole: the engine bounds them.
+		explain := len(st.Columns) == 1 && st.Columns[0].Name == "plan" && st.Plan != nil
 		shown := min(len(st.Rows), maxTextRows)
 		for _, row := range st.Rows[:shown] {
 			for j, v := range row {
@@ -252,6 +258,8 @@ func RenderText(b *ResultBundle) string {
 				}
 				if v == nil {
 					fmt.Fprint(tw, "NULL")
+				} else if explain {
+					fmt.Fprint(tw, strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(*v))
 				} else {
 					fmt.Fprint(tw, sanitize(*v))
 				}

@@ -80,6 +80,11 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return sqlError(src, err)
 		}
 		elapsed := time.Since(start)
+		var modelled *kernel.ModelReport
+		if model != nil && r.Plan != nil {
+			modelled = model.Finish(ctx)
+			modelled.Annotate([]*engine.Result{r}) // EXPLAIN ANALYZE prints them on the aggregate's node
+		}
 		if err := writeResult(stdout, r, *format); err != nil {
 			return err
 		}
@@ -88,8 +93,8 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
-		if model != nil && r.Plan != nil {
-			if err := writeModel(stdout, model.Finish(ctx), *format); err != nil {
+		if modelled != nil {
+			if err := writeModel(stdout, modelled, *format); err != nil {
 				return err
 			}
 		}
