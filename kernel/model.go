@@ -20,6 +20,7 @@ import (
 	"cachebook/engine/cachesim"
 	"cachebook/engine/cachesim/trace"
 	"cachebook/engine/units"
+	"cachebook/engine/vec"
 	"cachebook/kernel/latency"
 )
 
@@ -301,7 +302,9 @@ type ModelRecorder struct {
 type modelRun struct {
 	info       engine.AggregateInfo
 	generic    bool // the generic path, not the tuned count path
+	str        bool // one string key (generic naive path)
 	keys       []int64
+	strKeys    *vec.Vector
 	why        string
 	start, end time.Time
 }
@@ -368,9 +371,13 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 		case info.Traceable():
 		case agg.GenericTraceable(info.KeyTypes, info.Specs):
 			r.generic = true
+		case agg.StringTraceable(info.KeyTypes, info.Specs) && info.Config.Strategy == agg.Naive:
+			r.str, r.strKeys = true, vec.NewVector(vec.String, 0)
+		case agg.StringTraceable(info.KeyTypes, info.Specs):
+			r.why = "one string key is traced for the naive strategy only (SET group_by = 'naive'); this radix aggregation is not modelled"
 		default:
 			r.why = "traced shapes: one integer key, with count(*) only (the tuned path) or aggregates other than count(DISTINCT) " +
-				"over non-string inputs (the generic path); this aggregation is not modelled"
+				"over non-string inputs (the generic path), or one string key with naive; this aggregation is not modelled"
 		}
 		m.mu.Lock()
 		m.runs = append(m.runs, r)
@@ -388,12 +395,22 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 			if b := info.Config.Budget; b != nil && b.Limit > 0 {
 				limit = min(limit, b.Limit/8) // recorded keys count against the query's memory limit
 			}
-			if m.recorded+int64(in.N) > limit {
-				r.why = fmt.Sprintf("more than %d input rows in the cell: too many to record for the modelled pass (8 bytes a row, within the memory limit)", limit)
-				r.keys = nil
+			cost := int64(in.N) // 8 bytes a row, in units of 8 bytes
+			if r.str {
+				cost = (int64(in.N)*5 + int64(k.Offsets[in.N]-k.Offsets[0]) + 7) / 8 // offsets, validity and bytes
+			}
+			if m.recorded+cost > limit {
+				r.why = fmt.Sprintf("more than %d input rows (8-byte words) in the cell: too many to record for the modelled pass (within the memory limit)", limit)
+				r.keys, r.strKeys = nil, nil
 				return in, ok, err
 			}
-			m.recorded += int64(in.N)
+			m.recorded += cost
+			if r.str {
+				for i := range in.N {
+					r.strKeys.AppendFrom(k, i)
+				}
+				return in, ok, err
+			}
 			for i, v := range k.I64[:in.N] {
 				if k.Valid == nil || k.Valid[i] {
 					r.keys = append(r.keys, v)
@@ -490,13 +507,16 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 		}
 		var res *trace.Result
 		var err error
-		if r.generic {
+		if r.str {
+			q.Strategy += " (string key)"
+			res, err = trace.GenericString(ctx, r.strKeys, r.info.Specs, o)
+		} else if r.generic {
 			q.Strategy += " (generic)"
 			res, err = trace.Generic(ctx, r.keys, r.info.Specs, o)
 		} else {
 			res, err = trace.Count(ctx, r.keys, o)
 		}
-		r.keys = nil
+		r.keys, r.strKeys = nil, nil
 		if err != nil {
 			q.Why = "modelled pass failed: " + err.Error()
 			rep.Queries = append(rep.Queries, q)

@@ -324,3 +324,53 @@ func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*R
 	}
 	return m.result(int64(len(keys)), groups)
 }
+
+// GenericString models the engine's generic naive GROUP BY over one
+// string key (agg.TraceGenericString; aggregates other than
+// count(DISTINCT) over non-string input), keys holding every row, with one
+// 8-byte input column per aggregate that has an input. Only naive is
+// traced for string keys.
+func GenericString(ctx context.Context, keys *vec.Vector, specs []agg.Spec, o Options) (*Result, error) {
+	if keys == nil || keys.Type != vec.String {
+		return nil, fmt.Errorf("trace: want a string key column")
+	}
+	if int64(keys.Len) > MaxRows {
+		return nil, fmt.Errorf("trace: %d rows, at most %d", keys.Len, int64(MaxRows))
+	}
+	if o.Strategy != agg.Naive {
+		return nil, fmt.Errorf("trace: string keys are traced for the naive strategy only")
+	}
+	if err := o.Geometry.Validate(); err != nil {
+		return nil, err
+	}
+	m := newModel(o.Geometry, o.Sampling)
+	rows := o.MorselRows
+	if rows <= 0 {
+		rows = 1 << 16
+	}
+	n := keys.Len
+	offBuf := m.Alloc(0, int64(n+1)*4, false, false)
+	bytesBuf := m.Alloc(0, int64(len(keys.Bytes)), false, false)
+	args := make([]int, len(specs))
+	for i, sp := range specs {
+		args[i] = -1
+		if sp.HasInput() {
+			args[i] = m.Alloc(0, int64(n)*8, false, false)
+		}
+	}
+	var ms []agg.TraceStringMorsel
+	for lo := 0; lo < n; lo += rows {
+		hi := min(lo+rows, n)
+		v := &vec.Vector{Type: vec.String, Len: hi - lo, Bytes: keys.Bytes, Offsets: keys.Offsets[lo : hi+1]}
+		if keys.Valid != nil {
+			v.Valid = keys.Valid[lo:hi]
+		}
+		ms = append(ms, agg.TraceStringMorsel{Keys: v, OffBuf: offBuf, OffOff: int64(lo) * 4,
+			BytesBuf: bytesBuf, BytesOff: int64(keys.Offsets[lo]), ArgBufs: args, ArgOff: int64(lo) * 8})
+	}
+	groups, err := agg.TraceGenericString(ctx, specs, ms, m, o.budget())
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return m.result(int64(n), groups)
+}
