@@ -62,6 +62,10 @@ export function renderPlan(plan) {
     for (const p of n.phases || []) {
       det.append(h("div.planphase", { style: `padding-left:${(depth + 1) * 1.2}em` }, `${p.name}: ${fmtCount(p.rows)} rows in ${fmtNs(p.time_ns)}`));
     }
+    // Modelled (counters=model) misses of this operator: labelled as such.
+    for (const m of n.modelled || []) {
+      det.append(h("div.planphase.modelled", { style: `padding-left:${(depth + 1) * 1.2}em` }, m));
+    }
     for (const c of n.children || []) walk(c, depth + 1);
   };
   walk(plan, 0);
