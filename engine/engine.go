@@ -67,8 +67,9 @@ type PlanNode struct {
 	Phases    []PhaseStat   `json:"phases,omitempty"`
 	Workers   []WorkerStat  `json:"workers,omitempty"`
 	// Op identifies the operator within its session (AggregateInfo.Op);
-	// 0 for a plan that did not run.
-	Op uint64 `json:"op,omitempty"`
+	// 0 for a plan that did not run. Not serialised: it means nothing
+	// outside the process.
+	Op uint64 `json:"-"`
 	// Modelled holds lines a caller added after the run with
 	// Result.AnnotatePlan (the kernel's cache model: modelled, not
 	// measured, figures), printed under the node by EXPLAIN ANALYZE.
