@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"cachebook/engine/expr"
 	"cachebook/engine/sql"
+	"cachebook/engine/storage"
 	"cachebook/engine/vec"
 )
 
@@ -32,6 +35,12 @@ func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*r
 func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relation, error) {
 	t, err := s.db.catalog.Table(name, isFile)
 	if err != nil {
+		var nf *storage.NotFoundError
+		if !isFile && errors.As(err, &nf) {
+			if near := expr.Nearest(name, s.db.catalog.Names()); near != "" {
+				return nil, posErr(pos, "%v; did you mean %q?", err, near)
+			}
+		}
 		return nil, posErr(pos, "%v", err)
 	}
 	scan := newScan("SEQ_SCAN", s.db.catalog, t)

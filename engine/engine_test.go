@@ -160,7 +160,8 @@ func TestErrors(t *testing.T) {
 	tests := []struct{ sql, want string }{
 		{"SELECT K2 FROM t", `did you mean "k"`},
 		{"SELECT k, v FROM t GROUP BY k", `column "v" must appear in the GROUP BY clause`},
-		{"SELECT * FROM nope", "nope"},
+		{"SELECT * FROM nope", `table "nope" does not exist`},
+		{"SELECT * FROM tt", `1:15: table "tt" does not exist; did you mean "t"?`},
 		{"SELECT * FROM '../etc/passwd'", "passwd"},
 		{"SET group_by = 'fast'", "group_by must be"},
 		{"SET nonsense = 1", "unknown setting"},
@@ -173,6 +174,9 @@ func TestErrors(t *testing.T) {
 		_, err := s.Exec(context.Background(), tc.sql, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got error %v, want it to contain %q", tc.sql, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "storage:") {
+			t.Errorf("%s: error %q shows the internal package name", tc.sql, err)
 		}
 	}
 	_, err := s.Exec(context.Background(), "SELECT k,\n  nope FROM t", nil)

@@ -199,3 +199,38 @@ func TestSQLAttributes(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptStopsTheWork: an interrupt must stop the engine's work, not
+// only the reply — the next cell starts within the interrupt bound (it
+// waited 0.5–1.4 s after a REGEXP_REPLACE scan when only the reply stopped).
+func TestInterruptStopsTheWork(t *testing.T) {
+	x := newEngineExecutor(t)
+	for _, src := range []string{
+		"SELECT count(*) FROM hits WHERE REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, 200) + "') LIKE '%x%'",
+		strings.Repeat("SELECT SearchPhrase, count(*) FROM hits GROUP BY SearchPhrase ORDER BY 2 DESC LIMIT 3;\n", 5000),
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan *Reply, 1)
+		go func() {
+			r, _ := x.Execute(ctx, Cell{Source: src}, nil)
+			done <- r
+		}()
+		time.Sleep(300 * time.Millisecond)
+		t0 := time.Now()
+		cancel()
+		if r := <-done; r.Ename != ErrInterrupted {
+			t.Fatalf("%.50s: reply %+v, want Interrupted (make the cell longer)", src, r.ExecuteReply)
+		}
+		if err := x.WaitIdle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.Execute(context.Background(), Cell{Source: "SELECT 1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		d := time.Since(t0)
+		t.Logf("%.50s: next cell answered %v after the interrupt", src, d)
+		if d > interruptBound {
+			t.Errorf("%.50s: the next cell answered %v after the interrupt, want ≤ %v", src, d, interruptBound)
+		}
+	}
+}

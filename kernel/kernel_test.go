@@ -107,7 +107,7 @@ func TestSessionExecuteAndReplay(t *testing.T) {
 		t.Fatalf("welcome %+v", w)
 	}
 	req := execReq("hello", "echo")
-	if err := sub.Session().Handle(sub, req); err != nil {
+	if err := sub.Kernel().Handle(sub, req); err != nil {
 		t.Fatal(err)
 	}
 	got := readUntil(t, sub, idleAfter(1))
@@ -142,7 +142,7 @@ func TestSessionExecuteAndReplay(t *testing.T) {
 		t.Fatalf("stale client welcome %+v", w)
 	}
 	// Both live tabs see the next cell.
-	_ = sub2.Session().Handle(sub2, execReq("again", "echo"))
+	_ = sub2.Kernel().Handle(sub2, execReq("again", "echo"))
 	for _, s := range []*Subscription{sub2, sub3} {
 		got := readUntil(t, s, idleAfter(1))
 		if got[0].Seq != 6 {
@@ -154,7 +154,7 @@ func TestSessionExecuteAndReplay(t *testing.T) {
 func TestSessionInterruptClearsQueue(t *testing.T) {
 	m := newTestManager(t, ManagerConfig{})
 	sub, _ := m.Attach("s", 0)
-	s := sub.Session()
+	s := sub.Kernel()
 	slow := execReq("", "slow")
 	_ = s.Handle(sub, slow)
 	_ = s.Handle(sub, execReq("a", "echo"))
@@ -199,7 +199,7 @@ func TestSessionInterruptClearsQueue(t *testing.T) {
 func TestSessionRestart(t *testing.T) {
 	m := newTestManager(t, ManagerConfig{})
 	sub, _ := m.Attach("s", 0)
-	s := sub.Session()
+	s := sub.Kernel()
 	ks := s.KernelSession()
 	_ = s.Handle(sub, execReq("x", "echo"))
 	readUntil(t, sub, idleAfter(1))
@@ -230,7 +230,7 @@ func TestSessionRestart(t *testing.T) {
 	if sub.Reason() != CloseSessionEnded {
 		t.Fatalf("reason %v", sub.Reason())
 	}
-	if _, ok := m.Session("s"); ok {
+	if _, ok := m.Kernel("s"); ok {
 		t.Fatal("session still listed")
 	}
 }
@@ -238,7 +238,7 @@ func TestSessionRestart(t *testing.T) {
 func TestSessionOrphanedQueueDropped(t *testing.T) {
 	m := newTestManager(t, ManagerConfig{OrphanTimeout: 30 * time.Millisecond})
 	sub, _ := m.Attach("s", 0)
-	s := sub.Session()
+	s := sub.Kernel()
 	_ = s.Handle(sub, execReq("", "slow"))
 	_ = s.Handle(sub, execReq("queued", "echo"))
 	readUntil(t, sub, isType(MsgDisplayData))
@@ -271,7 +271,7 @@ func TestSessionSlowSubscriberDropped(t *testing.T) {
 	m := newTestManager(t, ManagerConfig{SubscriberBuffer: 8})
 	sub, _ := m.Attach("s", 0)
 	fast, _ := m.Attach("s", 0)
-	s := sub.Session()
+	s := sub.Kernel()
 	for i := 0; i < 3; i++ {
 		_ = s.Handle(sub, execReq("x", "echo"))
 		readUntil(t, fast, idleAfter(1))
@@ -299,11 +299,11 @@ func TestSessionFairAcrossSessions(t *testing.T) {
 	}
 	// a queues three cells, then b and c one each; a's first holds the machine.
 	for i := 0; i < 3; i++ {
-		_ = subs["a"].Session().Handle(subs["a"], execReq("a", "gated"))
+		_ = subs["a"].Kernel().Handle(subs["a"], execReq("a", "gated"))
 	}
 	waitFor(t, func() bool { return m.Stats().Running == 1 })
-	_ = subs["b"].Session().Handle(subs["b"], execReq("b", "gated"))
-	_ = subs["c"].Session().Handle(subs["c"], execReq("c", "gated"))
+	_ = subs["b"].Kernel().Handle(subs["b"], execReq("b", "gated"))
+	_ = subs["c"].Kernel().Handle(subs["c"], execReq("c", "gated"))
 	waitFor(t, func() bool { return m.Scheduler().Stats().Waiting == 2 })
 	close(gate)
 	for i := 0; i < 5; i++ {
@@ -322,8 +322,8 @@ func TestManagerCloseLeavesNoGoroutines(t *testing.T) {
 	}
 	for _, id := range []string{"a", "b", "c", "d"} {
 		sub, _ := m.Attach(id, 0)
-		_ = sub.Session().Handle(sub, execReq("", "slow"))
-		_ = sub.Session().Handle(sub, execReq("x", "echo"))
+		_ = sub.Kernel().Handle(sub, execReq("", "slow"))
+		_ = sub.Kernel().Handle(sub, execReq("x", "echo"))
 	}
 	waitFor(t, func() bool { return m.Stats().Running == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -340,7 +340,7 @@ func TestManagerCloseLeavesNoGoroutines(t *testing.T) {
 func TestSessionQueueCap(t *testing.T) {
 	m := newTestManager(t, ManagerConfig{MaxQueue: 2})
 	sub, _ := m.Attach("s", 0)
-	s := sub.Session()
+	s := sub.Kernel()
 	_ = s.Handle(sub, execReq("", "slow"))
 	readUntil(t, sub, isType(MsgDisplayData)) // running, queue empty
 	_ = s.Handle(sub, execReq("a", "echo"))

@@ -319,11 +319,6 @@ func (m *Manager) Kernel(id string) (*Kernel, bool) {
 	return s, ok
 }
 
-// Session is the old name of Kernel.
-//
-// Deprecated: use Kernel.
-func (m *Manager) Session(id string) (*Kernel, bool) { return m.Kernel(id) }
-
 // newKernel creates and starts a kernel; m.mu held.
 func (m *Manager) newKernel(id string) (*Kernel, error) {
 	xc := m.cfg.Executor

@@ -349,8 +349,3 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	}
 	s.log.Debug("cell done", "kind", kindOf(j.cell), "status", reply.Status, "queued", queued, "run", time.Since(start))
 }
-
-// Session is the old name of Kernel.
-//
-// Deprecated: use Kernel.
-type Session = Kernel

@@ -37,11 +37,6 @@ type Subscription struct {
 // Kernel returns the subscribed kernel.
 func (sub *Subscription) Kernel() *Kernel { return sub.s }
 
-// Session is the old name of Kernel.
-//
-// Deprecated: use Kernel.
-func (sub *Subscription) Session() *Kernel { return sub.s }
-
 // Reason returns why C was closed (CloseNone while open).
 func (sub *Subscription) Reason() CloseReason {
 	sub.s.mu.Lock()

@@ -206,12 +206,23 @@ func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
 // nearest returns the column name closest to name by case-insensitive edit
 // distance, or "" when none is close enough to be a likely typo.
 func nearest(name string, cols []vec.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return Nearest(name, names)
+}
+
+// Nearest returns the candidate closest to name by case-insensitive edit
+// distance, or "" when none is close enough to be a likely typo. Error
+// messages use it for "did you mean" hints.
+func Nearest(name string, candidates []string) string {
 	best, bestD := "", math.MaxInt
 	ln := strings.ToLower(name)
-	for _, c := range cols {
-		d := editDistance(ln, strings.ToLower(c.Name))
+	for _, c := range candidates {
+		d := editDistance(ln, strings.ToLower(c))
 		if d < bestD {
-			best, bestD = c.Name, d
+			best, bestD = c, d
 		}
 	}
 	limit := max(2, len([]rune(name))/3)

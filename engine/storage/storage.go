@@ -203,7 +203,7 @@ func info(t *Table, err error) TableInfo {
 func (c *Catalog) Table(ref string, isFile bool) (t *Table, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			t, err = nil, fmt.Errorf("storage: %q: corrupt Parquet file: %v", ref, p)
+			t, err = nil, fmt.Errorf("%q: corrupt Parquet file: %v", ref, p)
 		}
 	}()
 	c.mu.Lock()
@@ -234,16 +234,16 @@ func (c *Catalog) Table(ref string, isFile bool) (t *Table, err error) {
 	var rel, name string
 	if isFile {
 		if ref == "" || filepath.IsAbs(ref) || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, `\`) {
-			return nil, fmt.Errorf("storage: file %q: only paths relative to the data directory are allowed", ref)
+			return nil, fmt.Errorf("file %q: only paths relative to the data directory are allowed", ref)
 		}
 		rel = filepath.Clean(filepath.FromSlash(ref))
 		if !filepath.IsLocal(rel) {
-			return nil, fmt.Errorf("storage: file %q: path leaves the data directory", ref)
+			return nil, fmt.Errorf("file %q: path leaves the data directory", ref)
 		}
 		name = strings.TrimSuffix(filepath.Base(rel), ".parquet")
 	} else {
 		if !validName(ref) {
-			return nil, fmt.Errorf("storage: table %q: invalid table name", ref)
+			return nil, fmt.Errorf("table %q: invalid table name", ref)
 		}
 		rel, name = ref+".parquet", ref
 	}
@@ -252,27 +252,27 @@ func (c *Catalog) Table(ref string, isFile bool) (t *Table, err error) {
 		what = "file " + quote(ref)
 	}
 	if c.root == nil {
-		return nil, fmt.Errorf("storage: %s: not found (no data directory)", what)
+		return nil, &NotFoundError{What: what, Name: ref}
 	}
 	// Stat before opening: opening a FIFO or a device for reading can
 	// block until someone writes to it.
 	if st, err := c.root.Stat(rel); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("storage: %s is not a regular file", what)
+		return nil, fmt.Errorf("%s is not a regular file", what)
 	}
 	fh, err := c.root.Open(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("storage: %s does not exist in %s", what, c.dir)
+			return nil, &NotFoundError{What: what, Name: ref}
 		}
-		return nil, fmt.Errorf("storage: %s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("storage: %s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("storage: %s is not a regular file", what)
+		return nil, fmt.Errorf("%s is not a regular file", what)
 	}
 	path := filepath.Join(c.dir, rel)
 	f, err := openParquet(fh, st.Size(), path)
@@ -288,6 +288,41 @@ func (c *Catalog) Table(ref string, isFile bool) (t *Table, err error) {
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// NotFoundError reports a table or file that is not in the catalog or the
+// data directory.
+type NotFoundError struct {
+	What string // `table "hit"` or `file "x.parquet"`
+	Name string // the name as written
+}
+
+func (e *NotFoundError) Error() string { return e.What + " does not exist" }
+
+// Names lists the names a query can use as tables: the registered tables
+// and the *.parquet files of the data directory, without opening them.
+func (c *Catalog) Names() []string {
+	c.mu.Lock()
+	names := make([]string, 0, len(c.mem))
+	for n := range c.mem {
+		names = append(names, n)
+	}
+	c.mu.Unlock()
+	if c.root == nil {
+		return names
+	}
+	d, err := c.root.Open(".")
+	if err != nil {
+		return names
+	}
+	defer d.Close()
+	ents, _ := d.ReadDir(-1)
+	for _, e := range ents {
+		if stem, ok := strings.CutSuffix(e.Name(), ".parquet"); ok && !e.IsDir() && validName(stem) && !slices.Contains(names, stem) {
+			names = append(names, stem)
+		}
+	}
+	return names
+}
 
 // openParquet opens a Parquet file, converting parquet-go panics on corrupt
 // input into errors that name the file.

@@ -77,14 +77,14 @@ func attach(db *engine.DB) (*kernel.Subscription, error) {
 func handle(sub *kernel.Subscription, frame []byte) {
 	m, err := kernel.Decode(frame, 0)
 	if err == nil {
-		err = sub.Session().Handle(sub, m)
+		err = sub.Kernel().Handle(sub, m)
 	}
 	if err != nil {
 		var ph kernel.Header
 		if m != nil {
 			ph = m.Header
 		}
-		sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, sub.Session().KernelSession(), ph,
+		sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgProtocolError, sub.Kernel().KernelSession(), ph,
 			kernel.ProtocolError{Ename: kernel.ErrBadMessage, Evalue: err.Error()}))
 	}
 }
