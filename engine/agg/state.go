@@ -269,23 +269,10 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 }
 
 func (s *State) updateDistinct(gids []uint32, in *vec.Vector, n int) error {
-	gv := s.gvec
-	gv.I64 = gv.I64[:0]
-	for _, g := range gids {
-		gv.I64 = append(gv.I64, int64(g))
+	next, err := s.groupPairs(gids, in, n)
+	if err != nil {
+		return err
 	}
-	gv.Len = n
-	if cap(s.ph) < n {
-		s.ph = make([]uint64, n)
-		s.pairs = make([]uint32, n)
-	}
-	keys := []*vec.Vector{gv, in}
-	s.hasher.Hash(keys, n, s.ph)
-	before := s.set.Len()
-	if err := s.set.Group(keys, s.ph, n, s.pairs); err != nil {
-		return fmt.Errorf("count(DISTINCT): %w", err)
-	}
-	next := uint32(before)
 	for i, p := range s.pairs[:n] {
 		if p == next {
 			next++
@@ -300,6 +287,28 @@ func (s *State) updateDistinct(gids []uint32, in *vec.Vector, n int) error {
 // firstSeen returns the rows of in whose (group, value) pair the state has
 // not seen before, with their groups, for sum(DISTINCT x) and avg(DISTINCT x).
 func (s *State) firstSeen(gids []uint32, in *vec.Vector, n int) ([]uint32, *vec.Vector, error) {
+	next, err := s.groupPairs(gids, in, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sel []int32
+	newGids := s.newGids[:0]
+	for i, p := range s.pairs[:n] {
+		if p == next {
+			next++
+			sel = append(sel, int32(i))
+			newGids = append(newGids, gids[i])
+		}
+	}
+	s.newGids = newGids
+	return newGids, in.Gather(sel), nil
+}
+
+// groupPairs adds the (group, value) pairs of n rows to the state's set of
+// pairs seen, leaving each row's pair id in s.pairs, and returns the id the
+// first pair new in this batch got: a row whose id equals the running next
+// id is the first of its pair.
+func (s *State) groupPairs(gids []uint32, in *vec.Vector, n int) (uint32, error) {
 	gv := s.gvec
 	gv.I64 = gv.I64[:0]
 	for _, g := range gids {
@@ -314,20 +323,13 @@ func (s *State) firstSeen(gids []uint32, in *vec.Vector, n int) ([]uint32, *vec.
 	s.hasher.Hash(keys, n, s.ph)
 	before := s.set.Len()
 	if err := s.set.Group(keys, s.ph, n, s.pairs); err != nil {
-		return nil, nil, fmt.Errorf("%s(DISTINCT): %w", s.spec.Kind, err)
-	}
-	next := uint32(before)
-	var sel []int32
-	newGids := s.newGids[:0]
-	for i, p := range s.pairs[:n] {
-		if p == next {
-			next++
-			sel = append(sel, int32(i))
-			newGids = append(newGids, gids[i])
+		name := s.spec.Kind.String()
+		if s.spec.Kind == CountDistinct {
+			name = "count"
 		}
+		return 0, fmt.Errorf("%s(DISTINCT): %w", name, err)
 	}
-	s.newGids = newGids
-	return newGids, in.Gather(sel), nil
+	return uint32(before), nil
 }
 
 // Finalize returns the aggregate's value for groups 0..n-1.
