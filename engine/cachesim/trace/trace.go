@@ -204,24 +204,34 @@ func (m *model) result(rows int64, groups int) (*Result, error) {
 // MaxRows bounds a modelled run.
 const MaxRows = 1 << 32
 
-// Count models SELECT k, count(*) ... GROUP BY k over the non-NULL keys
-// (the engine's tuned count path), including the read of the key column.
-func Count(ctx context.Context, keys []int64, o Options) (*Result, error) {
-	if len(keys) > MaxRows {
-		return nil, fmt.Errorf("trace: %d rows, at most %d", len(keys), int64(MaxRows))
+// start checks a run of n keys and builds its model: the threads it runs
+// on (one for naive), each with its share of the geometry, and the rows
+// per morsel.
+func start(n int, o Options) (m *model, threads, rows int, err error) {
+	if int64(n) > MaxRows {
+		return nil, 0, 0, fmt.Errorf("trace: %d rows, at most %d", n, int64(MaxRows))
 	}
-	threads := max(o.Threads, 1)
+	threads = max(o.Threads, 1)
 	if o.Strategy == agg.Naive {
 		threads = 1
 	}
 	g := share(o.Geometry, threads)
 	if err := g.Validate(); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	m := newModel(g, o.Sampling)
-	rows := o.MorselRows
+	rows = o.MorselRows
 	if rows <= 0 {
 		rows = 1 << 16
+	}
+	return newModel(g, o.Sampling), threads, rows, nil
+}
+
+// Count models SELECT k, count(*) ... GROUP BY k over the non-NULL keys
+// (the engine's tuned count path), including the read of the key column.
+func Count(ctx context.Context, keys []int64, o Options) (*Result, error) {
+	m, threads, rows, err := start(len(keys), o)
+	if err != nil {
+		return nil, err
 	}
 	col := m.Alloc(0, int64(len(keys))*8, false, false)
 	var ms []agg.TraceMorsel
@@ -278,21 +288,9 @@ func Scan(ctx context.Context, rows int64, cols int, o Options) (*Result, error)
 // non-NULL keys, with one 8-byte input column per aggregate that has an
 // input.
 func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*Result, error) {
-	if len(keys) > MaxRows {
-		return nil, fmt.Errorf("trace: %d rows, at most %d", len(keys), int64(MaxRows))
-	}
-	threads := max(o.Threads, 1)
-	if o.Strategy == agg.Naive {
-		threads = 1
-	}
-	g := share(o.Geometry, threads)
-	if err := g.Validate(); err != nil {
+	m, threads, rows, err := start(len(keys), o)
+	if err != nil {
 		return nil, err
-	}
-	m := newModel(g, o.Sampling)
-	rows := o.MorselRows
-	if rows <= 0 {
-		rows = 1 << 16
 	}
 	col := m.Alloc(0, int64(len(keys))*8, false, false)
 	args := make([]int, len(specs))
@@ -307,7 +305,6 @@ func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*R
 		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8, ArgBufs: args})
 	}
 	var groups int
-	var err error
 	if o.Strategy == agg.Naive {
 		groups, err = agg.TraceGeneric(ctx, vecInt64, specs, ms, m, o.budget())
 	} else {
@@ -334,19 +331,12 @@ func GenericString(ctx context.Context, keys *vec.Vector, specs []agg.Spec, o Op
 	if keys == nil || keys.Type != vec.String {
 		return nil, fmt.Errorf("trace: want a string key column")
 	}
-	if int64(keys.Len) > MaxRows {
-		return nil, fmt.Errorf("trace: %d rows, at most %d", keys.Len, int64(MaxRows))
-	}
 	if o.Strategy != agg.Naive {
 		return nil, fmt.Errorf("trace: string keys are traced for the naive strategy only")
 	}
-	if err := o.Geometry.Validate(); err != nil {
+	m, _, rows, err := start(keys.Len, o)
+	if err != nil {
 		return nil, err
-	}
-	m := newModel(o.Geometry, o.Sampling)
-	rows := o.MorselRows
-	if rows <= 0 {
-		rows = 1 << 16
 	}
 	n := keys.Len
 	offBuf := m.Alloc(0, int64(n+1)*4, false, false)
