@@ -182,7 +182,12 @@ func (g *tracedGeneric) updateStates(specs []Spec, gidsOf []uint32, in TraceMors
 }
 
 // grow is Table.grow, reported.
-func (g *tracedGeneric) grow() error {
+func (g *tracedGeneric) grow() error { return g.growBy(Mix64) }
+
+// growBy doubles the table and reinserts every slot, reporting the reads
+// of the old slots and the probes and writes into the new ones; hash gives
+// a slot's hash from its stored word (the key, or the full hash itself).
+func (g *tracedGeneric) growBy(hash func(uint64) uint64) error {
 	t := g.t
 	old, oldBuf := t.slots, g.buf
 	if err := t.alloc(len(old) * 2); err != nil {
@@ -194,7 +199,7 @@ func (g *tracedGeneric) grow() error {
 		if s.gid == 0 {
 			continue
 		}
-		j := Mix64(s.word) & t.mask
+		j := hash(s.word) & t.mask
 		for {
 			g.tr.Access(g.w, g.buf, int64(j)*16+8, 4, false)
 			if t.slots[j].gid == 0 {

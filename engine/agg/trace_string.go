@@ -188,27 +188,5 @@ func TraceGenericString(ctx context.Context, specs []Spec, morsels []TraceString
 // growHashed is Table.grow for a table whose slots hold full hashes,
 // reported.
 func (g *tracedGeneric) growHashed() error {
-	t := g.t
-	old, oldBuf := t.slots, g.buf
-	if err := t.alloc(len(old) * 2); err != nil {
-		return err
-	}
-	g.buf = g.tr.Alloc(g.w, int64(len(t.slots))*16, false, true)
-	for i, s := range old {
-		g.tr.Access(g.w, oldBuf, int64(i)*16, 16, false)
-		if s.gid == 0 {
-			continue
-		}
-		j := s.word & t.mask
-		for {
-			g.tr.Access(g.w, g.buf, int64(j)*16+8, 4, false)
-			if t.slots[j].gid == 0 {
-				break
-			}
-			j = (j + 1) & t.mask
-		}
-		t.slots[j] = s
-		g.tr.Access(g.w, g.buf, int64(j)*16, 16, true)
-	}
-	return nil
+	return g.growBy(func(word uint64) uint64 { return word })
 }
