@@ -21,7 +21,6 @@ import (
 	"strings"
 	"syscall"
 
-	"cachebook/engine"
 	"cachebook/engine/units"
 	"cachebook/jupyter"
 	"cachebook/kernel"
@@ -279,25 +278,9 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 		return err
 	}
 	dir := dataDir(*data)
-	xc := kernel.Config{
-		DataPath: dir, QueryMemory: qmem, Cache: hostCacheSizes(), Logger: log,
-		Limits: kernel.Limits{MaxRows: *maxRows, QueryMemory: qmem},
-	}
-	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem, Cache: xc.Cache, MaxThreads: runtime.NumCPU()})
-	if err != nil {
-		log.Warn("SQL engine unavailable; sql cells will fail", "data", dir, "err", err)
-		xc.EngineUnavailable = err
-	} else {
-		xc.DB = db
-	}
-	// Measurement cells run pinned to a reserved core where there is one,
-	// as under `cachebook serve`.
-	if cpu, reason := kernel.ReservedCPU(); cpu >= 0 {
-		xc.Pin, xc.PinCPU = true, cpu
-		log.Info("measurement cells pinned to a reserved core", "cpu", cpu)
-	} else {
-		log.Info("measurement cells not pinned", "reason", reason)
-	}
+	// As under cachebook serve: the engine, and measurement cells pinned
+	// to a reserved core where there is one.
+	xc := executorConfig(dir, kernel.Limits{MaxRows: *maxRows, QueryMemory: qmem}, log)
 	k, err := jupyter.New(jupyter.Config{Conn: conn, Executor: xc, Logger: log, Version: version()})
 	if err != nil {
 		return err

@@ -92,28 +92,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	dir := dataDir(*data)
-	ex := kernel.Config{
-		DataPath:    dir,
-		QueryMemory: qmem,
-		Cache:       hostCacheSizes(),
-		Limits:      kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem, CellMemory: cmem},
-		Logger:      log,
-	}
-	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: qmem, Cache: ex.Cache, MaxThreads: runtime.NumCPU()})
-	if err != nil {
-		// The server is still useful (lessons, measurement cells); sql
-		// cells report why they cannot run.
-		log.Warn("SQL engine unavailable; sql cells will fail", "data", dir, "err", err)
-		ex.EngineUnavailable = err
-	} else {
-		ex.DB = db
-	}
-	if cpu, reason := kernel.ReservedCPU(); cpu >= 0 {
-		ex.Pin, ex.PinCPU = true, cpu
-		log.Info("measurement cells run alone, pinned to a reserved core", "cpu", cpu)
-	} else {
-		log.Info("measurement cells run alone, not pinned", "reason", reason)
-	}
+	ex := executorConfig(dir, kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem, CellMemory: cmem}, log)
 
 	srv, err := web.New(web.Config{
 		Token:           *token,
@@ -139,4 +118,28 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"max_heavy", *maxHeavy, "cell_timeout", *cellTimeout, "cell_memory", cmem, "query_memory", qmem)
 	fmt.Fprintf(stdout, "cachebook is running. Open this URL in a browser:\n\n    %s\n\n", srv.URL(ln.Addr()))
 	return srv.Serve(ctx, ln)
+}
+
+// executorConfig is the kernel configuration of a long-running kernel
+// (cachebook serve, cachebook jupyter kernel) over the data directory dir:
+// the engine opened under lim's query memory, or the reason it could not
+// be (the kernel still runs lessons and measurement cells, and sql cells
+// say why they fail), and measurement cells pinned to a reserved core
+// where there is one.
+func executorConfig(dir string, lim kernel.Limits, log *slog.Logger) kernel.Config {
+	xc := kernel.Config{DataPath: dir, QueryMemory: lim.QueryMemory, Cache: hostCacheSizes(), Limits: lim, Logger: log}
+	db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: lim.QueryMemory, Cache: xc.Cache, MaxThreads: runtime.NumCPU()})
+	if err != nil {
+		log.Warn("SQL engine unavailable; sql cells will fail", "data", dir, "err", err)
+		xc.EngineUnavailable = err
+	} else {
+		xc.DB = db
+	}
+	if cpu, reason := kernel.ReservedCPU(); cpu >= 0 {
+		xc.Pin, xc.PinCPU = true, cpu
+		log.Info("measurement cells run alone, pinned to a reserved core", "cpu", cpu)
+	} else {
+		log.Info("measurement cells run alone, not pinned", "reason", reason)
+	}
+	return xc
 }
