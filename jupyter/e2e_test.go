@@ -161,6 +161,7 @@ type clientReport struct {
 	KernelInfoIOPub []event `json:"kernel_info_iopub"`
 	SQL             run     `json:"sql"`
 	Fail            run     `json:"fail"`
+	TooBig          run     `json:"too_big"`
 	Latency         run     `json:"latency"`
 	Interrupt       struct {
 		Reply     reply     `json:"reply"`
@@ -275,6 +276,11 @@ func TestJupyterClient(t *testing.T) {
 		if !strings.Contains(res.Text, "(3 rows)") {
 			t.Errorf("sql text/plain = %q", res.Text)
 		}
+	}
+
+	// The kernel applies the cell-memory cap, as cachebook serve does.
+	if r.TooBig.Reply.Ename != "MemoryLimit" {
+		t.Errorf("parallel-merge of 2^34 rows: reply %+v, want MemoryLimit", r.TooBig.Reply)
 	}
 
 	// A failing cell: error on iopub and in the reply, with the caret.

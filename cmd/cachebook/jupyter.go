@@ -256,6 +256,8 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 	connFile := fs.String("f", "", "connection file written by Jupyter")
 	data := fs.String("data", "", "data directory (default $CACHEBOOK_DATA or ./data)")
 	queryMemory := fs.String("query-memory", "2GiB", "memory limit of one query")
+	cellMemory := fs.String("cell-memory", units.FormatBytes(defaultCellMemory()),
+		"the cap measurement cells and experiments size their buffers against (default: a quarter of physical memory or the cgroup limit)")
 	maxRows := fs.Int("max-rows", 1000, "result rows sent per statement (the total count is always shown)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -273,6 +275,10 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--query-memory: %w", err)
 	}
+	cmem, err := units.ParseBytes(*cellMemory)
+	if err != nil {
+		return fmt.Errorf("--cell-memory: %w", err)
+	}
 	conn, err := jupyter.ReadConnectionFile(*connFile)
 	if err != nil {
 		return err
@@ -280,7 +286,7 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 	dir := dataDir(*data)
 	// As under cachebook serve: the engine, and measurement cells pinned
 	// to a reserved core where there is one.
-	xc := executorConfig(dir, kernel.Limits{MaxRows: *maxRows, QueryMemory: qmem}, log)
+	xc := executorConfig(dir, kernel.Limits{MaxRows: *maxRows, QueryMemory: qmem, CellMemory: cmem}, log)
 	k, err := jupyter.New(jupyter.Config{Conn: conn, Executor: xc, Logger: log, Version: version()})
 	if err != nil {
 		return err

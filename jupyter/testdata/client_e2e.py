@@ -93,6 +93,10 @@ out["sql"] = {"reply": r["content"], "iopub": summary(msgs)}
 r, msgs = run(kc, "SELECT nosuchcolumn\nFROM hits")
 out["fail"] = {"reply": r["content"], "iopub": summary(msgs)}
 
+# A measurement cell larger than the kernel's cell-memory cap is refused.
+r, msgs = run(kc, "%%experiment parallel-merge rows=17179869184 groups=17179869184")
+out["too_big"] = {"reply": r["content"], "iopub": summary(msgs)}
+
 # Magic cell with live displays: a small latency curve.
 r, msgs = run(kc, "%%latency min=4K max=256K sample=2ms reps=1", 120)
 out["latency"] = {"reply": r["content"], "iopub": summary(msgs)}
