@@ -16,7 +16,7 @@ FUZZ_SEED    ?= $(shell date +%s)
 RUNENV   := GODEBUG=madvdontneed=0
 
 .PHONY: all build run query test vet test-wasm test-race test-interrupt test-diff chromium \
-	bench duckbench data wasm web screenshots fuzz clean
+	test-direction bench duckbench data wasm web screenshots fuzz clean
 
 all: build
 
@@ -63,11 +63,16 @@ test-race: wasm chromium
 test-interrupt:
 	$(GO) test -count=1 -run 'Interrupt' ./kernel/ ./web/
 
+# Tests that assert a hardware effect's direction (a ratio with a margin)
+# run without the race detector, which would time its own instrumentation.
+test-direction:
+	$(GO) test -count=1 -run 'Direction' ./kernel/... ./lessons/...
+
 # DuckDB differential tests: a separate module (cgo), so the main one stays cgo-free.
 test-diff:
 	cd difftest && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m ./...
 
-test: vet test-wasm test-race test-interrupt test-diff
+test: vet test-wasm test-race test-interrupt test-direction test-diff
 
 duckbench:
 	cd difftest && $(GO) build -o ../bin/duckbench ./cmd/duckbench

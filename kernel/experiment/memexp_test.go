@@ -151,26 +151,56 @@ func TestMemoryExperimentsRun(t *testing.T) {
 	}
 }
 
-// TestMLPOverlaps asserts the direction the lesson states, as a ratio in
+// TestMLPDirection asserts the direction the lesson states, as a ratio in
 // one run: eight independent chains through a buffer beyond the L2 cost
 // well under the time per load of one chain. The margin is wide (2x where
 // a core overlaps about 8), so a busy machine does not make it fail.
-func TestMLPOverlaps(t *testing.T) {
+func TestMLPDirection(t *testing.T) {
+	skipTiming(t)
+	eventually(t, func() string {
+		r, err := runSpec(t, "mlp", map[string]string{"size": "32MiB", "chains": "1,8", "sample": "20ms", "reps": "3"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := r.Data.(*MLPData)
+		one, eight := d.Rows[0], d.Rows[1]
+		if one.Chains != 1 || eight.Chains != 8 {
+			t.Fatalf("rows %+v", d.Rows)
+		}
+		if ratio := one.NSPerLoad / eight.NSPerLoad; ratio < 2 {
+			return fmt.Sprintf("1 chain %.2f ns/load, 8 chains %.2f: only %.2fx, want at least 2x", one.NSPerLoad, eight.NSPerLoad, ratio)
+		}
+		return ""
+	})
+}
+
+// skipTiming skips a test that asserts a hardware effect where the effect
+// cannot show: with -short, and under the race detector, which instruments
+// every load the experiment times.
+func skipTiming(t *testing.T) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("measures memory; skipped with -short")
 	}
-	r, err := runSpec(t, "mlp", map[string]string{"size": "32MiB", "chains": "1,8", "sample": "20ms", "reps": "3"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	if raceEnabled {
+		t.Skip("measures memory; the race detector's instrumentation would be measured instead (make test-direction runs it)")
 	}
-	d := r.Data.(*MLPData)
-	one, eight := d.Rows[0], d.Rows[1]
-	if one.Chains != 1 || eight.Chains != 8 {
-		t.Fatalf("rows %+v", d.Rows)
+}
+
+// eventually runs a direction check up to three times and fails only when
+// every try fails: a VM's neighbour can steal one run, not three. check
+// returns "" when the direction held, else what it saw.
+func eventually(t *testing.T, check func() string) {
+	t.Helper()
+	var msgs []string
+	for range 3 {
+		msg := check()
+		if msg == "" {
+			return
+		}
+		msgs = append(msgs, msg)
 	}
-	if ratio := one.NSPerLoad / eight.NSPerLoad; ratio < 2 {
-		t.Errorf("1 chain %.2f ns/load, 8 chains %.2f: only %.2fx, want at least 2x", one.NSPerLoad, eight.NSPerLoad, ratio)
-	}
+	t.Errorf("the direction did not hold in 3 tries:\n%s", strings.Join(msgs, "\n"))
 }
 
 func TestMemoryExperimentParams(t *testing.T) {
@@ -271,25 +301,29 @@ func TestSubstringOnHits(t *testing.T) {
 // L1s elsewhere: more lines than ways either way) cost more than the same
 // lines 4160 bytes apart.
 func TestStrideAndSetsDirection(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures memory; skipped with -short")
-	}
-	r, err := runSpec(t, "stride", map[string]string{"size": "64MiB", "patterns": "64,random", "sample": "20ms", "reps": "3"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := r.Data.(*StrideData).Rows
-	if ratio := rows[1].NSPerLine / rows[0].NSPerLine; ratio < 1.5 {
-		t.Errorf("random %.2f ns/line, stride-64 %.2f: only %.2fx, want at least 1.5x", rows[1].NSPerLine, rows[0].NSPerLine, ratio)
-	}
-	r, err = runSpec(t, "associativity", map[string]string{"strides": "4096,4160", "counts": "64", "sample": "10ms", "reps": "3"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := r.Data.(*AssocData).NS[0]
-	if ratio := ns[0] / ns[1]; ratio < 1.5 {
-		t.Errorf("64 lines: %.2f ns/load at stride 4096, %.2f at 4160: only %.2fx, want at least 1.5x", ns[0], ns[1], ratio)
-	}
+	skipTiming(t)
+	eventually(t, func() string {
+		r, err := runSpec(t, "stride", map[string]string{"size": "64MiB", "patterns": "64,random", "sample": "20ms", "reps": "3"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := r.Data.(*StrideData).Rows
+		if ratio := rows[1].NSPerLine / rows[0].NSPerLine; ratio < 1.5 {
+			return fmt.Sprintf("random %.2f ns/line, stride-64 %.2f: only %.2fx, want at least 1.5x", rows[1].NSPerLine, rows[0].NSPerLine, ratio)
+		}
+		return ""
+	})
+	eventually(t, func() string {
+		r, err := runSpec(t, "associativity", map[string]string{"strides": "4096,4160", "counts": "64", "sample": "10ms", "reps": "3"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := r.Data.(*AssocData).NS[0]
+		if ratio := ns[0] / ns[1]; ratio < 1.5 {
+			return fmt.Sprintf("64 lines: %.2f ns/load at stride 4096, %.2f at 4160: only %.2fx, want at least 1.5x", ns[0], ns[1], ratio)
+		}
+		return ""
+	})
 }
 
 func TestParseCPUList(t *testing.T) {
