@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cachebook/engine"
+	"cachebook/notebook/predict"
 )
 
 // Cell kinds the kernel knows by name. Only KindSQL is built in; the
@@ -33,6 +34,11 @@ type Cell struct {
 	Attrs map[string]string
 	// ID is the notebook's cell id, echoed in outputs (may be empty).
 	ID string
+	// Predict, when set, is the cell's prediction: after the run the
+	// kernel shows the measured value beside Guess (which may be nil)
+	// in a MIMEPrediction display (see predict.go).
+	Predict *predict.Spec
+	Guess   *predict.Guess
 }
 
 // Class says how a cell shares the machine with other cells.
