@@ -36,8 +36,6 @@ func (c *Cell) Prediction() (*predict.Spec, *predict.Guess, error) {
 		return nil, nil, fmt.Errorf("cell %s: measure %q reads measurement members; an sql cell's measure uses elapsed(N), rows(N) or value(N, column)", c.ID, s.Measure)
 	case c.Kind != KindSQL && m.UsesSQL():
 		return nil, nil, fmt.Errorf("cell %s: measure %q uses elapsed, rows or value, which read SQL results; a %s cell's measure reads its measurement's members", c.ID, s.Measure, c.Kind)
-	case !m.UsesSQL() && !m.UsesData():
-		return nil, nil, fmt.Errorf("cell %s: measure %q reads nothing of the cell's result", c.ID, s.Measure)
 	}
 	var g *predict.Guess
 	if rg, ok := c.Meta["guess"]; ok && rg != nil {

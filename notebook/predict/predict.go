@@ -186,8 +186,12 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("predict: bounds %v are not ascending", s.Bounds)
 		}
 	}
-	if _, err := Parse(s.Measure); err != nil {
+	m, err := Parse(s.Measure)
+	if err != nil {
 		return err
+	}
+	if !m.UsesSQL() && !m.UsesData() {
+		return fmt.Errorf("predict: measure %q reads nothing of the cell's result", s.Measure)
 	}
 	return nil
 }

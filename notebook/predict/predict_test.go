@@ -126,6 +126,7 @@ func TestDecodeSpec(t *testing.T) {
 		{`{"question": "q", "choices": ["a", "b", "c"], "bounds": [2, 1], "measure": "x"}`, "not ascending"},
 		{`{"question": "q", "unit": "ns", "bounds": [1], "measure": "x"}`, "bounds are for choices"},
 		{`{"question": "q", "unit": "ns", "measure": "elapsed("}`, "column 9"},
+		{`{"question": "q", "unit": "ns", "measure": "2 * (3 + 4)"}`, "reads nothing"},
 		{`{"question": "q", "unit": "ns", "measure": "x"`, "unexpected EOF"},
 	}
 	for _, tt := range tests {
@@ -240,5 +241,28 @@ func FuzzParse(f *testing.F) {
 		// Evaluation never panics, whatever the result.
 		_, _ = m.Eval(Result{})
 		_, _ = m.Eval(Result{Queries: []Query{{Columns: []string{"a"}, First: []*string{nil}}}, Data: map[string]any{"rows": []any{1, map[string]any{}}}})
+	})
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"question": "q", "choices": ["a", "b"], "bounds": [1], "measure": "elapsed(1)/elapsed(2)"}`), []byte(`{"choice": "a"}`))
+	f.Add([]byte(`{"question": "q", "unit": "ns", "measure": "points[last].ns", "article": {"value": 1, "source": "s"}}`), []byte(`{"value": 2}`))
+	f.Fuzz(func(t *testing.T, spec, guess []byte) {
+		s, err := Decode(spec)
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("Decode accepted a spec that does not validate: %v", err)
+		}
+		g, err := DecodeGuess(guess)
+		if err != nil {
+			g = nil
+		}
+		o := Compare("c", s, g, Result{}, nil)
+		if o.Measured != nil {
+			t.Fatalf("measured %v from an empty result", *o.Measured)
+		}
+		_ = o.Text()
 	})
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +122,38 @@ func TestPredictionGuessRunReload(t *testing.T) {
 	)
 	if g := get(t, ctx, "the cell's guess", chromedp.Evaluate[float64](`cachebookApp.nb.cells.find((c) => c.id === "naive-vs-radix").meta.guess.value`)); g != 0.8 {
 		t.Errorf("changed guess %v, want 0.8", g)
+	}
+}
+
+// TestPredictionInBrowser runs lesson 3's side-by-side cell in the
+// WebAssembly kernel: the prediction reaches it, and the comparison shows
+// a measured ratio.
+func TestPredictionInBrowser(t *testing.T) {
+	if !env.wasm {
+		t.Skipf("no WebAssembly build: %s", env.wasmErr)
+	}
+	ctx := browser(t)
+	const id = "naive-vs-radix"
+	do(t, ctx, "open lesson 3 in the browser",
+		chromedp.Navigate(env.url+"#/lesson/03-radix"),
+		chromedp.WaitVisible(cellSel(id, ".predict input.guessin")),
+		chromedp.SetValue(chromedp.CSS("#runmode"), "wasm"),
+		chromedp.Func(func(c context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`document.querySelector("#runmode").dispatchEvent(new Event("change"))`)(c, tg)
+			return err
+		}),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="in browser"]`)),
+		chromedp.SendKeys(cellSel(id, ".predict input.guessin"), "1.2"),
+		chromedp.Click(cellSel(id, ".predict button.commit")),
+		chromedp.WaitVisible(cellSel(id, ".predict .locked")),
+		clickRun(id),
+		chromedp.WaitVisible(cellSel(id, ".prediction .pvalues")),
+	)
+	vals := text(t, ctx, cellEl(id)+" .prediction .pvalues")
+	if !strings.Contains(vals, "your guess1.20×") || strings.Contains(vals, "measured here—") || !strings.Contains(vals, "1.33×") {
+		t.Errorf("comparison in the browser %q", vals)
+	}
+	if where := text(t, ctx, cellEl(id)+" .timer"); !strings.Contains(where, "WebAssembly") {
+		t.Errorf("the cell did not run in the browser: %q", where)
 	}
 }
