@@ -157,3 +157,36 @@ func TestPredictionInBrowser(t *testing.T) {
 		t.Errorf("the cell did not run in the browser: %q", where)
 	}
 }
+
+// TestPredictionChoice picks one of a prediction's choices and wants the
+// result to mark the guessed and the measured choice.
+func TestPredictionChoice(t *testing.T) {
+	if env.notebooks == "" {
+		t.Skip("needs the test's own server")
+	}
+	md := "# Choice\n\n" + `<!-- cachebook: {"id": "rows", "predict": {"question": "How many rows has hits?", ` +
+		`"choices": ["under 10,000", "10,000 to 1 million", "over 1 million"], "bounds": [10000, 1000000], "measure": "value(1, n)"}} -->` +
+		"\n```sql\nSELECT count(*) AS n FROM hits\n```\n"
+	if err := os.WriteFile(filepath.Join(env.notebooks, "choice-e2e.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	const id = "rows"
+	do(t, ctx, "open, choose, commit and run",
+		chromedp.Navigate(env.url),
+		chromedp.WaitVisible(chromedp.CSS("#newnb")),
+		chromedp.Navigate(env.base+"/#/nb/choice-e2e.md"),
+		chromedp.WaitVisible(cellSel(id, ".predict select.guessin")),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+		chromedp.SetValue(cellSel(id, ".predict select.guessin"), "under 10,000"),
+		chromedp.Click(cellSel(id, ".predict button.commit")),
+		chromedp.WaitVisible(cellSel(id, ".predict .locked")),
+		clickRun(id),
+		chromedp.WaitVisible(cellSel(id, ".prediction .pchoices")),
+	)
+	guessed := text(t, ctx, cellEl(id)+" .pchoices li.guessed .choice")
+	measured := text(t, ctx, cellEl(id)+" .pchoices li.measured")
+	if guessed != "under 10,000" || !strings.Contains(measured, "10,000 to 1 million") || !strings.Contains(measured, "measured 100,000") {
+		t.Errorf("guessed %q, measured %q", guessed, measured)
+	}
+}
