@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"cachebook/engine"
 	"cachebook/notebook/predict"
 )
 
@@ -30,7 +31,7 @@ func predictResult(out *Outcome) (predict.Result, error) {
 			if len(st.Columns) == 0 {
 				continue // SET, RESET: no table
 			}
-			q := predict.Query{ElapsedNs: st.ElapsedNs, RowCount: st.RowCount}
+			q := predict.Query{ElapsedNs: st.ElapsedNs, RowCount: st.RowCount, Scanned: scanned(st.Plan)}
 			for _, c := range st.Columns {
 				q.Columns = append(q.Columns, c.Name)
 			}
@@ -90,4 +91,21 @@ func (x *Executor) emitPrediction(cell Cell, out *Outcome, ec *ErrorContent, ses
 		Data:     map[string]any{MIMEPrediction: o, MIMEText: o.Text()},
 		Metadata: map[string]any{},
 	}))
+}
+
+// scanned is the number of rows a query's plan read from its tables: the
+// rows its table scans (SEQ_SCAN nodes) took in. A query without a table
+// (SELECT 1) scans none.
+func scanned(n *engine.PlanNode) int64 {
+	if n == nil {
+		return 0
+	}
+	if n.Name == "SEQ_SCAN" {
+		return max(n.RowsIn, n.Rows)
+	}
+	var sum int64
+	for _, c := range n.Children {
+		sum += scanned(c)
+	}
+	return sum
 }

@@ -40,7 +40,7 @@ type Measure struct {
 func (m *Measure) String() string { return m.src }
 
 // UsesSQL reports whether the measure reads an SQL result (elapsed, rows,
-// value), and UsesData whether it reads a measurement; a valid measure
+// scanned, value), and UsesData whether it reads a measurement; a valid measure
 // does not do both.
 func (m *Measure) UsesSQL() bool { return m.root.uses(true) }
 
@@ -107,7 +107,7 @@ func (n negNode) eval(r Result) (float64, error) {
 func (n negNode) uses(sql bool) bool { return n.x.uses(sql) }
 func (n negNode) maxQuery() int      { return n.x.maxQuery() }
 
-// queryNode is elapsed(N), rows(N) or value(N, column).
+// queryNode is elapsed(N), rows(N), scanned(N) or value(N, column).
 type queryNode struct {
 	fn     string
 	n      int
@@ -127,6 +127,11 @@ func (q queryNode) eval(r Result) (float64, error) {
 		return float64(st.ElapsedNs), nil
 	case "rows":
 		return float64(st.RowCount), nil
+	case "scanned":
+		if st.Scanned <= 0 {
+			return 0, fmt.Errorf("scanned(%d): the query read no table rows (or its plan does not say)", q.n)
+		}
+		return float64(st.Scanned), nil
 	}
 	for i, c := range st.Columns {
 		if c != q.column {
@@ -300,7 +305,10 @@ type Result struct {
 type Query struct {
 	ElapsedNs int64
 	RowCount  int
-	Columns   []string
+	// Scanned is the number of rows the query read from its tables (0:
+	// none, or not known).
+	Scanned int64
+	Columns []string
 	// First is the first row's values as text (nil: NULL or no row).
 	First []*string
 }
@@ -336,7 +344,7 @@ func Parse(src string) (*Measure, error) {
 	}
 	m := &Measure{src: src, root: root}
 	if m.UsesSQL() && m.UsesData() {
-		return nil, &Error{Measure: src, Col: 1, Msg: "mixes SQL references (elapsed, rows, value) with measurement members; a cell has one or the other"}
+		return nil, &Error{Measure: src, Col: 1, Msg: "mixes SQL references (elapsed, rows, scanned, value) with measurement members; a cell has one or the other"}
 	}
 	return m, nil
 }
@@ -536,17 +544,17 @@ func (p *parser) factor(depth int) (node, error) {
 	return nil, p.errorf("expected a number, a reference or '(', found %s", p.tok)
 }
 
-// reference = ("elapsed"|"rows") "(" N ")" | "value" "(" N "," column ")"
+// reference = ("elapsed"|"rows"|"scanned") "(" N ")" | "value" "(" N "," column ")"
 // | ident | ident "[" selector "]" "." ident
 func (p *parser) reference() (node, error) {
 	name := p.tok
 	p.next()
 	if p.is("(") {
 		switch name.text {
-		case "elapsed", "rows", "value":
+		case "elapsed", "rows", "scanned", "value":
 		default:
 			p.tok = name
-			return nil, p.errorf("unknown function %s: the functions are elapsed(N), rows(N) and value(N, column)", name.text)
+			return nil, p.errorf("unknown function %s: the functions are elapsed(N), rows(N), scanned(N) and value(N, column)", name.text)
 		}
 		p.next()
 		if p.tok.kind != tNum || p.tok.num != math.Trunc(p.tok.num) || p.tok.num < 1 || p.tok.num > 1000 || strings.ContainsAny(p.tok.text, ".eE") {

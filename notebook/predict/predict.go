@@ -23,6 +23,7 @@
 //
 //	elapsed(N)        sql: the elapsed time in ns of the cell's N-th query
 //	rows(N)           sql: the row count of the N-th query
+//	scanned(N)        sql: the rows the N-th query read from its tables
 //	value(N, column)  sql: the number in the first row of column of the N-th query
 //	field             other kinds: a number member of the measurement
 //	array[sel].field  other kinds: field of the element of array that sel picks

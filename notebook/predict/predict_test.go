@@ -58,7 +58,7 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	sql := Result{Queries: []Query{
-		{ElapsedNs: 3000, RowCount: 10, Columns: []string{"UserID", "c"}, First: []*string{sp("7"), sp("12.5")}},
+		{ElapsedNs: 3000, RowCount: 10, Scanned: 2000, Columns: []string{"UserID", "c"}, First: []*string{sp("7"), sp("12.5")}},
 		{ElapsedNs: 2000, RowCount: 10, Columns: []string{"UserID", "c"}, First: []*string{sp("7"), nil}},
 	}}
 	tests := []struct {
@@ -70,6 +70,8 @@ func TestEval(t *testing.T) {
 		{"elapsed(1) / elapsed(2)", sql, 1.5, ""},
 		{"(elapsed(1) - elapsed(2)) / elapsed(2) * 100", sql, 50, ""},
 		{"rows(2)", sql, 10, ""},
+		{"elapsed(1) / scanned(1)", sql, 1.5, ""},
+		{"scanned(2)", sql, 0, "read no table rows"},
 		{"value(1, c)", sql, 12.5, ""},
 		{`value(1, "c") * 2`, sql, 25, ""},
 		{"-value(1, UserID) + 1e1", sql, 3, ""},
