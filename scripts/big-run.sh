@@ -20,6 +20,7 @@ THREADS=${THREADS:-0}
 # costs little and the peak RSS shows the query's own memory.
 CACHE=${CACHE:-512MiB}
 START=${START:-0}
+ONLY=${ONLY:-} # e.g. "4 16 18": only these query numbers
 BIN=${BIN:-bin/cachebook}
 QUERIES=${QUERIES:-engine/sql/testdata/clickbench.sql}
 export GODEBUG=madvdontneed=0
@@ -42,15 +43,19 @@ run() { # run LABEL SQL
 	rm -f "$t"
 	local status=ok
 	if [ $rc -ne 0 ]; then
-		status="exit $rc: $(printf '%s\n' "$out" | grep -v '^$' | tail -1 | cut -c1-160)"
+		status="exit $rc: $(printf '%s\n' "$out" | grep -m1 -v '^$' | cut -c1-200)"
 	fi
 	printf '%s\t%s\t%.2f s\t%d MiB\n' "$1" "$status" "$secs" $((kib / 1024))
 }
 
-[ "$START" = 0 ] && run "first-look" "SELECT * FROM hits LIMIT 3"
+[ "$START" = 0 ] && [ -z "$ONLY" ] && run "first-look" "SELECT * FROM hits LIMIT 3"
 n=0
 while IFS= read -r q; do
 	[ -z "$q" ] && continue
-	[ "$n" -ge "$START" ] && run "Q$n" "$q"
+	if [ -n "$ONLY" ]; then
+		case " $ONLY " in *" $n "*) run "Q$n" "$q" ;; esac
+	elif [ "$n" -ge "$START" ]; then
+		run "Q$n" "$q"
+	fi
 	n=$((n + 1))
 done <"$QUERIES"
