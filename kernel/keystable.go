@@ -1,0 +1,39 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"cachebook/kernel/sizing"
+)
+
+// mentionsKeys matches SQL that names the generated keys table.
+var mentionsKeys = regexp.MustCompile(`(?i)\bfrom\s+keys\b`)
+
+// ensureKeys generates and registers the keys table (package sizing) the
+// first time a cell names it, sized from this machine's caches within the
+// cell memory cap, and returns the sentence that states the sizes, for
+// the cell's output. It returns "" for SQL that does not name keys, and
+// leaves alone a keys table the data directory already has.
+func ensureKeys(ctx context.Context, env *Env, src string) (string, error) {
+	if env.db == nil || env.engine == nil || !mentionsKeys.MatchString(src) {
+		return "", nil
+	}
+	plan := sizing.ForRuntime(env.Limits().CellMemory)
+	res, err := env.engine.Exec(ctx, "SHOW TABLES", nil)
+	if err != nil {
+		return "", fmt.Errorf("keys table: %w", err)
+	}
+	for _, r := range res {
+		for i := 0; len(r.Vecs) > 0 && i < r.Rows; i++ {
+			if string(r.Vecs[0].Str(i)) == sizing.Table {
+				return plan.String(), nil
+			}
+		}
+	}
+	if err := plan.Register(ctx, env.db, 1); err != nil {
+		return "", fmt.Errorf("keys table: %w", err)
+	}
+	return plan.String(), nil
+}
