@@ -63,7 +63,9 @@ func TestLessonsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := kernel.NewExecutor(kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute}})
+			// A small cell memory cap keeps the generated keys table
+			// small (kernel/sizing sizes it within a quarter of the cap).
+			x, err := kernel.NewExecutor(kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute, CellMemory: 256 << 20}})
 			if err != nil {
 				t.Fatal(err)
 			}
