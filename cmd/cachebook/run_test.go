@@ -42,7 +42,7 @@ var cheap = map[string]map[string]string{
 	"experiment stride":          {"size": "2MiB", "sample": "2ms", "reps": "1"},
 	"experiment associativity":   {"counts": "4,16", "sample": "2ms", "reps": "1"},
 	"experiment c2c":             {"duration": "5ms", "reps": "1"},
-	"experiment substring":       {"reps": "1"},
+	"experiment substring":       {"reps": "1", "limit": "20000"},
 	"experiment page-reuse":      {"size": "1MiB", "rounds": "2"},
 }
 

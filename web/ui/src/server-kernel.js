@@ -159,13 +159,13 @@ export class KernelClient {
   }
 
   // execute sends a cell; onEvent receives its events until "done".
-  execute(cellId, code, onEvent, kind = "sql", attrs = {}) {
+  execute(cellId, code, onEvent, kind = "sql", attrs = {}, silent = false) {
     return new Promise((resolve) => {
       const wrapped = (e) => {
         onEvent(e);
         if (e.kind === "done") resolve(e);
       };
-      const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent: false, store_history: true });
+      const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent, store_history: !silent });
       this.cells.set(f.id, wrapped);
       this.transmit(f.frame);
     });
@@ -184,6 +184,13 @@ export class KernelClient {
 
   interrupt() {
     return this.request("interrupt_request", {}, "control");
+  }
+
+  // resetSession puts the kernel session's engine settings back to their
+  // defaults (a silent RESET ALL), so that a notebook opened in this tab
+  // starts from defaults whatever the one before it SET.
+  resetSession() {
+    return this.execute("", "RESET ALL", () => {}, "sql", {}, true);
   }
 
   restart() {
