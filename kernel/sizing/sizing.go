@@ -172,9 +172,9 @@ func (p Plan) String() string {
 		src = p.L3Source
 	}
 	s := fmt.Sprintf("keys: %s rows in shuffled order, %s distinct keys (%d rows per key); "+
-		"the naive hash table of k is %s = %.2f× the L3 of %s (%s); s has %d distinct keys (a table of a few KiB)",
+		"the naive hash table of k is %s = %.2f× the L3 of %s (%s); s has %d distinct keys (a %s table)",
 		count(p.Rows), count(p.Groups), RowsPerGroup, latency.FormatSize(p.TableBytes), p.Ratio(),
-		latency.FormatSize(p.L3Bytes), src, SmallGroups)
+		latency.FormatSize(p.L3Bytes), src, SmallGroups, latency.FormatSize(TableBytes(SmallGroups)))
 	if p.Capped {
 		s += fmt.Sprintf("; %d× the L3 would need more than this run's budget (%s rows, %s of memory), so the table is capped there",
 			TargetFactor, count(p.Budget.MaxRows), latency.FormatSize(p.Budget.Memory))
