@@ -3,7 +3,9 @@ package sizing
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -134,9 +136,47 @@ func TestParallelThreadsDirection(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs two CPUs")
 	}
+	if load, ok := loadAverage(); ok && load > float64(runtime.NumCPU())-0.5 {
+		t.Skipf("this machine is busy (load average %.1f on %d CPUs): a second thread only helps on an idle core", load, runtime.NumCPU())
+	}
 	d := lesson(t)
 	ratioDirection(t, d.db, d.plan.Rows,
 		"radix, 1 thread", "SET group_by = 'radix'; SET threads = 1; "+groupBy,
 		"parallel, 2 threads", "SET group_by = 'parallel'; SET threads = 2; "+groupBy,
 		1.1)
+}
+
+// TestBrowserSizedNaiveSlowerThanRadixDirection is lesson 3's comparison
+// on the table the browser generates (an assumed L3, the browser's
+// budget), run natively on one thread: the WebAssembly build runs the same
+// engine code, single-threaded.
+func TestBrowserSizedNaiveSlowerThanRadixDirection(t *testing.T) {
+	skipTiming(t)
+	plan := New(AssumedL3, "assumed", BrowserBudget(512<<20))
+	db, err := engine.Open(engine.Options{MaxThreads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Register(context.Background(), db, 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(plan)
+	ratioDirection(t, db, plan.Rows,
+		"naive", "SET threads = 1; SET group_by = 'naive'; "+groupBy,
+		"radix", "SET threads = 1; SET group_by = 'radix'; "+groupBy,
+		1.1)
+}
+
+// loadAverage is the one-minute load average (Linux /proc/loadavg).
+func loadAverage() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
 }
