@@ -9,7 +9,7 @@ import (
 )
 
 // mentionsKeys matches SQL that names the generated keys table.
-var mentionsKeys = regexp.MustCompile(`(?i)\bfrom\s+keys\b`)
+var mentionsKeys = regexp.MustCompile(`(?i)\b(from|join|describe)\s+keys\b`)
 
 // ensureKeys generates and registers the keys table (package sizing) the
 // first time a cell names it, sized from this machine's caches within the

@@ -41,7 +41,7 @@ func referenceMachine(dir string) lessons.Machine {
 	}
 	if db, err := engine.Open(engine.Options{DataDir: dir}); err == nil {
 		if res, err := db.NewSession().Exec(context.Background(), "SELECT count(*) FROM hits", nil); err == nil && len(res) == 1 && res[0].Rows == 1 {
-			m.Data = "the demo table hits: " + res[0].Vecs[0].Format(0) + " rows (make data: shuffled, seed 1)"
+			m.Data = "the demo table hits: " + thousands(res[0].Vecs[0].Format(0)) + " rows (make data: shuffled, seed 1)"
 		}
 	}
 	return m
@@ -59,4 +59,12 @@ func writeReference(path string, nb *notebook.Notebook, dir string) error {
 		return fmt.Errorf("reference: %w", err)
 	}
 	return writeOutput(path, append(b, '\n'), nil)
+}
+
+// thousands groups the digits of a whole number: "2000000" → "2,000,000".
+func thousands(n string) string {
+	for i := len(n) - 3; i > 0; i -= 3 {
+		n = n[:i] + "," + n[i:]
+	}
+	return n
 }

@@ -50,7 +50,8 @@ func TestExperimentChart(t *testing.T) {
 		if n := get(t, ctx, "errors", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" .error")))); n > 0 {
 			t.Fatalf("%s: stride cell failed: %s", mode, text(t, ctx, cellEl(id)+" .error"))
 		}
-		do(t, ctx, "chart ("+mode+")", chromedp.WaitVisible(cellSel(id, ".chart.measurement svg.xchart")))
+		do(t, ctx, "chart ("+mode+")", chromedp.WaitVisible(cellSel(id, ".chart.measurement svg.xchart")),
+			chromedp.ScrollIntoView(cellSel(id, ".chart.measurement svg.xchart")))
 		bars := get(t, ctx, "bars", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" svg.xchart g.series g.s rect"))))
 		if bars != 2 {
 			t.Errorf("%s: %d bars, want 2 (sequential, random)", mode, bars)

@@ -30,6 +30,7 @@ func TestReferenceOutputsShown(t *testing.T) {
 	if n := get(t, ctx, "reference table", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" .reference-label, "+cellEl(id)+" table.grid")))); n != 2 {
 		t.Fatalf("the SQL cell shows %d of its reference label and table, want both", n)
 	}
+	do(t, ctx, "scroll to the latency cell", chromedp.ScrollIntoView(chromedp.CSS(`.notebook .cell[data-kind="latency"] .reference-label`)))
 	screenshot(t, ctx, "reference-outputs")
 	do(t, ctx, "run the SQL cell",
 		clickRun(id),
