@@ -145,6 +145,29 @@ func (r *Reference) Stale(nb *notebook.Notebook) (stale, missing []string) {
 	return stale, missing
 }
 
+// Encode writes r as compact JSON with one cell per line, so that a
+// regenerated file's diff shows which cells changed.
+func (r *Reference) Encode() ([]byte, error) {
+	var b strings.Builder
+	m, err := json.Marshal(r.Machine)
+	if err != nil {
+		return nil, fmt.Errorf("lessons: reference: %w", err)
+	}
+	b.WriteString("{\"machine\": " + string(m) + ",\n\"cells\": {")
+	for i, k := range slices.Sorted(maps.Keys(r.Cells)) {
+		o, err := json.Marshal(r.Cells[k])
+		if err != nil {
+			return nil, fmt.Errorf("lessons: reference: cell %s: %w", k, err)
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n%q: %s", k, o)
+	}
+	b.WriteString("\n}}\n")
+	return []byte(b.String()), nil
+}
+
 // MaxRows and MaxText bound what a reference output keeps.
 const (
 	MaxRows = 20

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"runtime"
 	"strings"
 	"time"
@@ -54,11 +52,11 @@ func writeReference(path string, nb *notebook.Notebook, dir string) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(ref, "", " ")
+	b, err := ref.Encode()
 	if err != nil {
-		return fmt.Errorf("reference: %w", err)
+		return err
 	}
-	return writeOutput(path, append(b, '\n'), nil)
+	return writeOutput(path, b, nil)
 }
 
 // thousands groups the digits of a whole number: "2000000" → "2,000,000".
