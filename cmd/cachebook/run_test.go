@@ -177,6 +177,14 @@ func TestLessonsExportImportCommands(t *testing.T) {
 	if !bytes.Equal(first, stdout.Bytes()) {
 		t.Error("export → import → export changed the .ipynb")
 	}
+	// --reference fills the cells with the lesson's labelled reference run.
+	stdout.Reset()
+	if err := cmdExport(context.Background(), []string{"radix", "--to", "ipynb", "--reference"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "reference run on ") || !strings.Contains(stdout.String(), `"outputs": [`) {
+		t.Error("export --reference wrote no labelled reference outputs")
+	}
 	for _, args := range [][]string{{"radix"}, {"radix", "--to", "pdf"}, {"no-such-lesson", "--to", "md"}, {}} {
 		if err := cmdExport(context.Background(), args, &stdout, &stderr); err == nil {
 			t.Errorf("export %v succeeded", args)
