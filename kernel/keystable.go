@@ -4,9 +4,16 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"cachebook/kernel/sizing"
 )
+
+// KeysTable serialises the generation of the keys table (package sizing)
+// on one engine, so that sessions sharing the engine generate it once:
+// the Manager gives all its sessions one, NewExecutor makes one for an
+// executor on its own.
+type KeysTable struct{ mu sync.Mutex }
 
 // mentionsKeys matches SQL that names the generated keys table.
 var mentionsKeys = regexp.MustCompile(`(?i)\b(from|join|describe)\s+keys\b`)
@@ -21,6 +28,10 @@ func ensureKeys(ctx context.Context, env *Env, src string) (string, error) {
 		return "", nil
 	}
 	plan := sizing.ForRuntime(env.Limits().CellMemory)
+	if env.keys != nil {
+		env.keys.mu.Lock()
+		defer env.keys.mu.Unlock()
+	}
 	res, err := env.engine.Exec(ctx, "SHOW TABLES", nil)
 	if err != nil {
 		return "", fmt.Errorf("keys table: %w", err)

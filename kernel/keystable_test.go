@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
+	"cachebook/engine"
 	"cachebook/engine/gen/gentest"
 )
 
@@ -47,6 +49,37 @@ func TestKeysTableCell(t *testing.T) {
 	for _, m := range rec.msgs {
 		if b, _ := json.Marshal(m.Content); strings.Contains(string(b), "rows in shuffled order") {
 			t.Errorf("a hits cell states the keys sizes: %s", b)
+		}
+	}
+}
+
+// TestKeysTableShared: two sessions on one engine asking for keys at once
+// both get it (generated once, under the shared KeysTable).
+func TestKeysTableShared(t *testing.T) {
+	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := &KeysTable{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for range 2 {
+		x, err := NewExecutor(Config{DB: db, Keys: keys, Logger: quietLogger(), Limits: Limits{CellMemory: 32 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: "SELECT count(DISTINCT s) FROM keys"}, nil)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
 		}
 	}
 }
