@@ -68,3 +68,75 @@ func TestExperimentChart(t *testing.T) {
 		screenshot(t, ctx, "experiment-chart-"+mode)
 	}
 }
+
+// TestExperimentChartFromTable: an experiment without a chart of its own
+// (false-sharing) gets bars drawn from its first table, one per row.
+func TestExperimentChartFromTable(t *testing.T) {
+	ctx := browser(t)
+	do(t, ctx, "open lesson 5",
+		chromedp.Navigate(env.url+"#/lesson/05-contention"),
+		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="experiment"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+	)
+	id := get(t, ctx, "the false-sharing cell", chromedp.Evaluate[string](
+		`document.querySelector('.notebook .cell[data-kind="experiment"]').dataset.cell`))
+	setSource(t, ctx, id, "false-sharing\nduration=5ms reps=1")
+	get(t, ctx, "clear the timer", chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelector(%s).textContent = "", true)`, jsString(cellEl(id)+" .timer"))))
+	do(t, ctx, "run the false-sharing experiment",
+		clickRun(id),
+		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
+	)
+	if n := get(t, ctx, "errors", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" .error")))); n > 0 {
+		t.Fatalf("false-sharing cell failed: %s", text(t, ctx, cellEl(id)+" .error"))
+	}
+	do(t, ctx, "chart", chromedp.WaitVisible(cellSel(id, ".chart.measurement svg.xchart")),
+		chromedp.ScrollIntoView(cellSel(id, ".chart.measurement svg.xchart")))
+	bars := get(t, ctx, "bars", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" svg.xchart g.series g.s rect"))))
+	rows := get(t, ctx, "table rows", chromedp.Evaluate[int](fmt.Sprintf(`cachebookApp.nb.cells.find((c) => c.id === %s).measured.experiment.tables[0].rows.length`, jsString(id))))
+	if bars == 0 || bars != rows {
+		t.Errorf("%d bars for a first table of %d rows", bars, rows)
+	}
+	chart := text(t, ctx, cellEl(id)+" .chart.measurement")
+	for _, want := range []string{"first table", "CPU ns/op", "packed"} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("chart lacks %q:\n%s", want, chart)
+		}
+	}
+	screenshot(t, ctx, "experiment-chart-from-table")
+}
+
+// TestExperimentLineChart: the mlp experiment's chart is a line over a
+// log x axis: one polyline with a point per chain count.
+func TestExperimentLineChart(t *testing.T) {
+	ctx := browser(t)
+	do(t, ctx, "open lesson 7",
+		chromedp.Navigate(env.url+"#/lesson/07-access-patterns"),
+		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="experiment"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+	)
+	id := get(t, ctx, "an experiment cell", chromedp.Evaluate[string](
+		`document.querySelector('.notebook .cell[data-kind="experiment"]').dataset.cell`))
+	setSource(t, ctx, id, "mlp\nsize=2MiB chains=1,2,4 sample=2ms reps=1")
+	get(t, ctx, "clear the timer", chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelector(%s).textContent = "", true)`, jsString(cellEl(id)+" .timer"))))
+	do(t, ctx, "run the mlp experiment",
+		clickRun(id),
+		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
+	)
+	if n := get(t, ctx, "errors", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" .error")))); n > 0 {
+		t.Fatalf("mlp cell failed: %s", text(t, ctx, cellEl(id)+" .error"))
+	}
+	do(t, ctx, "chart", chromedp.WaitVisible(cellSel(id, ".chart.measurement svg.xchart polyline")),
+		chromedp.ScrollIntoView(cellSel(id, ".chart.measurement svg.xchart")))
+	lines := get(t, ctx, "lines", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" svg.xchart g.series g.s polyline"))))
+	points := get(t, ctx, "points", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" svg.xchart g.series g.s circle"))))
+	if lines < 1 || points != 3*lines {
+		t.Errorf("%d lines with %d points, want 3 points a line", lines, points)
+	}
+	chart := text(t, ctx, cellEl(id)+" .chart.measurement")
+	for _, want := range []string{"independent chains", "ns per load"} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("chart lacks %q:\n%s", want, chart)
+		}
+	}
+	screenshot(t, ctx, "experiment-line-chart")
+}

@@ -353,9 +353,17 @@ function fmtTick(v) {
 // is plain SVG, so it draws the same in server and WebAssembly mode and
 // needs no layout pass.
 export function experimentSVG(c) {
-  const W = 640, H = 300, L = 64, R = 16, T = 12, B = 56;
-  const pw = W - L - R, ph = H - T - B;
   const series = (c.series || []).filter((s) => (s.points || []).length);
+  const W = 640, L = 64, R = 16, T = 12;
+  const pw = W - L - R;
+  // Bar labels that do not fit their slot break at " · " onto more lines.
+  const labels = c.bars ? [...new Set(series.flatMap((s) => s.points.map((p) => p.label ?? String(p.x))))] : [];
+  const slot = pw / Math.max(1, labels.length);
+  const fit = Math.max(6, Math.floor(slot / 6.5)); // characters of 11 px text a slot holds
+  const lines = labels.map((lab) => (lab.length > fit ? lab.split(" · ") : [lab]).slice(0, 4));
+  const extra = 12 * (Math.max(1, ...lines.map((l) => l.length)) - 1);
+  const B = 56 + extra, H = 300 + extra;
+  const ph = H - T - B;
   const root = svg("svg", { class: "xchart", viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": c.title || "chart", "data-series": series.length });
   const ys = series.flatMap((s) => s.points.map((p) => p.y)).filter(Number.isFinite);
   const yMax = Math.max(0, ...ys) * 1.08 || 1;
@@ -375,12 +383,14 @@ export function experimentSVG(c) {
   const plot = svg("g", { class: "series" });
   root.append(plot);
   if (c.bars) {
-    const labels = [...new Set(series.flatMap((s) => s.points.map((p) => p.label ?? String(p.x))))];
-    const slot = pw / Math.max(1, labels.length);
     const bw = (slot * 0.8) / Math.max(1, series.length);
+    const cut = (t) => (t.length > fit ? t.slice(0, fit - 1) + "…" : t);
     labels.forEach((lab, i) => {
       const x = L + slot * i + slot / 2;
-      g.append(svg("text", { x, y: T + ph + 16, "text-anchor": "middle" }, lab.length > 18 ? lab.slice(0, 17) + "…" : lab));
+      g.append(
+        svg("text", { x, y: T + ph + 16, "text-anchor": "middle" }, svg("title", {}, lab),
+          ...lines[i].map((part, k) => svg("tspan", { x, dy: k ? 12 : 0 }, cut(part)))),
+      );
     });
     series.forEach((s, si) => {
       const gs = svg("g", { class: "s", "data-name": s.name, fill: PALETTE[si % PALETTE.length] });
@@ -418,22 +428,42 @@ export function experimentSVG(c) {
   return h("div.xchartbox", root, legend);
 }
 
+// parseCell reads a table cell such as "38.9 ms", "1.07x" or "8MiB" as a
+// number and its unit; null when it is not a number ("-", "mutex").
+function parseCell(v) {
+  const m = String(v ?? "").trim().match(/^([-+]?\d+(?:\.\d+)?)\s*([^\d\s].*)?$/);
+  return m ? { n: Number(m[1]), unit: (m[2] || "").trim() } : null;
+}
+
 // tableChart derives a chart from an experiment's first table when the
-// experiment has no chart of its own: the first column labels bars, the
-// first numeric column whose header names a time or a rate gives heights.
+// experiment has no chart of its own: bars labelled by the leading columns
+// (as many as make the labels unique), heights from the column that best
+// names a cost (ns/…, then total, best, time, wall), whose cells share
+// one unit.
 function tableChart(r) {
   const t = (r.tables || [])[0];
   if (!t || !t.rows || !t.rows.length) return null;
-  const num = (v) => Number.parseFloat(String(v).replace(/[×x%,]/g, ""));
-  const cols = t.columns.map((name, j) => ({ name, j, ok: j > 0 && t.rows.every((row) => Number.isFinite(num(row[j]))) }));
-  const y = cols.find((c) => c.ok && /ns|ms|GB\/s|time|per/i.test(c.name)) || cols.find((c) => c.ok);
+  const cols = t.columns.map((name, j) => {
+    const cells = t.rows.map((row) => parseCell(row[j]));
+    const ok = j > 0 && cells.every((c) => c && c.unit === cells[0].unit);
+    return { name, j, ok, unit: ok ? cells[0].unit : "", cells };
+  });
+  const rank = (c) => (/ns\//.test(c.name) ? 0 : /^(total|best|time|wall)$/i.test(c.name) ? 1 : /^(ns|µs|us|ms|s)$/.test(c.unit) ? 2 : 3);
+  const y = cols.filter((c) => c.ok).sort((a, b) => rank(a) - rank(b) || a.j - b.j)[0];
   if (!y) return null;
+  let labels = [];
+  for (let k = 1; k <= Math.min(3, t.columns.length); k++) {
+    const use = [...Array(k).keys()].filter((j) => j !== y.j);
+    labels = t.rows.map((row) => use.map((j) => row[j]).join(" · "));
+    if (new Set(labels).size === labels.length) break;
+  }
+  const unit = y.unit && !y.name.includes(y.unit) ? ` (${y.unit})` : "";
   return {
     title: t.title || r.experiment,
-    x_title: t.columns[0],
-    y_title: y.name,
+    x_title: t.columns.slice(0, Math.max(1, labels[0].split(" · ").length)).join(" · "),
+    y_title: y.name + unit,
     bars: true,
-    series: [{ name: y.name, points: t.rows.map((row) => ({ label: String(row[0]), y: num(row[y.j]) })) }],
+    series: [{ name: y.name, points: t.rows.map((row, i) => ({ label: labels[i], y: y.cells[i].n })) }],
   };
 }
 
