@@ -138,6 +138,7 @@ export class KernelClient {
         if (d["application/vnd.cachebook.progress+json"]) cell({ kind: "progress", ...d["application/vnd.cachebook.progress+json"] });
         else if (d["application/vnd.cachebook.counters+json"]) cell({ kind: "counters", data: d["application/vnd.cachebook.counters+json"], live: true });
         else if (d["application/vnd.cachebook.measurement+json"]) cell({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], live: true });
+        else if (d["application/vnd.cachebook.prediction+json"]) cell({ kind: "prediction", data: d["application/vnd.cachebook.prediction+json"], text: d["text/plain"] });
         else if (d["text/plain"]) cell({ kind: "stream", name: "stdout", text: d["text/plain"] + "\n" });
         break;
       }
@@ -159,13 +160,14 @@ export class KernelClient {
   }
 
   // execute sends a cell; onEvent receives its events until "done".
-  execute(cellId, code, onEvent, kind = "sql", attrs = {}, silent = false) {
+  // extra: further request members (predict, guess: docs/protocol.md §3.14).
+  execute(cellId, code, onEvent, kind = "sql", attrs = {}, extra = {}) {
     return new Promise((resolve) => {
       const wrapped = (e) => {
         onEvent(e);
         if (e.kind === "done") resolve(e);
       };
-      const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent, store_history: !silent });
+      const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent: false, store_history: true, ...extra });
       this.cells.set(f.id, wrapped);
       this.transmit(f.frame);
     });
@@ -190,7 +192,7 @@ export class KernelClient {
   // defaults (a silent RESET ALL), so that a notebook opened in this tab
   // starts from defaults whatever the one before it SET.
   resetSession() {
-    return this.execute("", "RESET ALL", () => {}, "sql", {}, true);
+    return this.execute("", "RESET ALL", () => {}, "sql", {}, { silent: true, store_history: false });
   }
 
   restart() {
