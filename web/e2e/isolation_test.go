@@ -41,15 +41,16 @@ func TestLessonsAreIsolated(t *testing.T) {
 	}
 }
 
-// runSQL puts src into the open notebook's first SQL cell, runs it and
-// returns the cell's output text.
+// runSQL puts src (an EXPLAIN) into the open notebook's first SQL cell,
+// runs it and returns the cell's output text once the plan is there.
 func runSQL(t *testing.T, ctx context.Context, src string) string {
 	t.Helper()
 	id := setCell(t, ctx, src)
-	get(t, ctx, "clear the timer", chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelector(%s).textContent = "", true)`, jsString(cellEl(id)+" .timer"))))
+	el := jsString(cellEl(id))
+	get(t, ctx, "clear the outputs", chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelector(%s + " .outputs").textContent = "", true)`, el)))
 	do(t, ctx, "run "+src,
 		clickRun(id),
-		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
+		poll(fmt.Sprintf(`(() => { const c = document.querySelector(%s); return !c.classList.contains("running") && !c.classList.contains("queued") && c.querySelector(".outputs").textContent.includes("strategy:"); })()`, el)),
 	)
 	return text(t, ctx, cellEl(id)+" .outputs")
 }
