@@ -16,7 +16,7 @@ FUZZ_SEED    ?= $(shell date +%s)
 RUNENV   := GODEBUG=madvdontneed=0
 
 .PHONY: all build run query test vet test-wasm test-race test-interrupt test-diff chromium \
-	test-direction bench duckbench data wasm web screenshots fuzz clean
+	test-direction bench duckbench data wasm web screenshots fuzz clean reference
 
 all: build
 
@@ -99,3 +99,9 @@ fuzz:
 
 clean:
 	rm -rf bin $(WASM)
+
+# Every lesson's reference outputs (lessons/reference/NAME.json), from a
+# real run on this machine and the demo data; commit them with the lessons.
+reference: data
+	@for f in lessons/[0-9]*.md; do n=$$(basename $$f .md); echo "== $$n"; \
+		$(RUNENV) $(BIN) run $$n --data $(DATA) --reference lessons/reference/$$n.json > /dev/null || echo "$$n: some cells failed (see the reference file)"; done

@@ -130,6 +130,9 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		cfg.Executor.DB = db
 	}
 	cfg.Executor.DataDir = "" // opened above; sessions share the DB
+	if cfg.Executor.Keys == nil {
+		cfg.Executor.Keys = &KeysTable{} // and its generated keys table
+	}
 	s := cfg.Scheduler
 	if s == nil {
 		s = NewScheduler(runtime.NumCPU() - 1)

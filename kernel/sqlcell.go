@@ -49,6 +49,12 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	if s == nil {
 		return nil, env.EngineErr()
 	}
+	// Before the counters start: generating the table is not the cell's work.
+	if note, err := ensureKeys(ctx, env, cell.Source); err != nil {
+		return nil, err
+	} else if note != "" {
+		env.Stream("stdout", note+"\n") // the generated table's sizes (kernel/sizing)
+	}
 	restore, err := applySettings(s, cell)
 	if err != nil {
 		return nil, err

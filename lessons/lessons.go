@@ -18,7 +18,7 @@ import (
 	"cachebook/notebook"
 )
 
-//go:embed *.md
+//go:embed *.md reference
 var files embed.FS
 
 // Lesson describes one built-in lesson.

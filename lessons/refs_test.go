@@ -13,6 +13,7 @@ import (
 	"cachebook/engine"
 	"cachebook/engine/gen/gentest"
 	"cachebook/kernel/experiment"
+	"cachebook/kernel/sizing"
 	"cachebook/lessons"
 	"cachebook/notebook"
 )
@@ -175,6 +176,11 @@ func cellColumns(t *testing.T, c *notebook.Cell) ([]string, error) {
 	case notebook.KindSQL:
 		db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
 		if err != nil {
+			return nil, err
+		}
+		// The kernel generates keys on first use (kernel/sizing); a small
+		// one has the same columns.
+		if err := (sizing.Plan{Rows: 8000, Groups: 1000}).Register(context.Background(), db, 1); err != nil {
 			return nil, err
 		}
 		res, err := db.NewSession().Exec(context.Background(), c.Source, nil)

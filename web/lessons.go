@@ -23,4 +23,6 @@ func (builtinLessons) List() ([]LessonInfo, error) {
 	return out, nil
 }
 
-func (builtinLessons) Open(id string) (*notebook.Notebook, error) { return lessons.Notebook(id) }
+// Open returns the lesson with its reference outputs (lessons.Opened) in
+// the cells, shown until the reader's own run replaces them.
+func (builtinLessons) Open(id string) (*notebook.Notebook, error) { return lessons.Opened(id) }

@@ -13,12 +13,13 @@ import (
 	"cachebook/notebook"
 )
 
-const exportUsage = `usage: cachebook export NOTEBOOK --to ipynb|md [--out FILE]
+const exportUsage = `usage: cachebook export NOTEBOOK --to ipynb|md [--out FILE] [--reference]
 
 NOTEBOOK is a lesson name (see "cachebook lessons") or a path to a .md
 notebook. --to ipynb writes Jupyter's nbformat 4.5; --to md writes the
 notebook's Markdown. Without --out (or with --out -) the result goes to
-standard output.`
+standard output. --reference puts a lesson's reference outputs (a real run,
+labelled with its machine) in its cells, for readers without a kernel.`
 
 // cmdExport converts a notebook to .ipynb or Markdown.
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -27,6 +28,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Usage = func() { fmt.Fprintln(stderr, exportUsage); fs.PrintDefaults() }
 	to := fs.String("to", "", "output format: ipynb or md")
 	out := fs.String("out", "", "output file (default: standard output)")
+	withRef := fs.Bool("reference", false, "include the lesson's reference outputs")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -37,6 +39,16 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	nb, err := loadNotebook(pos[0])
 	if err != nil {
 		return err
+	}
+	if *withRef {
+		ref, err := lessons.LoadReference(pos[0])
+		if err != nil {
+			return err
+		}
+		if ref == nil {
+			return fmt.Errorf("%s has no reference outputs", pos[0])
+		}
+		ref.Apply(nb)
 	}
 	var data []byte
 	switch *to {

@@ -15,13 +15,15 @@ import (
 	"cachebook/notebook"
 )
 
-const runUsage = `usage: cachebook run NOTEBOOK [--data DIR] [--out FILE.md|FILE.ipynb] [--timeout D]
+const runUsage = `usage: cachebook run NOTEBOOK [--data DIR] [--out FILE.md|FILE.ipynb] [--timeout D] [--reference FILE.json]
 
 Runs every code cell of NOTEBOOK (a lesson name or a .md path) in order on
 one kernel session, as the server would, and prints each cell's outputs.
 --out saves the notebook with its outputs (as .ipynb, with the charts as
 Vega-Lite and SVG, when FILE ends in .ipynb). The command fails if any cell
-failed; the other cells still run.`
+failed; the other cells still run. --reference saves the outputs as the
+lesson's reference outputs (lessons/reference/NAME.json, labelled with
+this machine; make reference writes every lesson's).`
 
 // cmdRun runs every cell of a notebook and prints the outputs.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -31,6 +33,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	data := fs.String("data", "", "data directory holding hits.parquet (default $CACHEBOOK_DATA, else data)")
 	out := fs.String("out", "", "save the notebook with its outputs to this .md or .ipynb file")
 	timeout := fs.Duration("timeout", 0, "time limit per cell (0: the kernel's default)")
+	reference := fs.String("reference", "", "save the outputs as reference outputs to this .json file (lessons/reference/NAME.json)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -77,6 +80,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		n++
 		printCell(stdout, n, total, c)
 	})
+	if *reference != "" {
+		if err := writeReference(*reference, nb, dir); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
 	if *out != "" {
 		doc := nb.Markdown()
 		if strings.HasSuffix(*out, ".ipynb") {

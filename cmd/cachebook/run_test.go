@@ -42,7 +42,7 @@ var cheap = map[string]map[string]string{
 	"experiment stride":          {"size": "2MiB", "sample": "2ms", "reps": "1"},
 	"experiment associativity":   {"counts": "4,16", "sample": "2ms", "reps": "1"},
 	"experiment c2c":             {"duration": "5ms", "reps": "1"},
-	"experiment substring":       {"reps": "1"},
+	"experiment substring":       {"reps": "1", "limit": "20000"},
 	"experiment page-reuse":      {"size": "1MiB", "rounds": "2"},
 }
 
@@ -63,7 +63,9 @@ func TestLessonsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := kernel.NewExecutor(kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute}})
+			// A small cell memory cap keeps the generated keys table
+			// small (kernel/sizing sizes it within a quarter of the cap).
+			x, err := kernel.NewExecutor(kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute, CellMemory: 256 << 20}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,6 +176,14 @@ func TestLessonsExportImportCommands(t *testing.T) {
 	first, _ := os.ReadFile(ipynb)
 	if !bytes.Equal(first, stdout.Bytes()) {
 		t.Error("export → import → export changed the .ipynb")
+	}
+	// --reference fills the cells with the lesson's labelled reference run.
+	stdout.Reset()
+	if err := cmdExport(context.Background(), []string{"radix", "--to", "ipynb", "--reference"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "reference run on ") || !strings.Contains(stdout.String(), `"outputs": [`) {
+		t.Error("export --reference wrote no labelled reference outputs")
 	}
 	for _, args := range [][]string{{"radix"}, {"radix", "--to", "pdf"}, {"no-such-lesson", "--to", "md"}, {}} {
 		if err := cmdExport(context.Background(), args, &stdout, &stderr); err == nil {

@@ -313,5 +313,173 @@ export function measurementChart(m) {
   if (kind === "latency" || m.latency) return latencyChart(m.latency || m);
   if (kind === "bandwidth" || m.bandwidth) return bandwidthChart(m.bandwidth || m);
   if (kind === "sweep" || m.sweep) return sweepChart(m.sweep || m);
+  if (kind === "experiment" && m.experiment) return experimentChart(m.experiment);
   return null;
+}
+
+// SVG is the namespace of the experiment charts' elements.
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  for (const c of children) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+
+// niceTicks returns about n round values covering [lo, hi].
+function niceTicks(lo, hi, n = 5) {
+  if (!(hi > lo)) hi = lo + 1;
+  const raw = (hi - lo) / n;
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 2.5, 5, 10].map((s) => s * mag).find((s) => s >= raw) || 10 * mag;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toPrecision(12));
+  return out;
+}
+
+// fmtTick prints an axis value with at most three significant digits.
+function fmtTick(v) {
+  const a = Math.abs(v);
+  if (a >= 1e9) return +(v / 1e9).toPrecision(3) + "G";
+  if (a >= 1e6) return +(v / 1e6).toPrecision(3) + "M";
+  if (a >= 1e4) return +(v / 1e3).toPrecision(3) + "k";
+  return String(+v.toPrecision(3));
+}
+
+// experimentSVG draws an experiment.Chart (kernel/experiment/chart.go) as
+// an SVG: lines over a numeric (optionally log) x axis, or grouped bars over
+// categories; axis titles (the y title carries the unit) and a legend. It
+// is plain SVG, so it draws the same in server and WebAssembly mode and
+// needs no layout pass.
+export function experimentSVG(c) {
+  const series = (c.series || []).filter((s) => (s.points || []).length);
+  const W = 640, L = 64, R = 16, T = 12;
+  const pw = W - L - R;
+  // Bar labels that do not fit their slot break at " · " onto more lines.
+  const labels = c.bars ? [...new Set(series.flatMap((s) => s.points.map((p) => p.label ?? String(p.x))))] : [];
+  const slot = pw / Math.max(1, labels.length);
+  const fit = Math.max(6, Math.floor(slot / 6.5)); // characters of 11 px text a slot holds
+  const lines = labels.map((lab) => (lab.length > fit ? lab.split(" · ") : [lab]).slice(0, 4));
+  const extra = 12 * (Math.max(1, ...lines.map((l) => l.length)) - 1);
+  const B = 56 + extra, H = 300 + extra;
+  const ph = H - T - B;
+  const root = svg("svg", { class: "xchart", viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": c.title || "chart", "data-series": series.length });
+  const ys = series.flatMap((s) => s.points.map((p) => p.y)).filter(Number.isFinite);
+  const yMax = Math.max(0, ...ys) * 1.08 || 1;
+  const yTicks = niceTicks(0, yMax);
+  const yTop = Math.max(yMax, yTicks[yTicks.length - 1]);
+  const yPos = (v) => T + ph - (v / yTop) * ph;
+  const g = svg("g", { class: "axes", "font-size": 11, "font-family": "sans-serif", fill: "currentColor" });
+  root.append(g);
+  for (const v of yTicks) {
+    g.append(svg("line", { x1: L, x2: L + pw, y1: yPos(v), y2: yPos(v), stroke: "#d0d7de", "stroke-width": 1 }));
+    g.append(svg("text", { x: L - 6, y: yPos(v) + 4, "text-anchor": "end" }, fmtTick(v)));
+  }
+  g.append(svg("line", { x1: L, x2: L + pw, y1: T + ph, y2: T + ph, stroke: "#57606a" }));
+  g.append(svg("line", { x1: L, x2: L, y1: T, y2: T + ph, stroke: "#57606a" }));
+  g.append(svg("text", { class: "ytitle", x: 14, y: T + ph / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${T + ph / 2})` }, c.y_title || ""));
+  g.append(svg("text", { class: "xtitle", x: L + pw / 2, y: H - 8, "text-anchor": "middle" }, c.x_title || ""));
+  const plot = svg("g", { class: "series" });
+  root.append(plot);
+  if (c.bars) {
+    const bw = (slot * 0.8) / Math.max(1, series.length);
+    const cut = (t) => (t.length > fit ? t.slice(0, fit - 1) + "…" : t);
+    labels.forEach((lab, i) => {
+      const x = L + slot * i + slot / 2;
+      g.append(
+        svg("text", { x, y: T + ph + 16, "text-anchor": "middle" }, svg("title", {}, lab),
+          ...lines[i].map((part, k) => svg("tspan", { x, dy: k ? 12 : 0 }, cut(part)))),
+      );
+    });
+    series.forEach((s, si) => {
+      const gs = svg("g", { class: "s", "data-name": s.name, fill: PALETTE[si % PALETTE.length] });
+      for (const p of s.points) {
+        const i = labels.indexOf(p.label ?? String(p.x));
+        const x = L + slot * i + slot * 0.1 + si * bw;
+        const y = yPos(Math.max(0, p.y));
+        gs.append(svg("rect", { x: x + bw * 0.05, y, width: bw * 0.9, height: T + ph - y }, svg("title", {}, `${s.name} · ${p.label}: ${fmtTick(p.y)} ${c.y_title || ""}`)));
+      }
+      plot.append(gs);
+    });
+  } else {
+    const xs = series.flatMap((s) => s.points.map((p) => p.x || 0)).filter((v) => Number.isFinite(v) && (!c.log_x || v > 0));
+    let lo = Math.min(...xs), hi = Math.max(...xs);
+    const tx = c.log_x ? Math.log10 : (v) => v;
+    if (!(hi > lo)) hi = lo + 1;
+    const xPos = (v) => L + ((tx(v) - tx(lo)) / (tx(hi) - tx(lo) || 1)) * pw;
+    const xTicks = c.log_x
+      ? [...new Set(xs)].sort((a, b) => a - b).filter((v, i, a) => a.length <= 10 || i % Math.ceil(a.length / 10) === 0)
+      : niceTicks(lo, hi).filter((v) => v >= lo && v <= hi);
+    for (const v of xTicks) g.append(svg("text", { x: xPos(v), y: T + ph + 16, "text-anchor": "middle" }, fmtTick(v)));
+    series.forEach((s, si) => {
+      const col = PALETTE[si % PALETTE.length];
+      const pts = s.points.filter((p) => Number.isFinite(p.y) && (!c.log_x || (p.x || 0) > 0));
+      const gs = svg("g", { class: "s", "data-name": s.name });
+      gs.append(svg("polyline", { fill: "none", stroke: col, "stroke-width": 2, points: pts.map((p) => `${xPos(p.x || 0).toFixed(1)},${yPos(p.y).toFixed(1)}`).join(" ") }));
+      for (const p of pts) gs.append(svg("circle", { cx: xPos(p.x || 0), cy: yPos(p.y), r: 3, fill: col }, svg("title", {}, `${s.name} · ${fmtTick(p.x || 0)}: ${fmtTick(p.y)} ${c.y_title || ""}`)));
+      plot.append(gs);
+    });
+  }
+  const legend = h(
+    "div.legend",
+    series.map((s, i) => h("span.item", h("span.swatch", { style: `background:${PALETTE[i % PALETTE.length]}` }), s.name || `series ${i + 1}`)),
+  );
+  return h("div.xchartbox", root, legend);
+}
+
+// parseCell reads a table cell such as "38.9 ms", "1.07x" or "8MiB" as a
+// number and its unit; null when it is not a number ("-", "mutex").
+function parseCell(v) {
+  const m = String(v ?? "").trim().match(/^([-+]?\d+(?:\.\d+)?)\s*([^\d\s].*)?$/);
+  return m ? { n: Number(m[1]), unit: (m[2] || "").trim() } : null;
+}
+
+// tableChart derives a chart from an experiment's first table when the
+// experiment has no chart of its own: bars labelled by the leading columns
+// (as many as make the labels unique), heights from the column that best
+// names a cost (ns/…, then total, best, time, wall), whose cells share
+// one unit.
+function tableChart(r) {
+  const t = (r.tables || [])[0];
+  if (!t || !t.rows || !t.rows.length) return null;
+  const cols = t.columns.map((name, j) => {
+    const cells = t.rows.map((row) => parseCell(row[j]));
+    const ok = j > 0 && cells.every((c) => c && c.unit === cells[0].unit);
+    return { name, j, ok, unit: ok ? cells[0].unit : "", cells };
+  });
+  const rank = (c) => (/ns\//.test(c.name) ? 0 : /^(total|best|time|wall)$/i.test(c.name) ? 1 : /^(ns|µs|us|ms|s)$/.test(c.unit) ? 2 : 3);
+  const y = cols.filter((c) => c.ok).sort((a, b) => rank(a) - rank(b) || a.j - b.j)[0];
+  if (!y) return null;
+  let labels = [];
+  for (let k = 1; k <= Math.min(3, t.columns.length); k++) {
+    const use = [...Array(k).keys()].filter((j) => j !== y.j);
+    labels = t.rows.map((row) => use.map((j) => row[j]).join(" · "));
+    if (new Set(labels).size === labels.length) break;
+  }
+  const unit = y.unit && !y.name.includes(y.unit) ? ` (${y.unit})` : "";
+  return {
+    title: t.title || r.experiment,
+    x_title: t.columns.slice(0, Math.max(1, labels[0].split(" · ").length)).join(" · "),
+    y_title: y.name + unit,
+    bars: true,
+    series: [{ name: y.name, points: t.rows.map((row, i) => ({ label: labels[i], y: y.cells[i].n })) }],
+  };
+}
+
+// experimentChart renders an experiment result (kind "experiment"): its
+// chart as SVG (or one derived from its first table), then its tables and
+// notes as text.
+export function experimentChart(r) {
+  const c = r.chart || tableChart(r);
+  const box = h("div.chart", h("div.paneltitle", (c && c.title) || r.experiment || "experiment"));
+  if (c) box.append(experimentSVG(c));
+  if (!r.chart && c) box.append(h("div.note", "Chart drawn from the experiment's first table."));
+  for (const t of r.tables || []) {
+    const w = t.columns.map((col, j) => Math.max(String(col).length, ...t.rows.map((row) => String(row[j] ?? "").length)));
+    const line = (cells) => cells.map((v, j) => String(v ?? "").padEnd(w[j])).join("  ").trimEnd();
+    box.append(h("pre.stream.stdout", [t.title, line(t.columns), ...t.rows.map(line)].filter(Boolean).join("\n")));
+  }
+  for (const n of r.notes || []) box.append(h("div.note", n));
+  return box;
 }

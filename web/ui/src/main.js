@@ -264,6 +264,9 @@ class App {
   }
 
   show(nb, source) {
+    // Isolated notebooks: nothing SET in the one shown before carries over.
+    this.server.resetSession();
+    if (this.wasm && this.wasm.worker) this.wasm.resetSession();
     this.nb = new Notebook(this, nb, source);
     this.titleEl.textContent = this.nb.title;
     this.toolbar.classList.remove("hidden");

@@ -81,8 +81,17 @@ export function renderError(e) {
   return box;
 }
 
-// renderStream renders stdout/stderr text.
+// REFERENCE_LABEL starts the line a lesson's reference outputs begin with
+// (lessons.Machine.Label): the figures below it come from a reference run
+// on another machine, until this cell runs here.
+const REFERENCE_LABEL = "reference run on ";
+
+// renderStream renders stdout/stderr text; a reference run's label is
+// shown as a banner.
 export function renderStream(name, text) {
+  if (name !== "stderr" && text && text.startsWith(REFERENCE_LABEL)) {
+    return h("div.reference-label", { title: "saved with the lesson; running the cell replaces it" }, text.trim());
+  }
   return h("pre.stream." + (name === "stderr" ? "stderr" : "stdout"), text);
 }
 

@@ -188,6 +188,13 @@ export class KernelClient {
     return this.request("interrupt_request", {}, "control");
   }
 
+  // resetSession puts the kernel session's engine settings back to their
+  // defaults (a silent RESET ALL), so that a notebook opened in this tab
+  // starts from defaults whatever the one before it SET.
+  resetSession() {
+    return this.execute("", "RESET ALL", () => {}, "sql", {}, { silent: true, store_history: false });
+  }
+
   restart() {
     return this.request("shutdown_request", { restart: true }, "control");
   }
