@@ -54,6 +54,11 @@ type ManagerConfig struct {
 	// OnCellDone, if set, is called after every executed or aborted cell
 	// with its kind, reply status and run time (for metrics).
 	OnCellDone func(kind, status string, run time.Duration)
+	// OnBroadcast, if set, is called with every numbered frame a kernel
+	// broadcasts, and the kernel's id, while the kernel's lock is held:
+	// it must not block or call back into the kernel (classroom mode
+	// copies the frames it needs and reads them later).
+	OnBroadcast func(session string, frame []byte)
 }
 
 // Manager owns the kernels of a server, each named by the session id its

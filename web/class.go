@@ -1,0 +1,877 @@
+package web
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"cachebook/engine"
+	"cachebook/kernel"
+)
+
+// ClassConfig turns on classroom mode (cachebook serve --class NAME): the
+// server's token becomes the teacher's, learners join with a short code
+// and a display name and get an identity, a notebook folder and kernel
+// sessions of their own (docs/classroom.md).
+type ClassConfig struct {
+	// Name is the class's name, shown on every page.
+	Name string
+	// Code is the join code learners type (empty: a random one).
+	Code string
+	// MaxLearners bounds the roster (200).
+	MaxLearners int
+	// MaxSessions bounds the kernel sessions (tabs) of one learner (3).
+	MaxSessions int
+	// MaxQueued bounds the cells one learner may have queued or running
+	// at once, across its sessions (3); more are refused with QueueFull.
+	MaxQueued int
+	// CellTimeout caps how long a learner's cell may run (2 min); a
+	// learner's timeout attribute can only lower it.
+	CellTimeout time.Duration
+}
+
+// Errors of classroom mode, as the enames of refused cells.
+const (
+	ErrLocked = "Locked"
+)
+
+// DemoSession is the kernel session the teacher's projector demo runs in;
+// learners watch its outputs through their class event stream.
+const DemoSession = "classdemo"
+
+// learnerIDLen is the number of hex digits of a learner id.
+const learnerIDLen = 12
+
+// codeAlphabet has no 0/O, 1/I/L: join codes are read off a projector.
+const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+// errForbidden refuses a request of a role that may not make it.
+var errForbidden = errors.New("forbidden")
+
+// role is who sent a request.
+type role int
+
+const (
+	roleNone role = iota
+	roleTeacher
+	roleLearner
+)
+
+func (r role) String() string { return [...]string{"anonymous", "teacher", "learner"}[r] }
+
+// identity is the sender of a request: its role and, for a learner, which.
+type identity struct {
+	role    role
+	learner *learner
+}
+
+// learner is one member of the roster. Its fields are guarded by the
+// class's mutex.
+type learner struct {
+	ID      string
+	Name    string
+	token   string
+	joined  time.Time
+	removed bool
+
+	sessions    map[string]bool // kernel session ids
+	connections int
+	pending     map[string]pendingCell // by execute_request msg_id
+	cells       int                    // cells finished
+	totals      []time.Duration        // run+queue time of its cells, newest last (at most 256)
+	running     string                 // kind of the running cell ("" idle)
+	runningCell string
+	queued      bool
+	measWaits   int           // measurement cells that waited for the measurement core
+	lastWait    time.Duration // how long its latest measurement waited
+	curve       []curvePoint
+	curveAt     time.Time
+	predictions map[string]*prediction // by cell
+	sql         map[string]*sqlResult  // by cell
+	events      map[chan []byte]bool   // its open event streams
+}
+
+// pendingCell is a cell a learner sent that has not been answered yet.
+type pendingCell struct {
+	kind, cell string
+	sent       time.Time
+}
+
+type curvePoint struct {
+	Bytes int64   `json:"bytes"`
+	Ns    float64 `json:"ns"`
+}
+
+// prediction is the value of an application/vnd.cachebook.prediction+json
+// display (the predictions feature's contract).
+type prediction struct {
+	Cell           string   `json:"cell"`
+	Question       string   `json:"question,omitempty"`
+	Unit           string   `json:"unit,omitempty"`
+	Choices        []string `json:"choices,omitempty"`
+	Guess          *float64 `json:"guess,omitempty"`
+	GuessChoice    string   `json:"guess_choice,omitempty"`
+	Measured       *float64 `json:"measured,omitempty"`
+	MeasuredChoice string   `json:"measured_choice,omitempty"`
+	Article        any      `json:"article,omitempty"`
+	ArticleSource  string   `json:"article_source,omitempty"`
+	Check          any      `json:"check,omitempty"`
+}
+
+// MIMEPrediction is the MIME type of a prediction cell's display output.
+const MIMEPrediction = "application/vnd.cachebook.prediction+json"
+
+// sqlResult is what the class view compares of one SQL cell's run.
+type sqlResult struct {
+	TimeNs   int64    `json:"time_ns"`
+	Rows     int64    `json:"rows"`
+	Strategy []string `json:"strategy,omitempty"`
+	Counters any      `json:"counters,omitempty"`
+	Modelled any      `json:"modelled,omitempty"`
+	At       string   `json:"at"`
+}
+
+// classFrame is a frame a learner's (or the demo) kernel broadcast.
+type classFrame struct {
+	session string
+	data    []byte
+}
+
+// class is the state of classroom mode: the roster, the teacher's locks
+// and pushes, and the event streams of the class view and the learners.
+type class struct {
+	cfg    ClassConfig
+	root   string // the notebooks directory ("" without one)
+	frames chan classFrame
+	done   chan struct{}
+	// dropped counts frames the tap could not keep up with.
+	dropped atomic.Int64
+
+	mu       sync.Mutex
+	learners map[string]*learner
+	byToken  map[string]*learner
+	order    []string // learner ids in joining order
+	locks    map[string]bool
+	push     map[string]any // the latest push ("open this now")
+	teachers map[chan []byte]bool
+	dirty    bool
+	stopped  bool
+}
+
+func newClass(cfg ClassConfig, notebooksRoot string) *class {
+	if cfg.MaxLearners <= 0 {
+		cfg.MaxLearners = 200
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = 3
+	}
+	if cfg.MaxQueued <= 0 {
+		cfg.MaxQueued = 3
+	}
+	if cfg.CellTimeout <= 0 {
+		cfg.CellTimeout = 2 * time.Minute
+	}
+	if cfg.Code == "" {
+		cfg.Code = newCode(6)
+	}
+	cfg.Code = strings.ToUpper(cfg.Code)
+	return &class{cfg: cfg, root: notebooksRoot, frames: make(chan classFrame, 8192), done: make(chan struct{}),
+		learners: map[string]*learner{}, byToken: map[string]*learner{}, locks: map[string]bool{},
+		teachers: map[chan []byte]bool{}}
+}
+
+func newCode(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)]
+	}
+	return string(b)
+}
+
+func newLearnerID() string {
+	var b [learnerIDLen / 2]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// prefix is the start of every kernel session id of learner id.
+func prefix(id string) string { return "l" + id + "_" }
+
+// learnerOfSession returns the learner id a kernel session id belongs to,
+// or "".
+func learnerOfSession(session string) string {
+	if len(session) > learnerIDLen+2 && session[0] == 'l' && session[learnerIDLen+1] == '_' {
+		id := session[1 : learnerIDLen+1]
+		for i := 0; i < len(id); i++ {
+			if !(id[i] >= '0' && id[i] <= '9' || id[i] >= 'a' && id[i] <= 'f') {
+				return ""
+			}
+		}
+		return id
+	}
+	return ""
+}
+
+// tap receives every frame the kernels broadcast (kernel lock held): it
+// keeps those of learners' sessions and of the demo, without blocking.
+func (c *class) tap(session string, data []byte) {
+	if session != DemoSession && learnerOfSession(session) == "" {
+		return
+	}
+	select {
+	case c.frames <- classFrame{session, data}:
+	default:
+		// No lock here: tap runs under the kernel's lock.
+		c.dropped.Add(1)
+	}
+}
+
+// cleanName validates a learner's display name.
+func cleanName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", fmt.Errorf("%w: a display name is needed", errBadRequest)
+	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > 40:
+		return "", fmt.Errorf("%w: a display name is 1-40 characters", errBadRequest)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return "", fmt.Errorf("%w: a display name has no control characters", errBadRequest)
+	}
+	return name, nil
+}
+
+// join adds a learner to the roster when code is the class's code.
+func (c *class) join(code, name string) (*learner, error) {
+	if subtle.ConstantTimeCompare([]byte(strings.ToUpper(strings.TrimSpace(code))), []byte(c.cfg.Code)) != 1 {
+		return nil, fmt.Errorf("%w: wrong join code", errForbidden)
+	}
+	name, err := cleanName(name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.learners) >= c.cfg.MaxLearners {
+		return nil, fmt.Errorf("%w: the class is full (%d learners)", errUnavailable, c.cfg.MaxLearners)
+	}
+	l := &learner{ID: newLearnerID(), Name: name, token: NewToken(), joined: time.Now(),
+		sessions: map[string]bool{}, pending: map[string]pendingCell{},
+		predictions: map[string]*prediction{}, sql: map[string]*sqlResult{}, events: map[chan []byte]bool{}}
+	c.learners[l.ID] = l
+	c.byToken[l.token] = l
+	c.order = append(c.order, l.ID)
+	c.dirty = true
+	return l, nil
+}
+
+// byTok returns the learner presenting tok, or nil.
+func (c *class) byTok(tok string) *learner {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byToken[tok]
+}
+
+// remove takes learner id off the roster: its token stops working, its
+// event streams end, and it returns the kernel sessions to stop.
+func (c *class) remove(id string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.learners[id]
+	if l == nil {
+		return nil, fmt.Errorf("%w: no learner %q", errNotFound, id)
+	}
+	l.removed = true
+	delete(c.learners, id)
+	delete(c.byToken, l.token)
+	for i, x := range c.order {
+		if x == id {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+	for ch := range l.events {
+		close(ch)
+	}
+	l.events = nil
+	var sessions []string
+	for s := range l.sessions {
+		sessions = append(sessions, s)
+	}
+	c.dirty = true
+	return sessions, nil
+}
+
+// session maps the session id a learner asks for to its own kernel
+// session id: ids of other learners are refused, any other id is put in
+// the learner's namespace, and a learner has at most MaxSessions.
+func (c *class) session(l *learner, id string, live func(string) bool) (string, error) {
+	if id == "" {
+		id = kernel.NewID()
+	}
+	own := prefix(l.ID)
+	if !strings.HasPrefix(id, own) {
+		if learnerOfSession(id) != "" {
+			return "", fmt.Errorf("%w: that session belongs to another learner", errForbidden)
+		}
+		id = own + id
+	}
+	if !kernel.ValidSessionID(id) {
+		return "", kernel.ErrBadSessionID
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.removed {
+		return "", fmt.Errorf("%w: removed from the class", errForbidden)
+	}
+	for s := range l.sessions {
+		if s != id && !live(s) {
+			delete(l.sessions, s) // forgotten by the kernel manager
+		}
+	}
+	if !l.sessions[id] && len(l.sessions) >= c.cfg.MaxSessions {
+		return "", fmt.Errorf("%w: a learner may have %d sessions open", errTooMany, c.cfg.MaxSessions)
+	}
+	l.sessions[id] = true
+	return id, nil
+}
+
+var errTooMany = errors.New("too many")
+
+// connected counts a learner's open websockets.
+func (c *class) connected(l *learner, delta int) {
+	c.mu.Lock()
+	l.connections += delta
+	c.dirty = true
+	c.mu.Unlock()
+}
+
+// admit checks a learner's execute_request against the teacher's locks
+// and the learner's limits, caps its timeout, and records it as pending.
+// It returns the ename and text of a refusal, or "" to let it run.
+func (c *class) admit(l *learner, m *kernel.Message) (ename, evalue string) {
+	var er kernel.ExecuteRequest
+	if err := m.DecodeContent(&er); err != nil {
+		return "", "" // the kernel answers the malformed request
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if er.CellID != "" && c.locks[er.CellID] {
+		return ErrLocked, "the teacher has locked this cell until they say run"
+	}
+	now := time.Now()
+	for id, p := range l.pending {
+		if now.Sub(p.sent) > c.cfg.CellTimeout+time.Minute {
+			delete(l.pending, id) // its reply was lost with its session
+		}
+	}
+	if len(l.pending) >= c.cfg.MaxQueued {
+		return kernel.ErrQueueFull, fmt.Sprintf("you already have %d cells queued or running (the class limit); wait for one to finish", len(l.pending))
+	}
+	timeout := c.cfg.CellTimeout
+	if t, ok := er.Attrs["timeout"]; ok {
+		if d, err := time.ParseDuration(t); err == nil && d > 0 && d < timeout {
+			timeout = d
+		}
+	}
+	attrs := make(map[string]string, len(er.Attrs)+1)
+	for k, v := range er.Attrs {
+		attrs[k] = v
+	}
+	attrs["timeout"] = timeout.String()
+	er.Attrs = attrs
+	m.Content = er
+	kind := er.Kind
+	if kind == "" {
+		kind = "sql"
+	}
+	l.pending[m.Header.MsgID] = pendingCell{kind: kind, cell: er.CellID, sent: now}
+	c.dirty = true
+	return "", ""
+}
+
+// run reads the tapped frames until stop, and sends the class view a
+// fresh snapshot at most every 250 ms while something changed.
+func (c *class) run() {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case f := <-c.frames:
+			c.observe(f)
+		case <-tick.C:
+			c.mu.Lock()
+			dirty := c.dirty && len(c.teachers) > 0
+			c.dirty = c.dirty && !dirty
+			c.mu.Unlock()
+			if dirty {
+				c.sendTeachers(c.snapshotJSON())
+			}
+		}
+	}
+}
+
+// stop ends run and every event stream.
+func (c *class) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	c.stopped = true
+	close(c.done)
+	for ch := range c.teachers {
+		close(ch)
+	}
+	c.teachers = map[chan []byte]bool{}
+	for _, l := range c.learners {
+		for ch := range l.events {
+			close(ch)
+		}
+		l.events = map[chan []byte]bool{}
+	}
+}
+
+// wireFrame is the part of a broadcast frame the class reads.
+type wireFrame struct {
+	Header       kernel.Header   `json:"header"`
+	ParentHeader kernel.Header   `json:"parent_header"`
+	Content      json.RawMessage `json:"content"`
+	Seq          uint64          `json:"seq"`
+}
+
+// observe updates the roster from one frame of a learner's kernel, or
+// relays a frame of the demo session to every learner.
+func (c *class) observe(f classFrame) {
+	if f.session == DemoSession {
+		c.sendLearners(nil, eventJSON("demo", json.RawMessage(f.data)))
+		return
+	}
+	var m wireFrame
+	if err := json.Unmarshal(f.data, &m); err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.learners[learnerOfSession(f.session)]
+	if l == nil {
+		return
+	}
+	p, known := l.pending[m.ParentHeader.MsgID]
+	switch m.Header.MsgType {
+	case kernel.MsgExecuteInput:
+		var in kernel.ExecuteInput
+		if json.Unmarshal(m.Content, &in) == nil {
+			l.running, l.runningCell, l.queued = in.Kind, in.CellID, false
+		}
+	case kernel.MsgStatus:
+		var st kernel.Status
+		if json.Unmarshal(m.Content, &st) == nil {
+			switch st.ExecutionState {
+			case kernel.StateQueued:
+				l.queued = true
+			case kernel.StateIdle:
+				l.running, l.runningCell, l.queued = "", "", false
+			}
+		}
+	case kernel.MsgExecuteReply:
+		var r kernel.ExecuteReply
+		if json.Unmarshal(m.Content, &r) != nil || !known {
+			break
+		}
+		delete(l.pending, m.ParentHeader.MsgID)
+		if r.Status == kernel.StatusAborted && r.Timings == nil {
+			break
+		}
+		l.cells++
+		total := time.Since(p.sent)
+		if r.Timings != nil && r.Timings.TotalNs > 0 {
+			total = time.Duration(r.Timings.TotalNs)
+		}
+		l.totals = append(l.totals, total)
+		if len(l.totals) > 256 {
+			l.totals = l.totals[1:]
+		}
+		if isMeasurement(p.kind) && r.Timings != nil {
+			l.lastWait = time.Duration(r.Timings.QueuedNs)
+			if l.lastWait > 5*time.Millisecond {
+				l.measWaits++
+			}
+		}
+	case kernel.MsgExecuteResult, kernel.MsgDisplayData, kernel.MsgUpdateDisplayData:
+		var dd struct {
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(m.Content, &dd) != nil {
+			break
+		}
+		c.observeData(l, p, dd.Data)
+	default:
+		return
+	}
+	c.dirty = true
+}
+
+func isMeasurement(kind string) bool {
+	return kind == kernel.KindLatency || kind == kernel.KindBandwidth || kind == kernel.KindSweep || kind == kernel.KindExperiment
+}
+
+// observeData keeps what the class view shows of an output: a finished
+// latency curve, a prediction, an SQL cell's time, strategy and counters.
+func (c *class) observeData(l *learner, p pendingCell, data map[string]json.RawMessage) {
+	if raw, ok := data[kernel.MIMEMeasurement]; ok {
+		var mm struct {
+			Kind    string `json:"kind"`
+			Live    bool   `json:"live"`
+			Latency struct {
+				Points []curvePoint `json:"points"`
+			} `json:"latency"`
+		}
+		if json.Unmarshal(raw, &mm) == nil && mm.Kind == kernel.KindLatency && !mm.Live && len(mm.Latency.Points) > 0 {
+			l.curve, l.curveAt = mm.Latency.Points, time.Now()
+		}
+	}
+	if raw, ok := data[MIMEPrediction]; ok {
+		var pr prediction
+		if json.Unmarshal(raw, &pr) == nil {
+			if pr.Cell == "" {
+				pr.Cell = p.cell
+			}
+			if pr.Cell != "" {
+				l.predictions[pr.Cell] = &pr
+			}
+		}
+	}
+	if raw, ok := data[kernel.MIMEResult]; ok && p.cell != "" {
+		var b kernel.ResultBundle
+		if json.Unmarshal(raw, &b) == nil && len(b.Statements) > 0 {
+			last := b.Statements[len(b.Statements)-1]
+			r := &sqlResult{Rows: int64(last.RowCount), At: time.Now().UTC().Format(time.RFC3339), Counters: b.Counters}
+			if b.Timings != nil {
+				r.TimeNs = b.Timings.RunNs
+			}
+			if r.TimeNs == 0 {
+				for _, s := range b.Statements {
+					r.TimeNs += s.ElapsedNs
+				}
+			}
+			if last.Plan != nil {
+				r.Strategy = strategies(last.Plan, nil)
+			}
+			if mraw, ok := data[kernel.MIMEModel]; ok {
+				var v any
+				if json.Unmarshal(mraw, &v) == nil {
+					r.Modelled = v
+				}
+			}
+			l.sql[p.cell] = r
+		}
+	}
+}
+
+// strategies collects the "strategy: …" lines of a plan.
+func strategies(n *engine.PlanNode, out []string) []string {
+	for _, d := range n.Detail {
+		if strings.HasPrefix(d, "strategy") {
+			out = append(out, n.Name+" "+d)
+		}
+	}
+	for _, ch := range n.Children {
+		out = strategies(ch, out)
+	}
+	return out
+}
+
+// eventJSON encodes one event of a class event stream.
+func eventJSON(typ string, v any) []byte {
+	b, err := json.Marshal(map[string]any{"type": typ, "data": v})
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"type": "error", "data": err.Error()})
+	}
+	return b
+}
+
+// sendTeachers sends ev to every open class view, dropping it for one that
+// lags (the next snapshot replaces it).
+func (c *class) sendTeachers(ev []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for ch := range c.teachers {
+		select {
+		case ch <- ev:
+		default:
+		}
+	}
+}
+
+// sendLearners sends ev to the event streams of learner l (nil: all).
+func (c *class) sendLearners(l *learner, ev []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	send := func(l *learner) {
+		for ch := range l.events {
+			select {
+			case ch <- ev:
+			default:
+			}
+		}
+	}
+	if l != nil {
+		send(l)
+		return
+	}
+	for _, l := range c.learners {
+		send(l)
+	}
+}
+
+// subscribe opens an event stream for the teacher (l nil) or a learner.
+func (c *class) subscribe(l *learner) (chan []byte, bool) {
+	ch := make(chan []byte, 64)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped || (l != nil && l.removed) {
+		return nil, false
+	}
+	if l == nil {
+		c.teachers[ch] = true
+	} else {
+		l.events[ch] = true
+	}
+	return ch, true
+}
+
+// unsubscribe closes an event stream that is still open.
+func (c *class) unsubscribe(l *learner, ch chan []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	set := c.teachers
+	if l != nil {
+		set = l.events
+	}
+	if set[ch] {
+		delete(set, ch)
+		close(ch)
+	}
+}
+
+// setLock locks or unlocks a cell for every learner.
+func (c *class) setLock(cell string, locked bool) {
+	c.mu.Lock()
+	if locked {
+		c.locks[cell] = true
+	} else {
+		delete(c.locks, cell)
+	}
+	locks := c.lockList()
+	c.dirty = true
+	c.mu.Unlock()
+	c.sendLearners(nil, eventJSON("locks", locks))
+}
+
+func (c *class) lockList() []string {
+	l := make([]string, 0, len(c.locks))
+	for k := range c.locks {
+		l = append(l, k)
+	}
+	sort.Strings(l)
+	return l
+}
+
+// state is what a learner's page needs on connecting: who it is, the
+// locks and the latest push.
+func (c *class) state(l *learner) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := map[string]any{"class": c.cfg.Name, "locks": c.lockList(), "push": c.push, "demo_session": DemoSession}
+	if l != nil {
+		v["role"], v["id"], v["name"] = "learner", l.ID, l.Name
+	} else {
+		v["role"] = "teacher"
+	}
+	return v
+}
+
+// learnerDir is the notebook folder of learner l.
+func (c *class) learnerDir(l *learner) *NotebookDir {
+	if c.root == "" {
+		return nil
+	}
+	return &NotebookDir{Root: filepath.Join(c.root, ".class", l.ID)}
+}
+
+// ClassSnapshot is the class view's data (GET /api/class, and every
+// "snapshot" event of /api/class/events).
+type ClassSnapshot struct {
+	Class       string               `json:"class"`
+	Code        string               `json:"code"`
+	Learners    []LearnerView        `json:"learners"`
+	Median      []curvePoint         `json:"median"`
+	Predictions []PredictionView     `json:"predictions"`
+	SQL         map[string][]SQLView `json:"sql"`
+	Locks       []string             `json:"locks"`
+	Push        map[string]any       `json:"push,omitempty"`
+	Stats       ClassStats           `json:"stats"`
+}
+
+// LearnerView is one row of the roster.
+type LearnerView struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Connected   bool         `json:"connected"`
+	Running     string       `json:"running,omitempty"`
+	RunningCell string       `json:"running_cell,omitempty"`
+	Queued      bool         `json:"queued"`
+	Pending     int          `json:"pending"`
+	Cells       int          `json:"cells"`
+	MeasWaits   int          `json:"measurement_waits"`
+	LastWaitMs  float64      `json:"last_measurement_wait_ms"`
+	Curve       []curvePoint `json:"curve,omitempty"`
+}
+
+// PredictionView is the class's guesses for one prediction cell.
+type PredictionView struct {
+	Cell           string   `json:"cell"`
+	Question       string   `json:"question,omitempty"`
+	Unit           string   `json:"unit,omitempty"`
+	Choices        []string `json:"choices,omitempty"`
+	Guesses        []Guess  `json:"guesses"`
+	MeasuredChoice string   `json:"measured_choice,omitempty"`
+	Article        any      `json:"article,omitempty"`
+}
+
+// Guess is one learner's guess and measurement for a prediction cell.
+type Guess struct {
+	Learner        string   `json:"learner"`
+	Guess          *float64 `json:"guess,omitempty"`
+	GuessChoice    string   `json:"guess_choice,omitempty"`
+	Measured       *float64 `json:"measured,omitempty"`
+	MeasuredChoice string   `json:"measured_choice,omitempty"`
+}
+
+// SQLView is one learner's latest run of an SQL cell.
+type SQLView struct {
+	Learner string `json:"learner"`
+	sqlResult
+}
+
+// ClassStats sums up the class's cells.
+type ClassStats struct {
+	Cells            int     `json:"cells"`
+	P50Ms            float64 `json:"p50_ms"`
+	P99Ms            float64 `json:"p99_ms"`
+	MinPerLearner    int     `json:"min_per_learner"`
+	MaxPerLearner    int     `json:"max_per_learner"`
+	MeasurementWaits int     `json:"measurement_waits"`
+	DroppedFrames    int     `json:"dropped_frames"`
+}
+
+// snapshot returns the class view's data.
+func (c *class) snapshot() ClassSnapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := ClassSnapshot{Class: c.cfg.Name, Code: c.cfg.Code, Learners: []LearnerView{}, Median: []curvePoint{},
+		Predictions: []PredictionView{}, SQL: map[string][]SQLView{}, Locks: c.lockList(), Push: c.push}
+	byBytes := map[int64][]float64{}
+	preds := map[string]*PredictionView{}
+	var totals []time.Duration
+	s.Stats.MinPerLearner = -1
+	for _, id := range c.order {
+		l := c.learners[id]
+		v := LearnerView{ID: l.ID, Name: l.Name, Connected: l.connections > 0, Running: l.running, RunningCell: l.runningCell,
+			Queued: l.queued, Pending: len(l.pending), Cells: l.cells, MeasWaits: l.measWaits,
+			LastWaitMs: float64(l.lastWait) / 1e6, Curve: l.curve}
+		s.Learners = append(s.Learners, v)
+		for _, p := range l.curve {
+			byBytes[p.Bytes] = append(byBytes[p.Bytes], p.Ns)
+		}
+		cells := make([]string, 0, len(l.predictions))
+		for cell := range l.predictions {
+			cells = append(cells, cell)
+		}
+		sort.Strings(cells)
+		for _, cell := range cells {
+			p := l.predictions[cell]
+			pv := preds[cell]
+			if pv == nil {
+				pv = &PredictionView{Cell: cell, Question: p.Question, Unit: p.Unit, Choices: p.Choices, Article: p.Article}
+				preds[cell] = pv
+			}
+			if p.MeasuredChoice != "" {
+				pv.MeasuredChoice = p.MeasuredChoice
+			}
+			pv.Guesses = append(pv.Guesses, Guess{Learner: l.Name, Guess: p.Guess, GuessChoice: p.GuessChoice,
+				Measured: p.Measured, MeasuredChoice: p.MeasuredChoice})
+		}
+		for cell, r := range l.sql {
+			s.SQL[cell] = append(s.SQL[cell], SQLView{Learner: l.Name, sqlResult: *r})
+		}
+		totals = append(totals, l.totals...)
+		s.Stats.Cells += l.cells
+		s.Stats.MeasurementWaits += l.measWaits
+		if s.Stats.MinPerLearner < 0 || l.cells < s.Stats.MinPerLearner {
+			s.Stats.MinPerLearner = l.cells
+		}
+		s.Stats.MaxPerLearner = max(s.Stats.MaxPerLearner, l.cells)
+	}
+	s.Stats.MinPerLearner = max(0, s.Stats.MinPerLearner)
+	s.Stats.DroppedFrames = int(c.dropped.Load())
+	sizes := make([]int64, 0, len(byBytes))
+	for b := range byBytes {
+		sizes = append(sizes, b)
+	}
+	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
+	for _, b := range sizes {
+		s.Median = append(s.Median, curvePoint{Bytes: b, Ns: median(byBytes[b])})
+	}
+	cells := make([]string, 0, len(preds))
+	for cell := range preds {
+		cells = append(cells, cell)
+	}
+	sort.Strings(cells)
+	for _, cell := range cells {
+		s.Predictions = append(s.Predictions, *preds[cell])
+	}
+	sort.Slice(totals, func(i, j int) bool { return totals[i] < totals[j] })
+	s.Stats.P50Ms = quantileMs(totals, 0.50)
+	s.Stats.P99Ms = quantileMs(totals, 0.99)
+	return s
+}
+
+func (c *class) snapshotJSON() []byte { return eventJSON("snapshot", c.snapshot()) }
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// quantileMs is the q-quantile (nearest rank) of sorted durations, in ms.
+func quantileMs(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	i = min(max(i, 0), len(sorted)-1)
+	return float64(sorted[i]) / 1e6
+}
