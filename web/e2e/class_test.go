@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+
+	"cachebook/kernel"
+	"cachebook/web"
+	"cachebook/web/static"
+)
+
+// fakePredict is a prediction cell until the real one is merged: it
+// emits the prediction display of the predictions contract
+// (application/vnd.cachebook.prediction+json) with the guess in its source.
+type fakePredict struct{}
+
+func (fakePredict) Class(kernel.Cell) kernel.Class { return kernel.Heavy }
+func (fakePredict) Run(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
+	choice := strings.TrimSpace(c.Source)
+	env.Display(env.DisplayID("prediction"), map[string]any{
+		web.MIMEPrediction: map[string]any{"cell": c.ID, "question": "Where does a 4 MiB working set live?", "unit": "",
+			"choices": []string{"L1", "L2", "L3", "DRAM"}, "guess_choice": choice, "measured_choice": "L3",
+			"measured": 14.2, "article": "L3", "article_source": "the article", "check": choice == "L3"},
+		kernel.MIMEText: "guessed " + choice,
+	})
+	return &kernel.Outcome{Data: map[string]any{kernel.MIMEText: "guessed " + choice}}, nil
+}
+
+// classServer starts an in-process server in classroom mode over the
+// e2e data set, with the fake prediction cell registered.
+func classServer(t *testing.T) (base string) {
+	t.Helper()
+	if env.data == "" {
+		t.Skip("needs the e2e data set (not with CACHEBOOK_E2E_URL)")
+	}
+	reg := kernel.DefaultRegistry()
+	reg.Register("predict", fakePredict{})
+	srv, err := web.New(web.Config{
+		Token:     "secret",
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Loopback:  true,
+		Static:    static.FS(),
+		Lessons:   web.BuiltinLessons(),
+		Notebooks: &web.NotebookDir{Root: t.TempDir()},
+		Class:     &web.ClassConfig{Name: "Memory latency, 2nd year", Code: "CACHE7"},
+		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: env.data,
+			Limits: kernel.Limits{CellMemory: 256 << 20}}, Scheduler: kernel.NewScheduler(1)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// simLearner joins the class over HTTP and runs cells on its websocket.
+type simLearner struct {
+	name, cookie string
+	conn         *websocket.Conn
+}
+
+func joinClass(t *testing.T, base, name string) *simLearner {
+	resp, err := http.Post(base+"/api/class/join", "application/json", strings.NewReader(fmt.Sprintf(`{"code":"cache7","name":%q}`, name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	l := &simLearner{name: name}
+	for _, c := range resp.Cookies() {
+		if c.Name == web.LearnerCookieName {
+			l.cookie = c.Name + "=" + c.Value
+		}
+	}
+	if l.cookie == "" {
+		t.Fatalf("join %s: %s", name, resp.Status)
+	}
+	u := "ws" + strings.TrimPrefix(base, "http") + "/api/kernel?" + url.Values{"session": {"tab"}}.Encode()
+	l.conn, _, err = websocket.DefaultDialer.Dial(u, http.Header{"Cookie": {l.cookie}})
+	if err != nil {
+		t.Fatalf("%s: websocket: %v", name, err)
+	}
+	t.Cleanup(func() { l.conn.Close() })
+	if _, _, err := l.conn.ReadMessage(); err != nil { // welcome
+		t.Fatal(err)
+	}
+	return l
+}
+
+// run sends a cell and reads frames until its execute_reply.
+func (l *simLearner) run(kind, code, cellID string) (kernel.ExecuteReply, error) {
+	m := kernel.NewMessage(kernel.ChannelShell, kernel.MsgExecuteRequest, l.name, kernel.Header{},
+		kernel.ExecuteRequest{Code: code, Kind: kind, CellID: cellID})
+	data, _ := kernel.Encode(&m)
+	if err := l.conn.WriteMessage(websocket.TextMessage, data); err != nil {
+		return kernel.ExecuteReply{}, err
+	}
+	_ = l.conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	for {
+		_, data, err := l.conn.ReadMessage()
+		if err != nil {
+			return kernel.ExecuteReply{}, err
+		}
+		f, err := kernel.Decode(data, 0)
+		if err != nil {
+			return kernel.ExecuteReply{}, err
+		}
+		if f.Header.MsgType == kernel.MsgExecuteReply && f.ParentHeader.MsgID == m.Header.MsgID {
+			var r kernel.ExecuteReply
+			err := f.DecodeContent(&r)
+			return r, err
+		}
+	}
+}
+
+// TestClassViewThirtyCurves: thirty learners (Go websocket clients) run a
+// latency cell, a prediction cell and an SQL cell; the teacher's class view
+// in Chromium shows thirty curves with the median, the guess distribution
+// and the SQL results side by side, in normal and projector size.
+func TestClassViewThirtyCurves(t *testing.T) {
+	base := classServer(t)
+	ctx := browser(t)
+	do(t, ctx, "open the class view",
+		chromedp.EmulateViewport(1600, 1000),
+		chromedp.Navigate(base+"/class?token=secret"),
+		chromedp.WaitVisible(chromedp.CSS("#roster")),
+		poll(`document.querySelector(".joincode") && document.querySelector(".joincode").textContent === "CACHE7"`),
+	)
+	const n = 30
+	choices := []string{"L2", "L3", "L3", "DRAM", "L3", "L1"}
+	var wg sync.WaitGroup
+	errc := make(chan error, 3*n)
+	for i := 0; i < n; i++ {
+		l := joinClass(t, base, fmt.Sprintf("Learner %02d", i+1))
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for _, c := range []struct{ kind, code, id string }{
+				{kernel.KindLatency, fmt.Sprintf("min=4K max=%dK ppo=2 reps=1 sample=2ms huge=false seed=%d", 256<<(i%3), i+1), "your-curve"},
+				{"predict", choices[i%len(choices)], "where-4mib"},
+				{kernel.KindSQL, "SELECT UserID, count(*) AS c FROM hits GROUP BY UserID ORDER BY c DESC LIMIT 3", "groupby-users"},
+			} {
+				r, err := l.run(c.kind, c.code, c.id)
+				if err == nil && r.Status != kernel.StatusOK {
+					err = fmt.Errorf("%s %s: %s %s", l.name, c.kind, r.Ename, r.Evalue)
+				}
+				if err != nil {
+					errc <- err
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	do(t, ctx, "thirty curves, the guesses and the SQL results arrive live",
+		poll(`document.querySelector("#curveplot").dataset.curves === "30"`),
+		poll(`[...document.querySelectorAll(".prediction .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
+		poll(`document.querySelectorAll("#sqltable tbody tr").length === 30`),
+		poll(`document.querySelectorAll("#rostertable tbody tr").length === 30`),
+	)
+	series := get(t, ctx, "count the drawn series", chromedp.Evaluate[int](`window.cachebookClass.plot.series.length`))
+	if series != 32 { // x, 30 learners, the median
+		t.Errorf("the curve chart has %d series, want 32", series)
+	}
+	counts := get(t, ctx, "read the distribution", chromedp.Evaluate[map[string]int](
+		`Object.fromEntries([...document.querySelectorAll(".prediction .bin")].map(b => [b.dataset.label, Number(b.querySelector(".count").textContent)]))`))
+	if counts["L3"] != 15 || counts["L1"] != 5 || counts["L2"] != 5 || counts["DRAM"] != 5 {
+		t.Errorf("guess distribution %v, want L1 5, L2 5, L3 15, DRAM 5", counts)
+	}
+	screenshot(t, ctx, "class-view")
+
+	// Projector mode: the large-font switch scales the chart's text too.
+	small := get(t, ctx, "axis font", chromedp.Evaluate[string](`window.cachebookClass.plot.axes[0].font[0]`))
+	do(t, ctx, "switch to the projector size",
+		chromedp.Click(chromedp.CSS("#large")),
+		poll(`document.body.classList.contains("large")`),
+		poll(`document.querySelector("#curveplot").dataset.curves === "30"`),
+	)
+	large := get(t, ctx, "axis font", chromedp.Evaluate[string](`window.cachebookClass.plot.axes[0].font[0]`))
+	if small == large {
+		t.Errorf("the axis font stayed %q in projector mode", large)
+	}
+	sticky := get(t, ctx, "toolbar position", chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".classbar")).position`))
+	if sticky != "sticky" {
+		t.Errorf("the class toolbar is %s, want sticky", sticky)
+	}
+	screenshot(t, ctx, "projector")
+	var snap web.ClassSnapshot
+	raw := get(t, ctx, "snapshot", chromedp.Evaluate[string](`JSON.stringify(window.cachebookClass.snap)`))
+	if err := json.Unmarshal([]byte(raw), &snap); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("class view: %d learners, %d cells, p50 %.0f ms, p99 %.0f ms, %d measurements waited for the core, median curve %d points",
+		len(snap.Learners), snap.Stats.Cells, snap.Stats.P50Ms, snap.Stats.P99Ms, snap.Stats.MeasurementWaits, len(snap.Median))
+}
