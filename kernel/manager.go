@@ -59,6 +59,10 @@ type ManagerConfig struct {
 	// it must not block or call back into the kernel (classroom mode
 	// copies the frames it needs and reads them later).
 	OnBroadcast func(session string, frame []byte)
+	// Configure, if set, may adjust the executor configuration of a new
+	// kernel (a copy of Executor) by its session id: classroom mode
+	// gives learners' sessions a smaller CellMemory.
+	Configure func(session string, c *Config)
 }
 
 // Manager owns the kernels of a server, each named by the session id its
@@ -328,6 +332,9 @@ func (m *Manager) Kernel(id string) (*Kernel, bool) {
 func (m *Manager) newKernel(id string) (*Kernel, error) {
 	xc := m.cfg.Executor
 	xc.Session = ""
+	if m.cfg.Configure != nil {
+		m.cfg.Configure(id, &xc)
+	}
 	x, err := NewExecutor(xc)
 	if err != nil {
 		return nil, err

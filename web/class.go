@@ -39,6 +39,12 @@ type ClassConfig struct {
 	// CellTimeout caps how long a learner's cell may run (2 min); a
 	// learner's timeout attribute can only lower it.
 	CellTimeout time.Duration
+	// CellMemory caps the memory one cell of a learner may use, when it
+	// is below the server's cell memory (0: the server's): measurement
+	// cells and experiments size their buffers against it. A learner's
+	// cells together hold at most MaxSessions times it, since a session
+	// runs one cell at a time.
+	CellMemory int64
 }
 
 // Errors of classroom mode, as the enames of refused cells.

@@ -606,7 +606,7 @@ func TestClassIsolationMatrix(t *testing.T) {
 // refused until unlocked, a demo's outputs reach learners, a learner's
 // queue is bounded, and removing a learner stops its sessions.
 func TestClassTeacherActions(t *testing.T) {
-	ts, _ := newClassServer(t, ClassConfig{MaxQueued: 1})
+	ts, _ := newClassServer(t, ClassConfig{MaxQueued: 1, CellMemory: 1 << 20})
 	a := ts.join(t, "Ada")
 	ev := ts.events(t, a.cookie(), "/api/class/me/events")
 	waitEvent(t, ev, "state")
@@ -640,6 +640,16 @@ func TestClassTeacherActions(t *testing.T) {
 		if strings.Contains(string(d), "look at the projector") && strings.Contains(string(d), kernel.MsgExecuteResult) {
 			break
 		}
+	}
+
+	// The per-learner memory: a 4 MiB latency buffer is over Ada's 1 MiB
+	// but within the teacher's 64 MiB.
+	big := "min=4K max=4M ppo=1 reps=1 sample=1ms huge=false"
+	if r, _ := runCell(ac, kernel.KindLatency, big, "big"); r.Ename != kernel.ErrMemoryLimit {
+		t.Errorf("learner's 4 MiB latency cell under a 1 MiB class limit: %+v", r)
+	}
+	if r, _ := runCell(tc, kernel.KindLatency, big, "big"); r.Status != kernel.StatusOK {
+		t.Errorf("teacher's 4 MiB latency cell: %+v", r)
 	}
 
 	// The per-learner queue: one cell in flight at most.

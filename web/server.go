@@ -149,6 +149,16 @@ func New(cfg Config) (*Server, error) {
 				prevTap(session, frame)
 			}
 		}
+		prevConf := kc.Configure
+		kc.Configure = func(session string, xc *kernel.Config) {
+			if prevConf != nil {
+				prevConf(session, xc)
+			}
+			if m := cfg.Class.CellMemory; m > 0 && learnerOfSession(session) != "" &&
+				(xc.Limits.CellMemory <= 0 || m < xc.Limits.CellMemory) {
+				xc.Limits.CellMemory = m
+			}
+		}
 		go s.class.run()
 	}
 	mgr, err := kernel.NewManager(kc)

@@ -41,6 +41,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	classCode := fs.String("class-code", "", "the learners' join code (default: a random 6-letter code)")
 	learnerQueue := fs.Int("learner-queue", 3, "classroom mode: cells one learner may have queued or running at once")
 	learnerSessions := fs.Int("learner-sessions", 3, "classroom mode: kernel sessions (tabs) one learner may have")
+	learnerMemory := fs.String("learner-cell-memory", "", "classroom mode: memory one cell of a learner may use, when less than --cell-memory (measurement cells and experiments)")
 	learnerTimeout := fs.Duration("learner-cell-timeout", 2*time.Minute, "classroom mode: longest a learner's cell may run")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -101,8 +102,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *noToken {
 			return errors.New("--class needs a token: it is the teacher's (drop --no-token)")
 		}
+		var lmem int64
+		if *learnerMemory != "" {
+			if lmem, err = units.ParseBytes(*learnerMemory); err != nil {
+				return fmt.Errorf("--learner-cell-memory: %w", err)
+			}
+		}
 		class = &web.ClassConfig{Name: *className, Code: *classCode, MaxQueued: *learnerQueue,
-			MaxSessions: *learnerSessions, CellTimeout: min(*learnerTimeout, *cellTimeout)}
+			MaxSessions: *learnerSessions, CellTimeout: min(*learnerTimeout, *cellTimeout), CellMemory: lmem}
 	}
 
 	dir := dataDir(*data)
