@@ -220,3 +220,68 @@ func TestClassViewThirtyCurves(t *testing.T) {
 	t.Logf("class view: %d learners, %d cells, p50 %.0f ms, p99 %.0f ms, %d measurements waited for the core, median curve %d points",
 		len(snap.Learners), snap.Stats.Cells, snap.Stats.P50Ms, snap.Stats.P99Ms, snap.Stats.MeasurementWaits, len(snap.Median))
 }
+
+// teacherDo sends a teacher's request to the class server.
+func teacherDo(t *testing.T, base, method, path, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "token secret")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %s", method, path, resp.Status)
+	}
+}
+
+// TestClassLearnerPage: a learner joins in the browser with the join link,
+// lands on the notebook with the class bar, follows the teacher's push,
+// sees a locked cell marked and watches the projector demo.
+func TestClassLearnerPage(t *testing.T) {
+	base := classServer(t)
+	ctx := browser(t)
+	do(t, ctx, "join with the link",
+		chromedp.Navigate(base+"/join?code=CACHE7"),
+		chromedp.WaitVisible(chromedp.CSS("#joinname")),
+		chromedp.SendKeys(chromedp.CSS("#joinname"), "Grace"),
+		chromedp.Click(chromedp.CSS("#joinbtn")),
+		chromedp.WaitVisible(chromedp.CSS("#classbanner")),
+		chromedp.WaitVisible(chromedp.CSS(".lessons a")),
+	)
+	if b := text(t, ctx, "#classbanner"); !strings.Contains(b, "Grace") || !strings.Contains(b, "Memory latency") {
+		t.Errorf("class bar %q", b)
+	}
+	if c := get(t, ctx, "the page's cookies", chromedp.Evaluate[string](`document.cookie`)); strings.Contains(c, web.LearnerCookieName) {
+		t.Errorf("the learner's token is readable by the page: %q", c)
+	}
+	teacherDo(t, base, "POST", "/api/class/push", `{"lesson":"01-latency"}`)
+	do(t, ctx, "the push opens the lesson",
+		poll(`location.hash === "#/lesson/01-latency"`),
+		chromedp.WaitVisible(chromedp.CSS(".notebook .cell.code")),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+	)
+	cell := get(t, ctx, "a code cell's id", chromedp.Evaluate[string](`document.querySelector(".notebook .cell.code").dataset.cell`))
+	teacherDo(t, base, "POST", "/api/class/lock", fmt.Sprintf(`{"cell":%q,"locked":true}`, cell))
+	do(t, ctx, "the locked cell is marked",
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`.cell[data-cell=%q][data-class-locked]`, cell))),
+	)
+	// The demo: the teacher runs a latency cell in the demo session.
+	u := "ws" + strings.TrimPrefix(base, "http") + "/api/kernel?session=" + web.DemoSession
+	conn, _, err := websocket.DefaultDialer.Dial(u, http.Header{"Authorization": {"token secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _, _ = conn.ReadMessage()
+	teacher := &simLearner{name: "teacher", conn: conn}
+	if r, err := teacher.run(kernel.KindLatency, "min=4K max=256K ppo=2 reps=1 sample=2ms huge=false", "demo"); err != nil || r.Status != kernel.StatusOK {
+		t.Fatalf("demo: %v %+v", err, r)
+	}
+	do(t, ctx, "the demo shows on the learner's page",
+		chromedp.WaitVisible(chromedp.CSS(".learnerdemo .chart canvas")),
+	)
+	screenshot(t, ctx, "class-learner")
+}

@@ -407,6 +407,10 @@ function renderDemoFrame(out, m) {
   if (!el) return;
   const key = id || t;
   el.dataset.key = key;
+  if (t === "execute_result") {
+    // The result replaces the live displays of the measurement.
+    for (const x of [...out.children]) if (x.dataset && (x.dataset.key || "").startsWith("measurement")) x.remove();
+  }
   const old = [...out.children].find((x) => x.dataset && x.dataset.key === key);
   if (old) old.replaceWith(el);
   else out.append(el);
