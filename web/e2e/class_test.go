@@ -285,3 +285,39 @@ func TestClassLearnerPage(t *testing.T) {
 	)
 	screenshot(t, ctx, "class-learner")
 }
+
+// TestProjectorNotebookChart: on the notebook page the large-font switch
+// scales a chart drawn before it (canvas text and legend) and the page
+// toolbar stays in view when the notebook scrolls.
+func TestProjectorNotebookChart(t *testing.T) {
+	ctx := browser(t)
+	openLesson(t, ctx)
+	id := get(t, ctx, "find the latency cell", chromedp.Evaluate[string](`(() => {
+		const c = cachebookApp.nb.cells.find((c) => c.kind === "latency");
+		if (!c) return "";
+		c.setAttr("max", "1M");
+		return c.id;
+	})()`))
+	if id == "" {
+		t.Skip("the first lesson has no latency cell")
+	}
+	do(t, ctx, "run the latency cell, then switch to the projector size",
+		chromedp.Click(cellSel(id, "button.run")),
+		chromedp.WaitVisible(cellSel(id, ".chart.measurement .uplot[data-text-scale]")),
+		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("last run")`, jsString(cellEl(id)+" .timer"))),
+		chromedp.Click(chromedp.CSS("#large")),
+		poll(fmt.Sprintf(`Number(document.querySelector(%s).dataset.textScale) > 1.3`, jsString(cellEl(id)+" .chart.measurement .uplot"))),
+		chromedp.ScrollIntoView(cellSel(id, ".chart.measurement")),
+	)
+	top := get(t, ctx, "toolbar position after scrolling", chromedp.Evaluate[float64](`(() => {
+		const hd = document.querySelector("header").getBoundingClientRect();
+		const tb = document.querySelector("#app > .toolbar").getBoundingClientRect();
+		return window.scrollY > 0 ? tb.top - hd.bottom : -1000;
+	})()`))
+	if top < -2 || top > 2 {
+		t.Errorf("the toolbar is %.0f px from the header's bottom after scrolling, want it right under it", top)
+	}
+	screenshot(t, ctx, "projector-notebook")
+	do(t, ctx, "normal size again", chromedp.Click(chromedp.CSS("#large")),
+		poll(fmt.Sprintf(`document.querySelector(%s).dataset.textScale === "1"`, jsString(cellEl(id)+" .chart.measurement .uplot"))))
+}
