@@ -159,11 +159,13 @@ func New(cfg Config) (*Server, error) {
 				xc.Limits.CellMemory = m
 			}
 		}
-		go s.class.run()
 	}
 	mgr, err := kernel.NewManager(kc)
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
+	}
+	if s.class != nil {
+		go s.class.run()
 	}
 	s.mgr = mgr
 	s.up = websocket.Upgrader{
