@@ -169,3 +169,34 @@ func (c *chart) pngBase64() string {
 	}
 	return base64.StdEncoding.EncodeToString(b.Bytes())
 }
+
+// stackPNG puts two base64 PNG images one under the other, as stackSVG
+// does; it returns "" when either cannot be read.
+func stackPNG(top any, bottom string) string {
+	var imgs []image.Image
+	for _, s := range []any{top, bottom} {
+		str, ok := s.(string)
+		if !ok || str == "" {
+			return ""
+		}
+		raw, err := base64.StdEncoding.DecodeString(str)
+		if err != nil {
+			return ""
+		}
+		img, err := png.Decode(bytes.NewReader(raw))
+		if err != nil {
+			return ""
+		}
+		imgs = append(imgs, img)
+	}
+	a, b := imgs[0].Bounds(), imgs[1].Bounds()
+	out := image.NewRGBA(image.Rect(0, 0, max(a.Dx(), b.Dx()), a.Dy()+b.Dy()))
+	draw.Draw(out, out.Bounds(), image.White, image.Point{}, draw.Src)
+	draw.Draw(out, image.Rect(0, 0, a.Dx(), a.Dy()), imgs[0], a.Min, draw.Src)
+	draw.Draw(out, image.Rect(0, a.Dy(), b.Dx(), a.Dy()+b.Dy()), imgs[1], b.Min, draw.Src)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, out); err != nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}

@@ -11,6 +11,7 @@ import (
 
 	"cachebook/kernel"
 	"cachebook/kernel/experiment"
+	"cachebook/kernel/sweep"
 )
 
 // MIME types Jupyter front ends render.
@@ -66,6 +67,17 @@ func Bundle(data map[string]any) map[string]any {
 			out[MIMESVG] = c.svg()
 			if p := c.pngBase64(); p != "" {
 				out[MIMEPNG] = p
+			}
+			if m, ok := modelledSweepChart(v); ok {
+				// A modelled sweep draws its modelled misses under the timed
+				// chart, as the web UI does: one figure, two panels.
+				out[MIMEVegaLite] = vconcat(c.vegaLite(), m.vegaLite())
+				out[MIMESVG] = stackSVG(c.svg(), m.svg())
+				if p := stackPNG(out[MIMEPNG], m.pngBase64()); p != "" {
+					out[MIMEPNG] = p
+				} else {
+					delete(out, MIMEPNG)
+				}
 			}
 		}
 	}
@@ -355,6 +367,103 @@ func measurementChart(v any) (*chart, bool) {
 		return c, len(c.series) > 0
 	}
 	return nil, false
+}
+
+// modelledSweepChart returns the modelled-misses panel of a sweep run with
+// model=true: per strategy, the modelled DRAM lines and L2 misses per row
+// against the number of groups. Points the model could not trace are left
+// out (the text output says why).
+func modelledSweepChart(v any) (*chart, bool) {
+	var m struct {
+		Kind  string `json:"kind"`
+		Sweep *struct {
+			Rows   int64 `json:"rows"`
+			Points []struct {
+				Groups   int64        `json:"groups"`
+				Strategy string       `json:"strategy"`
+				Model    *sweep.Model `json:"model"`
+			} `json:"points"`
+		} `json:"sweep"`
+	}
+	if decodeAny(v, &m) != nil || m.Kind != kernel.KindSweep || m.Sweep == nil {
+		return nil, false
+	}
+	by := map[string]*series{}
+	var names []string
+	add := func(name string, x, y float64) {
+		s, ok := by[name]
+		if !ok {
+			s = &series{name: name}
+			by[name] = s
+			names = append(names, name)
+		}
+		s.pts = append(s.pts, pt{x: x, y: y})
+	}
+	for _, p := range m.Sweep.Points {
+		if p.Model == nil || !p.Model.Modelled {
+			continue
+		}
+		add(p.Strategy+" DRAM lines", float64(p.Groups), p.Model.DRAMPerRow)
+		add(p.Strategy+" L2 misses", float64(p.Groups), p.Model.L2PerRow)
+	}
+	if len(names) == 0 {
+		return nil, false
+	}
+	sort.Strings(names)
+	c := &chart{title: fmt.Sprintf("Modelled misses per row (%d rows; modelled, not measured)", m.Sweep.Rows), xTitle: "groups", yTitle: "modelled per row", logX: true}
+	for _, n := range names {
+		c.series = append(c.series, *by[n])
+	}
+	return c, true
+}
+
+// vconcat stacks Vega-Lite specifications into one figure.
+func vconcat(specs ...map[string]any) map[string]any {
+	out := map[string]any{"$schema": "https://vega.github.io/schema/vega-lite/v5.json"}
+	var panels []any
+	for _, s := range specs {
+		delete(s, "$schema")
+		panels = append(panels, s)
+	}
+	out["vconcat"] = panels
+	// Each panel keeps its own colours: the series differ.
+	out["resolve"] = map[string]any{"scale": map[string]any{"color": "independent"}}
+	return out
+}
+
+// stackSVG puts SVG images of the same width one under another in one SVG.
+func stackSVG(imgs ...string) string {
+	var b strings.Builder
+	y, w := 0.0, 0.0
+	for _, s := range imgs {
+		sw, sh := svgSize(s)
+		fmt.Fprintf(&b, "<svg y=\"%g\"%s", y, strings.TrimPrefix(s, "<svg"))
+		y += sh
+		w = math.Max(w, sw)
+	}
+	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g">`, w, y) + b.String() + "</svg>"
+}
+
+// svgSize reads the width and height attributes of an SVG's root element.
+func svgSize(s string) (w, h float64) {
+	head, _, _ := strings.Cut(s, ">")
+	for _, f := range strings.Fields(head) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.Trim(v, `"'`), 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "width":
+			w = n
+		case "height":
+			h = n
+		}
+	}
+	return w, h
 }
 
 // vegaLite returns the chart as a Vega-Lite v5 specification with inline

@@ -140,6 +140,50 @@ func TestBundleCharts(t *testing.T) {
 			}
 		})
 	}
+	t.Run("modelled sweep", func(t *testing.T) {
+		m := func(dram, l2 float64) *sweep.Model {
+			return &sweep.Model{Modelled: true, DRAMPerRow: dram, L2PerRow: l2}
+		}
+		sw := &sweep.Report{Rows: 1000, Points: []sweep.Point{
+			{Groups: 10, Strategy: "naive", NsPerRow: 2, Model: m(0.1, 0.2)},
+			{Groups: 1000, Strategy: "naive", NsPerRow: 9, Model: m(1.4, 2.1)},
+			{Groups: 10, Strategy: "radix", NsPerRow: 3, Model: &sweep.Model{Why: "not traced"}},
+		}}
+		out := Bundle(map[string]any{kernel.MIMEMeasurement: map[string]any{"kind": kernel.KindSweep, kernel.KindSweep: sw}})
+		spec, ok := out[MIMEVegaLite].(map[string]any)
+		if !ok {
+			t.Fatalf("no Vega-Lite chart in %v", keys(out))
+		}
+		panels, _ := spec["vconcat"].([]any)
+		if len(panels) != 2 {
+			t.Fatalf("vconcat has %d panels, want the timed and the modelled chart: %v", len(panels), spec)
+		}
+		modelled := panels[1].(map[string]any)
+		vals := modelled["data"].(map[string]any)["values"].([]any)
+		if len(vals) != 4 { // naive's two points, DRAM lines and L2 misses; radix was not modelled
+			t.Errorf("modelled panel has %d values, want 4: %v", len(vals), vals)
+		}
+		if title, _ := modelled["title"].(string); !strings.Contains(title, "modelled, not measured") {
+			t.Errorf("modelled panel title %q does not say it is modelled", title)
+		}
+		svg := out[MIMESVG].(string)
+		wellFormed(t, svg)
+		if w, h := svgSize(svg); w != 560 || h != 640 {
+			t.Errorf("stacked SVG is %gx%g, want 560x640", w, h)
+		}
+		raw, err := base64.StdEncoding.DecodeString(out[MIMEPNG].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(raw))
+		if err != nil || img.Bounds().Dy() != 2*chartH {
+			t.Fatalf("stacked PNG: %v, bounds %v", err, img.Bounds())
+		}
+	})
+	// A sweep without the model keeps one panel.
+	if spec := Bundle(map[string]any{kernel.MIMEMeasurement: map[string]any{"kind": kernel.KindSweep, kernel.KindSweep: sw}})[MIMEVegaLite].(map[string]any); spec["vconcat"] != nil {
+		t.Errorf("an unmodelled sweep got panels: %v", spec)
+	}
 	// An empty or unknown measurement gets no chart, and no panic.
 	for _, v := range []any{map[string]any{"kind": "latency"}, map[string]any{"kind": "other"}, "garbage",
 		map[string]any{"kind": "experiment", "experiment": &experiment.Result{Experiment: "c2c"}}} {

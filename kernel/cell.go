@@ -10,16 +10,20 @@ import (
 	"time"
 
 	"cachebook/engine"
+	"cachebook/notebook/kind"
 )
 
-// Cell kinds the kernel knows by name. Only KindSQL is built in; the
-// measurement kinds are served by runners registered in a Registry.
+// Cell kinds the kernel knows by name (the notebook format's, from
+// notebook/kind). Only KindSQL is built in; the measurement kinds are
+// served by runners registered in a Registry.
 const (
-	KindSQL        = "sql"
-	KindLatency    = "latency"
-	KindBandwidth  = "bandwidth"
-	KindSweep      = "sweep"
-	KindExperiment = "experiment"
+	KindSQL        = kind.SQL
+	KindLatency    = kind.Latency
+	KindBandwidth  = kind.Bandwidth
+	KindSweep      = kind.Sweep
+	KindExperiment = kind.Experiment
+	// KindCachesim runs a named access pattern through the cache model.
+	KindCachesim = kind.Cachesim
 )
 
 // Cell is one unit of work: SQL statements or a measurement.

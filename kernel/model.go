@@ -30,10 +30,6 @@ import (
 // measured.
 const MIMEModel = "application/vnd.cachebook.model+json"
 
-// KindCachesim is the cell kind that runs a named access pattern through
-// the cache model.
-const KindCachesim = "cachesim"
-
 // counterModes returns what the cell's counters attribute asks for: perf
 // counters (on, both) and modelled counters (model, both).
 func counterModes(cell Cell) (pmu, model bool) {

@@ -70,6 +70,8 @@ import (
 	"slices"
 	"strings"
 
+	"cachebook/notebook/kind"
+
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 )
@@ -82,13 +84,13 @@ type CellKind string
 
 // The cell kinds.
 const (
-	KindMarkdown   CellKind = "markdown"   // prose, rendered to HTML
-	KindSQL        CellKind = "sql"        // SQL statements run on the engine
-	KindLatency    CellKind = "latency"    // the memory latency curve of this machine
-	KindBandwidth  CellKind = "bandwidth"  // memory bandwidth, one core vs all
-	KindSweep      CellKind = "sweep"      // GROUP BY cost as the number of groups grows
-	KindExperiment CellKind = "experiment" // a named experiment (false-sharing, zeroing, ...)
-	KindCachesim   CellKind = "cachesim"   // a named access pattern through the cache model
+	KindMarkdown   CellKind = kind.Markdown   // prose, rendered to HTML
+	KindSQL        CellKind = kind.SQL        // SQL statements run on the engine
+	KindLatency    CellKind = kind.Latency    // the memory latency curve of this machine
+	KindBandwidth  CellKind = kind.Bandwidth  // memory bandwidth, one core vs all
+	KindSweep      CellKind = kind.Sweep      // GROUP BY cost as the number of groups grows
+	KindExperiment CellKind = kind.Experiment // a named experiment (false-sharing, zeroing, ...)
+	KindCachesim   CellKind = kind.Cachesim   // a named access pattern through the cache model
 )
 
 // codeKinds are the kinds that a fenced block's info string can name.

@@ -75,6 +75,7 @@ func (t *countTable) reset(hint int) error {
 	}
 	if 2*size > cap(t.slots) {
 		t.budget.Grow(-int64(len(t.slots)) * 8)
+		t.n = 0
 		return t.alloc(size)
 	}
 	t.slots = t.slots[:2*size]
@@ -338,6 +339,7 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 		keys, counts := vec.NewVector(vec.Int64, int(rowsHint/4)), vec.NewVector(vec.Int64, int(rowsHint/4))
 		outKeys[slot], outCounts[slot] = keys, counts
 		var t *countTable
+		var est partitionEstimate
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
 			var rows int64
 			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
@@ -350,9 +352,9 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 				}
 				var err error
 				if t == nil {
-					t, err = newCountTable(n/4, arenas[slot], cfg.Budget)
+					t, err = newCountTable(est.hint(n), arenas[slot], cfg.Budget)
 				} else {
-					err = t.reset(n / 4)
+					err = t.reset(est.hint(n))
 				}
 				if err != nil {
 					return err
@@ -363,6 +365,7 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 					}
 				}
 				rows += int64(n)
+				est.saw(n, t.n)
 				t.emit(keys, counts)
 				if s := int64(len(t.slots) / 2); s > maxSlots.Load() {
 					maxSlots.Store(s)
@@ -401,6 +404,31 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 	out := countOutput(keyType, keys, counts, nulls, nspecs)
 	out.Stats, out.TableSlots = stats, int(maxSlots.Load())
 	return out, nil
+}
+
+// partitionEstimate sizes each radix partition's hash table from the
+// partitions one worker has already aggregated. The radix bits spread the
+// groups evenly, so groups per row carry over from one partition to the
+// next; a worker's first partition, with nothing to go on, is sized for a
+// quarter of its rows. Sizing every partition for a quarter of its rows
+// made tables of unique keys grow twice per partition.
+type partitionEstimate struct {
+	rows, groups int
+}
+
+// hint returns the groups to size a table for before it takes n rows.
+func (e *partitionEstimate) hint(n int) int {
+	if e.rows == 0 {
+		return n / 4
+	}
+	g := int(float64(e.groups) / float64(e.rows) * float64(n))
+	return min(g+g/8, n) // an eighth spare: partitions differ a little
+}
+
+// saw records that a partition of n rows had groups groups.
+func (e *partitionEstimate) saw(n, groups int) {
+	e.rows += n
+	e.groups += groups
 }
 
 // CountFast reports whether Aggregate runs the tuned single-integer-key

@@ -413,6 +413,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr 
 		tr.Phase(w, "aggregate")
 		out := newTracedOutput(tr, w, rowsHint/4)
 		var t *tracedTable
+		var est partitionEstimate
 		for p := slot; p < nparts; p += threads {
 			if p%64 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -428,10 +429,10 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr 
 				continue
 			}
 			if t == nil {
-				if t, err = newTracedTable(n/4, cfg.HugePages, tr, w, cfg.Budget); err != nil {
+				if t, err = newTracedTable(est.hint(n), cfg.HugePages, tr, w, cfg.Budget); err != nil {
 					return 0, err
 				}
-			} else if err := t.reset(n / 4); err != nil {
+			} else if err := t.reset(est.hint(n)); err != nil {
 				return 0, err
 			}
 			for _, sc := range scats {
@@ -440,7 +441,9 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr 
 					return 0, err
 				}
 			}
-			groups += t.emit(out)
+			g := t.emit(out)
+			est.saw(n, g)
+			groups += g
 		}
 	}
 	return groups, nil
