@@ -82,6 +82,7 @@ class ClassView {
         h("span.group", this.lessonSel, this.cellIn, h("button#push", { onclick: () => this.push() }, "Open this now")),
         h("span.group", this.lockIn, h("button#lock", { onclick: () => this.lock(true) }, "Lock"), h("button#unlock", { onclick: () => this.lock(false) }, "Unlock")),
         h("span.group", this.demoKind, this.demoCode, h("button#demo", { onclick: () => this.runDemo() }, "Run on projector")),
+        h("span.classstate#classstate"),
       ),
       h(
         "main.classmain",
@@ -125,6 +126,10 @@ class ClassView {
     this.root.querySelector("#classname").textContent = `${s.class} · ${s.learners.length} learner${s.learners.length === 1 ? "" : "s"}`;
     this.codeEl.textContent = s.code;
     this.linkEl.textContent = `${location.origin}/join?code=${s.code}`;
+    const parts = [];
+    if (s.locks && s.locks.length) parts.push(`locked: ${s.locks.join(", ")}`);
+    if (s.push) parts.push(`pushed: ${[s.push.lesson, s.push.cell].filter(Boolean).join(" · ")}`);
+    this.root.querySelector("#classstate").textContent = parts.join(" · ");
     this.renderRoster(s);
     this.drawCurves();
     this.renderPredictions(s);
