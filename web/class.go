@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -93,10 +94,16 @@ type learner struct {
 
 	sessions    map[string]bool // kernel session ids
 	connections int
-	pending     map[string]pendingCell // by execute_request msg_id
-	cells       int                    // cells finished
-	totals      []time.Duration        // run+queue time of its cells, newest last (at most 256)
-	running     string                 // kind of the running cell ("" idle)
+	pending     map[string]pendingCell // by execute_request msg_id, until observe sees the reply
+	// inflight holds the cells the learner's limit counts: sent and not
+	// yet answered. The tap removes a cell as its reply is broadcast, so
+	// that a learner who has its reply may send the next cell at once.
+	// Guarded by inflightMu, which is never held while taking another lock.
+	inflightMu  sync.Mutex
+	inflight    map[string]time.Time
+	cells       int             // cells finished
+	totals      []time.Duration // run+queue time of its cells, newest last (at most 256)
+	running     string          // kind of the running cell ("" idle)
 	runningCell string
 	queued      bool
 	measWaits   int           // measurement cells that waited for the measurement core
@@ -163,6 +170,9 @@ type class struct {
 	done   chan struct{}
 	// dropped counts frames the tap could not keep up with.
 	dropped atomic.Int64
+	// index maps learner ids to learners for the tap, which may not take
+	// mu (it runs under a kernel's lock).
+	index sync.Map
 
 	mu       sync.Mutex
 	learners map[string]*learner
@@ -233,8 +243,22 @@ func learnerOfSession(session string) string {
 // tap receives every frame the kernels broadcast (kernel lock held): it
 // keeps those of learners' sessions and of the demo, without blocking.
 func (c *class) tap(session string, data []byte) {
-	if session != DemoSession && learnerOfSession(session) == "" {
+	id := learnerOfSession(session)
+	if session != DemoSession && id == "" {
 		return
+	}
+	if id != "" && bytes.Contains(data, []byte(`"msg_type":"execute_reply"`)) {
+		if v, ok := c.index.Load(id); ok {
+			var m struct {
+				ParentHeader kernel.Header `json:"parent_header"`
+			}
+			if json.Unmarshal(data, &m) == nil {
+				l := v.(*learner)
+				l.inflightMu.Lock()
+				delete(l.inflight, m.ParentHeader.MsgID)
+				l.inflightMu.Unlock()
+			}
+		}
 	}
 	select {
 	case c.frames <- classFrame{session, data}:
@@ -273,9 +297,10 @@ func (c *class) join(code, name string) (*learner, error) {
 		return nil, fmt.Errorf("%w: the class is full (%d learners)", errUnavailable, c.cfg.MaxLearners)
 	}
 	l := &learner{ID: newLearnerID(), Name: name, token: NewToken(), joined: time.Now(),
-		sessions: map[string]bool{}, pending: map[string]pendingCell{},
+		sessions: map[string]bool{}, pending: map[string]pendingCell{}, inflight: map[string]time.Time{},
 		predictions: map[string]*prediction{}, sql: map[string]*sqlResult{}, events: map[chan []byte]bool{}}
 	c.learners[l.ID] = l
+	c.index.Store(l.ID, l)
 	c.byToken[l.token] = l
 	c.order = append(c.order, l.ID)
 	c.dirty = true
@@ -300,6 +325,7 @@ func (c *class) remove(id string) ([]string, error) {
 	}
 	l.removed = true
 	delete(c.learners, id)
+	c.index.Delete(id)
 	delete(c.byToken, l.token)
 	for i, x := range c.order {
 		if x == id {
@@ -382,8 +408,19 @@ func (c *class) admit(l *learner, m *kernel.Message) (ename, evalue string) {
 			delete(l.pending, id) // its reply was lost with its session
 		}
 	}
-	if len(l.pending) >= c.cfg.MaxQueued {
-		return kernel.ErrQueueFull, fmt.Sprintf("you already have %d cells queued or running (the class limit); wait for one to finish", len(l.pending))
+	l.inflightMu.Lock()
+	for id, at := range l.inflight {
+		if now.Sub(at) > c.cfg.CellTimeout+time.Minute {
+			delete(l.inflight, id)
+		}
+	}
+	n := len(l.inflight)
+	if n < c.cfg.MaxQueued {
+		l.inflight[m.Header.MsgID] = now
+	}
+	l.inflightMu.Unlock()
+	if n >= c.cfg.MaxQueued {
+		return kernel.ErrQueueFull, fmt.Sprintf("you already have %d cells queued or running (the class limit); wait for one to finish", n)
 	}
 	timeout := c.cfg.CellTimeout
 	if t, ok := er.Attrs["timeout"]; ok {
