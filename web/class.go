@@ -433,8 +433,9 @@ func (c *class) admit(l *learner, m *kernel.Message) (ename, evalue string) {
 		attrs[k] = v
 	}
 	attrs["timeout"] = timeout.String()
-	er.Attrs = attrs
-	m.Content = er
+	if err := setMember(m, "attrs", attrs); err != nil {
+		return kernel.ErrBadMessage, err.Error()
+	}
 	kind := er.Kind
 	if kind == "" {
 		kind = "sql"
@@ -442,6 +443,39 @@ func (c *class) admit(l *learner, m *kernel.Message) (ename, evalue string) {
 	l.pending[m.Header.MsgID] = pendingCell{kind: kind, cell: er.CellID, sent: now}
 	c.dirty = true
 	return "", ""
+}
+
+// setMember sets one member of a request's content and keeps the others
+// as they came, members this package does not know included.
+func setMember(m *kernel.Message, name string, v any) error {
+	var raw []byte
+	switch c := m.Content.(type) {
+	case json.RawMessage:
+		raw = c
+	case nil:
+		raw = []byte("{}")
+	default:
+		b, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("%s content: %w", m.Header.MsgType, err)
+		}
+		raw = b
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return fmt.Errorf("%s content is not a JSON object", m.Header.MsgType)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%s content: %w", m.Header.MsgType, err)
+	}
+	members[name] = b
+	out, err := json.Marshal(members)
+	if err != nil {
+		return fmt.Errorf("%s content: %w", m.Header.MsgType, err)
+	}
+	m.Content = json.RawMessage(out)
+	return nil
 }
 
 // run reads the tapped frames until stop, and sends the class view a

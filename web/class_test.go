@@ -699,3 +699,25 @@ func TestClassOff(t *testing.T) {
 		t.Error("a class without a token was accepted")
 	}
 }
+
+// TestSetMemberKeepsUnknownMembers: capping a learner's timeout rewrites
+// attrs and nothing else of the request (a prediction's "predict" and
+// "guess" members pass through).
+func TestSetMemberKeepsUnknownMembers(t *testing.T) {
+	m := kernel.Message{Header: kernel.Header{MsgType: kernel.MsgExecuteRequest},
+		Content: json.RawMessage(`{"code":"x","kind":"sql","predict":{"question":"q","unit":"ns","measure":"elapsed(1)"},"guess":{"value":3}}`)}
+	if err := setMember(&m, "attrs", map[string]string{"timeout": "2m0s"}); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := m.DecodeContent(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got["predict"] == nil || got["guess"] == nil || got["code"] != "x" || got["attrs"].(map[string]any)["timeout"] != "2m0s" {
+		t.Errorf("content after setMember: %v", got)
+	}
+	m.Content = json.RawMessage(`[1]`)
+	if err := setMember(&m, "attrs", nil); err == nil {
+		t.Error("setMember accepted an array content")
+	}
+}

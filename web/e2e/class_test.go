@@ -29,6 +29,17 @@ type fakePredict struct{}
 
 func (fakePredict) Class(kernel.Cell) kernel.Class { return kernel.Heavy }
 func (fakePredict) Run(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
+	var guess, measured float64
+	if n, _ := fmt.Sscanf(c.Source, "guess=%g measured=%g", &guess, &measured); n == 2 {
+		// A numeric prediction: how many times slower is naive than radix?
+		env.Display(env.DisplayID("prediction"), map[string]any{
+			web.MIMEPrediction: map[string]any{"cell": c.ID, "question": "How many times as long as radix will naive take?", "unit": "×",
+				"choices": nil, "guess": guess, "guess_choice": nil, "measured": measured, "measured_choice": nil,
+				"article": 1.33, "article_source": "Pivot, 17.6 M groups", "check": "1.1–2× on a table several times the L3"},
+			kernel.MIMEText: fmt.Sprintf("guessed %g×, measured %g×", guess, measured),
+		})
+		return &kernel.Outcome{Data: map[string]any{kernel.MIMEText: "ok"}}, nil
+	}
 	choice := strings.TrimSpace(c.Source)
 	env.Display(env.DisplayID("prediction"), map[string]any{
 		web.MIMEPrediction: map[string]any{"cell": c.ID, "question": "Where does a 4 MiB working set live?", "unit": "",
@@ -153,7 +164,7 @@ func TestClassViewThirtyCurves(t *testing.T) {
 	const n = 30
 	choices := []string{"L2", "L3", "L3", "DRAM", "L3", "L1"}
 	var wg sync.WaitGroup
-	errc := make(chan error, 3*n)
+	errc := make(chan error, 4*n)
 	for i := 0; i < n; i++ {
 		l := joinClass(t, base, fmt.Sprintf("Learner %02d", i+1))
 		wg.Add(1)
@@ -162,6 +173,7 @@ func TestClassViewThirtyCurves(t *testing.T) {
 			for _, c := range []struct{ kind, code, id string }{
 				{kernel.KindLatency, fmt.Sprintf("min=4K max=%dK ppo=2 reps=1 sample=2ms huge=false seed=%d", 256<<(i%3), i+1), "your-curve"},
 				{"predict", choices[i%len(choices)], "where-4mib"},
+				{"predict", fmt.Sprintf("guess=%g measured=%g", []float64{1.2, 1.5, 2, 3, 5}[i%5], 1.3+float64(i%4)/10), "naive-vs-radix"},
 				{kernel.KindSQL, "SELECT UserID, count(*) AS c FROM hits GROUP BY UserID ORDER BY c DESC LIMIT 3", "groupby-users"},
 			} {
 				r, err := l.run(c.kind, c.code, c.id)
@@ -181,7 +193,8 @@ func TestClassViewThirtyCurves(t *testing.T) {
 	}
 	do(t, ctx, "thirty curves, the guesses and the SQL results arrive live",
 		poll(`document.querySelector("#curveplot").dataset.curves === "30"`),
-		poll(`[...document.querySelectorAll(".prediction .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
+		poll(`[...document.querySelectorAll(".prediction[data-pred='where-4mib'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
+		poll(`[...document.querySelectorAll(".prediction[data-pred='naive-vs-radix'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
 		poll(`document.querySelectorAll("#sqltable tbody tr").length === 30`),
 		poll(`document.querySelectorAll("#rostertable tbody tr").length === 30`),
 	)
@@ -190,7 +203,7 @@ func TestClassViewThirtyCurves(t *testing.T) {
 		t.Errorf("the curve chart has %d series, want 32", series)
 	}
 	counts := get(t, ctx, "read the distribution", chromedp.Evaluate[map[string]int](
-		`Object.fromEntries([...document.querySelectorAll(".prediction .bin")].map(b => [b.dataset.label, Number(b.querySelector(".count").textContent)]))`))
+		`Object.fromEntries([...document.querySelectorAll(".prediction[data-pred='where-4mib'] .bin")].map(b => [b.dataset.label, Number(b.querySelector(".count").textContent)]))`))
 	if counts["L3"] != 15 || counts["L1"] != 5 || counts["L2"] != 5 || counts["DRAM"] != 5 {
 		t.Errorf("guess distribution %v, want L1 5, L2 5, L3 15, DRAM 5", counts)
 	}

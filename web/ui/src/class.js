@@ -340,18 +340,28 @@ function counterText(r) {
 export function predictionView(p) {
   const box = h("div.prediction", { "data-pred": p.cell });
   box.append(h("div.question", p.question || p.cell, p.unit ? h("span.unit", ` (${p.unit})`) : null));
-  const guesses = p.guesses || [];
+  // Every learner that ran the cell has an entry; those that committed a
+  // guess count in the guess distribution, all in the measured one.
+  const entries = p.guesses || [];
+  const guesses = entries.filter((g) => g.guess != null || g.guess_choice);
   let bins;
   if (p.choices && p.choices.length) {
-    bins = p.choices.map((c) => ({ label: c, n: guesses.filter((g) => g.guess_choice === c).length, measured: guesses.filter((g) => g.measured_choice === c).length }));
+    bins = p.choices.map((c) => ({ label: c, n: guesses.filter((g) => g.guess_choice === c).length, measured: entries.filter((g) => g.measured_choice === c).length }));
   } else {
+    // Numeric answers: eight bins on a log scale over the guesses and the
+    // measurements (latencies and ratios spread over orders of magnitude).
     const vals = guesses.map((g) => g.guess).filter((v) => v != null && v > 0);
-    const lo = Math.floor(Math.log2(Math.min(...vals, 1)));
-    const hi = Math.ceil(Math.log2(Math.max(...vals, 2)));
+    const meas = entries.map((g) => g.measured).filter((v) => v != null && v > 0);
+    const all = [...vals, ...meas];
+    const lo = all.length ? Math.min(...all) : 1;
+    const hi = all.length ? Math.max(...all) : 2;
+    const nb = hi > lo ? 8 : 1;
+    const edge = (i) => (hi > lo ? lo * Math.exp((Math.log(hi / lo) * i) / nb) : lo);
+    const fmt = (x) => String(Number(x.toPrecision(2)));
+    const inBin = (v, i) => v >= edge(i) && (i === nb - 1 ? v <= hi : v < edge(i + 1));
     bins = [];
-    for (let e = lo; e < hi; e++) {
-      const a = 2 ** e, b = 2 ** (e + 1);
-      bins.push({ label: `${a}–${b}`, n: vals.filter((v) => v >= a && v < b).length, measured: guesses.filter((g) => g.measured >= a && g.measured < b).length });
+    for (let i = 0; i < nb; i++) {
+      bins.push({ label: nb === 1 ? fmt(lo) : `${fmt(edge(i))}–${fmt(edge(i + 1))}`, n: vals.filter((v) => inBin(v, i)).length, measured: meas.filter((v) => inBin(v, i)).length });
     }
   }
   const top = Math.max(1, ...bins.map((b) => Math.max(b.n, b.measured)));
@@ -367,7 +377,7 @@ export function predictionView(p) {
       ),
     );
   }
-  const measured = guesses.map((g) => g.measured).filter((v) => v != null).sort((a, b) => a - b);
+  const measured = entries.map((g) => g.measured).filter((v) => v != null).sort((a, b) => a - b);
   const med = measured.length ? measured[Math.floor(measured.length / 2)] : null;
   const right = guesses.filter((g) => g.guess_choice && g.guess_choice === g.measured_choice).length;
   box.append(
@@ -378,7 +388,8 @@ export function predictionView(p) {
       `${guesses.length} guess${guesses.length === 1 ? "" : "es"}`,
       h("span.swatch.measured"),
       "measured",
-      med != null ? ` · median measured ${med}${p.unit ? " " + p.unit : ""}` : "",
+      med != null ? ` · median measured ${Number(med.toPrecision(3))}${p.unit ? " " + p.unit : ""}` : "",
+      typeof p.article === "number" ? ` · the article: ${p.article}${p.unit ? " " + p.unit : ""}` : "",
       p.choices && p.choices.length ? ` · ${right} of ${guesses.length} guessed their own machine's answer` : "",
     ),
   );
