@@ -150,8 +150,12 @@ type sqlResult struct {
 	TimeNs   int64    `json:"time_ns"`
 	Rows     int64    `json:"rows"`
 	Strategy []string `json:"strategy,omitempty"`
-	Counters any      `json:"counters,omitempty"`
-	Modelled any      `json:"modelled,omitempty"`
+	// Counters are the measured counters of the cell (the perf report's
+	// totals and derived figures), when it collected them; Modelled the
+	// cache model's figures of its last GROUP BY, when it ran with
+	// model=true. A few each, so that the snapshot stays small.
+	Counters []figure `json:"counters,omitempty"`
+	Modelled []figure `json:"modelled,omitempty"`
 	At       string   `json:"at"`
 }
 
@@ -636,7 +640,7 @@ func (c *class) observeData(l *learner, p pendingCell, data map[string]json.RawM
 		var b kernel.ResultBundle
 		if json.Unmarshal(raw, &b) == nil && len(b.Statements) > 0 {
 			last := b.Statements[len(b.Statements)-1]
-			r := &sqlResult{Rows: int64(last.RowCount), At: time.Now().UTC().Format(time.RFC3339), Counters: b.Counters}
+			r := &sqlResult{Rows: int64(last.RowCount), At: time.Now().UTC().Format(time.RFC3339), Counters: counterFigures(b.Counters)}
 			if b.Timings != nil {
 				r.TimeNs = b.Timings.RunNs
 			}
@@ -649,14 +653,84 @@ func (c *class) observeData(l *learner, p pendingCell, data map[string]json.RawM
 				r.Strategy = strategies(last.Plan, nil)
 			}
 			if mraw, ok := data[kernel.MIMEModel]; ok {
-				var v any
-				if json.Unmarshal(mraw, &v) == nil {
-					r.Modelled = v
-				}
+				r.Modelled = modelFigures(mraw)
 			}
 			l.sql[p.cell] = r
 		}
 	}
+}
+
+// figure is one named number of a counters summary.
+type figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// counterPreference orders the measured counters the class view shows.
+var counterPreference = []string{"ipc", "LLC-load-misses", "L1-dcache-load-misses", "fills-from-dram",
+	"instructions", "cycles", "cpus-utilized", "task-clock", "page-faults"}
+
+// counterFigures picks up to six counted figures of a perf report (its
+// totals' available events and derived figures), in counterPreference
+// order.
+func counterFigures(v any) []figure {
+	if v == nil {
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var rep struct {
+		Total struct {
+			Events []struct {
+				Name      string  `json:"name"`
+				Available bool    `json:"available"`
+				Value     float64 `json:"value"`
+			} `json:"events"`
+			Derived []figure `json:"derived"`
+		} `json:"total"`
+	}
+	if json.Unmarshal(raw, &rep) != nil {
+		return nil
+	}
+	have := map[string]float64{}
+	for _, e := range rep.Total.Events {
+		if e.Available {
+			have[e.Name] = e.Value
+		}
+	}
+	for _, d := range rep.Total.Derived {
+		have[d.Name] = d.Value
+	}
+	var out []figure
+	for _, name := range counterPreference {
+		if v, ok := have[name]; ok && len(out) < 6 {
+			out = append(out, figure{name, v})
+		}
+	}
+	return out
+}
+
+// modelFigures summarises a modelled-counters report: the DRAM lines read
+// and L2 and L3 misses of its last modelled GROUP BY, and per row.
+func modelFigures(raw json.RawMessage) []figure {
+	var rep kernel.ModelReport
+	if json.Unmarshal(raw, &rep) != nil {
+		return nil
+	}
+	for i := len(rep.Queries) - 1; i >= 0; i-- {
+		q := rep.Queries[i]
+		if !q.Modelled {
+			continue
+		}
+		out := []figure{{"DRAM lines", float64(q.Total.DRAMReads)}, {"L2 misses", float64(q.Total.L2Misses)}, {"L3 misses", float64(q.Total.L3Misses)}}
+		if q.Rows > 0 {
+			out = append(out, figure{"DRAM lines/row", float64(q.Total.DRAMReads) / float64(q.Rows)})
+		}
+		return out
+	}
+	return nil
 }
 
 // strategies collects the "strategy: …" lines of a plan.

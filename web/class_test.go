@@ -721,3 +721,41 @@ func TestSetMemberKeepsUnknownMembers(t *testing.T) {
 		t.Error("setMember accepted an array content")
 	}
 }
+
+func TestCounterFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   any
+		want []figure
+	}{
+		{"none", nil, nil},
+		{"not a report", []int{1}, nil},
+		{"software only", map[string]any{"total": map[string]any{
+			"events": []any{
+				map[string]any{"name": "cycles", "available": false, "value": 0},
+				map[string]any{"name": "task-clock", "available": true, "value": 2e6},
+				map[string]any{"name": "page-faults", "available": true, "value": 12},
+			},
+			"derived": []any{map[string]any{"name": "cpus-utilized", "value": 0.5}},
+		}}, []figure{{"cpus-utilized", 0.5}, {"task-clock", 2e6}, {"page-faults", 12}}},
+		{"ipc first", map[string]any{"total": map[string]any{
+			"events":  []any{map[string]any{"name": "instructions", "available": true, "value": 10}},
+			"derived": []any{map[string]any{"name": "ipc", "value": 1.5}},
+		}}, []figure{{"ipc", 1.5}, {"instructions", 10}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := counterFigures(tc.in)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("counterFigures = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	model := `{"queries":[{"modelled":true,"rows":100,"total":{"dram_lines_read":50,"l2_misses":70,"l3_misses":40}},
+		{"modelled":false,"why":"no GROUP BY"}]}`
+	if got, want := fmt.Sprint(modelFigures(json.RawMessage(model))), fmt.Sprint([]figure{{"DRAM lines", 50}, {"L2 misses", 70}, {"L3 misses", 40}, {"DRAM lines/row", 0.5}}); got != want {
+		t.Errorf("modelFigures = %s, want %s", got, want)
+	}
+	if got := modelFigures(json.RawMessage(`{"queries":[{"modelled":false}]}`)); got != nil {
+		t.Errorf("modelFigures of an unmodelled report = %v", got)
+	}
+}

@@ -124,8 +124,12 @@ func joinClass(t *testing.T, base, name string) *simLearner {
 
 // run sends a cell and reads frames until its execute_reply.
 func (l *simLearner) run(kind, code, cellID string) (kernel.ExecuteReply, error) {
+	var attrs map[string]string
+	if kind == kernel.KindSQL {
+		attrs = map[string]string{"counters": "both"} // software counters here, and the cache model
+	}
 	m := kernel.NewMessage(kernel.ChannelShell, kernel.MsgExecuteRequest, l.name, kernel.Header{},
-		kernel.ExecuteRequest{Code: code, Kind: kind, CellID: cellID})
+		kernel.ExecuteRequest{Code: code, Kind: kind, CellID: cellID, Attrs: attrs})
 	data, _ := kernel.Encode(&m)
 	if err := l.conn.WriteMessage(websocket.TextMessage, data); err != nil {
 		return kernel.ExecuteReply{}, err

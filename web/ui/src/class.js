@@ -239,7 +239,7 @@ class ClassView {
     table.replaceChildren(
       h(
         "table.grid",
-        h("thead", h("tr", ["learner", "time", "rows", "strategy", "counters"].map((c) => h("th", c)))),
+        h("thead", h("tr", ["learner", "time", "rows", "strategy", "counters (measured)", "modelled (cachesim)"].map((c) => h("th", c)))),
         h(
           "tbody",
           rows.map((r) =>
@@ -249,7 +249,8 @@ class ClassView {
               h("td.num", fmtNs(r.time_ns)),
               h("td.num", String(r.rows)),
               h("td.strategy", { title: (r.strategy || []).join("\n") }, (r.strategy || []).map(shortStrategy).join("; ")),
-              h("td", counterText(r)),
+              h("td.figures", figures(r.counters)),
+              h("td.figures", figures(r.modelled)),
             ),
           ),
         ),
@@ -317,21 +318,11 @@ function shortStrategy(line) {
   return m ? m[1] + (m[2] ? " (auto)" : "") : line.slice(0, 40);
 }
 
-// counterText summarises an SQL result's counters: measured ones when the
-// cell collected them, else the cache model's (marked modelled).
-function counterText(r) {
-  const pickNums = (o, mark) => {
-    if (!o || typeof o !== "object") return "";
-    const out = [];
-    const walk = (v, k) => {
-      if (out.length >= 4) return;
-      if (typeof v === "number" && k) out.push(`${k} ${Number.isInteger(v) ? v.toLocaleString("en-US") : v.toFixed(2)}`);
-      else if (v && typeof v === "object" && !Array.isArray(v)) for (const [kk, vv] of Object.entries(v)) walk(vv, kk);
-    };
-    walk(o, "");
-    return out.length ? `${mark}${out.join(", ")}` : "";
-  };
-  return pickNums(r.counters, "") || pickNums(r.modelled, "modelled: ") || "–";
+// figures shows a few named numbers (counters, modelled counters).
+function figures(list) {
+  if (!list || !list.length) return "–";
+  const value = (f) => (f.name === "task-clock" ? fmtNs(f.value) : Number.isInteger(f.value) ? f.value.toLocaleString("en-US") : f.value.toFixed(2));
+  return list.map((f) => `${f.name} ${value(f)}`).join(", ");
 }
 
 // predictionView draws one prediction cell: a bar per choice (or per
