@@ -569,20 +569,32 @@ func (c *class) sendLearners(l *learner, ev []byte) {
 }
 
 // subscribe opens an event stream for the teacher (l nil) or a learner.
-func (c *class) subscribe(l *learner) (chan []byte, bool) {
+// A learner has at most one stream per session it may open, the teacher
+// maxTeacherStreams.
+func (c *class) subscribe(l *learner) (chan []byte, error) {
 	ch := make(chan []byte, 64)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped || (l != nil && l.removed) {
-		return nil, false
+	switch {
+	case c.stopped:
+		return nil, fmt.Errorf("%w: the server is stopping", errUnavailable)
+	case l != nil && l.removed:
+		return nil, fmt.Errorf("%w: removed from the class", errForbidden)
+	case l == nil && len(c.teachers) >= maxTeacherStreams:
+		return nil, fmt.Errorf("%w: %d class views are open", errTooMany, len(c.teachers))
+	case l != nil && len(l.events) >= c.cfg.MaxSessions:
+		return nil, fmt.Errorf("%w: a learner may have %d class event streams open", errTooMany, c.cfg.MaxSessions)
 	}
 	if l == nil {
 		c.teachers[ch] = true
 	} else {
 		l.events[ch] = true
 	}
-	return ch, true
+	return ch, nil
 }
+
+// maxTeacherStreams bounds the open class views.
+const maxTeacherStreams = 16
 
 // unsubscribe closes an event stream that is still open.
 func (c *class) unsubscribe(l *learner, ch chan []byte) {

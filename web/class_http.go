@@ -227,9 +227,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, l *learner,
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	ch, ok := s.class.subscribe(l)
-	if !ok {
-		http.Error(w, "the class is closed", http.StatusServiceUnavailable)
+	ch, err := s.class.subscribe(l)
+	if err != nil {
+		s.refuse(w, r, statusOf(err), "class", err.Error())
 		return
 	}
 	defer s.class.unsubscribe(l, ch)

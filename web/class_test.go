@@ -618,6 +618,12 @@ func TestClassTeacherActions(t *testing.T) {
 	ev := ts.events(t, a.cookie(), "/api/class/me/events")
 	waitEvent(t, ev, "state")
 	ac, _ := ts.dialAs(t, a.cookie(), "tab1")
+	// Event streams are bounded like tabs (MaxSessions, 3 by default).
+	waitEvent(t, ts.events(t, a.cookie(), "/api/class/me/events"), "state")
+	waitEvent(t, ts.events(t, a.cookie(), "/api/class/me/events"), "state")
+	if code, body := ts.do(t, a.cookie(), "GET", "/api/class/me/events", ""); code != http.StatusTooManyRequests {
+		t.Errorf("a fourth event stream: %d %s", code, body)
+	}
 
 	if code, body := ts.do(t, "teacher", "POST", "/api/class/push", `{"lesson":"latency","cell":"c1"}`); code != 200 {
 		t.Fatalf("push: %d %s", code, body)
