@@ -197,8 +197,8 @@ func TestClassViewThirtyCurves(t *testing.T) {
 	}
 	do(t, ctx, "thirty curves, the guesses and the SQL results arrive live",
 		poll(`document.querySelector("#curveplot").dataset.curves === "30"`),
-		poll(`[...document.querySelectorAll(".prediction[data-pred='where-4mib'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
-		poll(`[...document.querySelectorAll(".prediction[data-pred='naive-vs-radix'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
+		poll(`[...document.querySelectorAll(".classpred[data-pred='where-4mib'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
+		poll(`[...document.querySelectorAll(".classpred[data-pred='naive-vs-radix'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
 		poll(`document.querySelectorAll("#sqltable tbody tr").length === 30`),
 		poll(`document.querySelectorAll("#rostertable tbody tr").length === 30`),
 	)
@@ -207,7 +207,7 @@ func TestClassViewThirtyCurves(t *testing.T) {
 		t.Errorf("the curve chart has %d series, want 32", series)
 	}
 	counts := get(t, ctx, "read the distribution", chromedp.Evaluate[map[string]int](
-		`Object.fromEntries([...document.querySelectorAll(".prediction[data-pred='where-4mib'] .bin")].map(b => [b.dataset.label, Number(b.querySelector(".count").textContent)]))`))
+		`Object.fromEntries([...document.querySelectorAll(".classpred[data-pred='where-4mib'] .bin")].map(b => [b.dataset.label, Number(b.querySelector(".count").textContent)]))`))
 	if counts["L3"] != 15 || counts["L1"] != 5 || counts["L2"] != 5 || counts["DRAM"] != 5 {
 		t.Errorf("guess distribution %v, want L1 5, L2 5, L3 15, DRAM 5", counts)
 	}

@@ -329,7 +329,7 @@ function figures(list) {
 // range of numeric guesses) with the count of guesses, the measured
 // answer marked.
 export function predictionView(p) {
-  const box = h("div.prediction", { "data-pred": p.cell });
+  const box = h("div.classpred", { "data-pred": p.cell });
   box.append(h("div.question", p.question || p.cell, p.unit ? h("span.unit", ` (${p.unit})`) : null));
   // Every learner that ran the cell has an entry; those that committed a
   // guess count in the guess distribution, all in the measured one.
