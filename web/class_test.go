@@ -548,7 +548,7 @@ func TestClassIsolationMatrix(t *testing.T) {
 		c, code := ts.dialAs(t, cookie, session)
 		row := matrixRow{route: "WS /api/kernel", who: who, what: what, want: want, got: code}
 		if c != nil {
-			row.note = "session " + c.welcome.Session
+			row.note = "attached to " + strings.Replace(c.welcome.Session, a.ID, "{Ada}", 1)
 			if wantSession != "" && c.welcome.Session != wantSession {
 				row.got = -1
 				row.note += ", want " + wantSession
@@ -597,14 +597,14 @@ func TestClassIsolationMatrix(t *testing.T) {
 	rows = append(rows, matrixRow{route: "WS notebook_open_request", who: "learner", what: "../t.md (escape)", want: 400, got: got})
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "isolation matrix (route × role → status):\n%-38s %-16s %-40s %5s %5s\n", "route", "role", "asks for", "want", "got")
+	fmt.Fprintf(&sb, "isolation matrix (route × role → status):\n%-38s %-16s %-40s %5s %5s  %s\n", "route", "role", "asks for", "want", "got", "note")
 	for _, r := range rows {
 		mark := ""
 		if r.got != r.want {
 			mark = "  <-- WRONG"
 			t.Errorf("%s as %s (%s): got %d, want %d %s", r.route, r.who, r.what, r.got, r.want, r.note)
 		}
-		fmt.Fprintf(&sb, "%-38s %-16s %-40s %5d %5d%s\n", r.route, r.who, r.what, r.want, r.got, mark)
+		fmt.Fprintf(&sb, "%-38s %-16s %-40s %5d %5d  %s%s\n", r.route, r.who, r.what, r.want, r.got, r.note, mark)
 	}
 	t.Log(sb.String())
 }
