@@ -765,3 +765,19 @@ func TestCounterFigures(t *testing.T) {
 		t.Errorf("modelFigures of an unmodelled report = %v", got)
 	}
 }
+
+// TestClassCellTimeout: a learner's cell stops at the class's time limit,
+// and its own timeout attribute cannot raise it.
+func TestClassCellTimeout(t *testing.T) {
+	ts, _ := newClassServer(t, ClassConfig{CellTimeout: 200 * time.Millisecond})
+	l := ts.join(t, "Ada")
+	c, _ := ts.dialAs(t, l.cookie(), "tab")
+	start := time.Now()
+	req := c.send(kernel.ChannelShell, kernel.MsgExecuteRequest, kernel.ExecuteRequest{Kind: "slow", Attrs: map[string]string{"timeout": "1h"}})
+	ms := c.until(replyTo(req, kernel.MsgExecuteReply))
+	var r kernel.ExecuteReply
+	_ = ms[len(ms)-1].DecodeContent(&r)
+	if r.Ename != kernel.ErrTimeout || time.Since(start) > 10*time.Second {
+		t.Errorf("a learner's slow cell with timeout=1h under a 200 ms class limit: %+v after %v", r, time.Since(start))
+	}
+}
