@@ -30,11 +30,16 @@ import (
 const KindTestPredict = "testpredict"
 
 // classRegistry is the kernel's own runners (latency among them) plus a
-// fake prediction cell and a 20 ms heavy cell for the load phase.
+// fake prediction cell, a 20 ms heavy cell for the load phase and a cell
+// that runs until it is stopped.
 func classRegistry() *kernel.Registry {
 	r := kernel.DefaultRegistry()
 	r.Register("echo", runner{run: func(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
 		return textOut(c.Source), nil
+	}})
+	r.Register("slow", runner{run: func(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
+		<-ctx.Done() // until interrupted or out of time
+		return nil, ctx.Err()
 	}})
 	r.Register("work", runner{run: func(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
 		select {
