@@ -142,7 +142,7 @@ type prediction struct {
 }
 
 // MIMEPrediction is the MIME type of a prediction cell's display output.
-const MIMEPrediction = "application/vnd.cachebook.prediction+json"
+const MIMEPrediction = kernel.MIMEPrediction
 
 // sqlResult is what the class view compares of one SQL cell's run.
 type sqlResult struct {
