@@ -22,43 +22,14 @@ import (
 	"cachebook/web/static"
 )
 
-// fakePredict is a prediction cell until the real one is merged: it
-// emits the prediction display of the predictions contract
-// (application/vnd.cachebook.prediction+json) with the guess in its source.
-type fakePredict struct{}
-
-func (fakePredict) Class(kernel.Cell) kernel.Class { return kernel.Heavy }
-func (fakePredict) Run(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
-	var guess, measured float64
-	if n, _ := fmt.Sscanf(c.Source, "guess=%g measured=%g", &guess, &measured); n == 2 {
-		// A numeric prediction: how many times slower is naive than radix?
-		env.Display(env.DisplayID("prediction"), map[string]any{
-			web.MIMEPrediction: map[string]any{"cell": c.ID, "question": "How many times as long as radix will naive take?", "unit": "×",
-				"choices": nil, "guess": guess, "guess_choice": nil, "measured": measured, "measured_choice": nil,
-				"article": 1.33, "article_source": "Pivot, 17.6 M groups", "check": "1.1–2× on a table several times the L3"},
-			kernel.MIMEText: fmt.Sprintf("guessed %g×, measured %g×", guess, measured),
-		})
-		return &kernel.Outcome{Data: map[string]any{kernel.MIMEText: "ok"}}, nil
-	}
-	choice := strings.TrimSpace(c.Source)
-	env.Display(env.DisplayID("prediction"), map[string]any{
-		web.MIMEPrediction: map[string]any{"cell": c.ID, "question": "Where does a 4 MiB working set live?", "unit": "",
-			"choices": []string{"L1", "L2", "L3", "DRAM"}, "guess_choice": choice, "measured_choice": "L3",
-			"measured": 14.2, "article": "L3", "article_source": "the article", "check": choice == "L3"},
-		kernel.MIMEText: "guessed " + choice,
-	})
-	return &kernel.Outcome{Data: map[string]any{kernel.MIMEText: "guessed " + choice}}, nil
-}
-
 // classServer starts an in-process server in classroom mode over the
-// e2e data set, with the fake prediction cell registered.
+// e2e data set.
 func classServer(t *testing.T) (base string) {
 	t.Helper()
 	if env.data == "" {
 		t.Skip("needs the e2e data set (not with CACHEBOOK_E2E_URL)")
 	}
 	reg := kernel.DefaultRegistry()
-	reg.Register("predict", fakePredict{})
 	srv, err := web.New(web.Config{
 		Token:     "secret",
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -122,14 +93,18 @@ func joinClass(t *testing.T, base, name string) *simLearner {
 	return l
 }
 
-// run sends a cell and reads frames until its execute_reply.
-func (l *simLearner) run(kind, code, cellID string) (kernel.ExecuteReply, error) {
-	var attrs map[string]string
+// run sends a cell and reads frames until its execute_reply. A cell with
+// a prediction (predict-then-run, notebook/predict) carries its spec and
+// the learner's guess, as the page sends them.
+func (l *simLearner) run(kind, code, cellID, predict, guess string) (kernel.ExecuteReply, error) {
+	content := map[string]any{"code": code, "kind": kind, "cell_id": cellID}
 	if kind == kernel.KindSQL {
-		attrs = map[string]string{"counters": "both"} // software counters here, and the cache model
+		content["attrs"] = map[string]string{"counters": "both"} // software counters here, and the cache model
 	}
-	m := kernel.NewMessage(kernel.ChannelShell, kernel.MsgExecuteRequest, l.name, kernel.Header{},
-		kernel.ExecuteRequest{Code: code, Kind: kind, CellID: cellID, Attrs: attrs})
+	if predict != "" {
+		content["predict"], content["guess"] = json.RawMessage(predict), json.RawMessage(guess)
+	}
+	m := kernel.NewMessage(kernel.ChannelShell, kernel.MsgExecuteRequest, l.name, kernel.Header{}, content)
 	data, _ := kernel.Encode(&m)
 	if err := l.conn.WriteMessage(websocket.TextMessage, data); err != nil {
 		return kernel.ExecuteReply{}, err
@@ -166,6 +141,10 @@ func TestClassViewThirtyCurves(t *testing.T) {
 		poll(`document.querySelector(".joincode") && document.querySelector(".joincode").textContent === "CACHE7"`),
 	)
 	const n = 30
+	// The latency cell asks where its largest working set lives; the SQL
+	// cell asks for the GROUP BY's cost per row.
+	where := `{"question":"Where does the largest working set live?","choices":["L1","L2","L3","DRAM"],"bounds":[3,8,30],"measure":"points[last].ns"}`
+	perRow := `{"question":"How many ns per row will this GROUP BY take?","unit":"ns","measure":"elapsed(1) / scanned(1)","article":{"value":36,"source":"Pivot"}}`
 	choices := []string{"L2", "L3", "L3", "DRAM", "L3", "L1"}
 	var wg sync.WaitGroup
 	errc := make(chan error, 4*n)
@@ -174,13 +153,13 @@ func TestClassViewThirtyCurves(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			for _, c := range []struct{ kind, code, id string }{
-				{kernel.KindLatency, fmt.Sprintf("min=4K max=%dK ppo=2 reps=1 sample=2ms huge=false seed=%d", 256<<(i%3), i+1), "your-curve"},
-				{"predict", choices[i%len(choices)], "where-4mib"},
-				{"predict", fmt.Sprintf("guess=%g measured=%g", []float64{1.2, 1.5, 2, 3, 5}[i%5], 1.3+float64(i%4)/10), "naive-vs-radix"},
-				{kernel.KindSQL, "SELECT UserID, count(*) AS c FROM hits GROUP BY UserID ORDER BY c DESC LIMIT 3", "groupby-users"},
+			for _, c := range []struct{ kind, code, id, predict, guess string }{
+				{kernel.KindLatency, fmt.Sprintf("min=4K max=%dK ppo=2 reps=1 sample=2ms huge=false seed=%d", 256<<(i%3), i+1), "your-curve",
+					where, fmt.Sprintf(`{"choice":%q}`, choices[i%len(choices)])},
+				{kernel.KindSQL, "SELECT UserID, count(*) AS c FROM hits GROUP BY UserID ORDER BY c DESC LIMIT 3", "groupby-users",
+					perRow, fmt.Sprintf(`{"value":%g}`, []float64{5, 10, 20, 40, 80}[i%5])},
 			} {
-				r, err := l.run(c.kind, c.code, c.id)
+				r, err := l.run(c.kind, c.code, c.id, c.predict, c.guess)
 				if err == nil && r.Status != kernel.StatusOK {
 					err = fmt.Errorf("%s %s: %s %s", l.name, c.kind, r.Ename, r.Evalue)
 				}
@@ -197,8 +176,8 @@ func TestClassViewThirtyCurves(t *testing.T) {
 	}
 	do(t, ctx, "thirty curves, the guesses and the SQL results arrive live",
 		poll(`document.querySelector("#curveplot").dataset.curves === "30"`),
-		poll(`[...document.querySelectorAll(".classpred[data-pred='where-4mib'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
-		poll(`[...document.querySelectorAll(".classpred[data-pred='naive-vs-radix'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
+		poll(`[...document.querySelectorAll(".classpred[data-pred='your-curve'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
+		poll(`[...document.querySelectorAll(".classpred[data-pred='groupby-users'] .count")].reduce((s, e) => s + Number(e.textContent), 0) === 30`),
 		poll(`document.querySelectorAll("#sqltable tbody tr").length === 30`),
 		poll(`document.querySelectorAll("#rostertable tbody tr").length === 30`),
 	)
@@ -207,7 +186,7 @@ func TestClassViewThirtyCurves(t *testing.T) {
 		t.Errorf("the curve chart has %d series, want 32", series)
 	}
 	counts := get(t, ctx, "read the distribution", chromedp.Evaluate[map[string]int](
-		`Object.fromEntries([...document.querySelectorAll(".classpred[data-pred='where-4mib'] .bin")].map(b => [b.dataset.label, Number(b.querySelector(".count").textContent)]))`))
+		`Object.fromEntries([...document.querySelectorAll(".classpred[data-pred='your-curve'] .bin")].map(b => [b.dataset.label, Number(b.querySelector(".count").textContent)]))`))
 	if counts["L3"] != 15 || counts["L1"] != 5 || counts["L2"] != 5 || counts["DRAM"] != 5 {
 		t.Errorf("guess distribution %v, want L1 5, L2 5, L3 15, DRAM 5", counts)
 	}
@@ -294,7 +273,7 @@ func TestClassLearnerPage(t *testing.T) {
 	defer conn.Close()
 	_, _, _ = conn.ReadMessage()
 	teacher := &simLearner{name: "teacher", conn: conn}
-	if r, err := teacher.run(kernel.KindLatency, "min=4K max=256K ppo=2 reps=1 sample=2ms huge=false", "demo"); err != nil || r.Status != kernel.StatusOK {
+	if r, err := teacher.run(kernel.KindLatency, "min=4K max=256K ppo=2 reps=1 sample=2ms huge=false", "demo", "", ""); err != nil || r.Status != kernel.StatusOK {
 		t.Fatalf("demo: %v %+v", err, r)
 	}
 	do(t, ctx, "the demo shows on the learner's page",
