@@ -259,7 +259,49 @@ func TestClassLearnerPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(".notebook .cell.code")),
 		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
 	)
-	cell := get(t, ctx, "a code cell's id", chromedp.Evaluate[string](`document.querySelector(".notebook .cell.code").dataset.cell`))
+	// The lesson's first prediction: Grace guesses, commits and runs the
+	// latency cell (kept small), and the teacher's class view has her
+	// guess beside her measured value and her curve.
+	const pc = "latency-curve"
+	if !get(t, ctx, "shrink the latency cell", chromedp.Evaluate[bool](`(() => {
+		const c = cachebookApp.nb.cells.find((c) => c.id === "latency-curve");
+		if (!c) return false;
+		c.setAttr("max", "256K");
+		return true;
+	})()`)) {
+		t.Fatal("lesson 1 has no latency-curve cell")
+	}
+	do(t, ctx, "guess, commit and run the lesson's latency cell",
+		chromedp.WaitVisible(cellSel(pc, ".predict input.guessin")),
+		chromedp.SendKeys(cellSel(pc, ".predict input.guessin"), "150"),
+		chromedp.Click(cellSel(pc, ".predict button.commit")),
+		chromedp.WaitVisible(cellSel(pc, ".predict .locked")),
+		clickRun(pc),
+		chromedp.WaitVisible(cellSel(pc, ".prediction")),
+	)
+	var snap web.ClassSnapshot
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		req, _ := http.NewRequest("GET", base+"/api/class", nil)
+		req.Header.Set("Authorization", "token secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&snap)
+		resp.Body.Close()
+		if err == nil && len(snap.Predictions) == 1 && len(snap.Learners) == 1 && len(snap.Learners[0].Curve) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the class view has no prediction and curve from the learner's page: %+v", snap)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if p := snap.Predictions[0]; p.Cell != pc || len(p.Guesses) != 1 || p.Guesses[0].Learner != "Grace" ||
+		p.Guesses[0].Guess == nil || *p.Guesses[0].Guess != 150 || p.Guesses[0].Measured == nil {
+		t.Errorf("the class view's prediction from the page: %+v", snap.Predictions)
+	}
+	cell := pc
 	teacherDo(t, base, "POST", "/api/class/lock", fmt.Sprintf(`{"cell":%q,"locked":true}`, cell))
 	do(t, ctx, "the locked cell is marked",
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`.cell[data-cell=%q][data-class-locked]`, cell))),
