@@ -54,6 +54,15 @@ type ManagerConfig struct {
 	// OnCellDone, if set, is called after every executed or aborted cell
 	// with its kind, reply status and run time (for metrics).
 	OnCellDone func(kind, status string, run time.Duration)
+	// OnBroadcast, if set, is called with every numbered frame a kernel
+	// broadcasts, and the kernel's id, while the kernel's lock is held:
+	// it must not block or call back into the kernel (classroom mode
+	// copies the frames it needs and reads them later).
+	OnBroadcast func(session string, frame []byte)
+	// Configure, if set, may adjust the executor configuration of a new
+	// kernel (a copy of Executor) by its session id: classroom mode
+	// gives learners' sessions a smaller CellMemory.
+	Configure func(session string, c *Config)
 }
 
 // Manager owns the kernels of a server, each named by the session id its
@@ -326,6 +335,9 @@ func (m *Manager) Kernel(id string) (*Kernel, bool) {
 func (m *Manager) newKernel(id string) (*Kernel, error) {
 	xc := m.cfg.Executor
 	xc.Session = ""
+	if m.cfg.Configure != nil {
+		m.cfg.Configure(id, &xc)
+	}
 	x, err := NewExecutor(xc)
 	if err != nil {
 		return nil, err

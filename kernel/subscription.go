@@ -205,6 +205,9 @@ func (s *Kernel) broadcast(m Message) {
 	if s.m.buffered.Load() > int64(s.m.cfg.TotalBufferBytes) {
 		s.m.evictSoon()
 	}
+	if s.m.cfg.OnBroadcast != nil {
+		s.m.cfg.OnBroadcast(s.id, data)
+	}
 	for sub := range s.subs {
 		s.deliver(sub, data)
 	}

@@ -63,6 +63,9 @@ type Config struct {
 	MetricsPublic bool
 	// Logger receives structured logs (nil: slog.Default()).
 	Logger *slog.Logger
+	// Class, if set, turns on classroom mode (class*.go): the token is
+	// the teacher's, and learners join with the class's code.
+	Class *ClassConfig
 }
 
 // DefaultMaxFrameBytes is the default cap on one frame the server writes.
@@ -86,6 +89,8 @@ type Server struct {
 
 	connWG sync.WaitGroup
 	gz     gzipCache
+	// class is the classroom state (nil without Config.Class).
+	class *class
 }
 
 // New returns a server. It fails for NoToken on a non-loopback server and
@@ -93,6 +98,9 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	if cfg.NoToken && !cfg.Loopback {
 		return nil, errors.New("web: --no-token is only allowed when listening on a loopback address")
+	}
+	if cfg.NoToken && cfg.Class != nil {
+		return nil, errors.New("web: a class needs a token (the teacher's); --no-token would make everyone the teacher")
 	}
 	if !cfg.NoToken && cfg.Token == "" {
 		cfg.Token = NewToken()
@@ -128,9 +136,36 @@ func New(cfg Config) (*Server, error) {
 			prev(kind, status, d)
 		}
 	}
+	if cfg.Class != nil {
+		root := ""
+		if cfg.Notebooks != nil {
+			root = cfg.Notebooks.Root
+		}
+		s.class = newClass(*cfg.Class, root)
+		prevTap := kc.OnBroadcast
+		kc.OnBroadcast = func(session string, frame []byte) {
+			s.class.tap(session, frame)
+			if prevTap != nil {
+				prevTap(session, frame)
+			}
+		}
+		prevConf := kc.Configure
+		kc.Configure = func(session string, xc *kernel.Config) {
+			if prevConf != nil {
+				prevConf(session, xc)
+			}
+			if m := cfg.Class.CellMemory; m > 0 && learnerOfSession(session) != "" &&
+				(xc.Limits.CellMemory <= 0 || m < xc.Limits.CellMemory) {
+				xc.Limits.CellMemory = m
+			}
+		}
+	}
 	mgr, err := kernel.NewManager(kc)
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
+	}
+	if s.class != nil {
+		go s.class.run()
 	}
 	s.mgr = mgr
 	s.up = websocket.Upgrader{
@@ -206,6 +241,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.log.Info("shutting down")
+	if s.class != nil {
+		s.class.stop() // ends the event streams Shutdown would wait for
+	}
 	serr := hs.Shutdown(sctx)
 	merr := s.mgr.Close(sctx)
 	s.connWG.Wait()
@@ -218,6 +256,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close ends every kernel session without an HTTP server (for handlers
 // served by other means, e.g. httptest).
 func (s *Server) Close(ctx context.Context) error {
+	if s.class != nil {
+		s.class.stop()
+	}
 	err := s.mgr.Close(ctx)
 	s.connWG.Wait()
 	return err
@@ -235,6 +276,9 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /api/export", s.handleExport)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("/", s.handleStatic)
+	if s.class != nil {
+		s.classRoutes(mux)
+	}
 	s.mux = mux
 	s.handler = securityHeaders(mux)
 }
@@ -273,17 +317,7 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		if err != nil {
-			code := http.StatusInternalServerError
-			ename, _ := classify(err)
-			switch ename {
-			case "NotFound":
-				code = http.StatusNotFound
-			case "BadRequest":
-				code = http.StatusBadRequest
-			case "Unavailable":
-				code = http.StatusServiceUnavailable
-			}
-			w.WriteHeader(code)
+			w.WriteHeader(statusOf(err))
 			v = errorReply(err)
 		}
 		_ = json.NewEncoder(w).Encode(v)
@@ -304,9 +338,11 @@ func (s *Server) handleLessonList(r *http.Request) (any, error) { return s.lesso
 func (s *Server) handleLessonOpen(r *http.Request) (any, error) {
 	return s.lessonOpen(r.PathValue("id"))
 }
-func (s *Server) handleNotebookList(r *http.Request) (any, error) { return s.notebookList() }
+func (s *Server) handleNotebookList(r *http.Request) (any, error) {
+	return s.notebookList(s.notebooksFor(s.identify(r)))
+}
 func (s *Server) handleNotebookOpen(r *http.Request) (any, error) {
-	return s.notebookOpen(r.PathValue("path"))
+	return s.notebookOpen(s.notebooksFor(s.identify(r)), r.PathValue("path"))
 }
 
 func (s *Server) handleNotebookSave(r *http.Request) (any, error) {
@@ -315,11 +351,15 @@ func (s *Server) handleNotebookSave(r *http.Request) (any, error) {
 	if err := json.NewDecoder(body).Decode(&d); err != nil {
 		return nil, fmt.Errorf("%w: notebook JSON: %v", errBadRequest, err)
 	}
-	return s.notebookSave(r.PathValue("path"), &d)
+	return s.notebookSave(s.notebooksFor(s.identify(r)), r.PathValue("path"), &d)
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r, !s.cfg.MetricsPublic) {
+		return
+	}
+	if !s.cfg.MetricsPublic && s.identify(r).role != roleTeacher {
+		s.refuse(w, r, http.StatusForbidden, "role", "metrics are the teacher's")
 		return
 	}
 	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
@@ -411,6 +451,10 @@ func classify(err error) (ename, evalue string) {
 		return "BadRequest", err.Error()
 	case errors.Is(err, errUnavailable):
 		return "Unavailable", err.Error()
+	case errors.Is(err, errForbidden):
+		return "Forbidden", err.Error()
+	case errors.Is(err, errTooMany):
+		return "TooMany", err.Error()
 	}
 	return "IOError", err.Error()
 }
@@ -451,30 +495,30 @@ func (s *Server) lessonOpen(id string) (any, error) {
 	return map[string]any{"status": kernel.StatusOK, "notebook": d}, nil
 }
 
-func (s *Server) notebookList() (any, error) {
-	if s.cfg.Notebooks == nil {
+func (s *Server) notebookList(nd *NotebookDir) (any, error) {
+	if nd == nil {
 		return nil, fmt.Errorf("%w: no --notebooks directory", errUnavailable)
 	}
-	l, err := s.cfg.Notebooks.List()
+	l, err := nd.List()
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"status": kernel.StatusOK, "notebooks": l}, nil
 }
 
-func (s *Server) notebookOpen(p string) (any, error) {
-	if s.cfg.Notebooks == nil {
+func (s *Server) notebookOpen(nd *NotebookDir, p string) (any, error) {
+	if nd == nil {
 		return nil, fmt.Errorf("%w: no --notebooks directory", errUnavailable)
 	}
-	nb, err := s.cfg.Notebooks.Open(p)
+	nb, err := nd.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"status": kernel.StatusOK, "notebook": FromNotebook(p, nb)}, nil
 }
 
-func (s *Server) notebookSave(p string, d *Doc) (any, error) {
-	if s.cfg.Notebooks == nil {
+func (s *Server) notebookSave(nd *NotebookDir, p string, d *Doc) (any, error) {
+	if nd == nil {
 		return nil, fmt.Errorf("%w: no --notebooks directory", errUnavailable)
 	}
 	if len(d.Cells) > 10000 {
@@ -487,7 +531,7 @@ func (s *Server) notebookSave(p string, d *Doc) (any, error) {
 	if len(nb.Markdown()) > notebook.MaxSize {
 		return nil, fmt.Errorf("%w: notebook larger than %d bytes", errBadRequest, notebook.MaxSize)
 	}
-	info, err := s.cfg.Notebooks.Save(p, nb)
+	info, err := nd.Save(p, nb)
 	if err != nil {
 		return nil, err
 	}

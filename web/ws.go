@@ -44,6 +44,21 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusBadRequest, "bad_request", "this endpoint speaks websocket (cachebook-kernel/1)")
 		return
 	}
+	who := s.identify(r)
+	if who.role == roleLearner {
+		// A learner's sessions live in its own namespace (class.go).
+		live := func(sid string) bool { _, ok := s.mgr.Kernel(sid); return ok }
+		sid, err := s.class.session(who.learner, id, live)
+		if err != nil {
+			code := statusOf(err)
+			if errors.Is(err, kernel.ErrBadSessionID) {
+				code = http.StatusBadRequest
+			}
+			s.refuse(w, r, code, "class", err.Error())
+			return
+		}
+		id = sid
+	}
 	sub, err := s.mgr.Attach(id, since)
 	if err != nil {
 		code := http.StatusServiceUnavailable
@@ -54,7 +69,7 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var hdr http.Header
-	if _, source := tokenFrom(r); source != "cookie" && !s.cfg.NoToken {
+	if _, source := tokenFrom(r); source != "cookie" && !s.cfg.NoToken && who.role == roleTeacher {
 		hdr = http.Header{"Set-Cookie": {s.tokenCookie().String()}}
 	}
 	conn, err := s.up.Upgrade(w, r, hdr)
@@ -71,7 +86,11 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 	log := s.log.With("session", sub.Kernel().ID(), "remote", r.RemoteAddr)
 	log.Info("websocket connected", "since", since, "replay", len(sub.Replay))
 
-	c := &wsConn{s: s, conn: conn, sub: sub, done: make(chan struct{})}
+	if who.role == roleLearner {
+		s.class.connected(who.learner, 1)
+		defer s.class.connected(who.learner, -1)
+	}
+	c := &wsConn{s: s, conn: conn, sub: sub, done: make(chan struct{}), who: who, nd: s.notebooksFor(who)}
 	go c.writeLoop()
 	reason, refused := c.readLoop()
 	sub.Close()
@@ -95,6 +114,9 @@ type wsConn struct {
 	conn *websocket.Conn
 	sub  *kernel.Subscription
 	done chan struct{} // closed when writeLoop returns
+	// who sent the upgrade; nd is its notebook folder.
+	who identity
+	nd  *NotebookDir
 }
 
 // closeWith sends a close frame (safe to call from any goroutine).
@@ -168,14 +190,14 @@ func (c *wsConn) handle(m *kernel.Message) {
 		}
 	case kernel.MsgNotebookListRequest:
 		replyType = kernel.MsgNotebookListReply
-		v, err = c.s.notebookList()
+		v, err = c.s.notebookList(c.nd)
 	case kernel.MsgNotebookOpenRequest:
 		replyType = kernel.MsgNotebookOpenReply
 		var req struct {
 			Path string `json:"path"`
 		}
 		if err = m.DecodeContent(&req); err == nil {
-			v, err = c.s.notebookOpen(req.Path)
+			v, err = c.s.notebookOpen(c.nd, req.Path)
 		}
 	case kernel.MsgNotebookSaveRequest:
 		replyType = kernel.MsgNotebookSaveReply
@@ -187,9 +209,15 @@ func (c *wsConn) handle(m *kernel.Message) {
 			if req.Notebook == nil {
 				req.Notebook = &Doc{}
 			}
-			v, err = c.s.notebookSave(req.Path, req.Notebook)
+			v, err = c.s.notebookSave(c.nd, req.Path, req.Notebook)
 		}
 	default:
+		if c.who.role == roleLearner && m.Header.MsgType == kernel.MsgExecuteRequest {
+			if ename, evalue := c.s.class.admit(c.who.learner, m); ename != "" {
+				c.refuseCell(m, ename, evalue)
+				return
+			}
+		}
 		if herr := c.sub.Kernel().Handle(c.sub, m); herr != nil {
 			c.protocolError(m, herr.Error())
 		}
@@ -203,6 +231,22 @@ func (c *wsConn) handle(m *kernel.Message) {
 		ch = kernel.ChannelShell
 	}
 	c.sub.Send(kernel.NewMessage(ch, replyType, c.sub.Kernel().KernelSession(), m.Header, v))
+}
+
+// refuseCell answers an execute_request classroom mode refused (a locked
+// cell, a learner over its limit) with an error and a failed reply.
+func (c *wsConn) refuseCell(m *kernel.Message, ename, evalue string) {
+	var er kernel.ExecuteRequest
+	_ = m.DecodeContent(&er)
+	ks := c.sub.Kernel().KernelSession()
+	c.sub.Send(kernel.NewMessage(kernel.ChannelIOPub, kernel.MsgError, ks, m.Header,
+		kernel.ErrorContent{Ename: ename, Evalue: evalue, Traceback: []string{ename + ": " + evalue}, CellID: er.CellID}))
+	ch := m.Channel
+	if ch == "" {
+		ch = kernel.ChannelShell
+	}
+	c.sub.Send(kernel.NewMessage(ch, kernel.MsgExecuteReply, ks, m.Header,
+		kernel.ExecuteReply{Status: kernel.StatusError, CellID: er.CellID, Ename: ename, Evalue: evalue}))
 }
 
 // writeLoop sends the welcome, the replay and then live frames, and pings.

@@ -37,6 +37,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxRows := fs.Int("max-rows", 1000, "result rows sent to the browser per statement (the total count is always shown)")
 	maxMessage := fs.String("max-message", "4MiB", "largest websocket message accepted from a client")
 	metricsPublic := fs.Bool("metrics-public", false, "serve /metrics without the token")
+	className := fs.String("class", "", "classroom mode: serve the class NAME; prints the teacher's URL and the learners' join link and code (docs/classroom.md)")
+	classCode := fs.String("class-code", "", "the learners' join code (default: a random 6-letter code)")
+	learnerQueue := fs.Int("learner-queue", 3, "classroom mode: cells one learner may have queued or running at once")
+	learnerSessions := fs.Int("learner-sessions", 3, "classroom mode: kernel sessions (tabs) one learner may have")
+	learnerMemory := fs.String("learner-cell-memory", "", "classroom mode: memory one cell of a learner may use, when less than --cell-memory (measurement cells and experiments)")
+	learnerTimeout := fs.Duration("learner-cell-timeout", 2*time.Minute, "classroom mode: longest a learner's cell may run")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
@@ -91,6 +97,21 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	var class *web.ClassConfig
+	if *className != "" {
+		if *noToken {
+			return errors.New("--class needs a token: it is the teacher's (drop --no-token)")
+		}
+		var lmem int64
+		if *learnerMemory != "" {
+			if lmem, err = units.ParseBytes(*learnerMemory); err != nil {
+				return fmt.Errorf("--learner-cell-memory: %w", err)
+			}
+		}
+		class = &web.ClassConfig{Name: *className, Code: *classCode, MaxQueued: *learnerQueue,
+			MaxSessions: *learnerSessions, CellTimeout: min(*learnerTimeout, *cellTimeout), CellMemory: lmem}
+	}
+
 	dir := dataDir(*data)
 	ex := executorConfig(dir, kernel.Limits{MaxRows: *maxRows, CellTimeout: *cellTimeout, QueryMemory: qmem, CellMemory: cmem}, log)
 
@@ -106,6 +127,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxMessageBytes: int(maxMsg),
 		MetricsPublic:   *metricsPublic,
 		Logger:          log,
+		Class:           class,
 	})
 	if err != nil {
 		return err
@@ -116,7 +138,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("cachebook serve", "addr", ln.Addr().String(), "data", dir, "notebooks", *notebooks,
 		"max_heavy", *maxHeavy, "cell_timeout", *cellTimeout, "cell_memory", cmem, "query_memory", qmem)
-	fmt.Fprintf(stdout, "cachebook is running. Open this URL in a browser:\n\n    %s\n\n", srv.URL(ln.Addr()))
+	if class != nil {
+		teacher, join, code := srv.ClassURLs(ln.Addr())
+		fmt.Fprintf(stdout, "cachebook is serving the class %q.\n\nTeacher (keep this URL to yourself; the class view, on the projector):\n\n    %s\n\n"+
+			"Learners open this link (or %s/join and type the code):\n\n    %s\n\n    code: %s\n\n",
+			class.Name, teacher, strings.TrimSuffix(strings.Split(join, "/join")[0], "/"), join, code)
+	} else {
+		fmt.Fprintf(stdout, "cachebook is running. Open this URL in a browser:\n\n    %s\n\n", srv.URL(ln.Addr()))
+	}
 	return srv.Serve(ctx, ln)
 }
 

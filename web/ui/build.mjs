@@ -32,6 +32,13 @@ await esbuild.build({
 });
 await esbuild.build({
   ...common,
+  entryPoints: { class: "src/class.js" },
+  outdir: out,
+  format: "esm",
+  loader: { ".css": "css" },
+});
+await esbuild.build({
+  ...common,
   entryPoints: { worker: "src/wasm-worker.js" },
   outdir: out,
   format: "iife",
@@ -41,7 +48,7 @@ await esbuild.build({
 const goroot = execFileSync(process.env.GO || "go", ["env", "GOROOT"], { encoding: "utf8" }).trim();
 copyFileSync(path.join(goroot, "lib/wasm/wasm_exec.js"), path.join(out, "wasm_exec.js"));
 
-for (const f of ["app.js", "app.css", "worker.js", "wasm_exec.js"]) {
+for (const f of ["app.js", "app.css", "class.js", "class.css", "worker.js", "wasm_exec.js"]) {
   const b = readFileSync(path.join(out, f));
   console.log(`${f.padEnd(14)} ${String(b.length).padStart(8)} B  gzip ${String(gzipSync(b).length).padStart(7)} B`);
 }

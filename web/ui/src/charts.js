@@ -1,7 +1,7 @@
 // Charts drawn with uPlot: the memory latency curve with cache-level bands
 // and the article's reference values, bandwidth bars, the GROUP BY sweep
 // and a comparison of a cell's recent runs.
-import uPlot from "uplot";
+import uPlot from "./projector.js"; // uPlot, scaled with the large-font switch
 import { h, fmtNs, fmtBytes } from "./util.js";
 
 // REFERENCE holds typical latencies of a modern desktop CPU, as the

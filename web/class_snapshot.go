@@ -1,0 +1,172 @@
+package web
+
+// The class view's data: what GET /api/class and every snapshot event
+// of /api/class/events carry.
+
+import (
+	"sort"
+	"time"
+)
+
+// ClassSnapshot is the class view's data (GET /api/class, and every
+// "snapshot" event of /api/class/events).
+type ClassSnapshot struct {
+	Class       string               `json:"class"`
+	Code        string               `json:"code"`
+	Learners    []LearnerView        `json:"learners"`
+	Median      []curvePoint         `json:"median"`
+	Predictions []PredictionView     `json:"predictions"`
+	SQL         map[string][]SQLView `json:"sql"`
+	Locks       []string             `json:"locks"`
+	Push        map[string]any       `json:"push,omitempty"`
+	Stats       ClassStats           `json:"stats"`
+}
+
+// LearnerView is one row of the roster.
+type LearnerView struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Connected   bool         `json:"connected"`
+	Running     string       `json:"running,omitempty"`
+	RunningCell string       `json:"running_cell,omitempty"`
+	Queued      bool         `json:"queued"`
+	Pending     int          `json:"pending"`
+	Cells       int          `json:"cells"`
+	MeasWaits   int          `json:"measurement_waits"`
+	LastWaitMs  float64      `json:"last_measurement_wait_ms"`
+	Curve       []curvePoint `json:"curve,omitempty"`
+}
+
+// PredictionView is the class's guesses for one prediction cell.
+type PredictionView struct {
+	Cell           string   `json:"cell"`
+	Question       string   `json:"question,omitempty"`
+	Unit           string   `json:"unit,omitempty"`
+	Choices        []string `json:"choices,omitempty"`
+	Guesses        []Guess  `json:"guesses"`
+	MeasuredChoice string   `json:"measured_choice,omitempty"`
+	Article        any      `json:"article,omitempty"`
+}
+
+// Guess is one learner's guess and measurement for a prediction cell.
+type Guess struct {
+	Learner        string   `json:"learner"`
+	Guess          *float64 `json:"guess,omitempty"`
+	GuessChoice    string   `json:"guess_choice,omitempty"`
+	Measured       *float64 `json:"measured,omitempty"`
+	MeasuredChoice string   `json:"measured_choice,omitempty"`
+}
+
+// SQLView is one learner's latest run of an SQL cell.
+type SQLView struct {
+	Learner string `json:"learner"`
+	sqlResult
+}
+
+// ClassStats sums up the class's cells.
+type ClassStats struct {
+	Cells            int     `json:"cells"`
+	P50Ms            float64 `json:"p50_ms"`
+	P99Ms            float64 `json:"p99_ms"`
+	MinPerLearner    int     `json:"min_per_learner"`
+	MaxPerLearner    int     `json:"max_per_learner"`
+	MeasurementWaits int     `json:"measurement_waits"`
+	DroppedFrames    int     `json:"dropped_frames"`
+}
+
+// snapshot returns the class view's data.
+func (c *class) snapshot() ClassSnapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := ClassSnapshot{Class: c.cfg.Name, Code: c.cfg.Code, Learners: []LearnerView{}, Median: []curvePoint{},
+		Predictions: []PredictionView{}, SQL: map[string][]SQLView{}, Locks: c.lockList(), Push: c.push}
+	byBytes := map[int64][]float64{}
+	preds := map[string]*PredictionView{}
+	var totals []time.Duration
+	s.Stats.MinPerLearner = -1
+	for _, id := range c.order {
+		l := c.learners[id]
+		v := LearnerView{ID: l.ID, Name: l.Name, Connected: l.connections > 0, Running: l.running, RunningCell: l.runningCell,
+			Queued: l.queued, Pending: len(l.pending), Cells: l.cells, MeasWaits: l.measWaits,
+			LastWaitMs: float64(l.lastWait) / 1e6, Curve: l.curve}
+		s.Learners = append(s.Learners, v)
+		for _, p := range l.curve {
+			byBytes[p.Bytes] = append(byBytes[p.Bytes], p.Ns)
+		}
+		cells := make([]string, 0, len(l.predictions))
+		for cell := range l.predictions {
+			cells = append(cells, cell)
+		}
+		sort.Strings(cells)
+		for _, cell := range cells {
+			p := l.predictions[cell]
+			pv := preds[cell]
+			if pv == nil {
+				pv = &PredictionView{Cell: cell, Question: p.Question, Unit: p.Unit, Choices: p.Choices, Article: p.Article}
+				preds[cell] = pv
+			}
+			if p.MeasuredChoice != "" {
+				pv.MeasuredChoice = p.MeasuredChoice
+			}
+			pv.Guesses = append(pv.Guesses, Guess{Learner: l.Name, Guess: p.Guess, GuessChoice: p.GuessChoice,
+				Measured: p.Measured, MeasuredChoice: p.MeasuredChoice})
+		}
+		for cell, r := range l.sql {
+			s.SQL[cell] = append(s.SQL[cell], SQLView{Learner: l.Name, sqlResult: *r})
+		}
+		totals = append(totals, l.totals...)
+		s.Stats.Cells += l.cells
+		s.Stats.MeasurementWaits += l.measWaits
+		if s.Stats.MinPerLearner < 0 || l.cells < s.Stats.MinPerLearner {
+			s.Stats.MinPerLearner = l.cells
+		}
+		s.Stats.MaxPerLearner = max(s.Stats.MaxPerLearner, l.cells)
+	}
+	s.Stats.MinPerLearner = max(0, s.Stats.MinPerLearner)
+	s.Stats.DroppedFrames = int(c.dropped.Load())
+	sizes := make([]int64, 0, len(byBytes))
+	for b := range byBytes {
+		sizes = append(sizes, b)
+	}
+	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
+	for _, b := range sizes {
+		s.Median = append(s.Median, curvePoint{Bytes: b, Ns: median(byBytes[b])})
+	}
+	cells := make([]string, 0, len(preds))
+	for cell := range preds {
+		cells = append(cells, cell)
+	}
+	sort.Strings(cells)
+	for _, cell := range cells {
+		s.Predictions = append(s.Predictions, *preds[cell])
+	}
+	sort.Slice(totals, func(i, j int) bool { return totals[i] < totals[j] })
+	s.Stats.P50Ms = quantileMs(totals, 0.50)
+	s.Stats.P99Ms = quantileMs(totals, 0.99)
+	return s
+}
+
+func (c *class) snapshotJSON() []byte { return eventJSON("snapshot", c.snapshot()) }
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// quantileMs is the q-quantile (nearest rank) of sorted durations, in ms.
+func quantileMs(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	i = min(max(i, 0), len(sorted)-1)
+	return float64(sorted[i]) / 1e6
+}

@@ -1,0 +1,525 @@
+// Classroom mode in the browser (docs/classroom.md). One script, three
+// pages, told apart by <body data-page>:
+//   class  the teacher's class view (GET /class): roster, every learner's
+//          latency curve with the class median, the guess distribution of
+//          each prediction cell, an SQL cell's results side by side, and
+//          the teacher's actions (push, lock, projector demo); live over
+//          server-sent events from /api/class/events.
+//   join   the learners' join page (GET /join?code=…).
+//   (none) the notebook page: for a learner, a class bar with the
+//          teacher's pushes, locks and the projector demo
+//          (/api/class/me/events); for anyone else nothing happens.
+import uPlot from "uplot";
+import "./class.css";
+import { h, fmtNs, fmtBytes } from "./util.js";
+import { measurementChart } from "./charts.js";
+
+const MIME_MEASUREMENT = "application/vnd.cachebook.measurement+json";
+const MIME_RESULT = "application/vnd.cachebook.result+json";
+const MIME_PREDICTION = "application/vnd.cachebook.prediction+json";
+
+// rem is the root font size in px: the large-font switch (body.large)
+// raises it, and the class view's charts size their text with it.
+function rem() {
+  return parseFloat(getComputedStyle(document.documentElement).fontSize) || 15;
+}
+
+function isLarge() {
+  return document.body.classList.contains("large");
+}
+
+function toggleLarge(after) {
+  const on = document.body.classList.toggle("large");
+  localStorage.setItem("cachebook.large", on ? "1" : "0");
+  if (after) after();
+}
+
+async function api(method, path, body) {
+  const r = await fetch(path, {
+    method,
+    cache: "no-store",
+    headers: body ? { "Content-Type": "application/json" } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const v = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(v.evalue || `${method} ${path}: ${r.status}`);
+  return v;
+}
+
+// ---------------------------------------------------------------- teacher
+
+class ClassView {
+  constructor(root) {
+    this.root = root;
+    this.snap = null;
+    this.sqlCell = "";
+    this.demoOut = h("div.demoout");
+    this.demo = null;
+  }
+
+  async start() {
+    if (localStorage.getItem("cachebook.large") === "1") document.body.classList.add("large");
+    this.statusEl = h("span.status", h("span.dot.off"), "connecting");
+    this.codeEl = h("span.joincode");
+    this.linkEl = h("code.joinlink");
+    this.lessonSel = h("select#pushlesson", h("option", { value: "" }, "lesson…"));
+    this.cellIn = h("input#pushcell", { placeholder: "cell id (optional)", size: 14 });
+    this.lockIn = h("input#lockcell", { placeholder: "cell id", size: 12 });
+    this.demoKind = h("select#demokind", ["latency", "sql", "bandwidth", "sweep"].map((k) => h("option", { value: k }, k)));
+    this.demoCode = h("input#democode", { placeholder: "demo cell: e.g. min=4K max=64M", size: 28 });
+    this.root.replaceChildren(
+      h(
+        "header.classhead",
+        h("a.brand", { href: "/" }, "cachebook"),
+        h("span.title#classname", "class"),
+        h("span.spacer"),
+        h("span.joinbox", "join: ", this.linkEl, " code ", this.codeEl),
+        this.statusEl,
+        h("button#large", { title: "Large font for projectors", onclick: () => toggleLarge(() => this.render()) }, "Aa"),
+      ),
+      h(
+        "div.toolbar.classbar",
+        h("span.group", this.lessonSel, this.cellIn, h("button#push", { onclick: () => this.push() }, "Open this now")),
+        h("span.group", this.lockIn, h("button#lock", { onclick: () => this.lock(true) }, "Lock"), h("button#unlock", { onclick: () => this.lock(false) }, "Unlock")),
+        h("span.group", this.demoKind, this.demoCode, h("button#demo", { onclick: () => this.runDemo() }, "Run on projector")),
+        h("span.classstate#classstate"),
+      ),
+      h(
+        "main.classmain",
+        h("section.panel#curves", h("div.paneltitle", "latency curves: every learner's latest, and the class median"), h("div.plot#curveplot")),
+        h("section.panel#predictions", h("div.paneltitle", "predictions: the class's guesses against the measured values"), h("div#predlist")),
+        h("section.panel#sql", h("div.paneltitle", "an SQL cell, side by side"), h("div#sqlpick"), h("div#sqltable")),
+        h("section.panel#demo", h("div.paneltitle", "projector demo (learners see it live)"), this.demoOut),
+        h("section.panel#roster", h("div.paneltitle", "roster"), h("div#rostertable")),
+      ),
+    );
+    api("GET", "/api/lessons")
+      .then((v) => {
+        for (const l of v.lessons || []) this.lessonSel.append(h("option", { value: l.id }, l.title || l.id));
+      })
+      .catch(() => {});
+    this.listen();
+    window.addEventListener("resize", () => this.drawCurves());
+  }
+
+  listen() {
+    const es = new EventSource("/api/class/events");
+    es.onopen = () => this.setStatus("live", "idle");
+    es.onerror = () => this.setStatus("reconnecting", "off");
+    es.onmessage = (e) => {
+      const ev = JSON.parse(e.data);
+      if (ev.type === "snapshot") {
+        this.snap = ev.data;
+        this.render();
+      }
+    };
+  }
+
+  setStatus(text, dot) {
+    this.statusEl.replaceChildren(h(`span.dot.${dot}`), text);
+  }
+
+  render() {
+    const s = this.snap;
+    if (!s) return;
+    document.title = `cachebook class: ${s.class}`;
+    this.root.querySelector("#classname").textContent = `${s.class} · ${s.learners.length} learner${s.learners.length === 1 ? "" : "s"}`;
+    this.codeEl.textContent = s.code;
+    this.linkEl.textContent = `${location.origin}/join?code=${s.code}`;
+    const parts = [];
+    if (s.locks && s.locks.length) parts.push(`locked: ${s.locks.join(", ")}`);
+    if (s.push) parts.push(`pushed: ${[s.push.lesson, s.push.cell].filter(Boolean).join(" · ")}`);
+    this.root.querySelector("#classstate").textContent = parts.join(" · ");
+    this.renderRoster(s);
+    this.drawCurves();
+    this.renderPredictions(s);
+    this.renderSQL(s);
+  }
+
+  renderRoster(s) {
+    const st = s.stats;
+    const rows = s.learners.map((l) =>
+      h(
+        "tr",
+        { "data-learner": l.id },
+        h("td", h(`span.dot.${l.connected ? (l.running ? "busy" : "idle") : "off"}`), " ", l.name),
+        h("td", l.running ? `${l.running}${l.running_cell ? " · " + l.running_cell : ""}` : l.queued ? "queued" : ""),
+        h("td.num", String(l.pending)),
+        h("td.num", String(l.cells)),
+        h("td.num", { title: "measurement cells that waited for the reserved measurement core" }, l.measurement_waits ? `${l.measurement_waits} (last ${l.last_measurement_wait_ms.toFixed(0)} ms)` : "0"),
+        h("td", h("button.remove", { onclick: () => this.remove(l) }, "remove")),
+      ),
+    );
+    this.root.querySelector("#rostertable").replaceChildren(
+      h(
+        "div.note",
+        `${st.cells} cells · cell time p50 ${st.p50_ms.toFixed(0)} ms, p99 ${st.p99_ms.toFixed(0)} ms · cells per learner ${st.min_per_learner}–${st.max_per_learner} · ` +
+          `${st.measurement_waits} measurement${st.measurement_waits === 1 ? "" : "s"} waited for the measurement core (one at a time)`,
+      ),
+      h(
+        "table.grid.roster",
+        h("thead", h("tr", ["learner", "running", "queued", "cells", "waited for the core", ""].map((c) => h("th", c)))),
+        h("tbody", rows),
+      ),
+    );
+  }
+
+  drawCurves() {
+    const s = this.snap;
+    const el = this.root.querySelector("#curveplot");
+    if (!s || !el) return;
+    const curves = s.learners.filter((l) => l.curve && l.curve.length);
+    const xs = [...new Set([...curves.flatMap((l) => l.curve.map((p) => p.bytes)), ...s.median.map((p) => p.bytes)])].sort((a, b) => a - b);
+    const at = (pts) => {
+      const m = new Map(pts.map((p) => [p.bytes, p.ns]));
+      return xs.map((x) => (m.has(x) ? m.get(x) : null));
+    };
+    const px = rem();
+    const font = `${Math.round(px * 0.8)}px system-ui, sans-serif`;
+    const labelFont = `${Math.round(px * 0.85)}px system-ui, sans-serif`;
+    const axis = { font, labelFont, labelSize: Math.round(px * 1.4), stroke: "#57606a", grid: { stroke: "#eaeef2" }, ticks: { stroke: "#d0d7de" } };
+    const series = [
+      { label: "working set" },
+      ...curves.map((l, i) => ({ label: l.name, stroke: `hsla(${(i * 137) % 360}, 70%, 45%, 0.7)`, width: 1.5, spanGaps: true, points: { show: false } })),
+      { label: "class median", stroke: "#1f2328", width: 3.5, spanGaps: true, points: { size: 6, fill: "#1f2328" } },
+    ];
+    const data = [xs, ...curves.map((l) => at(l.curve)), at(s.median)];
+    const width = Math.max(360, el.clientWidth || 800);
+    const height = Math.round(Math.min(520, Math.max(260, width * 0.42)));
+    el.replaceChildren();
+    el.dataset.curves = String(curves.length);
+    if (xs.length === 0) {
+      el.append(h("div.note", "No latency curve yet: the curves appear as learners run a latency cell."));
+      return;
+    }
+    this.plot = new uPlot(
+      {
+        width,
+        height,
+        legend: { show: false },
+        scales: { x: { time: false, distr: 3, log: 2 }, y: { distr: 3, log: 10 } },
+        axes: [
+          { ...axis, size: Math.round(px * 2.2), label: "working set", values: (u, vals) => vals.map((v) => fmtBytes(v)) },
+          { ...axis, size: Math.round(px * 4.5), label: "ns per load", values: (u, vals) => vals.map((v) => (v == null ? "" : fmtNs(v))) },
+        ],
+        series,
+      },
+      data,
+      el,
+    );
+    el.append(h("div.curvelegend", h("span.swatch.median"), "class median", h("span.swatch.learner"), `${curves.length} learner${curves.length === 1 ? "" : "s"}' latest curves`));
+  }
+
+  renderPredictions(s) {
+    const list = this.root.querySelector("#predlist");
+    if (!s.predictions.length) {
+      list.replaceChildren(h("div.note", "No prediction yet: the distribution appears as learners answer a prediction cell."));
+      return;
+    }
+    list.replaceChildren(...s.predictions.map((p) => predictionView(p)));
+  }
+
+  renderSQL(s) {
+    const cells = Object.keys(s.sql).sort();
+    const pick = this.root.querySelector("#sqlpick");
+    const table = this.root.querySelector("#sqltable");
+    if (!cells.length) {
+      pick.replaceChildren();
+      table.replaceChildren(h("div.note", "No SQL cell run yet."));
+      return;
+    }
+    if (!cells.includes(this.sqlCell)) this.sqlCell = cells[0];
+    const sel = h(
+      "select#sqlcell",
+      { onchange: (e) => ((this.sqlCell = e.target.value), this.renderSQL(this.snap)) },
+      cells.map((c) => h("option", { value: c, selected: c === this.sqlCell }, c)),
+    );
+    pick.replaceChildren(h("label", "cell ", sel));
+    const rows = (s.sql[this.sqlCell] || []).slice().sort((a, b) => a.time_ns - b.time_ns);
+    table.replaceChildren(
+      h(
+        "table.grid",
+        h("thead", h("tr", ["learner", "time", "rows", "strategy", "counters (measured)", "modelled (cachesim)"].map((c) => h("th", c)))),
+        h(
+          "tbody",
+          rows.map((r) =>
+            h(
+              "tr",
+              h("td", r.learner),
+              h("td.num", fmtNs(r.time_ns)),
+              h("td.num", String(r.rows)),
+              h("td.strategy", { title: (r.strategy || []).join("\n") }, (r.strategy || []).map(shortStrategy).join("; ")),
+              h("td.figures", figures(r.counters)),
+              h("td.figures", figures(r.modelled)),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  async push() {
+    const lesson = this.lessonSel.value;
+    const cell = this.cellIn.value.trim();
+    try {
+      await api("POST", "/api/class/push", { lesson, cell });
+      flash(`sent to every learner: ${lesson || ""}${cell ? " · " + cell : ""}`);
+    } catch (e) {
+      flash(e.message, true);
+    }
+  }
+
+  async lock(locked) {
+    const cell = this.lockIn.value.trim();
+    if (!cell) return flash("type the id of the cell to lock", true);
+    try {
+      await api("POST", "/api/class/lock", { cell, locked });
+      flash(`${cell} ${locked ? "locked" : "unlocked"}`);
+    } catch (e) {
+      flash(e.message, true);
+    }
+  }
+
+  async remove(l) {
+    if (!confirm(`Remove ${l.name} from the class? Their cells stop and their link stops working.`)) return;
+    try {
+      await api("DELETE", `/api/class/learners/${encodeURIComponent(l.id)}`);
+    } catch (e) {
+      flash(e.message, true);
+    }
+  }
+
+  // runDemo runs a cell in the demo session: the outputs show here and,
+  // through the class event stream, on every learner's page.
+  runDemo() {
+    const send = () => {
+      const msg = {
+        channel: "shell",
+        header: { msg_id: crypto.randomUUID(), session: "class-view", msg_type: "execute_request", version: "cachebook-kernel/1", date: new Date().toISOString() },
+        parent_header: {},
+        metadata: {},
+        content: { code: this.demoCode.value, kind: this.demoKind.value, cell_id: "demo" },
+      };
+      this.demo.send(JSON.stringify(msg));
+    };
+    if (this.demo && this.demo.readyState === WebSocket.OPEN) return send();
+    const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/kernel?session=classdemo`);
+    this.demo = ws;
+    ws.onmessage = (e) => renderDemoFrame(this.demoOut, JSON.parse(e.data));
+    ws.onopen = send;
+  }
+}
+
+// shortStrategy keeps the strategy a plan line names, without the
+// operator and the reasoning: "HASH_GROUP_BY strategy: naive: auto: …"
+// reads "naive (auto)".
+function shortStrategy(line) {
+  const m = line.match(/strategy:\s*([\w-]+)(?::\s*(auto))?/);
+  return m ? m[1] + (m[2] ? " (auto)" : "") : line.slice(0, 40);
+}
+
+// figures shows a few named numbers (counters, modelled counters).
+function figures(list) {
+  if (!list || !list.length) return "–";
+  const value = (f) => (f.name === "task-clock" ? fmtNs(f.value) : Number.isInteger(f.value) ? f.value.toLocaleString("en-US") : f.value.toFixed(2));
+  return list.map((f) => `${f.name} ${value(f)}`).join(", ");
+}
+
+// predictionView draws one prediction cell: a bar per choice (or per
+// range of numeric guesses) with the count of guesses, the measured
+// answer marked.
+export function predictionView(p) {
+  const box = h("div.classpred", { "data-pred": p.cell });
+  box.append(h("div.question", p.question || p.cell, p.unit ? h("span.unit", ` (${p.unit})`) : null));
+  // Every learner that ran the cell has an entry; those that committed a
+  // guess count in the guess distribution, all in the measured one.
+  const entries = p.guesses || [];
+  const guesses = entries.filter((g) => g.guess != null || g.guess_choice);
+  let bins;
+  if (p.choices && p.choices.length) {
+    bins = p.choices.map((c) => ({ label: c, n: guesses.filter((g) => g.guess_choice === c).length, measured: entries.filter((g) => g.measured_choice === c).length }));
+  } else {
+    // Numeric answers: eight bins on a log scale over the guesses and the
+    // measurements (latencies and ratios spread over orders of magnitude).
+    const vals = guesses.map((g) => g.guess).filter((v) => v != null && v > 0);
+    const meas = entries.map((g) => g.measured).filter((v) => v != null && v > 0);
+    const all = [...vals, ...meas];
+    const lo = all.length ? Math.min(...all) : 1;
+    const hi = all.length ? Math.max(...all) : 2;
+    const nb = hi > lo ? 8 : 1;
+    const edge = (i) => (hi > lo ? lo * Math.exp((Math.log(hi / lo) * i) / nb) : lo);
+    const fmt = (x) => String(Number(x.toPrecision(2)));
+    const inBin = (v, i) => v >= edge(i) && (i === nb - 1 ? v <= hi : v < edge(i + 1));
+    bins = [];
+    for (let i = 0; i < nb; i++) {
+      bins.push({ label: nb === 1 ? fmt(lo) : `${fmt(edge(i))}–${fmt(edge(i + 1))}`, n: vals.filter((v) => inBin(v, i)).length, measured: meas.filter((v) => inBin(v, i)).length });
+    }
+  }
+  const top = Math.max(1, ...bins.map((b) => Math.max(b.n, b.measured)));
+  const bars = h("div.bars");
+  for (const b of bins) {
+    bars.append(
+      h(
+        "div.bin",
+        { "data-label": b.label },
+        h("div.count", String(b.n)),
+        h("div.barpair", h("div.bar.guess", { style: `height:${(100 * b.n) / top}%`, title: `${b.n} guessed ${b.label}` }), h("div.bar.measured", { style: `height:${(100 * b.measured) / top}%`, title: `${b.measured} measured ${b.label}` })),
+        h("div.binlabel", b.label),
+      ),
+    );
+  }
+  const measured = entries.map((g) => g.measured).filter((v) => v != null).sort((a, b) => a - b);
+  const med = measured.length ? measured[Math.floor(measured.length / 2)] : null;
+  const right = guesses.filter((g) => g.guess_choice && g.guess_choice === g.measured_choice).length;
+  box.append(
+    bars,
+    h(
+      "div.note",
+      h("span.swatch.guess"),
+      `${guesses.length} guess${guesses.length === 1 ? "" : "es"}`,
+      h("span.swatch.measured"),
+      "measured",
+      med != null ? ` · median measured ${Number(med.toPrecision(3))}${p.unit ? " " + p.unit : ""}` : "",
+      typeof p.article === "number" ? ` · the article: ${p.article}${p.unit ? " " + p.unit : ""}` : "",
+      p.choices && p.choices.length ? ` · ${right} of ${guesses.length} guessed their own machine's answer` : "",
+    ),
+  );
+  return box;
+}
+
+// renderDemoFrame shows what a demo frame carries: text, a measurement's
+// chart, a result table's text.
+function renderDemoFrame(out, m) {
+  const t = m.header && m.header.msg_type;
+  const c = m.content || {};
+  if (t === "execute_input") {
+    out.replaceChildren(h("div.note", `running ${c.kind}: ${c.code}`));
+    return;
+  }
+  if (t === "stream") {
+    out.append(h("pre.stream", c.text));
+    return;
+  }
+  if (t === "error") {
+    out.append(h("div.error", h("div.ename", c.ename), h("pre", c.evalue)));
+    return;
+  }
+  if (t !== "execute_result" && t !== "display_data" && t !== "update_display_data") return;
+  const d = c.data || {};
+  const id = (c.transient && c.transient.display_id) || "";
+  if (id.startsWith("progress")) return;
+  let el = null;
+  if (d[MIME_MEASUREMENT]) el = measurementChart(d[MIME_MEASUREMENT]);
+  if (!el && d["text/plain"]) el = h("pre.demotext", d["text/plain"]);
+  if (!el) return;
+  const key = id || t;
+  el.dataset.key = key;
+  if (t === "execute_result") {
+    // The result replaces the live displays of the measurement.
+    for (const x of [...out.children]) if (x.dataset && (x.dataset.key || "").startsWith("measurement")) x.remove();
+  }
+  const old = [...out.children].find((x) => x.dataset && x.dataset.key === key);
+  if (old) old.replaceWith(el);
+  else out.append(el);
+}
+
+function flash(msg, bad) {
+  const el = h(`div.flash${bad ? ".bad" : ""}`, msg);
+  document.body.append(el);
+  setTimeout(() => el.remove(), 3000);
+}
+
+// ---------------------------------------------------------------- join
+
+function joinPage(root) {
+  const q = new URLSearchParams(location.search);
+  const name = h("input#joinname", { placeholder: "your name", maxlength: 40, autofocus: true });
+  const code = h("input#joincode", { placeholder: "code", value: q.get("code") || "", size: 8 });
+  const msg = h("div.note");
+  const go = async () => {
+    try {
+      await api("POST", "/api/class/join", { code: code.value, name: name.value });
+      location.href = "/";
+    } catch (e) {
+      msg.textContent = e.message;
+    }
+  };
+  root.replaceChildren(
+    h(
+      "main.join",
+      h("h1", "Join the class"),
+      h("p.intro", "Type your name (the teacher sees it on the class view) and the code on the projector."),
+      h("div.joinform", name, code, h("button#joinbtn", { onclick: go }, "Join")),
+      msg,
+    ),
+  );
+  for (const el of [name, code]) el.addEventListener("keydown", (e) => e.key === "Enter" && go());
+}
+
+// ---------------------------------------------------------------- learner
+
+async function learnerBar() {
+  let me;
+  try {
+    const r = await fetch("/api/class/me", { cache: "no-store" });
+    if (!r.ok) return; // not a class server, or the teacher's own notebook
+    me = await r.json();
+  } catch {
+    return;
+  }
+  if (me.role !== "learner") return;
+  const locks = h("span.locks");
+  const demo = h("div.demoout");
+  const panel = h("div.learnerdemo.hidden", h("div.paneltitle", "on the projector", h("button.close", { onclick: () => panel.classList.add("hidden") }, "×")), demo);
+  const bar = h("div.classbanner#classbanner", h("strong", me.class), ` · you are ${me.name}`, locks);
+  document.body.prepend(bar);
+  document.body.append(panel);
+  const showLocks = (l) => {
+    locks.textContent = l && l.length ? ` · locked until the teacher says run: ${l.join(", ")}` : "";
+    document.querySelectorAll("[data-class-locked]").forEach((el) => el.removeAttribute("data-class-locked"));
+    for (const id of l || []) document.querySelectorAll(`.cell[data-cell="${CSS.escape(id)}"]`).forEach((el) => el.setAttribute("data-class-locked", ""));
+  };
+  const openPush = (p) => {
+    if (!p) return;
+    if (p.lesson) location.hash = `#/lesson/${encodeURIComponent(p.lesson)}`;
+    if (p.cell) {
+      setTimeout(() => {
+        const el = document.querySelector(`.cell[data-cell="${CSS.escape(p.cell)}"]`);
+        if (el) el.scrollIntoView({ behavior: "smooth", block: "center" });
+      }, 800);
+    }
+  };
+  showLocks(me.locks);
+  const es = new EventSource("/api/class/me/events");
+  es.onmessage = (e) => {
+    const ev = JSON.parse(e.data);
+    if (ev.type === "locks") showLocks(ev.data);
+    else if (ev.type === "push") openPush(ev.data);
+    else if (ev.type === "demo") {
+      panel.classList.remove("hidden");
+      renderDemoFrame(demo, ev.data);
+    }
+  };
+  es.onerror = () => {
+    // The stream ends for good when the teacher removed this learner.
+    fetch("/api/class/me", { cache: "no-store" }).then((r) => {
+      if (r.status === 401) {
+        es.close();
+        bar.classList.add("bad");
+        bar.textContent = "The teacher removed you from the class.";
+      }
+    });
+  };
+}
+
+const page = document.body.dataset.page;
+const root = document.getElementById("class");
+if (page === "class") {
+  const v = new ClassView(root);
+  window.cachebookClass = v;
+  v.start();
+} else if (page === "join") {
+  joinPage(root);
+} else {
+  learnerBar();
+}
