@@ -43,7 +43,7 @@ run() { # run LABEL SQL
 	rm -f "$t"
 	local status=ok
 	if [ $rc -ne 0 ]; then
-		status="exit $rc: $(printf '%s\n' "$out" | grep -m1 -v '^$' | cut -c1-200)"
+		status="exit $rc: $(printf '%s\n' "$out" | grep -m1 'cachebook query:' | cut -c1-200)"
 	fi
 	printf '%s\t%s\t%.2f s\t%d MiB\n' "$1" "$status" "$secs" $((kib / 1024))
 }
