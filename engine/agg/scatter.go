@@ -26,7 +26,8 @@ type slab struct {
 	arena *Arena
 	block []byte
 	off   int
-	next  int // size of the next block
+	next  int   // size of the next block
+	total int64 // bytes of the blocks allocated so far
 }
 
 // alloc returns n bytes, 64-byte aligned within the block (blocks are
@@ -42,6 +43,7 @@ func (s *slab) alloc(n int) ([]byte, error) {
 			return nil, fmt.Errorf("radix partition buffers: %w", err)
 		}
 		s.block, s.off = b, 0
+		s.total += int64(size)
 	}
 	b := s.block[s.off : s.off+n : s.off+n]
 	s.off += n
@@ -122,15 +124,16 @@ type scatterer struct {
 	expect   int        // rows one partition is expected to receive
 	slab     slab
 
-	hashes []uint64
-	pidx   []uint32
-	inCols []*vec.Vector // a morsel's keys, then its aggregate inputs
-	count  []int32       // rows per partition in the current morsel
-	need   [][]int64     // string bytes per partition in the current morsel, per string column
-	strCol []int         // index into need for each key then arg column, or -1
-	seen   []int64       // string bytes scattered so far, per string column
-	rows   int64         // rows scattered so far
-	bytes  int64         // estimate of the bytes written, for the memory budget
+	hashes  []uint64
+	pidx    []uint32
+	inCols  []*vec.Vector // a morsel's keys, then its aggregate inputs
+	count   []int32       // rows per partition in the current morsel
+	need    [][]int64     // string bytes per partition in the current morsel, per string column
+	strCol  []int         // index into need for each key then arg column, or -1
+	seen    []int64       // string bytes scattered so far, per string column
+	rows    int64         // rows scattered so far
+	bytes   int64         // the memory held, for the budget: max(written, slab.total)
+	written int64         // estimate of the bytes written
 }
 
 // newScatterer returns a worker's partitions. rowsHint is the number of
@@ -268,12 +271,16 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		c := s.cur[pidx[i]]
 		c.hashes = append(c.hashes, x)
 	}
-	s.bytes += int64(n) * 8
+	s.written += int64(n) * 8
 	for c, v := range s.inCols {
 		if v != nil {
-			s.bytes += scatterColumn(s.cur, pidx, v, func(ch *chunk) *vec.Vector { return ch.cols[c] })
+			s.written += scatterColumn(s.cur, pidx, v, func(ch *chunk) *vec.Vector { return ch.cols[c] })
 		}
 	}
+	// The memory held is the slab's blocks (chunks are sized ahead of
+	// their rows, blocks ahead of their chunks), or what was written when
+	// that is more (validity slices live on the heap).
+	s.bytes = max(s.written, s.slab.total)
 	return nil
 }
 
