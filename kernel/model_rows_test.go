@@ -50,7 +50,7 @@ func TestModelRowsAttr(t *testing.T) {
 		t.Fatalf("Execute: %v", err)
 	}
 	text := reply.Outcome.Data[MIMEText].(string)
-	if !strings.Contains(text, "1 in 2 windows of 16384 line accesses") {
+	if !strings.Contains(text, "1 in 2 windows of 16384 line accesses (1/2), caches warmed") {
 		t.Errorf("text does not state the time sampling:\n%s", text)
 	}
 }

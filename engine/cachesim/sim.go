@@ -34,25 +34,27 @@ const HugeBase = 1 << 44
 //
 // Time sampling (Every above 1) cuts the stream of line accesses into
 // periods of Every windows of Window line accesses: the first window of
-// each period is simulated and counted, the last Warmup line accesses of
-// the period are simulated but not counted (they bring the caches' recent
-// contents up to date before the next counted window; older contents are
-// those left by the previous windows), and the rest are skipped: counted
-// as accesses and nothing more. Counts are scaled by the ratio of all line
-// accesses to counted ones, and the spread between windows gives the
-// error. The first window starts with the stream, so a stream shorter than
-// Window is simulated in full.
+// each period is simulated and counted; the rest of the period is only
+// warmed: its accesses to the simulated sets update the caches' contents
+// and LRU order as in full simulation (functional warming, with no counts,
+// TLB or ratio-estimator bookkeeping), so a counted window starts from
+// the caches the whole stream would have left; the last Warmup line
+// accesses before each window are also simulated in full but not counted,
+// to bring the TLB and the estimator's recent lines up to date. Counts are
+// scaled by the ratio of all line accesses to counted ones, and the
+// spread between windows gives the error. The first window starts with
+// the stream, so a stream shorter than Window is simulated in full.
 type Sampling struct {
 	Mod, Keep int
 	// Every is the period in windows; 0 or 1: no time sampling.
 	Every int
 	// Window and Warmup are in line accesses; 0 means DefaultWindow and
-	// twice the window.
+	// half the window.
 	Window, Warmup int64
 }
 
 // DefaultWindow is the length of a time-sampling window in line accesses
-// when Sampling does not give one; its warm-up is twice as long.
+// when Sampling does not give one; its warm-up is half as long.
 const DefaultWindow = 1 << 14
 
 // Rate returns the fraction of sets simulated.
@@ -77,14 +79,14 @@ func (s Sampling) windows() (window, warmup int64) {
 		window = DefaultWindow
 	}
 	if warmup <= 0 {
-		warmup = 2 * window
+		warmup = window / 2
 	}
 	return window, min(warmup, window*int64(s.Every-1))
 }
 
 // String describes the sampling, e.g. "4 of 64 set groups (1/16)" or
-// "every set; 1 in 8 windows of 16384 line accesses (1/8), each after
-// 32768 simulated for warm-up".
+// "every set; 1 in 8 windows of 16384 line accesses (1/8), caches warmed
+// between windows, each after 8192 simulated for warm-up".
 func (s Sampling) String() string {
 	if s.Rate() == 1 && s.TimeRate() == 1 {
 		return "every set (no sampling)"
@@ -95,7 +97,7 @@ func (s Sampling) String() string {
 	}
 	if s.TimeRate() < 1 {
 		w, u := s.windows()
-		out += fmt.Sprintf("; 1 in %d windows of %d line accesses (1/%d), each after %d simulated for warm-up", s.Every, w, s.Every, u)
+		out += fmt.Sprintf("; 1 in %d windows of %d line accesses (1/%d), caches warmed between windows, each after %d simulated for warm-up", s.Every, w, s.Every, u)
 	}
 	return out
 }
@@ -228,8 +230,9 @@ type Sim struct {
 	raw rawStats
 	ex  exactStats // never discarded (time sampling)
 	// Time sampling: the state of the schedule and the lines left in it;
-	// saved holds the counts at the start of a warm-up, restored at its
-	// end; winStart the counts at the start of the open counted window.
+	// saved holds the counts at the end of a counted window, restored at
+	// the start of the next; winStart the counts at the start of the open
+	// counted window.
 	state    winState
 	left     int64 // line accesses left in a counted window or warm-up
 	skip     int64 // line accesses left to skip; 0 unless skipping
@@ -244,8 +247,8 @@ type winState uint8
 
 const (
 	winCount winState = iota // simulated and counted (also: no time sampling)
-	winSkip                  // counted as accesses only
-	winWarm                  // simulated, counts discarded at the end
+	winSkip                  // the caches warmed, counts discarded
+	winWarm                  // simulated, counts discarded
 )
 
 // exactStats are counted for every access, sampled or not: loads and
@@ -371,14 +374,15 @@ func (s *Sim) Store(addr uint64, size int) { s.Access(addr, size, true) }
 // straddles lines counts once per line, as cachegrind counts it.
 func (s *Sim) Access(addr uint64, size int, write bool) {
 	if s.skip > 1 && addr&s.lineMask+uint64(size-1) <= s.lineMask {
-		// Skipped by time sampling (the common case, small enough to
-		// inline): counted, not simulated.
+		// Between time-sampling windows (the common case): counted, and
+		// the caches warmed.
 		s.skip--
 		if write {
 			s.ex.stores++
 		} else {
 			s.ex.loads++
 		}
+		s.warm(addr>>s.lineShift, write)
 		return
 	}
 	s.access(addr, size, write)
@@ -410,6 +414,7 @@ func (s *Sim) step(line uint64, write bool) {
 	case s.samp.Every <= 1:
 		s.line(line, write)
 	case s.skip > 0:
+		s.warm(line, write)
 		if s.skip--; s.skip == 0 {
 			s.advance()
 		}
@@ -428,14 +433,14 @@ func (s *Sim) advance() {
 	switch s.state {
 	case winCount:
 		s.closeWindow()
+		s.saved = s.raw
+		copy(s.savedRes, s.res)
 		s.state = winSkip
 		if s.skip = skip; skip > 0 {
 			break
 		}
 		fallthrough
 	case winSkip:
-		s.saved = s.raw
-		copy(s.savedRes, s.res)
 		s.state, s.left = winWarm, u
 	case winWarm:
 		s.raw = s.saved
@@ -480,13 +485,16 @@ func (s *Sim) Range(addr uint64, size int64, write bool) {
 	end := addr + uint64(size)
 	for a := addr &^ (ls - 1); a < end; a += ls {
 		if s.skip > 1 {
-			// The lines the schedule skips, in one step.
+			// The lines between windows, in one step.
 			n := min(s.skip-1, int64((end-a+ls-1)/ls))
 			s.skip -= n
 			if write {
 				s.ex.stores += n
 			} else {
 				s.ex.loads += n
+			}
+			for i := range uint64(n) {
+				s.warm((a+i*ls)>>s.lineShift, write)
 			}
 			a += uint64(n-1) * ls
 			continue
@@ -531,6 +539,21 @@ func (s *Sim) line(line uint64, write bool) {
 	}
 	s.raw.l1Miss++
 	s.res[r][resL1]++
+	if s.geo.Prefetch != PrefetchOff {
+		s.prefetch(line)
+	}
+	s.fetch(line, r)
+	s.install(&s.l1, line, write, r, 1)
+}
+
+// warm updates the caches for an access to line between time-sampling
+// windows as line does, without the TLB and the ratio estimator's
+// bookkeeping; the counts it makes are discarded.
+func (s *Sim) warm(line uint64, write bool) {
+	r := s.keep[line&s.resMask]
+	if r < 0 || s.l1.lookup(line, write) {
+		return
+	}
 	if s.geo.Prefetch != PrefetchOff {
 		s.prefetch(line)
 	}

@@ -68,10 +68,10 @@ type Mark struct {
 	win winSums
 }
 
-// counted returns the counts that stand: during a time-sampling warm-up,
-// those from before it (its own are discarded at its end).
+// counted returns the counts that stand: between time-sampling windows,
+// those of the last window (the warming's are discarded).
 func (s *Sim) counted() (rawStats, [][nResStat]int64) {
-	if s.state == winWarm {
+	if s.state != winCount {
 		return s.saved, s.savedRes
 	}
 	return s.raw, s.res

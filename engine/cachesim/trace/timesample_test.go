@@ -18,9 +18,12 @@ import (
 // starts from) of the full simulation, for naive and radix.
 func TestTimeSamplingAgrees(t *testing.T) {
 	rows := 1 << 21 >> (2 * shift())
-	keys := userKeys(rows, 11)
 	g := cachesim.EPYC9124()
 	g.L3.Size = 4 << 20 >> shift()
+	if *tsRows > 0 {
+		rows, g.L3.Size = *tsRows, *tsL3<<20
+	}
+	keys := userKeys(rows, 11)
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -61,10 +64,10 @@ func TestTimeSamplingAgrees(t *testing.T) {
 				{"DRAM writes", smp.Total.DRAMWrites, full.Total.DRAMWrites, smp.Total.RelErr.DRAMWrites},
 			} {
 				d := float64(v.got-v.want) / float64(max(v.want, 1))
-				t.Logf("%s, %s: %s %.4f/row vs %.4f/row full: %+.2f%% (stated ±%.2f%%: sets ±%.2f%%, time ±%.2f%%)", c.name, s, v.name,
+				t.Logf("%s, %s: %s %.4f/row vs %.4f/row full: %+.2f%% (stated ±%.2f%%: sets ±%.2f%%, time ±%.2f%%)", c.name, smp.Sampling, v.name,
 					float64(v.got)/n, float64(v.want)/n, 100*d, 100*v.err, 100*pick(smp.Total.SetErr, v.name), 100*pick(smp.Total.TimeErr, v.name))
 				if math.Abs(d) > 3*v.err+0.01 {
-					t.Errorf("%s, %s: %s %d vs %d full (%+.2f%%), beyond 3 × ±%.2f%% + 1%%", c.name, s, v.name, v.got, v.want, 100*d, 100*v.err)
+					t.Errorf("%s, %s: %s %d vs %d full (%+.2f%%), beyond 3 × ±%.2f%% + 1%%", c.name, smp.Sampling, v.name, v.got, v.want, 100*d, 100*v.err)
 				}
 			}
 			if smp.Total.Lines != full.Total.Lines || smp.Total.Loads != full.Total.Loads {
@@ -75,10 +78,12 @@ func TestTimeSamplingAgrees(t *testing.T) {
 }
 
 var (
-	tsEvery  = flag.Int("ts-every", 8, "")
-	tsWindow = flag.Int64("ts-window", 0, "")
-	tsWarm   = flag.Int64("ts-warm", 0, "")
-	tsOnly   = flag.String("ts-only", "", "")
+	tsEvery  = flag.Int("ts-every", 8, "TestTimeSamplingAgrees: 1 window in N (-1: AutoEvery)")
+	tsWindow = flag.Int64("ts-window", 0, "TestTimeSamplingAgrees: window, line accesses (0: default)")
+	tsWarm   = flag.Int64("ts-warm", 0, "TestTimeSamplingAgrees: warm-up, line accesses (0: default)")
+	tsOnly   = flag.String("ts-only", "", "TestTimeSamplingAgrees: only this strategy (naive, radix 1024)")
+	tsRows   = flag.Int("ts-rows", 0, "TestTimeSamplingAgrees: rows (0: 2M, with a 4 MiB L3)")
+	tsL3     = flag.Int64("ts-l3", 16, "TestTimeSamplingAgrees: L3 MiB with -ts-rows")
 )
 
 func pick(e cachesim.ErrorEstimate, name string) float64 {
