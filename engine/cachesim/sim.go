@@ -110,20 +110,23 @@ var ErrPrefetchSampling = errors.New("cachesim: a prefetcher needs every set sim
 type cache struct {
 	ways    int
 	setMask uint64
-	tags    []uint64 // sets*ways line indexes + 1, MRU first; 0 is empty
-	dirty   []bool
+	// tags holds sets*ways entries, MRU first: a line index + 1, with
+	// dirtyBit set if the line is dirty; 0 is empty. One array, so that a
+	// lookup touches one place of the model's own memory.
+	tags    []uint64
 	present bool
 }
+
+// dirtyBit marks a dirty entry of cache.tags (line indexes stay far
+// below it: addresses are below 2^64, lines 64 B or more).
+const dirtyBit = 1 << 63
 
 func newCache(l Level, line int) cache {
 	sets := l.Sets(line)
 	if sets == 0 {
 		return cache{}
 	}
-	return cache{
-		ways: l.Ways, setMask: uint64(sets - 1), present: true,
-		tags: make([]uint64, sets*l.Ways), dirty: make([]bool, sets*l.Ways),
-	}
+	return cache{ways: l.Ways, setMask: uint64(sets - 1), present: true, tags: make([]uint64, sets*l.Ways)}
 }
 
 // lookup finds line; on a hit it becomes MRU and, if write, dirty.
@@ -132,11 +135,12 @@ func (c *cache) lookup(line uint64, write bool) bool {
 	tags := c.tags[base : base+c.ways]
 	t := line + 1
 	for i, x := range tags {
-		if x == t {
-			d := c.dirty[base+i] || write
+		if x&^dirtyBit == t {
+			if write {
+				x |= dirtyBit
+			}
 			copy(tags[1:i+1], tags[:i])
-			copy(c.dirty[base+1:base+i+1], c.dirty[base:base+i])
-			tags[0], c.dirty[base] = t, d
+			tags[0] = x
 			return true
 		}
 		if x == 0 {
@@ -152,14 +156,17 @@ func (c *cache) fill(line uint64, dirty bool) (victim uint64, evicted, victimDir
 	base := int(line&c.setMask) * c.ways
 	tags := c.tags[base : base+c.ways]
 	last := c.ways - 1
-	v, vd := tags[last], c.dirty[base+last]
+	v := tags[last]
 	copy(tags[1:], tags[:last])
-	copy(c.dirty[base+1:base+c.ways], c.dirty[base:base+last])
-	tags[0], c.dirty[base] = line+1, dirty
+	t := line + 1
+	if dirty {
+		t |= dirtyBit
+	}
+	tags[0] = t
 	if v == 0 {
 		return 0, false, false
 	}
-	return v - 1, true, vd
+	return v&^dirtyBit - 1, true, v&dirtyBit != 0
 }
 
 type tlb struct {
