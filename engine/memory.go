@@ -33,7 +33,13 @@ const probeRows = 256
 // most one slice too many, never after gigabytes, and cancellation is seen
 // between slices.
 func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vector, error) {
-	if e.Type() != vec.String || isColumnRef(e) || b.Len <= probeRows {
+	if e.Type() != vec.String {
+		if temps := stringTemps(e); len(temps) > 0 {
+			return evalWithTemps(x, op, e, temps, b)
+		}
+		return e.Eval(b)
+	}
+	if isColumnRef(e) || b.Len <= probeRows {
 		return e.Eval(b)
 	}
 	t0 := time.Now()
@@ -84,6 +90,100 @@ func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vecto
 		}
 	}
 	return out, nil
+}
+
+// stringTemps returns the sub-expressions below e's root that build new
+// strings: a predicate such as REGEXP_REPLACE(URL, …) LIKE '%x%' returns
+// booleans, but the strings it matches are built first and held until the
+// comparison is done. Column references and constants build nothing.
+func stringTemps(e expr.Expr) []expr.Expr {
+	var out []expr.Expr
+	expr.Walk(e, func(s expr.Expr) bool {
+		if s == e || s.Type() != vec.String || isColumnRef(s) {
+			return true
+		}
+		if _, ok := s.(*expr.Const); ok {
+			return true
+		}
+		out = append(out, s)
+		return true
+	})
+	return out
+}
+
+// evalWithTemps evaluates e, whose result has a fixed size per row but
+// whose sub-expressions temps build strings (LENGTH(REGEXP_REPLACE(…))),
+// over slices of b whose strings fit in evalChunkBytes, charging each
+// slice's strings to the budget while it is evaluated.
+func evalWithTemps(x *execCtx, op operator, e expr.Expr, temps []expr.Expr, b *vec.Batch) (*vec.Vector, error) {
+	perRow, err := tempBytesPerRow(x, op, temps, b)
+	if err != nil {
+		return nil, err
+	}
+	chunk := int(max(1, x.tempChunkBytes()/perRow))
+	var out *vec.Vector
+	for start := 0; start < b.Len || start == 0; start += chunk {
+		if err := x.ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+chunk, b.Len)
+		charge := perRow * int64(end-start)
+		if err := x.grow(op, charge); err != nil {
+			return nil, fmt.Errorf("evaluating %s: %w", abbreviate(e.String()), err)
+		}
+		v, err := e.Eval(sliceBatch(b, start, end))
+		x.release(op, charge)
+		if err != nil {
+			return nil, err
+		}
+		if start == 0 && end == b.Len {
+			return v, nil
+		}
+		if out == nil {
+			out = emptyVec(e.Type())
+		}
+		out.AppendVector(v)
+	}
+	return out, nil
+}
+
+// tempChunkBytes is how many bytes of temporary strings one evaluation
+// may build: evalChunkBytes, or an eighth of a smaller memory limit.
+func (x *execCtx) tempChunkBytes() int64 {
+	c := int64(evalChunkBytes)
+	if x.budget != nil && x.budget.Limit > 0 {
+		c = min(c, max(1, x.budget.Limit/8))
+	}
+	return c
+}
+
+// tempProbeRows is how many rows tempBytesPerRow evaluates, one at a time.
+const tempProbeRows = 16
+
+// tempBytesPerRow learns how many bytes of strings temps build per row of
+// b, evaluating them one row at a time over b's first rows and charging
+// each row's strings to the budget before the next: a sub-expression that
+// builds more than the whole limit for a single row fails with
+// ErrMemoryLimit after that row.
+func tempBytesPerRow(x *execCtx, op operator, temps []expr.Expr, b *vec.Batch) (int64, error) {
+	var held int64
+	defer func() { x.release(op, held) }()
+	rows := min(tempProbeRows, b.Len)
+	for r := range rows {
+		one := sliceBatch(b, r, r+1)
+		for _, t := range temps {
+			v, err := t.Eval(one)
+			if err != nil {
+				return 0, err
+			}
+			n := liveBytes([]*vec.Vector{v})
+			if err := x.grow(op, n); err != nil {
+				return 0, fmt.Errorf("evaluating %s: %w", abbreviate(t.String()), err)
+			}
+			held += n
+		}
+	}
+	return max(1, held/int64(max(rows, 1))), nil
 }
 
 // sliceBatch returns rows [a, b) of batch bt without copying.

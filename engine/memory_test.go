@@ -159,6 +159,51 @@ func TestMemoryBounds(t *testing.T) {
 	}
 }
 
+// TestStringTempsCharged: a WHERE or an expression of fixed-size result
+// whose sub-expressions build strings (REGEXP_REPLACE inside a LIKE or a
+// LENGTH) is evaluated over slices whose strings fit the budget, and a
+// single row whose strings pass the limit fails with ErrMemoryLimit.
+func TestStringTempsCharged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	const MB = 1 << 20
+	blow := func(n int) string { return "REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, n) + "')" }
+	tests := []struct {
+		name, limit, sql string
+		err              bool
+	}{
+		// About 19 KB per row: unbounded, the first slice of 1,024 rows
+		// built 19 MB, a morsel 300 MB.
+		{"where", "4MB", "SELECT URL FROM hits WHERE " + blow(250) + " LIKE '%' LIMIT 1", false},
+		{"where, one row past the limit", "2MB", "SELECT URL FROM hits WHERE " + blow(40000) + " LIKE '%' LIMIT 1", true},
+		{"length", "4MB", "SELECT length(" + blow(250) + ") AS n FROM hits LIMIT 1", false},
+		{"length, one row past the limit", "2MB", "SELECT length(" + blow(40000) + ") AS n FROM hits LIMIT 1", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := db.NewSession()
+			if err := s.Set("memory_limit", tc.limit); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			grew := peakHeap(func() { _, err = s.Exec(context.Background(), tc.sql, nil) })
+			if tc.err != errors.Is(err, ErrMemoryLimit) {
+				t.Fatalf("error %v, want ErrMemoryLimit: %v", err, tc.err)
+			}
+			if grew > 12*MB {
+				t.Errorf("heap grew by %d MB, bound 12 MB", grew/MB)
+			}
+			t.Logf("heap grew by %.1f MB; error: %v", float64(grew)/MB, err)
+		})
+	}
+}
+
 func TestMemoryLimitSetting(t *testing.T) {
 	s := testDB(t).NewSession()
 	for _, v := range []string{"1e30", "-1", "0", "lots", "99999999999999999999"} {

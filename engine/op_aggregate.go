@@ -287,7 +287,9 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	a.stats.nanos.Add(int64(max(own, 0)))
 	// The output: charged until the query is done with it.
 	vs := append(append([]*vec.Vector{}, out.Keys...), out.Aggs...)
-	if err := x.grow(a, vecBytes(vs)); err != nil {
+	err = x.grow(a, vecBytes(vs))
+	x.budget.Grow(-out.KeyBytes) // the tables' charge for the keys, now the output's
+	if err != nil {
 		return nil, err
 	}
 	a.held = vecBytes(vs)

@@ -514,9 +514,21 @@ const filterSliceTime = 20 * time.Millisecond
 
 // filterMorsel evaluates the filter over the morsel m and returns the rows
 // that pass.
+//
+// A filter that builds strings before it compares them (REGEXP_REPLACE(URL,
+// …) LIKE …) is also evaluated over slices whose strings fit in
+// tempChunkBytes, each slice's strings charged to the statement's budget
+// while it is evaluated.
 func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 	var sel []int32
 	start, end := 0, m.Len
+	var tempPerRow int64
+	if temps := stringTemps(s.where); len(temps) > 0 {
+		var err error
+		if tempPerRow, err = tempBytesPerRow(x, s, temps, m); err != nil {
+			return nil, fmt.Errorf("WHERE: %w", err)
+		}
+	}
 	for a := start; a < end; {
 		if err := x.ctx.Err(); err != nil {
 			return nil, err
@@ -525,9 +537,17 @@ func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 		if step == 0 {
 			step = 1024 // grows to a morsel while evaluations are quick
 		}
+		if tempPerRow > 0 {
+			step = int(min(int64(step), max(1, x.tempChunkBytes()/tempPerRow)))
+		}
 		b := min(a+step, end)
+		charge := tempPerRow * int64(b-a)
+		if err := x.grow(s, charge); err != nil {
+			return nil, fmt.Errorf("WHERE: evaluating %s: %w", abbreviate(s.where.String()), err)
+		}
 		t0 := time.Now()
 		pred, err := s.where.Eval(sliceBatch(m, a, b))
+		x.release(s, charge)
 		if err != nil {
 			return nil, err
 		}

@@ -127,21 +127,28 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if acc == nil {
 		return nil, nil
 	}
-	// The permutation (and its merge buffer) and the gathered output.
-	if err := x.fits(s, int64(n)*8+vecBytes(acc)); err != nil {
+	// The permutation (and its merge buffer) and the gathered output: all
+	// rows for ORDER BY, only the kept ones for a top-N (the input itself
+	// is charged already, by this operator or, when it came as one batch,
+	// by the operator that made it).
+	out := vecBytes(acc)
+	if s.keep >= 0 && s.keep < int64(n) {
+		out = out/int64(n)*s.keep + 1
+	}
+	if err := x.fits(s, int64(n)*8+out); err != nil {
 		return nil, err
 	}
 	idx, err := sortIndices(x.ctx, s.sortKeys(acc), n, int(s.keep))
 	if err != nil {
 		return nil, err
 	}
-	out := &vec.Batch{Vecs: make([]*vec.Vector, len(acc)), Len: len(idx)}
+	res := &vec.Batch{Vecs: make([]*vec.Vector, len(acc)), Len: len(idx)}
 	for i, v := range acc {
-		out.Vecs[i] = gather(v, idx)
+		res.Vecs[i] = gather(v, idx)
 	}
 	s.charge(x, 0)
-	s.stats.rowsOut.Add(int64(out.Len))
-	return out, nil
+	s.stats.rowsOut.Add(int64(res.Len))
+	return res, nil
 }
 
 // charge sets the bytes the operator holds to n.

@@ -16,6 +16,7 @@ import (
 	"cachebook/engine"
 	"cachebook/kernel"
 	"cachebook/notebook"
+	"cachebook/notebook/predict"
 )
 
 // Config configures a Kernel.
@@ -433,6 +434,7 @@ func (k *Kernel) execute(ctx context.Context, m *Message) (abort bool) {
 		return false
 	}
 	cell := CellFromCode(req.Code)
+	cell.Predict, cell.Guess = requestPrediction(m.Metadata)
 	cctx, cancel := context.WithCancel(ctx)
 	k.mu.Lock()
 	k.cancel = cancel
@@ -592,4 +594,44 @@ func decode[T any](m kernel.Message, v *T) error {
 // zmqLogger routes the ZeroMQ library's log lines to the kernel's logger.
 func zmqLogger(l *slog.Logger) *log.Logger {
 	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
+}
+
+// requestPrediction reads a cell's prediction from an execute_request's
+// metadata: {"cachebook": {"predict": {...}, "guess": {...}}}, the members
+// that an exported notebook keeps in the cell's metadata.cachebook.meta
+// (package notebook). A front end or script that forwards them gets the
+// prediction display after the run; anything that does not decode is
+// ignored (the cell still runs).
+func requestPrediction(meta json.RawMessage) (*predict.Spec, *predict.Guess) {
+	var m struct {
+		Cachebook struct {
+			Predict json.RawMessage `json:"predict"`
+			Guess   json.RawMessage `json:"guess"`
+			Meta    *struct {
+				Predict json.RawMessage `json:"predict"`
+				Guess   json.RawMessage `json:"guess"`
+			} `json:"meta"`
+		} `json:"cachebook"`
+	}
+	if len(meta) == 0 || json.Unmarshal(meta, &m) != nil {
+		return nil, nil
+	}
+	sp, gu := m.Cachebook.Predict, m.Cachebook.Guess
+	if mm := m.Cachebook.Meta; mm != nil && len(sp) == 0 {
+		sp, gu = mm.Predict, mm.Guess
+	}
+	if len(sp) == 0 {
+		return nil, nil
+	}
+	s, err := predict.Decode(sp)
+	if err != nil {
+		return nil, nil
+	}
+	var g *predict.Guess
+	if len(gu) > 0 && string(gu) != "null" {
+		if g, err = predict.DecodeGuess(gu); err != nil || s.CheckGuess(g) != nil {
+			g = nil
+		}
+	}
+	return s, g
 }

@@ -11,6 +11,7 @@ import (
 
 	"cachebook/engine"
 	"cachebook/notebook/kind"
+	"cachebook/notebook/predict"
 )
 
 // Cell kinds the kernel knows by name (the notebook format's, from
@@ -37,6 +38,11 @@ type Cell struct {
 	Attrs map[string]string
 	// ID is the notebook's cell id, echoed in outputs (may be empty).
 	ID string
+	// Predict, when set, is the cell's prediction: after the run the
+	// kernel shows the measured value beside Guess (which may be nil)
+	// in a MIMEPrediction display (see predict.go).
+	Predict *predict.Spec
+	Guess   *predict.Guess
 }
 
 // Class says how a cell shares the machine with other cells.

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"cachebook/engine"
+	"cachebook/notebook/predict"
 )
 
 // MIME types of the data bundles the kernel produces.
@@ -44,6 +45,11 @@ type ExecuteRequest struct {
 	CellID       string            `json:"cell_id,omitempty"`
 	Silent       bool              `json:"silent,omitempty"`
 	StoreHistory *bool             `json:"store_history,omitempty"`
+	// Predict is the cell's prediction and Guess the learner's committed
+	// guess (the "predict" and "guess" members of the cell's metadata);
+	// with Predict set the kernel emits a prediction display after the run.
+	Predict *predict.Spec  `json:"predict,omitempty"`
+	Guess   *predict.Guess `json:"guess,omitempty"`
 }
 
 // Timings is the time a cell spent waiting for admission and running.

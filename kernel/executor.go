@@ -431,6 +431,9 @@ func (x *Executor) execute(ctx context.Context, cell Cell, o execOpts, emit func
 				ExecutionCount: count, CellID: cell.ID, Data: r.out.Data, Metadata: map[string]any{}}))
 		}
 	}
+	if !o.silent {
+		x.emitPrediction(cell, r.out, ec, session, emit)
+	}
 	timings := &Timings{QueuedNs: o.queued.Nanoseconds(), RunNs: run.Nanoseconds(), TotalNs: (o.queued + run).Nanoseconds()}
 	if ec != nil {
 		ec.CellID, ec.ExecutionCount = cell.ID, count
@@ -448,6 +451,9 @@ func (x *Executor) fail(cell Cell, count int, o execOpts, start time.Time, emit 
 	}
 	ec.Traceback = []string{ec.Ename + ": " + ec.Evalue}
 	ec.CellID, ec.ExecutionCount = cell.ID, count
+	if !o.silent {
+		x.emitPrediction(cell, nil, ec, x.KernelSession(), emit)
+	}
 	emit(NewMessage(ChannelIOPub, MsgError, x.KernelSession(), Header{}, *ec))
 	run := time.Since(start)
 	return &Reply{ExecuteReply: ExecuteReply{Status: StatusError, ExecutionCount: count, CellID: cell.ID,

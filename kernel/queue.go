@@ -161,7 +161,7 @@ func (s *Kernel) kernelInfo(req *Message) Message {
 
 func (s *Kernel) enqueue(req *Message, er ExecuteRequest) {
 	j := &job{req: req.Header, channel: replyChannel(req, ChannelShell),
-		cell: Cell{Kind: er.Kind, Source: er.Code, Attrs: er.Attrs, ID: er.CellID}, silent: er.Silent, enq: time.Now()}
+		cell: Cell{Kind: er.Kind, Source: er.Code, Attrs: er.Attrs, ID: er.CellID, Predict: er.Predict, Guess: er.Guess}, silent: er.Silent, enq: time.Now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -29,6 +29,20 @@
 //	<!-- cachebook: {"notebook": {"title": "The latency hierarchy"}} -->
 //	<!-- cachebook: {"id": "latency-curve"} -->
 //
+// A code cell's metadata may hold a prediction and the learner's guess
+// (package notebook/predict documents the spec and its measure grammar):
+//
+//	<!-- cachebook: {"id": "naive-vs-radix", "predict": {"question": "How many times as long as radix will naive take?",
+//	  "unit": "×", "measure": "elapsed(2) / elapsed(3)", "article": {"value": 1.33, "source": "Pivot"},
+//	  "check": "Expect 1.1–2× when the table is several times the L3."},
+//	  "guess": {"value": 1.5, "at": "2026-12-02T01:00:00Z"}} -->
+//
+// Cell.Prediction decodes and validates both (the measure must suit the
+// cell's kind: elapsed, rows and value for sql cells, measurement members
+// for the others); Cell.SetGuess records a guess. They are ordinary
+// metadata, so they survive writing and, under metadata.cachebook.meta, an
+// .ipynb export and import.
+//
 // Saved outputs are fenced blocks with the info string "output" directly
 // after their cell (blank lines allowed between). Their attributes are
 // type (result, display, stream or error; default result), name (stream

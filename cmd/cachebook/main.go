@@ -45,6 +45,7 @@ func commands() map[string]command {
 }
 
 func main() {
+	softMemoryLimit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

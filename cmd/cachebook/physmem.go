@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -40,4 +41,19 @@ func defaultCellMemory() int64 {
 		return 2 << 30
 	}
 	return max(m/4, 256<<20)
+}
+
+// softMemoryLimit sets the Go runtime's soft memory limit to three
+// quarters of the memory this process may use, unless GOMEMLIMIT already
+// set one. The engine's budgets count what queries hold; without a soft
+// limit the collector lets the heap grow to about twice what is live
+// (GOGC=100) before it runs, so a query holding 4 GB could take 8 GB of
+// the machine. Near the limit the collector runs more often instead.
+func softMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if m := physicalMemory(); m > 0 {
+		debug.SetMemoryLimit(m / 4 * 3)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"cachebook/engine"
 	"cachebook/engine/sql"
+	"cachebook/engine/units"
 	"cachebook/engine/vec"
 	"cachebook/kernel"
 )
@@ -24,9 +25,10 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "table", "output format: table, tsv or json")
 	var counters countersFlag
 	fs.Var(&counters, "counters", "measure perf counters per phase and per worker (--counters), model them (--counters=model: engine/cachesim), or both")
+	cacheSize := fs.String("cache", "8GiB", "memory for decoded columns kept between queries (a SET memory_limit covers each query's own memory, not this cache)")
 	geometry := fs.String("geometry", "", `modelled geometry and sampling for --counters=model, e.g. "l1=32K l2=1M l3=32M sample=1/16 dram_ns=90"`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: cachebook query [--data DIR] [--format table|tsv|json] [--counters[=model|both]] [--geometry "l3=32M ..."] "SQL; SQL; ..."`)
+		fmt.Fprintln(stderr, `usage: cachebook query [--data DIR] [--cache SIZE] [--format table|tsv|json] [--counters[=model|both]] [--geometry "l3=32M ..."] "SQL; SQL; ..."`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -41,7 +43,11 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return fmt.Errorf("unknown --format %q (want table, tsv or json)", *format)
 	}
-	db, err := engine.Open(engine.Options{DataDir: dataDir(*data), Cache: hostCacheSizes()})
+	cacheBytes, err := units.ParseBytes(*cacheSize)
+	if err != nil || cacheBytes <= 0 {
+		return fmt.Errorf("--cache %q: want a size such as 512MiB", *cacheSize)
+	}
+	db, err := engine.Open(engine.Options{DataDir: dataDir(*data), Cache: hostCacheSizes(), CacheBytes: cacheBytes})
 	if err != nil {
 		return err
 	}

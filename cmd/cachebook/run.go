@@ -196,7 +196,13 @@ func (r KernelRunner) RunCell(ctx context.Context, c *notebook.Cell) ([]notebook
 			outs = append(outs, o)
 		}
 	}
-	_, err := r.X.Execute(ctx, kernel.Cell{Kind: string(c.Kind), Source: c.ExecSource(), Attrs: c.Attrs, ID: c.ID}, emit)
+	cell := kernel.Cell{Kind: string(c.Kind), Source: c.ExecSource(), Attrs: c.Attrs, ID: c.ID}
+	if spec, guess, perr := c.Prediction(); perr != nil {
+		outs = append(outs, notebook.Output{Type: notebook.OutputStream, Name: "stderr", Text: "prediction ignored: " + perr.Error() + "\n"})
+	} else {
+		cell.Predict, cell.Guess = spec, guess
+	}
+	_, err := r.X.Execute(ctx, cell, emit)
 	if err != nil {
 		var f *kernel.Failure
 		if errors.As(err, &f) {

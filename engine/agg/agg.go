@@ -81,6 +81,10 @@ type Output struct {
 	Stats []WorkerStat
 	// TableSlots is the largest hash table's capacity in slots.
 	TableSlots int
+	// KeyBytes is the memory of the output's key columns (as the hash
+	// tables stored them) still charged to Config.Budget: the caller,
+	// which charges the output it holds, releases it.
+	KeyBytes int64
 }
 
 // Aggregate runs a GROUP BY over src. keyTypes may be empty (a global
@@ -209,7 +213,7 @@ func naive(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Keys: gs.table.Keys(), Aggs: aggs, Groups: gs.table.Len(), Stats: []WorkerStat{st}, TableSlots: gs.table.Slots()}, nil
+	return &Output{Keys: gs.table.Keys(), Aggs: aggs, Groups: gs.table.Len(), Stats: []WorkerStat{st}, TableSlots: gs.table.Slots(), KeyBytes: gs.table.KeyBytes()}, nil
 }
 
 func global(ctx context.Context, specs []Spec, cfg Config, src Source) (*Output, error) {
@@ -281,6 +285,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	outAggs := make([][]*vec.Vector, nparts)
 	var maxSlots atomic.Int64
 	var nextPart atomic.Int64
+	var keyBytes atomic.Int64 // the partitions' stored keys, charged until the caller takes them
 	var mu sync.Mutex
 	var stats []WorkerStat
 	record := func(s WorkerStat) {
@@ -355,6 +360,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					maxSlots.Store(s)
 				}
 				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
+				keyBytes.Add(gs.table.KeyBytes())
 				return nil
 			})
 			return rows, err
@@ -388,6 +394,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	if len(out.Keys) > 0 {
 		out.Groups = out.Keys[0].Len
 	}
+	out.KeyBytes = keyBytes.Load()
 	for _, sc := range scats {
 		if sc != nil {
 			cfg.Budget.Grow(-sc.bytes)

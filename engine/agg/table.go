@@ -84,6 +84,9 @@ type Table struct {
 	keys    []*vec.Vector
 	budget  *Budget
 	probes  int64
+	// keyBytes is the memory of the stored keys charged to the budget so
+	// far; Group charges their growth after each batch.
+	keyBytes int64
 }
 
 // NewTable returns a table for keys of the given types, sized for about
@@ -160,11 +163,39 @@ func (t *Table) grow() error {
 // Group finds or creates the group of each of the n rows of keys, whose
 // hashes (from Hasher.Hash) are given, and writes the group ids to gids.
 func (t *Table) Group(keys []*vec.Vector, hashes []uint64, n int, gids []uint32) error {
+	var err error
 	if t.intKey {
-		return t.groupInt(keys[0], hashes, n, gids)
+		err = t.groupInt(keys[0], hashes, n, gids)
+	} else {
+		err = t.groupGeneric(keys, hashes, n, gids)
 	}
-	return t.groupGeneric(keys, hashes, n, gids)
+	if err != nil {
+		return err
+	}
+	return t.chargeKeys()
 }
+
+// chargeKeys charges the growth of the stored keys since the last call:
+// with string keys or several key columns they, not the slots, are most of
+// a table's memory.
+func (t *Table) chargeKeys() error {
+	var b int64
+	for _, k := range t.keys {
+		b += int64(cap(k.I64))*8 + int64(cap(k.F64))*8 + int64(cap(k.Bytes)) + int64(cap(k.Offsets))*4 + int64(cap(k.Valid))
+	}
+	if b <= t.keyBytes {
+		return nil
+	}
+	if err := t.budget.Grow(b - t.keyBytes); err != nil {
+		return fmt.Errorf("GROUP BY keys of %d groups: %w", t.n, err)
+	}
+	t.keyBytes = b
+	return nil
+}
+
+// KeyBytes returns the memory of the stored keys charged to the budget.
+// Whoever takes the keys (Keys) as its output takes over that charge.
+func (t *Table) KeyBytes() int64 { return t.keyBytes }
 
 func (t *Table) groupInt(k *vec.Vector, hashes []uint64, n int, gids []uint32) error {
 	ks := k.I64[:n]

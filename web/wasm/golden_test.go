@@ -17,6 +17,7 @@ import (
 
 	"cachebook/engine/gen"
 	"cachebook/kernel"
+	"cachebook/notebook/predict"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.json from the native kernel")
@@ -25,9 +26,11 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.json from the n
 const goldenRows = 10000
 
 type goldenCell struct {
-	Kind  string            `json:"kind"`
-	Code  string            `json:"code"`
-	Attrs map[string]string `json:"attrs"`
+	Kind    string            `json:"kind"`
+	Code    string            `json:"code"`
+	Attrs   map[string]string `json:"attrs"`
+	Predict *predict.Spec     `json:"predict,omitempty"`
+	Guess   *predict.Guess    `json:"guess,omitempty"`
 }
 
 func loadCells(t *testing.T) []goldenCell {
@@ -60,7 +63,7 @@ func runNative(t *testing.T, cells []goldenCell) [][]byte {
 	for i, c := range cells {
 		id := fmt.Sprintf("cell-%d", i)
 		req := kernel.NewMessage(kernel.ChannelShell, kernel.MsgExecuteRequest, "test", kernel.Header{},
-			kernel.ExecuteRequest{Code: c.Code, Kind: c.Kind, Attrs: c.Attrs})
+			kernel.ExecuteRequest{Code: c.Code, Kind: c.Kind, Attrs: c.Attrs, Predict: c.Predict, Guess: c.Guess})
 		req.Header.MsgID = id
 		data, err := kernel.Encode(&req)
 		if err != nil {
@@ -227,9 +230,21 @@ func scrub(v any, key string) any {
 		if key == kernel.MIMEMeasurement {
 			return shape(x)
 		}
+		if key == kernel.MIMEPrediction {
+			// A measured value from timings is the machine's: keep
+			// whether there is one.
+			out := map[string]any{}
+			for k, e := range x {
+				out[k] = e
+			}
+			if out["measured"] != nil {
+				out["measured"] = "number"
+			}
+			return out
+		}
 		out := map[string]any{}
 		for k, e := range x {
-			if slices.Contains(dropped, k) || (k == kernel.MIMEText && x[kernel.MIMEMeasurement] != nil) {
+			if slices.Contains(dropped, k) || (k == kernel.MIMEText && (x[kernel.MIMEMeasurement] != nil || x[kernel.MIMEPrediction] != nil)) {
 				continue
 			}
 			out[k] = scrub(e, k)

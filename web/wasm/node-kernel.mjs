@@ -4,7 +4,7 @@
 //	GOOS=js GOARCH=wasm go build -o /tmp/cachebook.wasm ./web/wasm
 //	node web/wasm/node-kernel.mjs /tmp/cachebook.wasm cells.json frames.json [rows]
 //
-// cells.json is a list of {kind, code, attrs}; the script executes them in
+// cells.json is a list of {kind, code, attrs, predict, guess}; the script executes them in
 // order and writes every frame the kernel sent, one JSON array, to frames.json
 // (the golden test of web/wasm compares it with the native kernel's).
 // Imported, it exports start() for web/wasm/bench.mjs.
@@ -61,9 +61,10 @@ export async function start(wasmPath, rows = 10000) {
     info,
     go,
     frames,
-    async execute(kind, code, attrs = {}) {
+    // extra: further execute_request members (predict, guess).
+    async execute(kind, code, attrs = {}, extra = {}) {
       const from = frames.length;
-      const id = send("execute_request", { code, kind, attrs, cell_id: "", silent: false, store_history: true });
+      const id = send("execute_request", { code, kind, attrs, cell_id: "", silent: false, store_history: true, ...extra });
       // The reply, then the idle status that follows it.
       const isReply = (m) => m.header.msg_type === "execute_reply" && m.parent_header.msg_id === id;
       await until(from, isReply);
@@ -79,7 +80,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [wasmPath, cellsPath, outPath, rows = "10000"] = process.argv.slice(2);
   const cells = JSON.parse(readFileSync(cellsPath, "utf8"));
   const k = await start(wasmPath, Number(rows));
-  for (const c of cells) await k.execute(c.kind || "sql", c.code, c.attrs || {});
+  for (const c of cells) {
+    const extra = {};
+    if (c.predict) extra.predict = c.predict;
+    if (c.guess) extra.guess = c.guess;
+    await k.execute(c.kind || "sql", c.code, c.attrs || {}, extra);
+  }
   writeFileSync(outPath, JSON.stringify(k.frames));
   process.exit(0);
 }

@@ -12,6 +12,7 @@ import { setHTML } from "./sanitize.js";
 import { renderStatement, renderError, renderStream, renderCounters } from "./output.js";
 import { measurementChart, runsChart } from "./charts.js";
 import { cellKinds } from "./server-kernel.js";
+import { PredictionPanel, renderPrediction, PREDICTION_MIME } from "./predict.js";
 
 let nextId = 1;
 
@@ -26,6 +27,7 @@ const MIME = {
   measurement: "application/vnd.cachebook.measurement+json",
   counters: "application/vnd.cachebook.counters+json",
   model: "application/vnd.cachebook.model+json",
+  prediction: PREDICTION_MIME,
 };
 
 // The SQL dialect: DuckDB-like names the engine knows, for completion and
@@ -93,7 +95,10 @@ export class Cell {
     this.editorEl = h("div.editor");
     this.proseEl = h("div.prose");
     this.outEl = h("div.outputs");
-    this.el.append(bar, this.proseEl, this.editorEl, this.outEl);
+    // A cell with a prediction asks for the learner's guess before the
+    // code (predict.js).
+    this.predict = this.type === "code" ? new PredictionPanel(this) : null;
+    this.el.append(bar, this.proseEl, ...(this.predict ? [this.predict.el] : []), this.editorEl, this.outEl);
     this.langConf = new Compartment();
     this.view = new EditorView({
       parent: this.editorEl,
@@ -176,6 +181,7 @@ export class Cell {
       const d = o.data || {};
       if (o.type === "stream") this.onEvent({ kind: "stream", name: o.name, text: o.text || "" });
       else if (o.type === "error") this.onEvent({ kind: "error", ename: o.name, evalue: o.text || "" });
+      else if (d[MIME.prediction]) this.onEvent({ kind: "prediction", data: d[MIME.prediction], text: o.text });
       else if (d[MIME.result]) this.onEvent({ kind: "result", bundle: d[MIME.result], text: o.text, model: d[MIME.model] });
       else if (d[MIME.measurement]) this.onEvent({ kind: "measurement", data: d[MIME.measurement], text: o.text });
       else if (d[MIME.counters]) this.onEvent({ kind: "counters", data: d[MIME.counters] });
@@ -338,6 +344,10 @@ export class Cell {
         } else if (e.text) this.outEl.append(renderStream("stdout", e.text));
         break;
       }
+      case "prediction":
+        this.record({ type: "display", ...(e.text ? { text: e.text } : {}), data: { [MIME.prediction]: e.data } });
+        this.outEl.append(renderPrediction(e.data));
+        break;
       case "error":
         this.record({ type: "error", name: e.ename || "Error", text: e.evalue || (e.traceback || []).join("\n") });
         this.outEl.append(renderError(e));

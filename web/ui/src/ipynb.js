@@ -19,7 +19,7 @@ export function toIpynb(nb) {
         : {
             id: c.id,
             cell_type: "code",
-            metadata: { cachebook: { kind: c.kind || "sql", attrs: c.attrs || {} } },
+            metadata: { cachebook: { kind: c.kind || "sql", attrs: c.attrs || {}, ...cellMeta(c.meta) } },
             execution_count: null,
             outputs: (c.outputs || []).map(nbOutput),
             source: lines(c.source),
@@ -39,4 +39,13 @@ function nbOutput(o) {
   if (o.html) data["text/html"] = split(o.html);
   if (o.type === "display") return { output_type: "display_data", data, metadata: {} };
   return { output_type: "execute_result", execution_count: null, data, metadata: {} };
+}
+
+// cellMeta is a cell's metadata as notebook/ipynb.go exports it: under
+// "meta", without the id and the timings (a prediction and the guess stay).
+function cellMeta(meta) {
+  const rest = { ...(meta || {}) };
+  delete rest.id;
+  delete rest.execution;
+  return Object.keys(rest).length ? { meta: rest } : {};
 }

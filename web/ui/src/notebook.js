@@ -56,7 +56,10 @@ export class Notebook {
     // they cannot run (UnknownKind, Unavailable: the reason shows on it).
     const kernel = this.app.kernel;
     cell.start();
-    return kernel.execute(cell.id, cell.source, (e) => cell.onEvent(e), cell.kind, cell.attrs);
+    // A prediction and the committed guess travel with the cell (protocol §3.14).
+    const m = cell.meta || {};
+    const extra = m.predict ? { predict: m.predict, ...(m.guess ? { guess: m.guess } : {}) } : {};
+    return kernel.execute(cell.id, cell.source, (e) => cell.onEvent(e), cell.kind, cell.attrs, extra);
   }
 
   runAndAdvance(cell) {

@@ -138,6 +138,7 @@ export class KernelClient {
         if (d["application/vnd.cachebook.progress+json"]) cell({ kind: "progress", ...d["application/vnd.cachebook.progress+json"] });
         else if (d["application/vnd.cachebook.counters+json"]) cell({ kind: "counters", data: d["application/vnd.cachebook.counters+json"], live: true });
         else if (d["application/vnd.cachebook.measurement+json"]) cell({ kind: "measurement", data: d["application/vnd.cachebook.measurement+json"], live: true });
+        else if (d["application/vnd.cachebook.prediction+json"]) cell({ kind: "prediction", data: d["application/vnd.cachebook.prediction+json"], text: d["text/plain"] });
         else if (d["text/plain"]) cell({ kind: "stream", name: "stdout", text: d["text/plain"] + "\n" });
         break;
       }
@@ -159,13 +160,14 @@ export class KernelClient {
   }
 
   // execute sends a cell; onEvent receives its events until "done".
-  execute(cellId, code, onEvent, kind = "sql", attrs = {}) {
+  // extra: further request members (predict, guess: docs/protocol.md §3.14).
+  execute(cellId, code, onEvent, kind = "sql", attrs = {}, extra = {}) {
     return new Promise((resolve) => {
       const wrapped = (e) => {
         onEvent(e);
         if (e.kind === "done") resolve(e);
       };
-      const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent: false, store_history: true });
+      const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent: false, store_history: true, ...extra });
       this.cells.set(f.id, wrapped);
       this.transmit(f.frame);
     });

@@ -1,0 +1,156 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"cachebook/notebook/predict"
+)
+
+// predictions returns the prediction displays rec saw, decoded from JSON
+// as a client reads them.
+func predictions(t *testing.T, rec *recorder) []map[string]any {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var out []map[string]any
+	for _, m := range rec.msgs {
+		if m.Header.MsgType != MsgDisplayData {
+			continue
+		}
+		b, err := Encode(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Content struct {
+				Data map[string]json.RawMessage `json:"data"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		raw, ok := f.Content.Data[MIMEPrediction]
+		if !ok {
+			continue
+		}
+		var o map[string]any
+		if err := json.Unmarshal(raw, &o); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func TestPredictionDisplay(t *testing.T) {
+	x := newEngineExecutor(t)
+	ratio := &predict.Spec{Question: "How many times slower is naive?", Unit: "×", Measure: "elapsed(1) / elapsed(2)",
+		Article: &predict.Article{Value: 1.33, Source: "Pivot"}, Check: "Expect **1.1–2×**."}
+	guess := 2.0
+	const two = "SET group_by = 'naive'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3; " +
+		"SET group_by = 'radix'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3"
+	tests := []struct {
+		name     string
+		cell     Cell
+		measured bool
+		note     string
+	}{
+		{"ratio", Cell{Kind: KindSQL, ID: "r", Source: two, Predict: ratio, Guess: &predict.Guess{Value: &guess, At: "t"}}, true, ""},
+		{"value", Cell{Kind: KindSQL, ID: "v", Source: "SELECT count(*) AS n FROM hits",
+			Predict: &predict.Spec{Question: "rows?", Unit: "rows", Measure: "value(1, n)"}}, true, ""},
+		{"per row", Cell{Kind: KindSQL, ID: "p", Source: "SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3",
+			Predict: &predict.Spec{Question: "ns per row?", Unit: "ns", Measure: "elapsed(1) / scanned(1)"}}, true, ""},
+		{"no table", Cell{Kind: KindSQL, ID: "t", Source: "SELECT 1 AS a",
+			Predict: &predict.Spec{Question: "ns per row?", Unit: "ns", Measure: "elapsed(1) / scanned(1)"}}, false, "read no table rows"},
+		{"missing statement", Cell{Kind: KindSQL, ID: "m", Source: "SELECT 1 AS a", Predict: ratio}, false, "ran 1 query"},
+		{"sql error", Cell{Kind: KindSQL, ID: "e", Source: "SELECT nope FROM hits", Predict: ratio}, false, "the cell failed (SQLError"},
+		{"unknown kind", Cell{Kind: "nope", ID: "k", Predict: ratio}, false, "UnknownKind"},
+		{"invalid spec", Cell{Kind: KindSQL, ID: "i", Source: "SELECT 1", Predict: &predict.Spec{Question: "q", Unit: "ns", Measure: "elapsed("}}, false, "column 9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec recorder
+			_, _ = x.Execute(context.Background(), tt.cell, rec.emit)
+			ps := predictions(t, &rec)
+			if len(ps) != 1 {
+				t.Fatalf("%d prediction displays, want 1 (messages %v)", len(ps), rec.types())
+			}
+			p := ps[0]
+			if p["cell"] != tt.cell.ID || p["question"] != tt.cell.Predict.Question {
+				t.Errorf("display %v", p)
+			}
+			if got := p["measured"] != nil; got != tt.measured {
+				t.Errorf("measured = %v, want measured %v (note %v)", p["measured"], tt.measured, p["note"])
+			}
+			if tt.note != "" && !strings.Contains(p["note"].(string), tt.note) {
+				t.Errorf("note %q, want it to contain %q", p["note"], tt.note)
+			}
+		})
+	}
+	// The ratio's display carries the guess and the article.
+	var rec recorder
+	if _, err := x.Execute(context.Background(), tests[0].cell, rec.emit); err != nil {
+		t.Fatal(err)
+	}
+	p := predictions(t, &rec)[0]
+	if p["guess"] != 2.0 || p["article"] != 1.33 || p["article_source"] != "Pivot" || p["unit"] != "×" || p["guess_choice"] != nil ||
+		p["check"] != "Expect **1.1–2×**." || p["measured"].(float64) <= 0 {
+		t.Errorf("display %v", p)
+	}
+	// The display comes after the result.
+	types := rec.types()
+	if types[len(types)-1] != MsgDisplayData || types[len(types)-2] != MsgExecuteResult {
+		t.Errorf("messages %v", types)
+	}
+	// A cell without a prediction has no display.
+	rec = recorder{}
+	if _, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: "SELECT 1"}, rec.emit); err != nil {
+		t.Fatal(err)
+	}
+	if ps := predictions(t, &rec); len(ps) != 0 {
+		t.Errorf("prediction display without a prediction: %v", ps)
+	}
+}
+
+// TestPredictionFromRequest sends a prediction through the protocol: the
+// execute_request's predict and guess members reach the display.
+func TestPredictionFromRequest(t *testing.T) {
+	var er ExecuteRequest
+	if err := json.Unmarshal([]byte(`{"code": "SELECT 1 AS a", "predict": {"question": "q", "choices": ["small", "big"], "bounds": [0.5],
+		"measure": "value(1, a)"}, "guess": {"choice": "big", "at": "2026-12-02T01:00:00Z"}}`), &er); err != nil {
+		t.Fatal(err)
+	}
+	if er.Predict == nil || er.Guess == nil || er.Guess.Choice != "big" {
+		t.Fatalf("request %+v", er)
+	}
+	x := newEngineExecutor(t)
+	var rec recorder
+	if _, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: er.Code, Predict: er.Predict, Guess: er.Guess}, rec.emit); err != nil {
+		t.Fatal(err)
+	}
+	p := predictions(t, &rec)[0]
+	if p["guess_choice"] != "big" || p["measured_choice"] != "big" || p["measured"] != 1.0 || p["guess"] != nil {
+		t.Errorf("display %v", p)
+	}
+}
+
+func TestPredictionMeasurement(t *testing.T) {
+	out := measurement(KindExperiment, map[string]any{"data": map[string]any{"rows": []any{map[string]any{"layout": "packed", "slowdown": 4.5}}}}, "x")
+	r, err := predictResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := predict.Parse("rows[layout=packed].slowdown")
+	if v, err := m.Eval(r); err != nil || v != 4.5 {
+		t.Errorf("experiment: %v, %v", v, err)
+	}
+	out = measurement(KindLatency, map[string]any{"points": []any{map[string]any{"bytes": 4096, "ns": 1.5}}}, "x")
+	r, _ = predictResult(out)
+	m, _ = predict.Parse("points[last].ns")
+	if v, err := m.Eval(r); err != nil || v != 1.5 {
+		t.Errorf("latency: %v, %v", v, err)
+	}
+}

@@ -1,0 +1,270 @@
+package predict
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func sp(s string) *string { return &s }
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		measure string
+		col     int
+		msg     string
+	}{
+		{"", 1, "empty"},
+		{"elapsed(1) /", 13, "ends where"},
+		{"elapsed(0)", 9, "query number"},
+		{"elapsed(1.5)", 9, "query number"},
+		{"elapsed(1", 10, "to close elapsed("},
+		{"elapse(1)", 1, "unknown function elapse"},
+		{"value(1)", 8, "column name"},
+		{"value(1, )", 10, "column name"},
+		{"rows[", 6, "expected first, last or key=value"},
+		{"rows[chains=]", 13, "expected a value for chains"},
+		{"rows[last]", 11, "member name"},
+		{"rows[last].", 12, "member name after '.'"},
+		{"rows[chains=8.ns", 17, "to close the selector"},
+		{"(1 + 2", 7, "to close '('"},
+		{"1 2", 3, "unexpected '2'"},
+		{"1 # 2", 3, "unexpected '#'"},
+		{"# 2", 1, "cannot read '#'"},
+		{`rows["x].a`, 6, "expected first"},
+		{"elapsed(1) / points[last].ns", 1, "mixes SQL"},
+		{strings.Repeat("(", 40) + "1" + strings.Repeat(")", 40), 34, "nested"},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.measure)
+		var pe *Error
+		if !errors.As(err, &pe) {
+			t.Errorf("Parse(%q) = %v, want a *Error", tt.measure, err)
+			continue
+		}
+		if pe.Col != tt.col || !strings.Contains(pe.Msg, tt.msg) {
+			t.Errorf("Parse(%q): column %d %q, want column %d containing %q", tt.measure, pe.Col, pe.Msg, tt.col, tt.msg)
+		}
+	}
+}
+
+func TestEval(t *testing.T) {
+	var data any
+	if err := json.Unmarshal([]byte(`{"points": [{"bytes": 4096, "ns": 1.25}, {"bytes": 268435456, "ns": 125}],
+		"rows": [{"layout": "packed", "mode": "atomic", "slowdown": 6.5, "chains": 1},
+		         {"layout": "padded-64", "mode": "plain", "slowdown": 1, "chains": 8}],
+		"speedup": 42}`), &data); err != nil {
+		t.Fatal(err)
+	}
+	sql := Result{Queries: []Query{
+		{ElapsedNs: 3000, RowCount: 10, Scanned: 2000, Columns: []string{"UserID", "c"}, First: []*string{sp("7"), sp("12.5")}},
+		{ElapsedNs: 2000, RowCount: 10, Columns: []string{"UserID", "c"}, First: []*string{sp("7"), nil}},
+	}}
+	tests := []struct {
+		measure string
+		res     Result
+		want    float64
+		err     string
+	}{
+		{"elapsed(1) / elapsed(2)", sql, 1.5, ""},
+		{"(elapsed(1) - elapsed(2)) / elapsed(2) * 100", sql, 50, ""},
+		{"rows(2)", sql, 10, ""},
+		{"elapsed(1) / scanned(1)", sql, 1.5, ""},
+		{"scanned(2)", sql, 0, "read no table rows"},
+		{"value(1, c)", sql, 12.5, ""},
+		{`value(1, "c") * 2`, sql, 25, ""},
+		{"-value(1, UserID) + 1e1", sql, 3, ""},
+		{"value(2, c)", sql, 0, "no value"},
+		{"value(1, d)", sql, 0, "no column d"},
+		{"elapsed(3)", sql, 0, "ran 2 queries"},
+		{"elapsed(1) / (elapsed(2) - 2000)", sql, 0, "division by zero"},
+		{"points[last].ns / points[first].ns", Result{Data: data}, 100, ""},
+		{"rows[layout=packed, mode=atomic].slowdown", Result{Data: data}, 6.5, ""},
+		{`rows[layout="padded-64"].chains`, Result{Data: data}, 8, ""},
+		{"rows[layout=padded-64].chains", Result{Data: data}, 8, ""},
+		{"rows[chains=8].slowdown", Result{Data: data}, 1, ""},
+		{"speedup / 2", Result{Data: data}, 21, ""},
+		{"rows[chains=3].slowdown", Result{Data: data}, 0, "no element"},
+		{"rows[first].layout", Result{Data: data}, 0, "not a number"},
+		{"runs[first].x", Result{Data: data}, 0, `no list "runs"`},
+		{"points[first].cycles", Result{Data: data}, 0, `no member "cycles"`},
+		{"speedup", sql, 0, "no measurement"},
+	}
+	for _, tt := range tests {
+		m, err := Parse(tt.measure)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.measure, err)
+			continue
+		}
+		got, err := m.Eval(tt.res)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%q: error %v, want one containing %q", tt.measure, err, tt.err)
+		case tt.err == "" && err != nil:
+			t.Errorf("%q: %v", tt.measure, err)
+		case tt.err == "" && got != tt.want:
+			t.Errorf("%q = %v, want %v", tt.measure, got, tt.want)
+		}
+	}
+}
+
+func TestDecodeSpec(t *testing.T) {
+	tests := []struct {
+		json string
+		err  string
+	}{
+		{`{"question": "q", "unit": "ns", "measure": "points[last].ns"}`, ""},
+		{`{"question": "q", "choices": ["a", "b", "c"], "bounds": [0.9, 1.1], "measure": "elapsed(1)/elapsed(2)"}`, ""},
+		{`{"question": "q", "unit": "ns", "measure": "x", "article": {"value": 100, "source": "Pivot"}, "check": "**ok**"}`, ""},
+		{`{"question": "q", "unit": "ns", "mesure": "x"}`, `unknown field "mesure"`},
+		{`{"question": "q", "unit": 3, "measure": "x"}`, `member "unit"`},
+		{`{"question": "", "unit": "ns", "measure": "x"}`, "question is missing"},
+		{`{"question": "q", "measure": "x"}`, "needs a unit"},
+		{`{"question": "q", "unit": "ns", "choices": ["a", "b"], "bounds": [1], "measure": "x"}`, "both a unit and choices"},
+		{`{"question": "q", "choices": ["a"], "measure": "x"}`, "1 choices"},
+		{`{"question": "q", "choices": ["a", "b"], "measure": "x"}`, "need 1 bounds"},
+		{`{"question": "q", "choices": ["a", "a"], "bounds": [1], "measure": "x"}`, "appears twice"},
+		{`{"question": "q", "choices": ["a", "b", "c"], "bounds": [2, 1], "measure": "x"}`, "not ascending"},
+		{`{"question": "q", "unit": "ns", "bounds": [1], "measure": "x"}`, "bounds are for choices"},
+		{`{"question": "q", "unit": "ns", "measure": "elapsed("}`, "column 9"},
+		{`{"question": "q", "unit": "ns", "measure": "2 * (3 + 4)"}`, "reads nothing"},
+		{`{"question": "q", "unit": "ns", "measure": "x"`, "unexpected EOF"},
+	}
+	for _, tt := range tests {
+		_, err := Decode([]byte(tt.json))
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("Decode(%s): %v", tt.json, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("Decode(%s) = %v, want an error containing %q", tt.json, err, tt.err)
+		}
+	}
+}
+
+func TestDecodeGuess(t *testing.T) {
+	tests := []struct {
+		json string
+		err  string
+	}{
+		{`{"value": 3.5, "at": "2026-12-02T01:00:00Z"}`, ""},
+		{`{"choice": "radix faster"}`, ""},
+		{`{"value": 3.5, "choice": "a"}`, "both"},
+		{`{}`, "neither"},
+		{`{"value": "3"}`, `member "value"`},
+		{`{"guess": 3}`, "unknown field"},
+	}
+	for _, tt := range tests {
+		_, err := DecodeGuess([]byte(tt.json))
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("DecodeGuess(%s): %v", tt.json, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("DecodeGuess(%s) = %v, want an error containing %q", tt.json, err, tt.err)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	num := &Spec{Question: "How much slower?", Unit: "×", Measure: "elapsed(1) / elapsed(2)",
+		Article: &Article{Value: 1.33, Source: "Pivot"}, Check: "Expect 1.1–2×."}
+	choice := &Spec{Question: "Which is faster?", Choices: []string{"radix", "same", "naive"}, Bounds: []float64{0.9, 1.1},
+		Measure: "elapsed(2) / elapsed(1)"}
+	three := 3.0
+	res := Result{Queries: []Query{{ElapsedNs: 3000}, {ElapsedNs: 2000}}}
+
+	o := Compare("c1", num, &Guess{Value: &three, At: "t"}, res, nil)
+	if o.Cell != "c1" || o.Guess == nil || *o.Guess != 3 || o.Measured == nil || *o.Measured != 1.5 ||
+		o.Article == nil || *o.Article != 1.33 || o.ArticleSource != "Pivot" || o.MeasuredChoice != nil || o.GuessAt != "t" {
+		t.Errorf("numeric outcome = %+v", o)
+	}
+	if txt := o.Text(); !strings.Contains(txt, "your guess: 3.00×") || !strings.Contains(txt, "measured:   1.50×") || !strings.Contains(txt, "1.33× (Pivot)") {
+		t.Errorf("text = %q", txt)
+	}
+	o = Compare("c1", choice, &Guess{Choice: "naive"}, res, nil)
+	if o.GuessChoice == nil || *o.GuessChoice != "naive" || o.MeasuredChoice == nil || *o.MeasuredChoice != "radix" {
+		t.Errorf("choice outcome = %+v", o)
+	}
+	// A guess that does not answer the spec is left out.
+	o = Compare("c1", choice, &Guess{Value: &three}, res, nil)
+	if o.Guess != nil || o.GuessChoice != nil {
+		t.Errorf("mismatched guess kept: %+v", o)
+	}
+	o = Compare("c1", num, nil, Result{Queries: res.Queries[:1]}, nil)
+	if o.Measured != nil || !strings.Contains(o.Note, "ran 1 query") {
+		t.Errorf("missing statement: %+v", o)
+	}
+	o = Compare("c1", num, nil, res, errors.New("SQLError: boom"))
+	if o.Measured != nil || !strings.Contains(o.Note, "the cell failed") {
+		t.Errorf("failed cell: %+v", o)
+	}
+	// The contract: every member is present, null where unknown.
+	b, err := json.Marshal(Compare("c1", num, nil, Result{}, errors.New("x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"cell", "question", "unit", "choices", "guess", "guess_choice", "measured", "measured_choice", "article", "article_source", "check"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("outcome JSON lacks %q: %s", k, b)
+		}
+	}
+	if m["choices"] == nil {
+		t.Errorf("choices is null, want []: %s", b)
+	}
+}
+
+func TestChoice(t *testing.T) {
+	s := &Spec{Choices: []string{"a", "b", "c"}, Bounds: []float64{1, 2}}
+	for v, want := range map[float64]string{0.5: "a", 1: "b", 1.5: "b", 2: "c", 9: "c"} {
+		if got := s.Choice(v); got != want {
+			t.Errorf("Choice(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"elapsed(1) / elapsed(2)", "rows[layout=packed, mode=atomic].slowdown", `value(1, "c") * -2e3`,
+		"points[last].ns / points[first].ns", "((1))", "rows[a=\"x\\\"y\"].b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := Parse(s)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Col < 1 || pe.Col > len(s)+1 && len(s) <= maxMeasure {
+				t.Fatalf("Parse(%q): error %v has no valid column", s, err)
+			}
+			return
+		}
+		// Evaluation never panics, whatever the result.
+		_, _ = m.Eval(Result{})
+		_, _ = m.Eval(Result{Queries: []Query{{Columns: []string{"a"}, First: []*string{nil}}}, Data: map[string]any{"rows": []any{1, map[string]any{}}}})
+	})
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"question": "q", "choices": ["a", "b"], "bounds": [1], "measure": "elapsed(1)/elapsed(2)"}`), []byte(`{"choice": "a"}`))
+	f.Add([]byte(`{"question": "q", "unit": "ns", "measure": "points[last].ns", "article": {"value": 1, "source": "s"}}`), []byte(`{"value": 2}`))
+	f.Fuzz(func(t *testing.T, spec, guess []byte) {
+		s, err := Decode(spec)
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("Decode accepted a spec that does not validate: %v", err)
+		}
+		g, err := DecodeGuess(guess)
+		if err != nil {
+			g = nil
+		}
+		o := Compare("c", s, g, Result{}, nil)
+		if o.Measured != nil {
+			t.Fatalf("measured %v from an empty result", *o.Measured)
+		}
+		_ = o.Text()
+	})
+}
