@@ -389,7 +389,9 @@ func (s *Sim) Access(addr uint64, size int, write bool) {
 		} else {
 			s.ex.loads++
 		}
-		s.warm(addr>>s.lineShift, write)
+		if line := addr >> s.lineShift; s.keep[line&s.resMask] >= 0 {
+			s.warm(line, write)
+		}
 		return
 	}
 	s.access(addr, size, write)

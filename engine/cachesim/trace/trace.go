@@ -159,10 +159,8 @@ func newModel(g cachesim.Geometry, s cachesim.Sampling) *model {
 }
 
 func (m *model) sim(w int) *cachesim.Sim {
-	if w < len(m.sims) {
-		if s := m.sims[w]; s != nil {
-			return s
-		}
+	if uint(w) < uint(len(m.sims)) && m.sims[w] != nil {
+		return m.sims[w]
 	}
 	return m.newSim(w)
 }
