@@ -45,13 +45,13 @@ func counterModes(cell Cell) (pmu, model bool) {
 }
 
 // modelAttr reports whether attribute k of an sql cell belongs to its
-// modelled counters (geometry, sample, dram_ns with counters=model or
-// both) rather than to the engine's settings.
+// modelled counters (geometry, sample, rows, dram_ns with counters=model
+// or both) rather than to the engine's settings.
 func modelAttr(cell Cell, k string) bool {
 	if _, model := counterModes(cell); !model {
 		return false
 	}
-	return k == "sample" || k == "dram_ns" || slices.Contains(geometryKeys, k)
+	return k == "sample" || k == "rows" || k == "dram_ns" || slices.Contains(geometryKeys, k)
 }
 
 // geometryKeys are the cell attributes that override the modelled
@@ -156,8 +156,10 @@ func fitLevel(size int64, ways, line int) (cachesim.Level, string) {
 }
 
 // cellGeometry returns the geometry and sampling a cell asks for:
-// HostGeometry overridden by the geometry attributes, and sample=1/N or
-// sample=off (def when absent).
+// HostGeometry overridden by the geometry attributes, set sampling
+// sample=1/N or sample=off (def when absent), and time sampling rows=1/N
+// (one window of the access stream in N counted), rows=auto
+// (trace.AutoEvery, by the input's size) or rows=off (the default).
 func cellGeometry(cell Cell, def float64) (cachesim.Geometry, string, cachesim.Sampling, error) {
 	g, src := HostGeometry()
 	var spec []string
@@ -206,7 +208,23 @@ func cellGeometry(cell Cell, def float64) (cachesim.Geometry, string, cachesim.S
 			return g, "", cachesim.Sampling{}, fmt.Errorf("sample: want off or 1/N, got %q", v)
 		}
 	}
-	return g, src, trace.AutoSampling(g, rate), nil
+	samp := trace.AutoSampling(g, rate)
+	if v, ok := cell.Attrs["rows"]; ok {
+		switch {
+		case v == "off" || v == "1" || v == "none":
+		case v == "auto":
+			samp.Every = trace.TimeAuto
+		case strings.HasPrefix(v, "1/"):
+			n, err := strconv.Atoi(v[2:])
+			if err != nil || n < 1 || n > 1024 {
+				return g, "", cachesim.Sampling{}, fmt.Errorf("rows: want off, auto or 1/N with N up to 1024, got %q", v)
+			}
+			samp.Every = n
+		default:
+			return g, "", cachesim.Sampling{}, fmt.Errorf("rows: want off, auto or 1/N, got %q", v)
+		}
+	}
+	return g, src, samp, nil
 }
 
 // ModelCounts are modelled totals of one run or phase.
@@ -253,9 +271,12 @@ type ModelQuery struct {
 	Total      ModelCounts `json:"total"`
 	// Op is the aggregate operator's node in its statement's plan
 	// (engine.PlanNode.Op).
-	Op        uint64        `json:"op,omitempty"`
-	Phases    []ModelPhase  `json:"phases,omitempty"`
-	StdErr    float64       `json:"std_err"` // relative, largest over the counts
+	Op     uint64       `json:"op,omitempty"`
+	Phases []ModelPhase `json:"phases,omitempty"`
+	StdErr float64      `json:"std_err"` // relative, largest over the counts
+	// Sampling is the sampling this query was modelled with (the time
+	// sampling depends on its size).
+	Sampling  string        `json:"sampling,omitempty"`
 	ModelTime time.Duration `json:"model_ns"`
 	// DRAMNs and MLP: with the cell's dram_ns (this machine's DRAM latency
 	// from a latency cell), the misses that must have overlapped: DRAM
@@ -279,8 +300,9 @@ type ModelReport struct {
 const modelLabel = "modelled (cachesim), not measured"
 
 // maxModelKeys bounds the keys one cell records for its modelled pass
-// (8 bytes each).
-const maxModelKeys = 64 << 20
+// (8 bytes each): 1 GiB, so that a 100M-row GROUP BY (ClickBench's hits)
+// is modelled; the query's memory limit bounds it further.
+const maxModelKeys = 128 << 20
 
 // ModelRecorder records the input of every GROUP BY of a cell through
 // engine.Hooks, then replays it through the traced pass (Finish).
@@ -315,6 +337,9 @@ func newModelRecorderCell(cell Cell) (*ModelRecorder, error) {
 	g, src, s, err := cellGeometry(cell, 1.0/16)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := cell.Attrs["rows"]; !ok {
+		s.Every = trace.TimeAuto // time sampling for large inputs
 	}
 	m := &ModelRecorder{geo: g, geoSource: src, samp: s}
 	if v, ok := cell.Attrs["dram_ns"]; ok {
@@ -468,7 +493,7 @@ func sessionModel(h *engine.Hooks, s *engine.Session, cell Cell, rec **ModelReco
 // returns the report.
 func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 	rep := &ModelReport{
-		Label: modelLabel, Geometry: m.geo.String(), GeometrySource: m.geoSource, Sampling: m.samp.String(),
+		Label: modelLabel, Geometry: m.geo.String(), GeometrySource: m.geoSource, Sampling: samplingText(m.samp),
 		Notes: "a traced pass over the same tables, hash, slot layout, partitions and write-combining buffers as the real run; " +
 			"the Go runtime, stacks and instructions are not modelled; several workers are modelled on separate cores (private L1/L2, " +
 			"L3 shared out), without coherence traffic",
@@ -519,7 +544,7 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 			continue
 		}
 		q.Modelled, q.Rows, q.Groups, q.ModelTime = true, res.Rows, res.Groups, time.Since(t0)
-		q.Total, q.StdErr = countsOf(res.Total), res.Total.RelErr.Max()
+		q.Total, q.StdErr, q.Sampling = countsOf(res.Total), res.Total.RelErr.Max(), res.Sampling.String()
 		for _, p := range res.Phases {
 			q.Phases = append(q.Phases, ModelPhase{Worker: p.Worker, Phase: p.Name, Counts: countsOf(p.Stats)})
 		}
@@ -533,6 +558,15 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 	}
 	rep.Plain = rep.Text()
 	return rep
+}
+
+// samplingText describes s, whose time sampling may be chosen per query.
+func samplingText(s cachesim.Sampling) string {
+	if s.Every != trace.TimeAuto {
+		return s.String()
+	}
+	s.Every = 0
+	return s.String() + "; time sampling by input size (rows=auto: none below 4M rows, else 1 window of the access stream in 4 to 64, stated per query)"
 }
 
 // Annotate adds each query's modelled figures per row, in total and per
@@ -605,6 +639,9 @@ func (rep *ModelReport) Text() string {
 		}
 		n := float64(max(q.Rows, 1))
 		fmt.Fprintf(&b, "  %d rows, %d groups; modelled in %v; sampling error ±%.1f%%\n", q.Rows, q.Groups, q.ModelTime.Round(time.Millisecond), 100*q.StdErr)
+		if q.Sampling != "" && q.Sampling != rep.Sampling {
+			fmt.Fprintf(&b, "  sampling: %s\n", q.Sampling)
+		}
 		row := func(name string, v int64) {
 			fmt.Fprintf(&b, "  %-30s %14d  %8.3f/row\n", "modelled "+name, v, float64(v)/n)
 		}

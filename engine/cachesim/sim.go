@@ -23,14 +23,39 @@ import (
 // pages at or above HugeBase and everything else below it, on 4 KiB pages.
 const HugeBase = 1 << 44
 
-// Sampling selects the simulated subset of cache sets: the lines whose
-// index modulo Mod is one of Keep fixed residues. Mod must divide the set
-// count of every level, so a sampled line's set at every level holds only
-// sampled lines and the sampled sets are simulated exactly. Zero value:
-// every set.
+// Sampling selects what the Sim simulates: a fixed subset of the cache
+// sets (Mod, Keep) and, independently, windows of the access stream
+// (Every). Zero value: every set and every access.
+//
+// Set sampling simulates the lines whose index modulo Mod is one of Keep
+// fixed residues. Mod must divide the set count of every level, so a
+// sampled line's set at every level holds only sampled lines and the
+// sampled sets are simulated exactly.
+//
+// Time sampling (Every above 1) cuts the stream of line accesses into
+// periods of Every windows of Window line accesses: the first window of
+// each period is simulated and counted; the rest of the period is only
+// warmed: its accesses to the simulated sets update the caches' contents
+// and LRU order as in full simulation (functional warming, with no counts,
+// TLB or ratio-estimator bookkeeping), so a counted window starts from
+// the caches the whole stream would have left; the last Warmup line
+// accesses before each window are also simulated in full but not counted,
+// to bring the TLB and the estimator's recent lines up to date. Counts are
+// scaled by the ratio of all line accesses to counted ones, and the
+// spread between windows gives the error. The first window starts with
+// the stream, so a stream shorter than Window is simulated in full.
 type Sampling struct {
 	Mod, Keep int
+	// Every is the period in windows; 0 or 1: no time sampling.
+	Every int
+	// Window and Warmup are in line accesses; 0 means DefaultWindow and
+	// half the window.
+	Window, Warmup int64
 }
+
+// DefaultWindow is the length of a time-sampling window in line accesses
+// when Sampling does not give one; its warm-up is half as long.
+const DefaultWindow = 1 << 14
 
 // Rate returns the fraction of sets simulated.
 func (s Sampling) Rate() float64 {
@@ -40,12 +65,41 @@ func (s Sampling) Rate() float64 {
 	return float64(s.Keep) / float64(s.Mod)
 }
 
-// String describes the sampling, e.g. "4 of 64 set groups (1/16)".
+// TimeRate returns the fraction of the access stream counted.
+func (s Sampling) TimeRate() float64 {
+	if s.Every <= 1 {
+		return 1
+	}
+	return 1 / float64(s.Every)
+}
+
+func (s Sampling) windows() (window, warmup int64) {
+	window, warmup = s.Window, s.Warmup
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	if warmup <= 0 {
+		warmup = window / 2
+	}
+	return window, min(warmup, window*int64(s.Every-1))
+}
+
+// String describes the sampling, e.g. "4 of 64 set groups (1/16)" or
+// "every set; 1 in 8 windows of 16384 line accesses (1/8), caches warmed
+// between windows, each after 8192 simulated for warm-up".
 func (s Sampling) String() string {
-	if s.Rate() == 1 {
+	if s.Rate() == 1 && s.TimeRate() == 1 {
 		return "every set (no sampling)"
 	}
-	return fmt.Sprintf("%d of %d set groups (1/%g)", s.Keep, s.Mod, 1/s.Rate())
+	out := "every set"
+	if s.Rate() < 1 {
+		out = fmt.Sprintf("%d of %d set groups (1/%g)", s.Keep, s.Mod, 1/s.Rate())
+	}
+	if s.TimeRate() < 1 {
+		w, u := s.windows()
+		out += fmt.Sprintf("; 1 in %d windows of %d line accesses (1/%d), caches warmed between windows, each after %d simulated for warm-up", s.Every, w, s.Every, u)
+	}
+	return out
 }
 
 // ErrPrefetchSampling is returned for a prefetcher with set sampling: a
@@ -56,20 +110,23 @@ var ErrPrefetchSampling = errors.New("cachesim: a prefetcher needs every set sim
 type cache struct {
 	ways    int
 	setMask uint64
-	tags    []uint64 // sets*ways line indexes + 1, MRU first; 0 is empty
-	dirty   []bool
+	// tags holds sets*ways entries, MRU first: a line index + 1, with
+	// dirtyBit set if the line is dirty; 0 is empty. One array, so that a
+	// lookup touches one place of the model's own memory.
+	tags    []uint64
 	present bool
 }
+
+// dirtyBit marks a dirty entry of cache.tags (line indexes stay far
+// below it: addresses are below 2^64, lines 64 B or more).
+const dirtyBit = 1 << 63
 
 func newCache(l Level, line int) cache {
 	sets := l.Sets(line)
 	if sets == 0 {
 		return cache{}
 	}
-	return cache{
-		ways: l.Ways, setMask: uint64(sets - 1), present: true,
-		tags: make([]uint64, sets*l.Ways), dirty: make([]bool, sets*l.Ways),
-	}
+	return cache{ways: l.Ways, setMask: uint64(sets - 1), present: true, tags: make([]uint64, sets*l.Ways)}
 }
 
 // lookup finds line; on a hit it becomes MRU and, if write, dirty.
@@ -78,11 +135,12 @@ func (c *cache) lookup(line uint64, write bool) bool {
 	tags := c.tags[base : base+c.ways]
 	t := line + 1
 	for i, x := range tags {
-		if x == t {
-			d := c.dirty[base+i] || write
+		if x&^dirtyBit == t {
+			if write {
+				x |= dirtyBit
+			}
 			copy(tags[1:i+1], tags[:i])
-			copy(c.dirty[base+1:base+i+1], c.dirty[base:base+i])
-			tags[0], c.dirty[base] = t, d
+			tags[0] = x
 			return true
 		}
 		if x == 0 {
@@ -98,14 +156,17 @@ func (c *cache) fill(line uint64, dirty bool) (victim uint64, evicted, victimDir
 	base := int(line&c.setMask) * c.ways
 	tags := c.tags[base : base+c.ways]
 	last := c.ways - 1
-	v, vd := tags[last], c.dirty[base+last]
+	v := tags[last]
 	copy(tags[1:], tags[:last])
-	copy(c.dirty[base+1:base+c.ways], c.dirty[base:base+last])
-	tags[0], c.dirty[base] = line+1, dirty
+	t := line + 1
+	if dirty {
+		t |= dirtyBit
+	}
+	tags[0] = t
 	if v == 0 {
 		return 0, false, false
 	}
-	return v - 1, true, vd
+	return v&^dirtyBit - 1, true, v&dirtyBit != 0
 }
 
 type tlb struct {
@@ -162,6 +223,7 @@ type Sim struct {
 	geo        Geometry
 	samp       Sampling
 	lineShift  uint
+	lineMask   uint64
 	l1, l2, l3 cache
 	t1, t2     tlb
 	lastPage   uint64
@@ -173,6 +235,48 @@ type Sim struct {
 	nextStream int
 
 	raw rawStats
+	ex  exactStats // never discarded (time sampling)
+	// Time sampling: the state of the schedule and the lines left in it;
+	// saved holds the counts at the end of a counted window, restored at
+	// the start of the next; winStart the counts at the start of the open
+	// counted window.
+	state    winState
+	left     int64 // line accesses left in a counted window or warm-up
+	skip     int64 // line accesses left to skip; 0 unless skipping
+	saved    rawStats
+	savedRes [][nResStat]int64
+	winStart rawStats
+	win      winSums
+}
+
+// winState is where the time-sampling schedule is.
+type winState uint8
+
+const (
+	winCount winState = iota // simulated and counted (also: no time sampling)
+	winSkip                  // the caches warmed, counts discarded
+	winWarm                  // simulated, counts discarded
+)
+
+// exactStats are counted for every access, sampled or not: loads and
+// stores, and the lines beyond the first of those that straddle lines.
+type exactStats struct {
+	loads, stores, extra int64
+}
+
+func (e exactStats) lines() int64 { return e.loads + e.stores + e.extra }
+
+// nWinStat is how many statistics the windows' sums follow: L1, L2 and
+// L3 misses and DRAM writes (resL1..resWB).
+const nWinStat = resWB + 1
+
+// winSums are running sums over closed counted windows of x (the
+// window's line accesses) and y (each statistic's raw count), for the
+// ratio estimator's variance.
+type winSums struct {
+	n         int64
+	x, xx     float64
+	y, yy, xy [nWinStat]float64
 }
 
 const (
@@ -189,7 +293,7 @@ const (
 const recentLines = 4
 
 type rawStats struct {
-	loads, stores, accesses   int64 // every access (exact)
+	accesses                  int64 // line accesses simulated (all but skipped ones)
 	sampled                   int64 // accesses to sampled lines
 	fresh                     int64 // accesses to another line than the last of its residue
 	l1Miss, l2Acc, l2Miss     int64
@@ -217,13 +321,20 @@ func New(g Geometry, s Sampling) (*Sim, error) {
 			}
 		}
 	} else {
-		s = Sampling{}
+		s.Mod, s.Keep = 0, 0
 	}
 	sim := &Sim{
-		geo: g, samp: s, lineShift: log2(g.LineSize),
+		geo: g, samp: s, lineShift: log2(g.LineSize), lineMask: uint64(g.LineSize - 1),
 		l1: newCache(g.L1, g.LineSize), l2: newCache(g.L2, g.LineSize), l3: newCache(g.L3, g.LineSize),
 		t1: newTLB(g.TLB1), t2: newTLB(g.TLB2), lastPage: math.MaxUint64,
 	}
+	if s.Every > 1 {
+		sim.left, _ = s.windows()
+		sim.savedRes = make([][nResStat]int64, max(s.Keep, 1))
+	} else {
+		s.Every, s.Window, s.Warmup = 0, 0, 0
+	}
+	sim.samp = s
 	mod := max(s.Mod, 1)
 	sim.resMask = uint64(mod - 1)
 	sim.keep = make([]int8, mod)
@@ -248,6 +359,9 @@ func New(g Geometry, s Sampling) (*Sim, error) {
 		}
 	}
 	sim.res = make([][nResStat]int64, s.Keep)
+	if s.Every > 1 {
+		sim.savedRes = make([][nResStat]int64, s.Keep)
+	}
 	return sim, nil
 }
 
@@ -266,21 +380,107 @@ func (s *Sim) Store(addr uint64, size int) { s.Access(addr, size, true) }
 // Access models one read or write of size bytes at addr; an access that
 // straddles lines counts once per line, as cachegrind counts it.
 func (s *Sim) Access(addr uint64, size int, write bool) {
+	if s.skip > 1 && addr&s.lineMask+uint64(size-1) <= s.lineMask {
+		// Between time-sampling windows (the common case): counted, and
+		// the caches warmed.
+		s.skip--
+		if write {
+			s.ex.stores++
+		} else {
+			s.ex.loads++
+		}
+		if line := addr >> s.lineShift; s.keep[line&s.resMask] >= 0 {
+			s.warm(line, write)
+		}
+		return
+	}
+	s.access(addr, size, write)
+}
+
+func (s *Sim) access(addr uint64, size int, write bool) {
 	if write {
-		s.raw.stores++
+		s.ex.stores++
 	} else {
-		s.raw.loads++
+		s.ex.loads++
 	}
 	if size < 1 {
 		size = 1
 	}
 	first := addr >> s.lineShift
 	last := (addr + uint64(size) - 1) >> s.lineShift
+	s.ex.extra += int64(last - first)
 	for line := first; ; line++ {
-		s.line(line, write)
+		s.step(line, write)
 		if line == last {
 			break
 		}
+	}
+}
+
+// step models one line access under the time-sampling schedule.
+func (s *Sim) step(line uint64, write bool) {
+	switch {
+	case s.samp.Every <= 1:
+		s.line(line, write)
+	case s.skip > 0:
+		s.warm(line, write)
+		if s.skip--; s.skip == 0 {
+			s.advance()
+		}
+	default:
+		s.line(line, write)
+		if s.left--; s.left <= 0 {
+			s.advance()
+		}
+	}
+}
+
+// advance moves the time-sampling schedule to its next state.
+func (s *Sim) advance() {
+	w, u := s.samp.windows()
+	skip := w*int64(s.samp.Every) - w - u
+	switch s.state {
+	case winCount:
+		s.closeWindow()
+		s.saved = s.raw
+		copy(s.savedRes, s.res)
+		s.state = winSkip
+		if s.skip = skip; skip > 0 {
+			break
+		}
+		fallthrough
+	case winSkip:
+		s.state, s.left = winWarm, u
+	case winWarm:
+		s.raw = s.saved
+		copy(s.res, s.savedRes)
+		s.winStart = s.raw
+		s.state, s.left = winCount, w
+	}
+}
+
+// closeWindow adds the counted window now ending to the window sums.
+func (s *Sim) closeWindow() {
+	d := s.windowCounts()
+	x := float64(s.raw.accesses - s.winStart.accesses)
+	ws := &s.win
+	ws.n++
+	ws.x += x
+	ws.xx += x * x
+	for k, y := range d {
+		ws.y[k] += y
+		ws.yy[k] += y * y
+		ws.xy[k] += x * y
+	}
+	s.winStart = s.raw
+}
+
+// windowCounts returns the open window's raw counts of each statistic.
+func (s *Sim) windowCounts() [nWinStat]float64 {
+	r, o := s.raw, s.winStart
+	return [nWinStat]float64{
+		resL1: float64(r.l1Miss - o.l1Miss), resL2: float64(r.l2Miss - o.l2Miss),
+		resL3: float64(r.memReads - o.memReads), resWB: float64(r.memWrites - o.memWrites),
 	}
 }
 
@@ -291,7 +491,23 @@ func (s *Sim) Range(addr uint64, size int64, write bool) {
 		return
 	}
 	ls := uint64(s.geo.LineSize)
-	for a := addr &^ (ls - 1); a < addr+uint64(size); a += ls {
+	end := addr + uint64(size)
+	for a := addr &^ (ls - 1); a < end; a += ls {
+		if s.skip > 1 {
+			// The lines between windows, in one step.
+			n := min(s.skip-1, int64((end-a+ls-1)/ls))
+			s.skip -= n
+			if write {
+				s.ex.stores += n
+			} else {
+				s.ex.loads += n
+			}
+			for i := range uint64(n) {
+				s.warm((a+i*ls)>>s.lineShift, write)
+			}
+			a += uint64(n-1) * ls
+			continue
+		}
 		s.Access(a, 1, write)
 	}
 }
@@ -332,6 +548,21 @@ func (s *Sim) line(line uint64, write bool) {
 	}
 	s.raw.l1Miss++
 	s.res[r][resL1]++
+	if s.geo.Prefetch != PrefetchOff {
+		s.prefetch(line)
+	}
+	s.fetch(line, r)
+	s.install(&s.l1, line, write, r, 1)
+}
+
+// warm updates the caches for an access to line between time-sampling
+// windows as line does, without the TLB and the ratio estimator's
+// bookkeeping; the counts it makes are discarded.
+func (s *Sim) warm(line uint64, write bool) {
+	r := s.keep[line&s.resMask]
+	if r < 0 || s.l1.lookup(line, write) {
+		return
+	}
 	if s.geo.Prefetch != PrefetchOff {
 		s.prefetch(line)
 	}

@@ -31,7 +31,8 @@ const vecInt64 = vec.Int64
 
 // Options configure a modelled run.
 type Options struct {
-	Geometry  cachesim.Geometry
+	Geometry cachesim.Geometry
+	// Sampling is the set and time sampling; Every may be TimeAuto.
 	Sampling  cachesim.Sampling
 	Strategy  agg.Strategy
 	Threads   int
@@ -92,6 +93,35 @@ func AutoSampling(g cachesim.Geometry, rate float64) cachesim.Sampling {
 	return cachesim.Sampling{Mod: mod, Keep: keep}
 }
 
+// TimeAuto as Options.Sampling.Every asks Count, Generic, GenericString
+// and Scan to choose time sampling from the input's size (AutoEvery).
+const TimeAuto = -1
+
+// AutoEvery returns the time-sampling period (cachesim.Sampling.Every)
+// for an input of rows rows: none below 4M rows, else the power of two
+// that counts about 1M of them, at most 1 in 64. With the default
+// windows (16K line accesses counted after 32K of warm-up) that
+// simulates 3/16 of a 10M-row input's accesses and 3/64 of a 100M-row
+// one's.
+func AutoEvery(rows int64) int {
+	if rows < 4<<20 {
+		return 0
+	}
+	e := 1
+	for e < 64 && rows/int64(e) > 1<<20 {
+		e *= 2
+	}
+	return e
+}
+
+// resolve returns s with TimeAuto replaced for rows rows.
+func resolve(s cachesim.Sampling, rows int64) cachesim.Sampling {
+	if s.Every == TimeAuto {
+		s.Every = AutoEvery(rows)
+	}
+	return s
+}
+
 // share returns g with its L3 divided among threads workers.
 func share(g cachesim.Geometry, threads int) cachesim.Geometry {
 	if threads <= 1 || g.L3.Size == 0 {
@@ -129,9 +159,13 @@ func newModel(g cachesim.Geometry, s cachesim.Sampling) *model {
 }
 
 func (m *model) sim(w int) *cachesim.Sim {
-	if w < len(m.sims) && m.sims[w] != nil {
+	if uint(w) < uint(len(m.sims)) && m.sims[w] != nil {
 		return m.sims[w]
 	}
+	return m.newSim(w)
+}
+
+func (m *model) newSim(w int) *cachesim.Sim {
 	for len(m.sims) <= w {
 		m.sims = append(m.sims, nil)
 	}
@@ -223,7 +257,7 @@ func start(n int, o Options) (m *model, threads, rows int, err error) {
 	if rows <= 0 {
 		rows = 1 << 16
 	}
-	return newModel(g, o.Sampling), threads, rows, nil
+	return newModel(g, resolve(o.Sampling, int64(n))), threads, rows, nil
 }
 
 // Count models SELECT k, count(*) ... GROUP BY k over the non-NULL keys
@@ -257,7 +291,7 @@ func Scan(ctx context.Context, rows int64, cols int, o Options) (*Result, error)
 	if rows > MaxRows || cols < 1 || cols > 1024 {
 		return nil, fmt.Errorf("trace: scan of %d rows × %d columns out of range", rows, cols)
 	}
-	m := newModel(o.Geometry, o.Sampling)
+	m := newModel(o.Geometry, resolve(o.Sampling, rows*int64(cols)))
 	mr := int64(o.MorselRows)
 	if mr <= 0 {
 		mr = 1 << 16
