@@ -13,6 +13,7 @@ import (
 	"cachebook/engine"
 	"cachebook/engine/gen"
 	"cachebook/engine/vec"
+	"cachebook/kernel/internal/timing"
 	"cachebook/kernel/param"
 )
 
@@ -156,8 +157,8 @@ func TestMemoryExperimentsRun(t *testing.T) {
 // well under the time per load of one chain. The margin is wide (2x where
 // a core overlaps about 8), so a busy machine does not make it fail.
 func TestMLPDirection(t *testing.T) {
-	skipTiming(t)
-	eventually(t, func() string {
+	timing.Skip(t)
+	timing.Eventually(t, func() string {
 		r, err := runSpec(t, "mlp", map[string]string{"size": "32MiB", "chains": "1,8", "sample": "20ms", "reps": "3"}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -172,35 +173,6 @@ func TestMLPDirection(t *testing.T) {
 		}
 		return ""
 	})
-}
-
-// skipTiming skips a test that asserts a hardware effect where the effect
-// cannot show: with -short, and under the race detector, which instruments
-// every load the experiment times.
-func skipTiming(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("measures memory; skipped with -short")
-	}
-	if raceEnabled {
-		t.Skip("measures memory; the race detector's instrumentation would be measured instead (make test-direction runs it)")
-	}
-}
-
-// eventually runs a direction check up to three times and fails only when
-// every try fails: a VM's neighbour can steal one run, not three. check
-// returns "" when the direction held, else what it saw.
-func eventually(t *testing.T, check func() string) {
-	t.Helper()
-	var msgs []string
-	for range 3 {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		msgs = append(msgs, msg)
-	}
-	t.Errorf("the direction did not hold in 3 tries:\n%s", strings.Join(msgs, "\n"))
 }
 
 func TestMemoryExperimentParams(t *testing.T) {
@@ -301,8 +273,8 @@ func TestSubstringOnHits(t *testing.T) {
 // L1s elsewhere: more lines than ways either way) cost more than the same
 // lines 4160 bytes apart.
 func TestStrideAndSetsDirection(t *testing.T) {
-	skipTiming(t)
-	eventually(t, func() string {
+	timing.Skip(t)
+	timing.Eventually(t, func() string {
 		r, err := runSpec(t, "stride", map[string]string{"size": "64MiB", "patterns": "64,random", "sample": "20ms", "reps": "3"}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -313,7 +285,7 @@ func TestStrideAndSetsDirection(t *testing.T) {
 		}
 		return ""
 	})
-	eventually(t, func() string {
+	timing.Eventually(t, func() string {
 		r, err := runSpec(t, "associativity", map[string]string{"strides": "4096,4160", "counts": "64", "sample": "10ms", "reps": "3"}, nil)
 		if err != nil {
 			t.Fatal(err)

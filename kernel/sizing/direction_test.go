@@ -12,33 +12,8 @@ import (
 	"time"
 
 	"cachebook/engine"
+	"cachebook/kernel/internal/timing"
 )
-
-func skipTiming(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("measures memory; skipped with -short")
-	}
-	if raceEnabled {
-		t.Skip("measures memory; the race detector's instrumentation would be measured instead (make test-direction runs it)")
-	}
-}
-
-// eventually runs a direction check up to three times and fails only when
-// every try fails: a VM's neighbour can steal one run, not three. check
-// returns "" when the direction held, else what it saw.
-func eventually(t *testing.T, check func() string) {
-	t.Helper()
-	var msgs []string
-	for range 3 {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		msgs = append(msgs, msg)
-	}
-	t.Errorf("the direction did not hold in 3 tries:\n%s", strings.Join(msgs, "\n"))
-}
 
 // lessonDB is an engine over the keys table sized as the server sizes it
 // for the lessons (ForRuntime with the default budget), shared by the
@@ -91,7 +66,7 @@ func ratioDirection(t *testing.T, db *engine.DB, rows int64, slowName, slow, fas
 	timeSQL(t, db, slow)
 	timeSQL(t, db, fast)
 	best := 0.0
-	eventually(t, func() string {
+	timing.Eventually(t, func() string {
 		s, f := timeSQL(t, db, slow), timeSQL(t, db, fast)
 		r := float64(s) / float64(f)
 		best = max(best, r)
@@ -109,7 +84,7 @@ const groupBy = "SELECT k, count(*) FROM keys GROUP BY k ORDER BY 2 DESC LIMIT 1
 // same order, one thread, the naive strategy, grouped by s (1000 keys, a
 // table in L1) and by k (a table sized against the L3): k costs more per row.
 func TestTableThatFitsDirection(t *testing.T) {
-	skipTiming(t)
+	timing.Skip(t)
 	d := lesson(t)
 	ratioDirection(t, d.db, d.plan.Rows,
 		"naive GROUP BY k", "SET threads = 1; SET group_by = 'naive'; "+groupBy,
@@ -120,7 +95,7 @@ func TestTableThatFitsDirection(t *testing.T) {
 // TestNaiveSlowerThanRadixDirection is lesson 3's comparison: on one
 // thread, over the keys table, naive is slower than radix.
 func TestNaiveSlowerThanRadixDirection(t *testing.T) {
-	skipTiming(t)
+	timing.Skip(t)
 	d := lesson(t)
 	ratioDirection(t, d.db, d.plan.Rows,
 		"naive", "SET threads = 1; SET group_by = 'naive'; "+groupBy,
@@ -132,7 +107,7 @@ func TestNaiveSlowerThanRadixDirection(t *testing.T) {
 // strategy on two threads beats lesson 3's single-threaded radix. It needs
 // two CPUs.
 func TestParallelThreadsDirection(t *testing.T) {
-	skipTiming(t)
+	timing.Skip(t)
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs two CPUs")
 	}
@@ -151,7 +126,7 @@ func TestParallelThreadsDirection(t *testing.T) {
 // budget), run natively on one thread: the WebAssembly build runs the same
 // engine code, single-threaded.
 func TestBrowserSizedNaiveSlowerThanRadixDirection(t *testing.T) {
-	skipTiming(t)
+	timing.Skip(t)
 	plan := New(AssumedL3, "assumed", BrowserBudget(512<<20))
 	db, err := engine.Open(engine.Options{MaxThreads: 1})
 	if err != nil {

@@ -1,5 +1,0 @@
-//go:build !race
-
-package sizing
-
-const raceEnabled = false
