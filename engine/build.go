@@ -56,6 +56,7 @@ func (s *Session) build(q *query) operator {
 	if sc := q.rel.scan; sc != nil {
 		copy(sc.need, q.need)
 		sc.where = q.where
+		sc.whereTemps = stringTemps(q.where)
 		if q.sel.Where != nil {
 			sc.prune = pruneBounds(q.sel.Where, q.rel.cols)
 		}

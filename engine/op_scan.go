@@ -30,7 +30,10 @@ type scanOp struct {
 	table *storage.Table
 	need  []bool    // table columns the query reads
 	where expr.Expr // pushed-down filter, or nil
-	prune []bound   // conjuncts of the filter the statistics can decide
+	// whereTemps are the filter's sub-expressions that build strings
+	// (stringTemps), found once when the plan is built.
+	whereTemps []expr.Expr
+	prune      []bound // conjuncts of the filter the statistics can decide
 	// stream reads pages only as rows are needed, for a query that may
 	// stop early (LIMIT without ORDER BY), instead of whole column chunks
 	// through the cache.
@@ -523,9 +526,9 @@ func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 	var sel []int32
 	start, end := 0, m.Len
 	var tempPerRow int64
-	if temps := stringTemps(s.where); len(temps) > 0 {
+	if len(s.whereTemps) > 0 {
 		var err error
-		if tempPerRow, err = tempBytesPerRow(x, s, temps, m); err != nil {
+		if tempPerRow, err = tempBytesPerRow(x, s, s.whereTemps, m); err != nil {
 			return nil, fmt.Errorf("WHERE: %w", err)
 		}
 	}

@@ -129,15 +129,6 @@ func (t *Table) Keys() []*vec.Vector { return t.keys }
 // Slots returns the table's capacity in slots.
 func (t *Table) Slots() int { return len(t.slots) }
 
-// Bytes estimates the memory held by the table and its stored keys.
-func (t *Table) Bytes() int64 {
-	b := int64(len(t.slots)) * 16
-	for _, k := range t.keys {
-		b += int64(cap(k.I64))*8 + int64(cap(k.F64))*8 + int64(cap(k.Bytes)) + int64(cap(k.Offsets))*4
-	}
-	return b
-}
-
 func (t *Table) grow() error {
 	old := t.slots
 	if err := t.alloc(len(old) * 2); err != nil {
@@ -181,7 +172,7 @@ func (t *Table) Group(keys []*vec.Vector, hashes []uint64, n int, gids []uint32)
 func (t *Table) chargeKeys() error {
 	var b int64
 	for _, k := range t.keys {
-		b += int64(cap(k.I64))*8 + int64(cap(k.F64))*8 + int64(cap(k.Bytes)) + int64(cap(k.Offsets))*4 + int64(cap(k.Valid))
+		b += capBytes(k)
 	}
 	if b <= t.keyBytes {
 		return nil
@@ -191,6 +182,11 @@ func (t *Table) chargeKeys() error {
 	}
 	t.keyBytes = b
 	return nil
+}
+
+// capBytes is the memory v's arrays hold, used or not.
+func capBytes(v *vec.Vector) int64 {
+	return int64(cap(v.I64))*8 + int64(cap(v.F64))*8 + int64(cap(v.Bytes)) + int64(cap(v.Offsets))*4 + int64(cap(v.Valid))
 }
 
 // KeyBytes returns the memory of the stored keys charged to the budget.
