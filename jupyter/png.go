@@ -104,10 +104,10 @@ func (r raster) text(x, y float64, s string, align float64, c color.Color) {
 	d.DrawString(s)
 }
 
-// pngBase64 draws the chart as a PNG image, base64-encoded as nbformat
-// stores it. It is the fallback that renders everywhere, also where SVG is
-// not shown (Notebook 6 shows no SVG of an untrusted notebook).
-func (c *chart) pngBase64() string {
+// image draws the chart as a raster image, the PNG fallback that renders
+// everywhere, also where SVG is not shown (Notebook 6 shows no SVG of an
+// untrusted notebook).
+func (c *chart) image() *image.RGBA {
 	f := c.scales()
 	r := raster{image.NewRGBA(image.Rect(0, 0, int(chartW), int(chartH)))}
 	black, grid, ink := color.RGBA{0x33, 0x33, 0x33, 0xff}, color.RGBA{0xdd, 0xdd, 0xdd, 0xff}, color.RGBA{0, 0, 0, 0xff}
@@ -163,40 +163,25 @@ func (c *chart) pngBase64() string {
 		r.rect(padLeft+pw+12, y-9, padLeft+pw+22, y+1, parseHex(palette[si%len(palette)]))
 		r.text(padLeft+pw+26, y, s.name, 0, ink)
 	}
+	return r.img
+}
+
+// encodePNG returns img as a base64 PNG, as nbformat stores images ("" if
+// it cannot be encoded).
+func encodePNG(img image.Image) string {
 	var b bytes.Buffer
-	if err := png.Encode(&b, r.img); err != nil {
+	if err := png.Encode(&b, img); err != nil {
 		return ""
 	}
 	return base64.StdEncoding.EncodeToString(b.Bytes())
 }
 
-// stackPNG puts two base64 PNG images one under the other, as stackSVG
-// does; it returns "" when either cannot be read.
-func stackPNG(top any, bottom string) string {
-	var imgs []image.Image
-	for _, s := range []any{top, bottom} {
-		str, ok := s.(string)
-		if !ok || str == "" {
-			return ""
-		}
-		raw, err := base64.StdEncoding.DecodeString(str)
-		if err != nil {
-			return ""
-		}
-		img, err := png.Decode(bytes.NewReader(raw))
-		if err != nil {
-			return ""
-		}
-		imgs = append(imgs, img)
-	}
-	a, b := imgs[0].Bounds(), imgs[1].Bounds()
+// stackImages puts two images one under the other, as stackSVG does.
+func stackImages(top, bottom image.Image) *image.RGBA {
+	a, b := top.Bounds(), bottom.Bounds()
 	out := image.NewRGBA(image.Rect(0, 0, max(a.Dx(), b.Dx()), a.Dy()+b.Dy()))
 	draw.Draw(out, out.Bounds(), image.White, image.Point{}, draw.Src)
-	draw.Draw(out, image.Rect(0, 0, a.Dx(), a.Dy()), imgs[0], a.Min, draw.Src)
-	draw.Draw(out, image.Rect(0, a.Dy(), b.Dx(), a.Dy()+b.Dy()), imgs[1], b.Min, draw.Src)
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, out); err != nil {
-		return ""
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
+	draw.Draw(out, image.Rect(0, 0, a.Dx(), a.Dy()), top, a.Min, draw.Src)
+	draw.Draw(out, image.Rect(0, a.Dy(), b.Dx(), a.Dy()+b.Dy()), bottom, b.Min, draw.Src)
+	return out
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,21 +63,19 @@ func Bundle(data map[string]any) map[string]any {
 	}
 	if v, ok := data[kernel.MIMEMeasurement]; ok {
 		if c, ok := measurementChart(v); ok {
-			out[MIMEVegaLite] = c.vegaLite()
-			out[MIMESVG] = c.svg()
-			if p := c.pngBase64(); p != "" {
-				out[MIMEPNG] = p
-			}
-			if m, ok := modelledSweepChart(v); ok {
+			if m := c.below; m != nil {
 				// A modelled sweep draws its modelled misses under the timed
 				// chart, as the web UI does: one figure, two panels.
 				out[MIMEVegaLite] = vconcat(c.vegaLite(), m.vegaLite())
 				out[MIMESVG] = stackSVG(c.svg(), m.svg())
-				if p := stackPNG(out[MIMEPNG], m.pngBase64()); p != "" {
-					out[MIMEPNG] = p
-				} else {
-					delete(out, MIMEPNG)
-				}
+				out[MIMEPNG] = encodePNG(stackImages(c.image(), m.image()))
+			} else {
+				out[MIMEVegaLite] = c.vegaLite()
+				out[MIMESVG] = c.svg()
+				out[MIMEPNG] = encodePNG(c.image())
+			}
+			if out[MIMEPNG] == "" {
+				delete(out, MIMEPNG)
 			}
 		}
 	}
@@ -265,6 +263,7 @@ type chart struct {
 	bytesX                bool // x is a size in bytes (ticks at powers of 4, labelled 4K, 1M, ...)
 	bars                  bool // x is a category, series are grouped bars
 	series                []series
+	below                 *chart // a second panel drawn under this one, or nil
 }
 
 type series struct {
@@ -300,12 +299,8 @@ func measurementChart(v any) (*chart, bool) {
 			Chart *experiment.Chart `json:"chart"`
 		} `json:"experiment"`
 		Sweep *struct {
-			Rows   int64 `json:"rows"`
-			Points []struct {
-				Groups   int64   `json:"groups"`
-				Strategy string  `json:"strategy"`
-				NsPerRow float64 `json:"ns_per_row"`
-			} `json:"points"`
+			Rows   int64        `json:"rows"`
+			Points []sweepPoint `json:"points"`
 		} `json:"sweep"`
 	}
 	if decodeAny(v, &m) != nil {
@@ -319,40 +314,18 @@ func measurementChart(v any) (*chart, bool) {
 		}
 		return &chart{title: "Memory latency by working-set size", xTitle: "working set (bytes)", yTitle: "ns per access", logX: true, bytesX: true, series: []series{s}}, true
 	case m.Kind == kernel.KindBandwidth && m.Bandwidth != nil && len(m.Bandwidth.Results) > 0:
-		by := map[string]*series{}
-		var names []string
+		var set seriesSet
 		for _, r := range m.Bandwidth.Results {
-			name := fmt.Sprintf("%d thread%s", r.Threads, plural(r.Threads))
-			s, ok := by[name]
-			if !ok {
-				s = &series{name: name}
-				by[name] = s
-				names = append(names, name)
-			}
-			s.pts = append(s.pts, pt{label: r.Op, y: r.GBps})
+			set.add(fmt.Sprintf("%d thread%s", r.Threads, plural(r.Threads)), pt{label: r.Op, y: r.GBps})
 		}
-		c := &chart{title: "Memory bandwidth", xTitle: "operation", yTitle: "GB/s", bars: true}
-		for _, n := range names {
-			c.series = append(c.series, *by[n])
-		}
-		return c, true
+		return &chart{title: "Memory bandwidth", xTitle: "operation", yTitle: "GB/s", bars: true, series: set.list(false)}, true
 	case m.Kind == kernel.KindSweep && m.Sweep != nil && len(m.Sweep.Points) > 0:
-		by := map[string]*series{}
-		var names []string
+		var set seriesSet
 		for _, p := range m.Sweep.Points {
-			s, ok := by[p.Strategy]
-			if !ok {
-				s = &series{name: p.Strategy}
-				by[p.Strategy] = s
-				names = append(names, p.Strategy)
-			}
-			s.pts = append(s.pts, pt{x: float64(p.Groups), y: p.NsPerRow})
+			set.add(p.Strategy, pt{x: float64(p.Groups), y: p.NsPerRow})
 		}
-		sort.Strings(names)
-		c := &chart{title: fmt.Sprintf("GROUP BY cost by number of groups (%d rows)", m.Sweep.Rows), xTitle: "groups", yTitle: "ns per row", logX: true}
-		for _, n := range names {
-			c.series = append(c.series, *by[n])
-		}
+		c := &chart{title: fmt.Sprintf("GROUP BY cost by number of groups (%d rows)", m.Sweep.Rows), xTitle: "groups", yTitle: "ns per row", logX: true, series: set.list(true)}
+		c.below = modelledSweepChart(m.Sweep.Rows, m.Sweep.Points)
 		return c, true
 	case m.Kind == kernel.KindExperiment && m.Experiment != nil && m.Experiment.Chart != nil:
 		e := m.Experiment.Chart
@@ -369,52 +342,64 @@ func measurementChart(v any) (*chart, bool) {
 	return nil, false
 }
 
+// sweepPoint is one point of a sweep as the charts read it.
+type sweepPoint struct {
+	Groups   int64        `json:"groups"`
+	Strategy string       `json:"strategy"`
+	NsPerRow float64      `json:"ns_per_row"`
+	Model    *sweep.Model `json:"model"`
+}
+
 // modelledSweepChart returns the modelled-misses panel of a sweep run with
 // model=true: per strategy, the modelled DRAM lines and L2 misses per row
-// against the number of groups. Points the model could not trace are left
-// out (the text output says why).
-func modelledSweepChart(v any) (*chart, bool) {
-	var m struct {
-		Kind  string `json:"kind"`
-		Sweep *struct {
-			Rows   int64 `json:"rows"`
-			Points []struct {
-				Groups   int64        `json:"groups"`
-				Strategy string       `json:"strategy"`
-				Model    *sweep.Model `json:"model"`
-			} `json:"points"`
-		} `json:"sweep"`
-	}
-	if decodeAny(v, &m) != nil || m.Kind != kernel.KindSweep || m.Sweep == nil {
-		return nil, false
-	}
-	by := map[string]*series{}
-	var names []string
-	add := func(name string, x, y float64) {
-		s, ok := by[name]
-		if !ok {
-			s = &series{name: name}
-			by[name] = s
-			names = append(names, name)
-		}
-		s.pts = append(s.pts, pt{x: x, y: y})
-	}
-	for _, p := range m.Sweep.Points {
+// against the number of groups; nil when no point was modelled. Points the
+// model could not trace are left out (the text output says why).
+func modelledSweepChart(rows int64, points []sweepPoint) *chart {
+	var set seriesSet
+	for _, p := range points {
 		if p.Model == nil || !p.Model.Modelled {
 			continue
 		}
-		add(p.Strategy+" DRAM lines", float64(p.Groups), p.Model.DRAMPerRow)
-		add(p.Strategy+" L2 misses", float64(p.Groups), p.Model.L2PerRow)
+		set.add(p.Strategy+" DRAM lines", pt{x: float64(p.Groups), y: p.Model.DRAMPerRow})
+		set.add(p.Strategy+" L2 misses", pt{x: float64(p.Groups), y: p.Model.L2PerRow})
 	}
-	if len(names) == 0 {
-		return nil, false
+	if len(set.names) == 0 {
+		return nil
 	}
-	sort.Strings(names)
-	c := &chart{title: fmt.Sprintf("Modelled misses per row (%d rows; modelled, not measured)", m.Sweep.Rows), xTitle: "groups", yTitle: "modelled per row", logX: true}
+	return &chart{title: fmt.Sprintf("Modelled misses per row (%d rows; modelled, not measured)", rows), xTitle: "groups", yTitle: "modelled per row", logX: true, series: set.list(true)}
+}
+
+// seriesSet gathers points into series by name, in the order the names
+// first appear.
+type seriesSet struct {
+	by    map[string]*series
+	names []string
+}
+
+func (s *seriesSet) add(name string, p pt) {
+	sr, ok := s.by[name]
+	if !ok {
+		if s.by == nil {
+			s.by = map[string]*series{}
+		}
+		sr = &series{name: name}
+		s.by[name] = sr
+		s.names = append(s.names, name)
+	}
+	sr.pts = append(sr.pts, p)
+}
+
+// list returns the series, sorted by name when sorted is set.
+func (s *seriesSet) list(sorted bool) []series {
+	names := s.names
+	if sorted {
+		names = slices.Sorted(slices.Values(names))
+	}
+	out := make([]series, 0, len(names))
 	for _, n := range names {
-		c.series = append(c.series, *by[n])
+		out = append(out, *s.by[n])
 	}
-	return c, true
+	return out
 }
 
 // vconcat stacks Vega-Lite specifications into one figure.
