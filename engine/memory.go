@@ -213,3 +213,15 @@ func liveBytes(vs []*vec.Vector) int64 {
 	}
 	return n
 }
+
+// stringBytes is the bytes of string data the vectors hold (what a hash
+// table stores per key beyond its fixed-size words).
+func stringBytes(vs []*vec.Vector) int64 {
+	var n int64
+	for _, v := range vs {
+		if v != nil && v.Type == vec.String && len(v.Offsets) > v.Len {
+			n += int64(v.Offsets[v.Len] - v.Offsets[0])
+		}
+	}
+	return n
+}

@@ -163,7 +163,8 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			limit = estimateRows
 		}
 		var sk hll
-		var rows int64
+		var rows, varBytes int64
+		var half groupSample // the sketch's count at about half the rows
 		var hashes []uint64
 		for rows < limit {
 			b, err := pull(0)
@@ -192,10 +193,18 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			for _, h := range hashes[:b.Len] {
 				sk.add(h)
 			}
+			varBytes += stringBytes(in.Keys)
+			if rows < limit/2 && rows+int64(b.Len) >= limit/2 {
+				half = groupSample{groups: sk.estimate(), rows: rows + int64(b.Len)}
+			}
 			rows += int64(b.Len)
 		}
 		total, seen := x.scanTotal, x.scanned.Load()
-		a.est = &groupEstimate{groups: scaleEstimate(sk.estimate(), rows, seen, total), rows: rows}
+		full := groupSample{groups: sk.estimate(), rows: rows}
+		a.est = &groupEstimate{groups: scaleEstimate(half, full, seen, total), rows: rows}
+		if rows > 0 {
+			a.est.keyBytes = varBytes / rows
+		}
 	}
 	a.choice = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), a.est)
 	// The estimate ran here; its input's time is the children's.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"cachebook/engine/agg"
@@ -38,8 +39,14 @@ func (c strategyChoice) describe() string {
 
 // groupEstimate is a HyperLogLog estimate of the number of groups.
 type groupEstimate struct {
-	groups int64 // estimated distinct keys
-	rows   int64 // input rows the sketch saw
+	groups   int64 // estimated distinct keys in the whole input
+	rows     int64 // input rows the sketch saw
+	keyBytes int64 // average bytes of variable-length key data per row
+}
+
+// groupSample is the sketch's count of distinct keys after some rows.
+type groupSample struct {
+	groups, rows int64
 }
 
 // needsEstimate reports whether the choice depends on the data: auto, or
@@ -63,7 +70,11 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	}
 	var tableBytes int64
 	if est != nil {
-		perGroup := int64(16*10/7 + 8*nSpecs + 8*nKeys)
+		// A slot with its hash, a state per aggregate, a fixed-size word
+		// per key, and the key's own bytes when it is a string: the
+		// table stores every group's key (URL keys average ~70 bytes,
+		// which makes their table several times a BIGINT key's).
+		perGroup := int64(16*10/7+8*nSpecs+8*nKeys) + est.keyBytes
 		tableBytes = est.groups * perGroup
 	}
 	bits := func() (int, string) {
@@ -109,12 +120,33 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 // estimateRows is how many input rows the group estimate sketches.
 const estimateRows = 1 << 20
 
-// scaleEstimate extrapolates the distinct keys d seen in a fraction
-// seen/total of the input when the sketch shows no sign of saturating.
-func scaleEstimate(d, rows, seen, total int64) int64 {
-	if seen > 0 && seen < total && float64(d) > 0.5*float64(rows) {
-		// Mostly distinct so far: assume the rest keeps adding groups.
-		return int64(float64(d) * float64(total) / float64(seen))
+// scaleEstimate extrapolates the distinct keys counted in the first rows
+// of the input (the sketch's counts at about half and at all of those
+// rows, a fraction seen/total of the scan) to the whole input.
+//
+// Distinct values grow with the rows read roughly as a power of them:
+// exponent 1 while nearly every row brings a new key (a unique ID), 0 once
+// the sample holds every key (a country code), and in between for skewed
+// data such as URLs, where new rare keys keep arriving long after the
+// common ones were all seen. The exponent measured between the two counts
+// is applied to the rest. This overestimates keys drawn uniformly from a
+// fixed set (the growth slows down later) and never underestimates a
+// growth that keeps its pace; the strategy choice pays much more for an
+// underestimate (a table far beyond the cache, run naive or with too few
+// partitions) than for an overestimate (a few more partitions than
+// needed). The result is at most one group per input row.
+func scaleEstimate(half, full groupSample, seen, total int64) int64 {
+	d := full.groups
+	if seen <= 0 || seen >= total || full.rows <= 0 || d <= 0 {
+		return d
 	}
-	return d
+	scale := float64(total) / float64(seen)
+	maxGroups := float64(full.rows) * scale
+	alpha := 1.0
+	if half.rows > 0 && half.rows < full.rows && half.groups > 0 {
+		alpha = math.Log(float64(d)/float64(half.groups)) / math.Log(float64(full.rows)/float64(half.rows))
+		alpha = min(max(alpha, 0), 1)
+	}
+	e := float64(d) * math.Pow(scale, alpha)
+	return int64(min(e, maxGroups))
 }

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestScaleEstimate extrapolates the distinct keys of a sample's first
+// rows to the whole input for the key distributions GROUP BY meets, and
+// checks the estimate against the exact count: never far below it (an
+// underestimate runs a table beyond the cache naively), and within a
+// stated factor above it.
+func TestScaleEstimate(t *testing.T) {
+	const total, sample = 1 << 21, 1 << 17
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 1, 1<<23)
+	tests := []struct {
+		name     string
+		key      func(i int) uint64
+		low, top float64 // allowed estimate / exact
+	}{
+		{"unique", func(i int) uint64 { return uint64(i) }, 0.99, 1.01},
+		{"uniform, 6 rows a key", func(int) uint64 { return rng.Uint64N(total / 6) }, 1, 5},
+		{"zipf (URL-like)", func(int) uint64 { return zipf.Uint64() }, 0.8, 3},
+		{"100 keys", func(int) uint64 { return rng.Uint64N(100) }, 0.99, 1.01},
+	}
+	for _, tc := range tests {
+		seen := map[uint64]bool{}
+		var half, full groupSample
+		for i := range total {
+			seen[tc.key(i)] = true
+			switch i + 1 {
+			case sample / 2:
+				half = groupSample{groups: int64(len(seen)), rows: sample / 2}
+			case sample:
+				full = groupSample{groups: int64(len(seen)), rows: sample}
+			}
+		}
+		exact := float64(len(seen))
+		got := scaleEstimate(half, full, sample, total)
+		if r := float64(got) / exact; r < tc.low || r > tc.top {
+			t.Errorf("%s: estimate %d for %d distinct keys (%.2f×; want %.2f–%.2f×); sample %d of %d rows had %d, half of it %d",
+				tc.name, got, len(seen), r, tc.low, tc.top, sample, total, full.groups, half.groups)
+		}
+	}
+	// The whole input seen: nothing to extrapolate.
+	if got := scaleEstimate(groupSample{10, 5}, groupSample{20, 10}, 10, 10); got != 20 {
+		t.Errorf("whole input: got %d, want 20", got)
+	}
+}
+
+// TestChooseStrategyStringKeys: a string key's bytes count toward the table
+// the choice compares with the cache, so long URL keys go radix where the
+// same number of integer keys fits.
+func TestChooseStrategyStringKeys(t *testing.T) {
+	st := Settings{GroupBy: "auto", RadixBits: -1, Threads: 1}
+	cache := CacheSizes{L1: 32 << 10, L2: 1 << 20, L3: 64 << 20}
+	ints := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20})
+	urls := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20, keyBytes: 80})
+	if ints.name != "naive" || urls.name != "radix" {
+		t.Fatalf("500k integer keys: %s; 500k 80-byte keys: %s; want naive, radix", ints.describe(), urls.describe())
+	}
+	if !strings.Contains(urls.why, "MiB") {
+		t.Errorf("the choice should state the table size it compared: %s", urls.why)
+	}
+}
