@@ -12,13 +12,34 @@ import (
 // under a byte budget, evicting chunks in least-recently-used order. An entry is
 // created by the first loader of a column; later loaders wait for it
 // (singleflight), so a column is decoded once however many queries ask.
+//
+// A chunk of a column too large for the cache to hold comfortably is kept
+// only when it is read a second time (second-chance admission): a single
+// pass over a big table then streams through its row groups, reusing the
+// memory of each, instead of filling the cache with chunks nothing may ask
+// for again (and paying for every fresh page of them), while a query that
+// is run again still finds its columns decoded from its second run on.
+// ClickHouse skips its uncompressed-block cache for large reads for the
+// same reason (merge_tree_max_rows_to_use_cache).
 type cache struct {
 	mu     sync.Mutex
 	budget int64
 	used   int64
 	m      map[cacheKey]*entry
 	lru    list.List // of *entry, front = most recent; only completed entries
+	ghosts map[cacheKey]struct{} // chunks decoded once and not kept
 }
+
+// maxGhosts bounds the record of chunks decoded once; past it the record
+// starts again (a chunk then needs one more read to be kept).
+const maxGhosts = 1 << 14
+
+// largeColumn reports whether a column (all its row groups together) is
+// large enough, over a sixteenth of the budget, to be kept only from its
+// second read on: a scan of it would otherwise push out much of what the
+// cache holds (LRU alone is not scan-resistant), on the chance that it is
+// read again.
+func (c *cache) largeColumn(bytes int64) bool { return bytes > c.budget/16 }
 
 type cacheKey struct {
 	ident    string // file identity: path, modification time, size
@@ -36,7 +57,7 @@ type entry struct {
 }
 
 func newCache(budget int64) *cache {
-	return &cache{budget: max(0, budget), m: map[cacheKey]*entry{}}
+	return &cache{budget: max(0, budget), m: map[cacheKey]*entry{}, ghosts: map[cacheKey]struct{}{}}
 }
 
 // acquire returns the entry for k; own reports that the caller created it
@@ -68,7 +89,9 @@ func (c *cache) peek(k cacheKey) ([]*vec.Vector, bool) {
 	return e.vecs, true
 }
 
-func (c *cache) complete(e *entry, vecs []*vec.Vector) {
+// complete stores the decoded vectors of e. secondChance says the chunk
+// belongs to a large column: it is kept only if it was decoded before.
+func (c *cache) complete(e *entry, vecs []*vec.Vector, secondChance bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.vecs = vecs
@@ -77,6 +100,17 @@ func (c *cache) complete(e *entry, vecs []*vec.Vector) {
 	if e.size > c.budget {
 		delete(c.m, e.key) // too big to keep: served to current waiters only
 		return
+	}
+	if secondChance {
+		if _, seen := c.ghosts[e.key]; !seen {
+			if len(c.ghosts) >= maxGhosts {
+				clear(c.ghosts)
+			}
+			c.ghosts[e.key] = struct{}{}
+			delete(c.m, e.key) // served to current waiters only
+			return
+		}
+		delete(c.ghosts, e.key)
 	}
 	e.elem = c.lru.PushFront(e)
 	c.used += e.size

@@ -421,6 +421,45 @@ func TestPathEscapes(t *testing.T) {
 	}
 }
 
+// TestCacheSecondChance: a column that is a small share of the cache is
+// kept from its first read; one larger than a sixteenth of the budget only
+// from its second, so that one pass over a big table does not fill the
+// cache.
+func TestCacheSecondChance(t *testing.T) {
+	data := writeAllTypes(t, 3000)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name         string
+		budget       int64
+		keptAfterOne bool
+	}{
+		{"small column", 10 << 20, true},
+		{"large column", 100_000, false},
+	} {
+		c := memCatalog(t, "t", data, tc.budget)
+		tb, _ := c.Table("t", false)
+		if _, err := c.Load(ctx, tb, []string{"I64"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, n := c.CacheStats(); (n == 3) != tc.keptAfterOne {
+			t.Errorf("%s: %d of 3 chunks kept after the first read", tc.name, n)
+		}
+		if _, err := c.Load(ctx, tb, []string{"I64"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, n := c.CacheStats(); n != 3 {
+			t.Errorf("%s: %d of 3 chunks kept after the second read", tc.name, n)
+		}
+		d := c.Decodes()
+		if _, err := c.Load(ctx, tb, []string{"I64"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if c.Decodes() != d {
+			t.Errorf("%s: the third read decoded again", tc.name)
+		}
+	}
+}
+
 func TestCacheEviction(t *testing.T) {
 	data := writeAllTypes(t, 3000)
 	// Each int64 column of 3000 rows is about 24 KB; allow two of them.
@@ -433,7 +472,11 @@ func TestCacheEviction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Each column is more than a sixteenth of the budget, so it is kept
+	// from its second read on (TestCacheSecondChance).
 	load("I64")
+	load("I64")
+	load("U64")
 	load("U64")
 	// The cache holds column chunks: 3 row groups of 1000 rows each.
 	if b, n := c.CacheStats(); n != 6 || b > 50_000 {
@@ -444,7 +487,8 @@ func TestCacheEviction(t *testing.T) {
 	if c.decodes.Load() != d0 {
 		t.Error("cached column decoded again")
 	}
-	load("F64") // evicts U64
+	load("F64")
+	load("F64") // kept now: evicts U64
 	if _, n := c.CacheStats(); n != 6 {
 		t.Errorf("%d chunks cached, want 6", n)
 	}
