@@ -26,7 +26,7 @@ type cache struct {
 	budget int64
 	used   int64
 	m      map[cacheKey]*entry
-	lru    list.List // of *entry, front = most recent; only completed entries
+	lru    list.List             // of *entry, front = most recent; only completed entries
 	ghosts map[cacheKey]struct{} // chunks decoded once and not kept
 }
 
