@@ -286,6 +286,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	var maxSlots atomic.Int64
 	var nextPart atomic.Int64
 	var keyBytes atomic.Int64 // the partitions' stored keys, charged until the caller takes them
+	sizer := newPartSizer(len(keyTypes))
 	var mu sync.Mutex
 	var stats []WorkerStat
 	record := func(s WorkerStat) {
@@ -338,8 +339,20 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if n == 0 {
 					return nil
 				}
-				gs, err := newGroupSet(keyTypes, specs, n/2, cfg)
+				in := make([]int64, len(keyTypes))
+				for _, sc := range scats {
+					for _, c := range sc.parts[p].chunks {
+						for k, v := range c.keys {
+							in[k] += int64(len(v.Bytes))
+						}
+					}
+				}
+				groups, reserve := sizer.predict(n, in)
+				gs, err := newGroupSet(keyTypes, specs, groups, cfg)
 				if err != nil {
+					return err
+				}
+				if err := gs.table.Reserve(groups, reserve); err != nil {
 					return err
 				}
 				for _, sc := range scats {
@@ -355,6 +368,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if err != nil {
 					return err
 				}
+				sizer.record(n, gs.table, in)
 				outKeys[p], outAggs[p] = gs.table.Keys(), aggs
 				if s := int64(gs.table.Slots()); s > maxSlots.Load() {
 					maxSlots.Store(s)
@@ -401,6 +415,57 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		}
 	}
 	return out, nil
+}
+
+// partSizer predicts the groups and string key bytes of a radix
+// partition's table from the partitions aggregated before it: hashing
+// spreads the keys alike over the partitions, so their groups per row and
+// key bytes per input byte are alike too. A good prediction lets a table
+// be allocated once instead of growing by doubling; the first partitions
+// (and a wrong guess) fall back to growing.
+type partSizer struct {
+	mu           sync.Mutex
+	rows, groups int64
+	in, kept     []int64 // per key column: string bytes in the partitions' input, and kept as keys
+	parts        int
+}
+
+func newPartSizer(keys int) *partSizer {
+	return &partSizer{in: make([]int64, keys), kept: make([]int64, keys)}
+}
+
+// predict returns the groups and, per key column, the string bytes to
+// reserve for a partition of rows rows whose key columns hold in bytes.
+func (ps *partSizer) predict(rows int, in []int64) (groups int, keyBytes []int64) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.parts < 2 || ps.rows == 0 {
+		return rows / 2, nil
+	}
+	// A tenth more than the average, so that most partitions fit.
+	groups = int(min(int64(rows), int64(rows)*ps.groups/ps.rows*11/10+16))
+	keyBytes = make([]int64, len(in))
+	for c := range in {
+		if ps.in[c] > 0 {
+			keyBytes[c] = min(in[c], in[c]*ps.kept[c]/ps.in[c]*11/10+64)
+		}
+	}
+	return groups, keyBytes
+}
+
+// record adds an aggregated partition's figures.
+func (ps *partSizer) record(rows int, t *Table, in []int64) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.parts++
+	ps.rows += int64(rows)
+	ps.groups += int64(t.Len())
+	for c, k := range t.Keys() {
+		if c < len(ps.in) {
+			ps.in[c] += in[c]
+			ps.kept[c] += int64(len(k.Bytes))
+		}
+	}
 }
 
 // concatSized returns empty vectors of the given types with room for the

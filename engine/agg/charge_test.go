@@ -60,3 +60,68 @@ func TestTableChargesKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestTableReserve: keys reserved ahead are charged at once, and grouping
+// as many keys as were reserved keeps the key columns where they are (no
+// doubling, no copy).
+func TestTableReserve(t *testing.T) {
+	const groups = 1000
+	keys := vec.NewVector(vec.String, groups)
+	for i := range groups {
+		keys.AppendStr([]byte(fmt.Sprintf("%04d%s", i, strings.Repeat("y", 36))))
+	}
+	h := NewHasher()
+	hashes := make([]uint64, groups)
+	gids := make([]uint32, groups)
+	h.Hash([]*vec.Vector{keys}, groups, hashes)
+	b := &Budget{}
+	tab, err := NewTable([]vec.Type{vec.String}, groups, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := b.Used()
+	if err := tab.Reserve(groups, []int64{groups * 40}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Used() - slots; got < groups*44 {
+		t.Errorf("reserved keys charged %d bytes, want at least %d", got, groups*44)
+	}
+	k := tab.Keys()[0]
+	bytes0, offs0 := &k.Bytes[:1][0], &k.Offsets[0]
+	if err := tab.Group([]*vec.Vector{keys}, hashes, groups, gids); err != nil {
+		t.Fatal(err)
+	}
+	if tab.Len() != groups || &k.Bytes[0] != bytes0 || &k.Offsets[0] != offs0 {
+		t.Errorf("%d groups; key columns moved: %v %v", tab.Len(), &k.Bytes[0] != bytes0, &k.Offsets[0] != offs0)
+	}
+}
+
+// TestPartSizer predicts a partition's groups and key bytes from those
+// aggregated before it, and falls back to half its rows before it has two.
+func TestPartSizer(t *testing.T) {
+	ps := newPartSizer(1)
+	if g, kb := ps.predict(1000, []int64{40_000}); g != 500 || kb != nil {
+		t.Fatalf("no history: %d groups, %v bytes; want 500, none", g, kb)
+	}
+	for range 2 {
+		tab, err := NewTable([]vec.Type{vec.String}, 16, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := vec.NewVector(vec.String, 300)
+		for i := range 300 {
+			keys.AppendStr([]byte(fmt.Sprintf("%040d", i)))
+		}
+		h := NewHasher()
+		hashes := make([]uint64, 300)
+		h.Hash([]*vec.Vector{keys}, 300, hashes)
+		if err := tab.Group([]*vec.Vector{keys}, hashes, 300, make([]uint32, 300)); err != nil {
+			t.Fatal(err)
+		}
+		ps.record(1000, tab, []int64{40_000}) // 300 groups of 1000 rows, 12,000 of 40,000 bytes
+	}
+	g, kb := ps.predict(2000, []int64{80_000})
+	if g < 600 || g > 700 || len(kb) != 1 || kb[0] < 24_000 || kb[0] > 27_000 {
+		t.Errorf("after two partitions of 300 groups in 1000 rows: predicted %d groups, %v bytes for 2000 rows; want 600–700 and 24,000–27,000", g, kb)
+	}
+}

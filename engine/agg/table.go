@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"cachebook/engine/vec"
@@ -182,6 +183,28 @@ func (t *Table) chargeKeys() error {
 	}
 	t.keyBytes = b
 	return nil
+}
+
+// Reserve makes room for rows more groups' keys and, for each string key
+// column c, strBytes[c] more bytes of key data (strBytes may be nil), so
+// that a table whose size is known ahead does not grow its key columns by
+// doubling: each doubling copies the keys into fresh memory and leaves the
+// old copy to the collector. The room is charged to the budget.
+func (t *Table) Reserve(rows int, strBytes []int64) error {
+	for c, k := range t.keys {
+		switch {
+		case k.Type == vec.Float64:
+			k.F64 = slices.Grow(k.F64, rows)
+		case k.Type == vec.String:
+			k.Offsets = slices.Grow(k.Offsets, rows)
+			if c < len(strBytes) && strBytes[c] > 0 {
+				k.Bytes = slices.Grow(k.Bytes, int(strBytes[c]))
+			}
+		default:
+			k.I64 = slices.Grow(k.I64, rows)
+		}
+	}
+	return t.chargeKeys()
 }
 
 // capBytes is the memory v's arrays hold, used or not.
