@@ -29,6 +29,13 @@ type Options struct {
 	// for reuse (0: a quarter of physical memory, between 2 and 8 GiB;
 	// negative: keep none).
 	ArenaPoolBytes int64
+	// OnArenaMapped, if not nil, is called with the change in bytes
+	// whenever the huge-page mappings of big hash tables and radix
+	// partitions (in use, or kept between queries) grow or shrink. They
+	// are outside Go's heap, so a binary that sets the runtime's soft
+	// memory limit lowers it by them (cmd/cachebook does): heap and
+	// mappings together then stay within what the process may use.
+	OnArenaMapped func(delta int64)
 	// MaxThreads caps SET threads (0: no cap beyond 256). A shared server
 	// sets it so that one learner cannot claim more cores than admitted.
 	MaxThreads int
@@ -84,9 +91,20 @@ func Open(opts Options) (*DB, error) {
 	}
 	var pool *agg.Pool
 	if opts.ArenaPoolBytes > 0 {
-		pool = agg.NewPool(opts.ArenaPoolBytes)
+		pool = agg.NewPool(opts.ArenaPoolBytes, opts.OnArenaMapped)
 	}
-	return &DB{opts: opts, catalog: cat, cache: c, pool: pool}, nil
+	db := &DB{opts: opts, catalog: cat, cache: c, pool: pool}
+	// The pool's mappings are not Go memory: a DB dropped without Close
+	// would keep them mapped for the life of the process.
+	runtime.AddCleanup(db, func(p *agg.Pool) { p.Drain() }, pool)
+	return db, nil
+}
+
+// Close releases the memory mappings kept for later queries and the data
+// directory. Queries must not run on the DB after Close.
+func (db *DB) Close() error {
+	db.pool.Drain()
+	return db.catalog.Close()
 }
 
 // RegisterFile makes an in-memory Parquet file available as table name

@@ -68,7 +68,7 @@ func New(cfg Config) (*Kernel, error) {
 	}
 	xc := cfg.Executor
 	if xc.DB == nil && xc.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: xc.DataDir, QueryMemory: xc.QueryMemory, Cache: xc.Cache})
+		db, err := engine.Open(engine.Options{DataDir: xc.DataDir, QueryMemory: xc.QueryMemory, Cache: xc.Cache, OnArenaMapped: xc.OnArenaMapped})
 		if err != nil {
 			log.Warn("jupyter: SQL engine unavailable", "data", xc.DataDir, "err", err)
 			xc.EngineUnavailable = err

@@ -126,6 +126,9 @@ type Config struct {
 	// Cache describes the CPU caches for the engine opened from DataDir
 	// (zero: the engine's defaults).
 	Cache engine.CacheSizes
+	// OnArenaMapped is passed to the engine opened from DataDir (see
+	// engine.Options.OnArenaMapped).
+	OnArenaMapped func(delta int64)
 	// EngineUnavailable, when DB is nil, is the reason sql cells fail
 	// (e.g. the error from engine.Open). Nil means "no data directory".
 	EngineUnavailable error
@@ -179,7 +182,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		x.limits.QueryMemory = cfg.QueryMemory
 	}
 	if x.db == nil && cfg.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: cfg.DataDir, QueryMemory: cfg.QueryMemory, Cache: cfg.Cache})
+		db, err := engine.Open(engine.Options{DataDir: cfg.DataDir, QueryMemory: cfg.QueryMemory, Cache: cfg.Cache, OnArenaMapped: cfg.OnArenaMapped})
 		if err != nil {
 			return nil, fmt.Errorf("kernel: open data dir %s: %w", cfg.DataDir, err)
 		}

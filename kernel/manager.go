@@ -132,7 +132,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		cfg.Executor.Registry = DefaultRegistry()
 	}
 	if cfg.Executor.DB == nil && cfg.Executor.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: cfg.Executor.DataDir, QueryMemory: cfg.Executor.QueryMemory, Cache: cfg.Executor.Cache})
+		db, err := engine.Open(engine.Options{DataDir: cfg.Executor.DataDir, QueryMemory: cfg.Executor.QueryMemory, Cache: cfg.Executor.Cache, OnArenaMapped: cfg.Executor.OnArenaMapped})
 		if err != nil {
 			return nil, fmt.Errorf("kernel: open data dir %s: %w", cfg.Executor.DataDir, err)
 		}

@@ -45,7 +45,7 @@ func commands() map[string]command {
 }
 
 func main() {
-	softMemoryLimit()
+	processMemory = newMemoryLimit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // physicalMemory returns the memory this process may use: the machine's
@@ -43,17 +45,55 @@ func defaultCellMemory() int64 {
 	return max(m/4, 256<<20)
 }
 
-// softMemoryLimit sets the Go runtime's soft memory limit to three
-// quarters of the memory this process may use, unless GOMEMLIMIT already
-// set one. The engine's budgets count what queries hold; without a soft
-// limit the collector lets the heap grow to about twice what is live
-// (GOGC=100) before it runs, so a query holding 4 GB could take 8 GB of
-// the machine. Near the limit the collector runs more often instead.
-func softMemoryLimit() {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
+// processMemory is the Go runtime's soft memory limit for this process,
+// kept below what it may use by the engine's huge-page mappings. main sets
+// it once; like the runtime setting it mirrors, it is process-wide.
+var processMemory *memoryLimit
+
+// memoryLimit keeps Go's heap and the engine's mappings together within
+// total: the mappings of big hash tables and radix partitions are outside
+// Go's heap, so the runtime's limit alone would let a query holding 3.7 GiB
+// of partitions grow its heap to the full limit besides.
+type memoryLimit struct {
+	total  int64 // bytes for heap and mappings together
+	mapped atomic.Int64
+}
+
+// newMemoryLimit sets the runtime's soft memory limit to three quarters of
+// the memory this process may use, unless GOMEMLIMIT already set one, which
+// is then the total. The engine's budgets count what queries hold; without
+// a soft limit the collector lets the heap grow to about twice what is
+// live (GOGC=100) before it runs, so a query holding 4 GB could take 8 GB
+// of the machine. Near the limit the collector runs more often instead. It
+// returns nil when no limit applies.
+func newMemoryLimit() *memoryLimit {
+	total := debug.SetMemoryLimit(-1)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		m := physicalMemory()
+		if m <= 0 {
+			return nil
+		}
+		total = m / 4 * 3
+		debug.SetMemoryLimit(total)
 	}
-	if m := physicalMemory(); m > 0 {
-		debug.SetMemoryLimit(m / 4 * 3)
+	if total <= 0 || total == math.MaxInt64 {
+		return nil
 	}
+	return &memoryLimit{total: total}
+}
+
+// arenaMapped is the engine's OnArenaMapped: it lowers the heap's share of
+// the total by the bytes mapped, down to an eighth of it.
+func (m *memoryLimit) arenaMapped(delta int64) {
+	n := m.mapped.Add(delta)
+	debug.SetMemoryLimit(max(m.total-n, m.total/8))
+}
+
+// onArenaMapped returns the callback for engine.Options.OnArenaMapped, or
+// nil without a limit (tests that call run without main).
+func onArenaMapped() func(int64) {
+	if processMemory == nil {
+		return nil
+	}
+	return processMemory.arenaMapped
 }

@@ -59,7 +59,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}()
 		}
 	}
-	cfg := kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: *timeout}}
+	cfg := kernel.Config{OnArenaMapped: onArenaMapped(), DataDir: dir, Limits: kernel.Limits{CellTimeout: *timeout}}
 	x, err := kernel.NewExecutor(cfg)
 	if err != nil {
 		// Without data the measurement cells can still run; sql cells

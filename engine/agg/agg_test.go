@@ -244,7 +244,7 @@ func TestRadixChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantM := result(want)
-	pool := NewPool(1 << 30)
+	pool := NewPool(1<<30, nil)
 	for _, hint := range []int64{0, rows, rows / 50} {
 		for _, huge := range []bool{false, true} {
 			for _, cfg := range []Config{{Strategy: Radix, RadixBits: 5, Threads: 1}, {Strategy: Radix, RadixBits: 3, Threads: 2}, {Strategy: Radix, RadixBits: 0, Threads: 1}} {

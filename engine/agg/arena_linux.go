@@ -19,10 +19,11 @@ const hugeMin = 2 << 20
 // large zeroed allocations); a reused mapping is already faulted in. It is
 // safe for concurrent use. A nil *Pool unmaps on Free.
 type Pool struct {
-	mu    sync.Mutex
-	free  [][]byte
-	bytes int64
-	limit int64
+	mu       sync.Mutex
+	free     [][]byte
+	bytes    int64
+	limit    int64
+	onMapped func(delta int64)
 }
 
 // DefaultPoolBytes is the pool limit used when none is configured: a
@@ -41,7 +42,19 @@ func DefaultPoolBytes() int64 {
 }
 
 // NewPool returns a pool that keeps at most limit bytes of mappings.
-func NewPool(limit int64) *Pool { return &Pool{limit: limit} }
+// onMapped, if not nil, is called with the change in bytes whenever the
+// pool's arenas map or unmap memory (in use or kept): that memory is
+// outside Go's heap, so the runtime's soft memory limit does not see it.
+func NewPool(limit int64, onMapped func(delta int64)) *Pool {
+	return &Pool{limit: limit, onMapped: onMapped}
+}
+
+// mapped reports a change in the bytes mapped through p.
+func (p *Pool) mapped(delta int64) {
+	if p != nil && p.onMapped != nil {
+		p.onMapped(delta)
+	}
+}
 
 // get returns a free mapping of at least size bytes, or nil.
 func (p *Pool) get(size int) []byte {
@@ -65,6 +78,23 @@ func (p *Pool) get(size int) []byte {
 	return m
 }
 
+// Drain unmaps every mapping the pool keeps. A pool that is dropped
+// without it leaks them: the garbage collector does not unmap memory.
+func (p *Pool) Drain() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	free := p.free
+	p.free, p.bytes = nil, 0
+	p.mu.Unlock()
+	for _, m := range free {
+		if syscall.Munmap(m) == nil {
+			p.mapped(-int64(len(m)))
+		}
+	}
+}
+
 // put keeps m for reuse or unmaps it when the pool is full.
 func (p *Pool) put(m []byte) {
 	if p != nil {
@@ -77,7 +107,9 @@ func (p *Pool) put(m []byte) {
 		}
 		p.mu.Unlock()
 	}
-	_ = syscall.Munmap(m)
+	if syscall.Munmap(m) == nil {
+		p.mapped(-int64(len(m)))
+	}
 }
 
 // Arena hands out large int64 slices from anonymous mappings advised with
@@ -131,6 +163,7 @@ func (a *Arena) Bytes(n int, zero bool) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mmap %d bytes: %w", size, err)
 		}
+		a.pool.mapped(int64(size))
 		// Advice is best effort: without THP the mapping still works.
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}

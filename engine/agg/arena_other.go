@@ -10,8 +10,12 @@ type Pool struct{}
 // Linux the pool keeps nothing.
 func DefaultPoolBytes() int64 { return 0 }
 
-// NewPool returns a pool; limit is ignored off Linux.
-func NewPool(limit int64) *Pool { return &Pool{} }
+// NewPool returns a pool; limit and onMapped are ignored off Linux, where
+// nothing is mapped outside Go's heap.
+func NewPool(limit int64, onMapped func(delta int64)) *Pool { return &Pool{} }
+
+// Drain releases nothing: off Linux the pool keeps nothing.
+func (p *Pool) Drain() {}
 
 // Arena hands out large int64 slices. Off Linux it is plain Go memory:
 // there is no huge-page advice to give.

@@ -41,7 +41,7 @@ func TestCountFastMatchesGeneric(t *testing.T) {
 		keys.AppendInt(int64(r.IntN(9000)) - 100) // negatives and zero too
 	}
 	want := groupsOf(t, keys, Config{Strategy: Naive, Generic: true})
-	pool := NewPool(1 << 30)
+	pool := NewPool(1<<30, nil)
 	for _, cfg := range []Config{
 		{Strategy: Naive, HugePages: true},
 		{Strategy: Radix, RadixBits: 12, Threads: 1, RowsHint: 40000, HugePages: true},

@@ -194,21 +194,28 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		for _, strategy := range cfg.Strategies {
-			p, info, err := measure(ctx, db, cfg, g, strategy, avail)
-			if err != nil {
-				return rep, err
-			}
-			if cfg.Model {
-				if p.Model, err = model(ctx, cfg, keys, info); err != nil {
-					return rep, err
+		err = func() error {
+			defer db.Close() // its huge-page mappings, sized for this point
+			for _, strategy := range cfg.Strategies {
+				p, info, err := measure(ctx, db, cfg, g, strategy, avail)
+				if err != nil {
+					return err
+				}
+				if cfg.Model {
+					if p.Model, err = model(ctx, cfg, keys, info); err != nil {
+						return err
+					}
+				}
+				rep.Points = append(rep.Points, p)
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(p, done, total)
 				}
 			}
-			rep.Points = append(rep.Points, p)
-			done++
-			if cfg.Progress != nil {
-				cfg.Progress(p, done, total)
-			}
+			return nil
+		}()
+		if err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
