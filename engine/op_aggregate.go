@@ -262,7 +262,11 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			return in, true, nil
 		}
 	}
-	cfg := agg.Config{Threads: a.choice.threads, RadixBits: a.choice.bits, Budget: x.budget, Hasher: x.hasher,
+	// The aggregation's tables and partitions are charged to the
+	// statement's budget through the operator's own, so that its
+	// statistics show their peak.
+	budget := &agg.Budget{Parent: x.budget, Observe: a.stats.addMem}
+	cfg := agg.Config{Threads: a.choice.threads, RadixBits: a.choice.bits, Budget: budget, Hasher: x.hasher,
 		HugePages: a.settings.HugePages, Pool: x.s.db.pool, RowsHint: max(a.rowsHint, 0), Generic: a.settings.GenericAgg}
 	if a.choice.name != "naive" {
 		cfg.Strategy = agg.Radix
@@ -297,7 +301,7 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	// The output: charged until the query is done with it.
 	vs := append(append([]*vec.Vector{}, out.Keys...), out.Aggs...)
 	err = x.grow(a, vecBytes(vs))
-	x.budget.Grow(-out.KeyBytes) // the tables' charge for the keys, now the output's
+	budget.Grow(-out.KeyBytes) // the tables' charge for the keys, now the output's
 	if err != nil {
 		return nil, err
 	}

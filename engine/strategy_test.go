@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -63,5 +64,46 @@ func TestChooseStrategyStringKeys(t *testing.T) {
 	}
 	if !strings.Contains(urls.why, "MiB") {
 		t.Errorf("the choice should state the table size it compared: %s", urls.why)
+	}
+}
+
+// TestAggregatePeakCountsTables: the hash aggregate's peak memory in
+// EXPLAIN ANALYZE includes its hash tables and radix partitions, not only
+// the output it holds afterwards.
+func TestAggregatePeakCountsTables(t *testing.T) {
+	db := testDB(t)
+	for _, strategy := range []string{"naive", "radix"} {
+		s := db.NewSession()
+		if err := s.Set("group_by", strategy); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.Exec(context.Background(), "EXPLAIN ANALYZE SELECT S, count(*) FROM t GROUP BY S", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var agg *PlanNode
+		var walk func(n *PlanNode)
+		walk = func(n *PlanNode) {
+			if strings.Contains(n.Name, "GROUP_BY") {
+				agg = n
+			}
+			for _, c := range n.Children {
+				walk(c)
+			}
+		}
+		walk(rs[0].Plan)
+		if agg == nil {
+			t.Fatalf("%s: no hash aggregate in the plan", strategy)
+		}
+		// 51 groups of ~4-byte keys and an 8-byte count: the output is
+		// under 2 KiB, a table of 16+ slots alone is 256 bytes more and
+		// radix partitions hold the 1000 input rows' hashes (8 KB).
+		min := int64(2048)
+		if strategy == "radix" {
+			min = 8000
+		}
+		if agg.PeakBytes < min {
+			t.Errorf("%s: aggregate peak %d bytes, want at least %d (tables and partitions)", strategy, agg.PeakBytes, min)
+		}
 	}
 }

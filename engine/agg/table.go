@@ -20,7 +20,13 @@ var ErrMemoryLimit = errors.New("memory limit exceeded")
 // concurrent use.
 type Budget struct {
 	Limit int64 // bytes; <= 0 means unlimited
-	used  atomic.Int64
+	// Parent, if not nil, is charged with everything charged here, and
+	// its limit applies too: an operator's share of its statement's budget.
+	Parent *Budget
+	// Observe, if not nil, is told of every change that was granted (an
+	// operator's statistics of its memory).
+	Observe func(n int64)
+	used    atomic.Int64
 }
 
 // Grow records n more bytes in use, or returns an error if that would pass
@@ -29,11 +35,20 @@ func (b *Budget) Grow(n int64) error {
 	if b == nil {
 		return nil
 	}
+	if b.Parent != nil {
+		if err := b.Parent.Grow(n); err != nil {
+			return err
+		}
+	}
 	u := b.used.Add(n)
 	if b.Limit > 0 && u > b.Limit {
 		b.used.Add(-n)
+		b.Parent.Grow(-n)
 		return fmt.Errorf("query needs more than its memory limit of %s (already %s in use, %s more requested); raise it with SET memory_limit or use fewer groups: %w",
 			FormatBytes(b.Limit), FormatBytes(u-n), FormatBytes(n), ErrMemoryLimit)
+	}
+	if b.Observe != nil {
+		b.Observe(n)
 	}
 	return nil
 }
