@@ -304,6 +304,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	// partitionPhase runs on worker w.
 	partitionPhase := func(w, slot int) error {
 		sc := newScatterer(bits, keyTypes, specs, rowsHint, arenas[slot])
+		sc.slab.budget = cfg.Budget // blocks are charged as they are taken
 		scats[slot] = sc
 		st, err := cfg.phase(w, "partition", func() (int64, error) {
 			var rows int64
@@ -315,11 +316,14 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if err != nil || !ok {
 					return rows, err
 				}
-				before := sc.bytes
+				before, blocks := sc.bytes, sc.slab.total
 				if err := sc.scatter(cfg.Hasher, in); err != nil {
-					return rows, err
+					sc.bytes = max(sc.bytes, sc.slab.total) // what the slab charged stays charged until the release
+					return rows, fmt.Errorf("radix partitions: %w", err)
 				}
-				if err := cfg.Budget.Grow(sc.bytes - before); err != nil {
+				// The slab charged its new blocks itself; the rest of the
+				// growth (what was written beyond them) is charged here.
+				if err := cfg.Budget.Grow(sc.bytes - before - (sc.slab.total - blocks)); err != nil {
 					return rows, fmt.Errorf("radix partitions: %w", err)
 				}
 				rows += int64(in.N)

@@ -3,8 +3,13 @@
 package agg
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
+
+	"cachebook/engine/vec"
 )
 
 // TestPoolMapped: every mapping an arena makes is reported to the pool's
@@ -39,4 +44,40 @@ func TestPoolMapped(t *testing.T) {
 	if got := mapped.Load(); got != 0 {
 		t.Errorf("after Drain: %d bytes still reported mapped", got)
 	}
+}
+
+// TestRadixMapsWithinLimit: radix partition blocks are charged before they
+// are mapped, so a GROUP BY that would pass its memory limit fails with
+// ErrMemoryLimit having mapped no more than the limit.
+func TestRadixMapsWithinLimit(t *testing.T) {
+	const rows, limit = 400_000, 8 << 20
+	keys := vec.NewVector(vec.String, rows)
+	for i := range rows {
+		keys.AppendStr(fmt.Appendf(nil, "https://example.com/page/%d/%040d", i, i))
+	}
+	var mapped, peak atomic.Int64
+	pool := NewPool(1<<30, func(d int64) {
+		m := mapped.Add(d)
+		for p := peak.Load(); m > p && !peak.CompareAndSwap(p, m); p = peak.Load() {
+		}
+	})
+	off := 0
+	src := func(int) (Input, bool, error) {
+		if off >= rows {
+			return Input{}, false, nil
+		}
+		end := min(off+16384, rows)
+		in := Input{N: end - off, Keys: []*vec.Vector{keys.Slice(off, end)}, Args: []*vec.Vector{nil}}
+		off = end
+		return in, true, nil
+	}
+	cfg := Config{Strategy: Radix, RadixBits: 8, Threads: 1, HugePages: true, Pool: pool, RowsHint: rows, Budget: &Budget{Limit: limit}}
+	_, err := Aggregate(context.Background(), []vec.Type{vec.String}, []Spec{{Kind: CountStar}}, cfg, src)
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Fatalf("25 MB of keys under an 8 MiB limit: %v, want ErrMemoryLimit", err)
+	}
+	if p := peak.Load(); p > limit {
+		t.Errorf("mapped up to %d bytes under a limit of %d", p, limit)
+	}
+	pool.Drain()
 }

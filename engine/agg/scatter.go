@@ -23,11 +23,12 @@ const (
 // which copies the data on every doubling and, on this kind of machine, pays
 // a page fault for every 4 KiB the heap grows by.
 type slab struct {
-	arena *Arena
-	block []byte
-	off   int
-	next  int   // size of the next block
-	total int64 // bytes of the blocks allocated so far
+	arena  *Arena
+	budget *Budget // charged for each block before it is allocated (nil: none)
+	block  []byte
+	off    int
+	next   int   // size of the next block
+	total  int64 // bytes of the blocks allocated so far
 }
 
 // alloc returns n bytes, 64-byte aligned within the block (blocks are
@@ -38,8 +39,14 @@ func (s *slab) alloc(n int) ([]byte, error) {
 	if s.off+n > len(s.block) {
 		s.next = min(max(s.next*2, slabFirst), slabBlock)
 		size := max(n, s.next)
+		// Charged first: a block that would pass the memory limit is
+		// never mapped, let alone touched.
+		if err := s.budget.Grow(int64(size)); err != nil {
+			return nil, err
+		}
 		b, err := s.arena.Bytes(size, false)
 		if err != nil {
+			s.budget.Grow(-int64(size))
 			return nil, fmt.Errorf("radix partition buffers: %w", err)
 		}
 		s.block, s.off = b, 0
