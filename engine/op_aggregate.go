@@ -78,7 +78,7 @@ func (a *hashAggOp) detail() []string {
 	if len(a.keys) > 0 || a.ran {
 		c := a.choice
 		if !a.ran {
-			c = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), nil)
+			c = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), nil, 0)
 		}
 		if c.name == "auto" {
 			d = append(d, "strategy: auto ("+c.why+")")
@@ -205,8 +205,11 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		if rows > 0 {
 			a.est.keyBytes = varBytes / rows
 		}
+		if seen > 0 {
+			a.est.input = int64(float64(rows) * float64(max(total, seen)) / float64(seen))
+		}
 	}
-	a.choice = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), a.est)
+	a.choice = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), a.est, x.budget.Limit)
 	// The estimate ran here; its input's time is the children's.
 	estimateOwn := time.Since(start) - time.Duration(childNanos.Swap(0))
 	start = time.Now()

@@ -41,6 +41,7 @@ func (c strategyChoice) describe() string {
 type groupEstimate struct {
 	groups   int64 // estimated distinct keys in the whole input
 	rows     int64 // input rows the sketch saw
+	input    int64 // estimated input rows in all (0: unknown)
 	keyBytes int64 // average bytes of variable-length key data per row
 }
 
@@ -63,7 +64,13 @@ func needsEstimate(st Settings, nKeys int) bool {
 // naive table for the estimated groups with the caches; radix_bits 'auto'
 // picks enough partitions that each partition's table fits in half of L2.
 // est is nil when the query has not run (plain EXPLAIN).
-func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *groupEstimate) strategyChoice {
+//
+// memLimit is the statement's memory limit (0: none). Radix partitions
+// hold every input row's keys until the partitions are aggregated, where a
+// naive table holds each group's once: when the partitions would take most
+// of the limit and the table much less, auto runs naive, so that the
+// query answers (slowly) instead of failing.
+func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *groupEstimate, memLimit int64) strategyChoice {
 	threads := max(st.Threads, 1)
 	if nKeys == 0 {
 		return strategyChoice{name: "naive", threads: 1, why: "no GROUP BY keys: one group"}
@@ -108,6 +115,15 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if tableBytes <= threshold {
 		return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, within half the L3 cache (%s)",
 			est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3))}
+	}
+	if est.input > 0 && memLimit > 0 {
+		// A partitioned row: its hash, a word per key and per aggregate
+		// input, and the key's string bytes.
+		partBytes := est.input * (int64(8+8*nKeys+8*nSpecs) + est.keyBytes)
+		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes {
+			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the memory limit of %s",
+				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))}
+		}
 	}
 	b, why := bits()
 	name := "radix"

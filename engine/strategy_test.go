@@ -57,8 +57,8 @@ func TestScaleEstimate(t *testing.T) {
 func TestChooseStrategyStringKeys(t *testing.T) {
 	st := Settings{GroupBy: "auto", RadixBits: -1, Threads: 1}
 	cache := CacheSizes{L1: 32 << 10, L2: 1 << 20, L3: 64 << 20}
-	ints := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20})
-	urls := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20, keyBytes: 80})
+	ints := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20}, 0)
+	urls := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20, keyBytes: 80}, 0)
 	if ints.name != "naive" || urls.name != "radix" {
 		t.Fatalf("500k integer keys: %s; 500k 80-byte keys: %s; want naive, radix", ints.describe(), urls.describe())
 	}
@@ -104,6 +104,29 @@ func TestAggregatePeakCountsTables(t *testing.T) {
 		}
 		if agg.PeakBytes < min {
 			t.Errorf("%s: aggregate peak %d bytes, want at least %d (tables and partitions)", strategy, agg.PeakBytes, min)
+		}
+	}
+}
+
+// TestChooseStrategyMemory: auto runs naive when radix partitions of every
+// input row would take most of the memory limit and the naive table much
+// less, and radix when the partitions fit.
+func TestChooseStrategyMemory(t *testing.T) {
+	st := Settings{GroupBy: "auto", RadixBits: -1, Threads: 1}
+	cache := CacheSizes{L1: 32 << 10, L2: 1 << 20, L3: 32 << 20}
+	// GROUP BY URL on 100M rows: ~17M groups of 37-byte keys.
+	est := &groupEstimate{groups: 17_000_000, rows: 1 << 20, input: 100_000_000, keyBytes: 37}
+	for _, tc := range []struct {
+		limit int64
+		want  string
+	}{
+		{4 << 30, "naive"},  // partitions ~6 GB, table ~1.3 GB
+		{16 << 30, "radix"}, // both fit
+		{0, "radix"},        // no limit
+	} {
+		c := chooseStrategy(st, cache, 1, 1, est, tc.limit)
+		if c.name != tc.want {
+			t.Errorf("limit %d: %s, want %s", tc.limit, c.describe(), tc.want)
 		}
 	}
 }
