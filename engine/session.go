@@ -126,7 +126,9 @@ type Session struct {
 // with the error. A *sql.Error carries the position of a syntax or binding
 // error. Cancelling ctx stops the running statement between batches.
 func (s *Session) Exec(ctx context.Context, src string, hooks *Hooks) ([]*Result, error) {
-	stmts, err := sql.ParseContext(ctx, src)
+	// What the parser builds counts against the memory limit in force
+	// when the cell starts (a SET memory_limit in it applies after).
+	stmts, err := sql.ParseLimit(ctx, src, s.settings.MemoryLimit, ErrMemoryLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,20 @@ func Parse(src string) ([]Statement, error) {
 // tokenizing and parsing within a few thousand tokens, with an error that
 // wraps ctx.Err().
 func ParseContext(ctx context.Context, src string) ([]Statement, error) {
-	toks, err := tokenize(ctx, src)
+	return ParseLimit(ctx, src, 0, nil)
+}
+
+// ParseLimit is ParseContext for a caller with a memory budget of maxBytes
+// (<= 0: none beyond MaxSourceBytes): the parser allocates up to
+// ParseBytesPerToken per token, so input with more tokens than the budget
+// allows is refused before any statement is built, with an *Error at the
+// first token past it that wraps cause.
+func ParseLimit(ctx context.Context, src string, maxBytes int64, cause error) ([]Statement, error) {
+	maxTokens := 0
+	if maxBytes > 0 {
+		maxTokens = int(max(maxBytes/ParseBytesPerToken, 1))
+	}
+	toks, err := tokenize(ctx, src, maxTokens, cause)
 	if err != nil {
 		return nil, err
 	}

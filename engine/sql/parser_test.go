@@ -589,3 +589,35 @@ func TestParseCancel(t *testing.T) {
 		t.Errorf("parse stopped %v after the cancel (%v)", d, err)
 	}
 }
+
+// TestParseLimit: input with more tokens than a memory budget allows the
+// parser is refused before any statement is built, at the first token past
+// the bound, with an error that wraps the caller's cause; input within it
+// parses as Parse does.
+func TestParseLimit(t *testing.T) {
+	cause := errors.New("memory limit exceeded")
+	tests := []struct {
+		src     string
+		bytes   int64
+		wantErr bool
+	}{
+		{"SELECT a, b FROM t", 100 * ParseBytesPerToken, false},
+		{"SELECT a, b FROM t", 0, false}, // no budget
+		{"SELECT " + strings.Repeat("a, ", 200) + "b FROM t", 100 * ParseBytesPerToken, true},
+		{strings.Repeat("SELECT 1;", 40), 100 * ParseBytesPerToken, true},
+	}
+	for _, tc := range tests {
+		_, err := ParseLimit(context.Background(), tc.src, tc.bytes, cause)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%.30q under %d bytes: error %v, want error %v", tc.src, tc.bytes, err, tc.wantErr)
+			continue
+		}
+		if err == nil {
+			continue
+		}
+		var se *Error
+		if !errors.As(err, &se) || !errors.Is(err, cause) || se.Pos.Offset == 0 {
+			t.Errorf("%.30q: %v, want a positioned *Error wrapping the cause", tc.src, err)
+		}
+	}
+}
