@@ -271,6 +271,9 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	budget := &agg.Budget{Parent: x.budget, Observe: a.stats.addMem}
 	cfg := agg.Config{Threads: a.choice.threads, RadixBits: a.choice.bits, Budget: budget, Hasher: x.hasher,
 		HugePages: a.settings.HugePages, Pool: x.s.db.pool, RowsHint: max(a.rowsHint, 0), Generic: a.settings.GenericAgg}
+	if a.est != nil {
+		cfg.GroupsHint = a.est.groups
+	}
 	if a.choice.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}

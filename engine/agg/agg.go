@@ -59,6 +59,9 @@ type Config struct {
 	// RowsHint is the number of input rows, if known: partition buffers
 	// are sized from it.
 	RowsHint int64
+	// GroupsHint is the estimated number of groups (0: unknown): the
+	// first radix partitions' tables are sized from it.
+	GroupsHint int64
 	// Generic disables the tuned single-integer-key count(*) path, so the
 	// general hash table and states run even for that shape.
 	Generic bool
@@ -286,7 +289,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	var maxSlots atomic.Int64
 	var nextPart atomic.Int64
 	var keyBytes atomic.Int64 // the partitions' stored keys, charged until the caller takes them
-	sizer := newPartSizer(len(keyTypes))
+	sizer := newPartSizer(len(keyTypes), cfg.GroupsHint, nparts)
 	var mu sync.Mutex
 	var stats []WorkerStat
 	record := func(s WorkerStat) {
@@ -343,15 +346,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if n == 0 {
 					return nil
 				}
-				in := make([]int64, len(keyTypes))
-				for _, sc := range scats {
-					for _, c := range sc.parts[p].chunks {
-						for k, v := range c.keys {
-							in[k] += int64(len(v.Bytes))
-						}
-					}
-				}
-				groups, reserve := sizer.predict(n, in)
+				groups, reserve := sizer.predict(n)
 				gs, err := newGroupSet(keyTypes, specs, groups, cfg)
 				if err != nil {
 					return err
@@ -372,7 +367,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if err != nil {
 					return err
 				}
-				sizer.record(n, gs.table, in)
+				sizer.record(gs.table)
 				outKeys[p], outAggs[p] = gs.table.Keys(), aggs
 				if s := int64(gs.table.Slots()); s > maxSlots.Load() {
 					maxSlots.Store(s)
@@ -422,51 +417,62 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 }
 
 // partSizer predicts the groups and string key bytes of a radix
-// partition's table from the partitions aggregated before it: hashing
-// spreads the keys alike over the partitions, so their groups per row and
-// key bytes per input byte are alike too. A good prediction lets a table
-// be allocated once instead of growing by doubling; the first partitions
-// (and a wrong guess) fall back to growing.
+// partition's table from the partitions aggregated before it. Hashing
+// spreads the distinct keys evenly over the partitions, though not the
+// rows (one hot key puts most rows in one partition), so a partition is
+// expected to hold about the average groups of the others whatever its
+// rows, each with about the average key bytes. A good prediction lets a
+// table be allocated once instead of growing by doubling; the first
+// partitions use the estimate of the groups when there is one, and a wrong
+// guess falls back to growing.
 type partSizer struct {
-	mu           sync.Mutex
-	rows, groups int64
-	in, kept     []int64 // per key column: string bytes in the partitions' input, and kept as keys
-	parts        int
+	mu          sync.Mutex
+	parts       int     // partitions recorded
+	groups      int64   // their groups
+	kept        []int64 // their keys' string bytes, per key column
+	firstGroups int     // groups expected per partition before any is recorded (0: unknown)
 }
 
-func newPartSizer(keys int) *partSizer {
-	return &partSizer{in: make([]int64, keys), kept: make([]int64, keys)}
+// newPartSizer returns a sizer for keys key columns; groupsHint is the
+// estimated groups of the whole input (0: unknown), over nparts partitions.
+func newPartSizer(keys int, groupsHint int64, nparts int) *partSizer {
+	ps := &partSizer{kept: make([]int64, keys)}
+	if groupsHint > 0 && nparts > 0 {
+		ps.firstGroups = int(groupsHint/int64(nparts)) + 16
+	}
+	return ps
 }
 
 // predict returns the groups and, per key column, the string bytes to
-// reserve for a partition of rows rows whose key columns hold in bytes.
-func (ps *partSizer) predict(rows int, in []int64) (groups int, keyBytes []int64) {
+// reserve for a partition of rows rows.
+func (ps *partSizer) predict(rows int) (groups int, keyBytes []int64) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if ps.parts < 2 || ps.rows == 0 {
-		return rows / 2, nil
-	}
-	// A tenth more than the average, so that most partitions fit.
-	groups = int(min(int64(rows), int64(rows)*ps.groups/ps.rows*11/10+16))
-	keyBytes = make([]int64, len(in))
-	for c := range in {
-		if ps.in[c] > 0 {
-			keyBytes[c] = min(in[c], in[c]*ps.kept[c]/ps.in[c]*11/10+64)
+	if ps.parts < 2 || ps.groups == 0 {
+		groups = rows / 2
+		if ps.firstGroups > 0 {
+			groups = min(groups, ps.firstGroups*2)
 		}
+		return groups, nil
+	}
+	// A quarter more than the average, so that most partitions fit.
+	avg := ps.groups / int64(ps.parts)
+	groups = int(min(int64(rows), avg*5/4+16))
+	keyBytes = make([]int64, len(ps.kept))
+	for c, k := range ps.kept {
+		keyBytes[c] = k * int64(groups) / ps.groups * 11 / 10
 	}
 	return groups, keyBytes
 }
 
 // record adds an aggregated partition's figures.
-func (ps *partSizer) record(rows int, t *Table, in []int64) {
+func (ps *partSizer) record(t *Table) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.parts++
-	ps.rows += int64(rows)
 	ps.groups += int64(t.Len())
 	for c, k := range t.Keys() {
-		if c < len(ps.in) {
-			ps.in[c] += in[c]
+		if c < len(ps.kept) {
 			ps.kept[c] += int64(len(k.Bytes))
 		}
 	}

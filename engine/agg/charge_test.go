@@ -97,11 +97,16 @@ func TestTableReserve(t *testing.T) {
 }
 
 // TestPartSizer predicts a partition's groups and key bytes from those
-// aggregated before it, and falls back to half its rows before it has two.
+// aggregated before it, whatever its rows (a hot key's partition has many
+// rows but not more groups), and falls back to half its rows, capped by the
+// estimate of the groups, before it has two.
 func TestPartSizer(t *testing.T) {
-	ps := newPartSizer(1)
-	if g, kb := ps.predict(1000, []int64{40_000}); g != 500 || kb != nil {
-		t.Fatalf("no history: %d groups, %v bytes; want 500, none", g, kb)
+	ps := newPartSizer(1, 0, 4)
+	if g, kb := ps.predict(1000); g != 500 || kb != nil {
+		t.Fatalf("no history, no estimate: %d groups, %v bytes; want 500, none", g, kb)
+	}
+	if g, _ := newPartSizer(1, 400, 4).predict(1000); g != 232 {
+		t.Fatalf("no history, 400 groups estimated over 4 partitions: %d groups, want 2×(100+16)", g)
 	}
 	for range 2 {
 		tab, err := NewTable([]vec.Type{vec.String}, 16, nil)
@@ -118,10 +123,12 @@ func TestPartSizer(t *testing.T) {
 		if err := tab.Group([]*vec.Vector{keys}, hashes, 300, make([]uint32, 300)); err != nil {
 			t.Fatal(err)
 		}
-		ps.record(1000, tab, []int64{40_000}) // 300 groups of 1000 rows, 12,000 of 40,000 bytes
+		ps.record(tab) // 300 groups of 40 bytes
 	}
-	g, kb := ps.predict(2000, []int64{80_000})
-	if g < 600 || g > 700 || len(kb) != 1 || kb[0] < 24_000 || kb[0] > 27_000 {
-		t.Errorf("after two partitions of 300 groups in 1000 rows: predicted %d groups, %v bytes for 2000 rows; want 600–700 and 24,000–27,000", g, kb)
+	for _, rows := range []int{1000, 1_000_000} {
+		g, kb := ps.predict(rows)
+		if g < 300 || g > 400 || len(kb) != 1 || kb[0] < int64(g)*40 || kb[0] > int64(g)*45 {
+			t.Errorf("after two partitions of 300 groups: predicted %d groups, %v bytes for %d rows; want 300–400 groups of 40–45 bytes", g, kb, rows)
+		}
 	}
 }

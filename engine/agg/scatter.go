@@ -139,6 +139,7 @@ type scatterer struct {
 	strCol  []int         // index into need for each key then arg column, or -1
 	seen    []int64       // string bytes scattered so far, per string column
 	rows    int64         // rows scattered so far
+	morsel  int           // rows of the morsel being scattered (counted in seen, not yet in rows)
 	bytes   int64         // the memory held, for the budget: max(written, slab.total)
 	written int64         // estimate of the bytes written
 }
@@ -190,9 +191,12 @@ func (s *scatterer) open(p, rows int) error {
 		if sc < 0 {
 			return 0
 		}
+		// The string bytes per row seen so far, this morsel's included
+		// (on the first morsel a guess of 16 bytes would reserve, at
+		// 100M rows, 1.6 GB for a column of mostly empty strings).
 		b := 16 * n
-		if s.rows > 0 {
-			b = int(s.seen[sc]*int64(n)/s.rows)*9/8 + 64
+		if seen := s.rows + int64(s.morsel); seen > 0 {
+			b = int(s.seen[sc]*int64(n)/seen)*9/8 + 64
 		}
 		return max(b, int(s.need[sc][p]))
 	}
@@ -258,6 +262,7 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		}
 	}
 	// Make room in every partition this morsel reaches, then append.
+	s.morsel = n
 	for p, k := range s.count {
 		if k == 0 {
 			continue
@@ -274,6 +279,7 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		}
 	}
 	s.rows += int64(n)
+	s.morsel = 0
 	for i, x := range hs {
 		c := s.cur[pidx[i]]
 		c.hashes = append(c.hashes, x)

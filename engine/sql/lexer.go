@@ -98,8 +98,9 @@ func Tokenize(src string) ([]Token, error) { return tokenize(context.Background(
 // at their context.
 const checkEvery = 4096
 
-// With maxTokens > 0, input of more tokens is refused at the first one
-// past the bound, with an *Error wrapping cause.
+// tokenize splits src into tokens, ending with TokEOF. With maxTokens > 0,
+// input of more tokens is refused at the first one past the bound, with an
+// *Error wrapping cause.
 func tokenize(ctx context.Context, src string, maxTokens int, cause error) ([]Token, error) {
 	if len(src) > MaxSourceBytes {
 		l := lexer{src: src[:MaxSourceBytes], pos: Pos{Line: 1, Col: 1}}
