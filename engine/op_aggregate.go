@@ -34,6 +34,8 @@ type hashAggOp struct {
 	cache    CacheSizes
 
 	ran        bool
+	pending    []*vec.Batch // output batches not yet returned (radix: one per partition)
+	nextOut    atomic.Int64 // index into pending of the next batch to return
 	choice     strategyChoice
 	est        *groupEstimate
 	groups     int
@@ -138,6 +140,11 @@ func evalAll(x *execCtx, op operator, exprs []expr.Expr, b *vec.Batch) ([]*vec.V
 
 func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if a.ran {
+		if i := a.nextOut.Add(1) - 1; i < int64(len(a.pending)) {
+			b := a.pending[i]
+			a.pending[i] = nil
+			return b, nil
+		}
 		return nil, nil
 	}
 	a.ran = true
@@ -274,6 +281,10 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if a.est != nil {
 		cfg.GroupsHint = a.est.groups
 	}
+	// Partitions' groups are returned piece by piece, not copied into one
+	// batch (for GROUP BY URL over 20M rows that copy was a fifth of the
+	// query's CPU time).
+	cfg.Parts = true
 	if a.choice.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}
@@ -305,15 +316,26 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	own += estimateOwn - time.Duration(childNanos.Load())
 	a.stats.nanos.Add(int64(max(own, 0)))
 	// The output: charged until the query is done with it.
-	vs := append(append([]*vec.Vector{}, out.Keys...), out.Aggs...)
-	err = x.grow(a, vecBytes(vs))
+	parts := out.Parts
+	if parts == nil {
+		parts = []agg.Part{{Keys: out.Keys, Aggs: out.Aggs, Groups: out.Groups}}
+	}
+	var held int64
+	batches := make([]*vec.Batch, 0, len(parts))
+	for _, p := range parts {
+		vs := append(append([]*vec.Vector{}, p.Keys...), p.Aggs...)
+		held += vecBytes(vs)
+		batches = append(batches, &vec.Batch{Vecs: vs, Len: p.Groups})
+	}
+	err = x.grow(a, held)
 	budget.Grow(-out.KeyBytes) // the tables' charge for the keys, now the output's
 	if err != nil {
 		return nil, err
 	}
-	a.held = vecBytes(vs)
+	a.held = held
 	a.stats.rowsOut.Add(int64(out.Groups))
-	return &vec.Batch{Vecs: vs, Len: out.Groups}, nil
+	a.pending = batches[1:]
+	return batches[0], nil
 }
 
 // recordPhases turns the workers' phase statistics into the operator's

@@ -62,6 +62,10 @@ type Config struct {
 	// GroupsHint is the estimated number of groups (0: unknown): the
 	// first radix partitions' tables are sized from it.
 	GroupsHint int64
+	// Parts leaves a radix aggregation's result in its partitions'
+	// pieces (Output.Parts) instead of copying them into one set of
+	// columns, for a caller that can take the groups piece by piece.
+	Parts bool
 	// Generic disables the tuned single-integer-key count(*) path, so the
 	// general hash table and states run even for that shape.
 	Generic bool
@@ -88,6 +92,16 @@ type Output struct {
 	// tables stored them) still charged to Config.Budget: the caller,
 	// which charges the output it holds, releases it.
 	KeyBytes int64
+	// Parts, when Config.Parts asked for it and the aggregation was
+	// partitioned, holds the groups as pieces (each a partition's keys
+	// then aggregates, as Keys and Aggs would), and Keys and Aggs are nil.
+	Parts []Part
+}
+
+// Part is the groups of one radix partition.
+type Part struct {
+	Keys, Aggs []*vec.Vector
+	Groups     int
 }
 
 // Aggregate runs a GROUP BY over src. keyTypes may be empty (a global
@@ -386,7 +400,27 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		return nil, err
 	}
 
-	out := &Output{Stats: stats, TableSlots: int(maxSlots.Load())}
+	out := &Output{Stats: stats, TableSlots: int(maxSlots.Load()), KeyBytes: keyBytes.Load()}
+	release := func() {
+		for _, sc := range scats {
+			if sc != nil {
+				cfg.Budget.Grow(-sc.bytes)
+			}
+		}
+	}
+	if cfg.Parts {
+		for p := range outKeys {
+			if outKeys[p] != nil && outKeys[p][0].Len > 0 {
+				out.Parts = append(out.Parts, Part{Keys: outKeys[p], Aggs: outAggs[p], Groups: outKeys[p][0].Len})
+				out.Groups += outKeys[p][0].Len
+			}
+		}
+		if len(out.Parts) > 0 {
+			release()
+			return out, nil
+		}
+		out.Groups = 0 // no groups: empty columns of the right types, below
+	}
 	out.Keys = concatSized(keyTypes, outKeys)
 	outTypes := make([]vec.Type, len(specs))
 	for j, sp := range specs {
@@ -407,12 +441,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	if len(out.Keys) > 0 {
 		out.Groups = out.Keys[0].Len
 	}
-	out.KeyBytes = keyBytes.Load()
-	for _, sc := range scats {
-		if sc != nil {
-			cfg.Budget.Grow(-sc.bytes)
-		}
-	}
+	release()
 	return out, nil
 }
 
