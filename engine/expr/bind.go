@@ -103,7 +103,27 @@ func foldNode(x Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if decimalFold(x) {
+		c.decimal = true
+	}
 	return c, nil
+}
+
+// decimalFold reports whether x, with constant operands, is a DECIMAL in
+// DuckDB: the negation of a decimal literal (-2.5), or + - * % of two
+// decimal literals (1.5 * 2.5). (1.5 * 2 is DECIMAL too, but the binder has
+// made the 2 a DOUBLE by then; it stays DOUBLE here.)
+func decimalFold(x Expr) bool {
+	switch x := x.(type) {
+	case *neg:
+		return isDecimalLit(x.x)
+	case *arith:
+		switch x.op {
+		case sql.OpAdd, sql.OpSub, sql.OpMul, sql.OpMod:
+			return isDecimalLit(x.l) && isDecimalLit(x.r)
+		}
+	}
+	return false
 }
 
 func (b *Binder) bindNode(e sql.Expr, depth int) (Expr, error) {

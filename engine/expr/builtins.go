@@ -129,6 +129,13 @@ var builtins = []Builtin{
 	{Names: []string{"coalesce"}, MinArgs: 1, MaxArgs: math.MaxInt, Bind: bindCoalesce, Doc: "the first non-NULL argument"},
 	{Names: []string{"ifnull"}, MinArgs: 2, MaxArgs: 2, Bind: bindCoalesce, Doc: "ifnull(a, b) = coalesce(a, b)"},
 	{Names: []string{"nullif"}, MinArgs: 2, MaxArgs: 2, Bind: bindNullIf, Doc: "NULL when a = b, else a"},
+	{Names: []string{"typeof"}, MinArgs: 1, MaxArgs: 1, Bind: func(fc *funcCall) (Expr, error) {
+		t := fc.args[0].Type()
+		if isUntyped(fc.args[0]) {
+			t = vec.String
+		}
+		return NewConst(vec.String, t.String()), nil
+	}, Doc: "the name of the argument's type, as DESCRIBE spells it"},
 }
 
 // funcCall is one call being bound: the AST, its bound arguments and the

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -291,31 +292,19 @@ func castToString(v *vec.Vector) *vec.Vector {
 	return out
 }
 
-// appendFloat renders f as the shortest decimal that reads back exactly,
-// with ".0" on integral values (DuckDB: CAST(1.0 AS VARCHAR) is "1.0").
-func appendFloat(buf []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(buf, "nan"...)
-	case math.IsInf(f, 1):
-		return append(buf, "inf"...)
-	case math.IsInf(f, -1):
-		return append(buf, "-inf"...)
-	}
-	start := len(buf)
-	buf = strconv.AppendFloat(buf, f, 'g', -1, 64)
-	for _, c := range buf[start:] {
-		if c == '.' || c == 'e' || c == 'n' {
-			return buf
-		}
-	}
-	return append(buf, ".0"...)
-}
+// appendFloat renders a DOUBLE as DuckDB's CAST(x AS VARCHAR) does: the
+// shortest decimal that reads back exactly, in positional notation with
+// ".0" on integral values when the decimal exponent is in [-4, 16)
+// (10000000000.0, 0.0001), in scientific notation otherwise (1e+16,
+// 1e-05), like Python's repr.
+func appendFloat(buf []byte, f float64) []byte { return appendShortest(buf, f, 64) }
 
-// appendFloat32 renders a FLOAT as the shortest decimal that reads back
-// as the same float32 (3.14, not 3.140000104904175), with ".0" on integral
-// values, as DuckDB's CAST(x::FLOAT AS VARCHAR) does.
-func appendFloat32(buf []byte, f float64) []byte {
+// appendFloat32 renders a FLOAT as appendFloat renders a DOUBLE, with the
+// shortest decimal that reads back as the same float32 (3.14, not
+// 3.140000104904175).
+func appendFloat32(buf []byte, f float64) []byte { return appendShortest(buf, float64(float32(f)), 32) }
+
+func appendShortest(buf []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(buf, "nan"...)
@@ -324,14 +313,18 @@ func appendFloat32(buf []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(buf, "-inf"...)
 	}
-	start := len(buf)
-	buf = strconv.AppendFloat(buf, float64(float32(f)), 'g', -1, 32)
-	for _, c := range buf[start:] {
-		if c == '.' || c == 'e' || c == 'n' {
-			return buf
-		}
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits)
+	exp, _ := strconv.Atoi(string(e[bytes.IndexByte(e, 'e')+1:]))
+	if exp < -4 || exp >= 16 {
+		return append(buf, e...)
 	}
-	return append(buf, ".0"...)
+	start := len(buf)
+	buf = strconv.AppendFloat(buf, f, 'f', -1, bits)
+	if bytes.IndexByte(buf[start:], '.') < 0 {
+		buf = append(buf, ".0"...)
+	}
+	return buf
 }
 
 func castFromString(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
