@@ -255,6 +255,20 @@ var issueQueries = []string{
 	"SELECT CAST(-9223372036854775808 AS BIGINT) // -1",
 	"SELECT g2, sum(DISTINCT v), avg(DISTINCT v), sum(DISTINCT f), count(DISTINCT v) FROM t GROUP BY g2",
 	"SELECT sum(DISTINCT small), avg(DISTINCT small) FROM t",
+	// FLOAT is single precision: FLOAT × INTEGER is FLOAT (3.4e38 × 3 is
+	// inf), FLOAT × DOUBLE is DOUBLE, sum/avg are DOUBLE, min/max FLOAT.
+	"SELECT f32 * 3, f32 * i8, f32 * 1.1, f32 * 1.1e0, f32 + f64, f32 / 3, -f32, abs(f32), round(f32 * 1.1, 1), floor(f32 / 3) FROM types",
+	"SELECT typeof(f32 * 3), typeof(f32 * 1.5), typeof(f32 * 1.5e0), typeof(f32 + f64), typeof(f32 * u8), typeof(coalesce(f32, 1.5)), typeof(CAST(i8 AS REAL)) FROM types LIMIT 1",
+	"SELECT typeof(sum(f32)), typeof(avg(f32)), typeof(min(f32)), typeof(max(f32)), sum(f32), avg(f32), min(f32), max(f32 * 2) FROM types",
+	"SELECT 3.4e38::FLOAT * 3, CAST(3.14 AS FLOAT), CAST(CAST(3.14 AS FLOAT) AS VARCHAR), CAST(16777217 AS FLOAT4) = 16777217",
+	"SELECT CAST(1e39 AS FLOAT)",
+	"SELECT CAST(f32 AS VARCHAR), CAST(f32 * 1.1 AS VARCHAR) FROM types",
+	"SELECT CAST(f4 AS VARCHAR), CAST(f4 * 3 AS VARCHAR) FROM t WHERE id < 200",
+	"SELECT f4, count(*), sum(f4), min(f4 * 7) FROM t GROUP BY f4",
+	"SELECT DISTINCT f4 * 2 FROM t",
+	"SELECT count(*) FROM t WHERE f4 = 0.1 OR f4 IN (1.1, -25) OR f4 > 1e-1",
+	"SELECT f4 FROM t ORDER BY f4 DESC NULLS LAST LIMIT 5",
+	"SELECT g2, sum(f4 * g2), avg(f4 + 0.5), max(CAST(f AS FLOAT)) FROM t GROUP BY g2",
 }
 
 // TestIssueQueries runs issueQueries with every strategy against DuckDB.

@@ -34,7 +34,10 @@ var RandomTables = []struct{ Name, Query string }{
 		'k' || (i % 101) AS s,
 		CASE WHEN i % 7 = 0 THEN NULL WHEN i % 7 = 1 THEN '' ELSE chr((97 + i % 5)::INTEGER) || chr((97 + i % 3)::INTEGER) END AS s2,
 		CASE WHEN i BETWEEN 5000 AND 6999 AND i % 3 = 0 THEN NULL ELSE (i % 9)::INTEGER END AS n,
-		CASE WHEN i % 23 = 0 THEN NULL ELSE i % 3 = 0 END AS b
+		CASE WHEN i % 23 = 0 THEN NULL ELSE i % 3 = 0 END AS b,
+		CASE WHEN i % 13 = 5 THEN NULL WHEN i % 31 = 0 THEN 'NaN'::FLOAT WHEN i % 47 = 0 THEN -0.0::FLOAT
+			WHEN i % 53 = 0 THEN 0.0::FLOAT WHEN i % 1999 = 0 THEN 'Infinity'::FLOAT
+			ELSE (((i * 37) % 500) / 7.0 - 30)::FLOAT END AS f4
 		FROM range(30000) r(i)`},
 	{"types", `SELECT
 		CASE WHEN i % 5 = 4 THEN NULL ELSE (i - 10)::TINYINT END AS i8,

@@ -89,7 +89,7 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		e := it.Expr
 		if s.settings.SumRewrite {
 			var n int
-			e, n = rewriteSums(e)
+			e, n = rewriteSums(e, rel.cols)
 			q.rewritten += n
 		}
 		items = append(items, e)
@@ -176,7 +176,7 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 	if grouped && sel.Having != nil {
 		h := sel.Having
 		if s.settings.SumRewrite {
-			h, _ = rewriteSums(h)
+			h, _ = rewriteSums(h, q.rel.cols)
 		}
 		hb := *post
 		hb.Subst = q.aliasSubst(true)
@@ -194,7 +194,7 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		if k.col < 0 {
 			e := o.Expr
 			if s.settings.SumRewrite {
-				e, _ = rewriteSums(e)
+				e, _ = rewriteSums(e, q.rel.cols)
 			}
 			ob := *post
 			ob.Subst = q.aliasSubst(true)
@@ -338,7 +338,7 @@ func (q *query) planAggregation(items []sql.Expr, sel *sql.Select, relBinder *ex
 
 	collect := func(e sql.Expr) error {
 		if rewrite {
-			e, _ = rewriteSums(e)
+			e, _ = rewriteSums(e, q.rel.cols)
 		}
 		var err error
 		sql.Walk(e, func(x sql.Expr) bool {
@@ -486,8 +486,10 @@ func (q *query) explainBindError(err error) error {
 // rewriteSums replaces sum(x + c), sum(c + x) and sum(x - c), with c a
 // numeric constant, by sum(x) + c * count(x): ClickBench Q29's ninety sums
 // then share one sum and one count. It returns the new expression and the
-// number of sums rewritten.
-func rewriteSums(e sql.Expr) (sql.Expr, int) {
+// number of sums rewritten. A FLOAT x (over the columns cols) is left
+// alone: x + c rounds each row to single precision, which the rewritten
+// sum would not.
+func rewriteSums(e sql.Expr, cols []vec.Column) (sql.Expr, int) {
 	n := 0
 	var rw func(sql.Expr) sql.Expr
 	rw = func(e sql.Expr) sql.Expr {
@@ -499,7 +501,7 @@ func rewriteSums(e sql.Expr) (sql.Expr, int) {
 					if isNumLit(b.X) && b.Op == sql.OpAdd {
 						col, c = b.Y, b.X
 					}
-					if isNumLit(c) && !isNumLit(col) {
+					if isNumLit(c) && !isNumLit(col) && !isFloat32(col, cols) {
 						n++
 						at := x.At
 						sum := &sql.Call{Name: "sum", Args: []sql.Expr{col}, At: at}
@@ -521,6 +523,13 @@ func rewriteSums(e sql.Expr) (sql.Expr, int) {
 		return e
 	}
 	return rw(e), n
+}
+
+// isFloat32 reports whether e, bound over cols, is FLOAT (or fails to
+// bind, when it is best left alone too).
+func isFloat32(e sql.Expr, cols []vec.Column) bool {
+	b, err := (&expr.Binder{Columns: cols}).Bind(e)
+	return err != nil || b.Type() == vec.Float32
 }
 
 func isNumLit(e sql.Expr) bool {

@@ -35,7 +35,7 @@ func compareRows(keys []sortKey, a, b int32) int {
 		switch k.v.Type {
 		case vec.String:
 			c = bytes.Compare(k.v.Str(int(a)), k.v.Str(int(b)))
-		case vec.Float64:
+		case vec.Float64, vec.Float32:
 			c = vec.CompareFloat(k.v.F64[a], k.v.F64[b])
 		case vec.UInt64:
 			c = cmp.Compare(uint64(k.v.I64[a]), uint64(k.v.I64[b]))

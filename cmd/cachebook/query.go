@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -268,6 +269,14 @@ func jsonValue(v *vec.Vector, i int) any {
 	case vec.Float64:
 		f := v.F64[i]
 		if f != f || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
+			return v.Format(i)
+		}
+		return f
+	case vec.Float32:
+		// A float32 encodes as its shortest single-precision decimal
+		// (3.14, not 3.140000104904175).
+		f := float32(v.F64[i])
+		if f != f || f > math.MaxFloat32 || f < -math.MaxFloat32 {
 			return v.Format(i)
 		}
 		return f

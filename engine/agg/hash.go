@@ -62,7 +62,7 @@ func (h *Hasher) Hash(keys []*vec.Vector, n int, out []uint64) {
 				}
 				out[i] = combine(first, out[i], x)
 			}
-		case k.Type == vec.Float64:
+		case k.Type.IsFloat():
 			for i := 0; i < n; i++ {
 				var x uint64
 				if k.Valid != nil && !k.Valid[i] {

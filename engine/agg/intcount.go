@@ -23,7 +23,7 @@ func countFast(keyTypes []vec.Type, specs []Spec) bool {
 		return false
 	}
 	switch keyTypes[0] {
-	case vec.String, vec.Float64, vec.Null:
+	case vec.String, vec.Float64, vec.Float32, vec.Null:
 		return false
 	}
 	for _, s := range specs {

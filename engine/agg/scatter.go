@@ -88,7 +88,7 @@ func (s *slab) vector(t vec.Type, rows, strBytes int) (*vec.Vector, error) {
 	v := &vec.Vector{Type: t}
 	var err error
 	switch {
-	case t == vec.Float64:
+	case t.IsFloat():
 		v.F64, err = sliceOf[float64](s, rows)
 	case t == vec.String:
 		if v.Offsets, err = sliceOf[uint32](s, rows+1); err == nil {
@@ -323,7 +323,7 @@ func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk
 			b += int64(len(v)) + 4
 		}
 		return b
-	case vec.Float64:
+	case vec.Float64, vec.Float32:
 		for i, p := range pidx {
 			d := col(cur[p])
 			d.F64 = append(d.F64, src.F64[i])

@@ -46,7 +46,7 @@ func (s Spec) OutType() vec.Type {
 	case Avg:
 		return vec.Float64
 	case Sum:
-		if s.In == vec.Float64 {
+		if s.In.IsFloat() {
 			return vec.Float64
 		}
 		return vec.Int64
@@ -116,7 +116,7 @@ func (s *State) Resize(n int) error {
 	s.cnt = extend(s.cnt, n, newCap)
 	switch s.spec.Kind {
 	case Sum, Avg:
-		if s.spec.In == vec.Float64 {
+		if s.spec.In.IsFloat() {
 			s.f64 = extend(s.f64, n, newCap)
 		} else {
 			s.lo = extend(s.lo, n, newCap)
@@ -124,7 +124,7 @@ func (s *State) Resize(n int) error {
 		}
 	case Min, Max:
 		switch s.spec.In {
-		case vec.Float64:
+		case vec.Float64, vec.Float32:
 			s.f64 = extend(s.f64, n, newCap)
 		case vec.String:
 			for len(s.strs) < n {
@@ -191,7 +191,7 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 			}
 		}
 	case Sum, Avg:
-		if in.Type == vec.Float64 {
+		if in.Type.IsFloat() {
 			f := s.f64
 			for i, g := range gids {
 				if valid == nil || valid[i] {
@@ -214,7 +214,7 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 	case Min, Max:
 		isMin := s.spec.Kind == Min
 		switch in.Type {
-		case vec.Float64:
+		case vec.Float64, vec.Float32:
 			f := s.f64
 			for i, g := range gids {
 				if valid != nil && !valid[i] {
@@ -356,7 +356,7 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 	out.Valid = valid
 	switch s.spec.Kind {
 	case Sum:
-		if s.spec.In == vec.Float64 {
+		if s.spec.In.IsFloat() {
 			out.F64 = append([]float64(nil), s.f64[:n]...)
 			return out, nil
 		}
@@ -374,7 +374,7 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 			if c == 0 {
 				continue
 			}
-			if s.spec.In == vec.Float64 {
+			if s.spec.In.IsFloat() {
 				out.F64[g] = s.f64[g] / float64(c)
 			} else {
 				out.F64[g] = int128Float(s.hi[g], s.lo[g]) / float64(c)
@@ -382,7 +382,7 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 		}
 	case Min, Max:
 		switch s.spec.In {
-		case vec.Float64:
+		case vec.Float64, vec.Float32:
 			out.F64 = append([]float64(nil), s.f64[:n]...)
 		case vec.String:
 			out.Offsets = make([]uint32, 1, n+1)

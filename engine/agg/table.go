@@ -109,7 +109,7 @@ type Table struct {
 // hint groups without growing.
 func NewTable(keyTypes []vec.Type, hint int, budget *Budget) (*Table, error) {
 	t := &Table{nullGid: -1, budget: budget}
-	t.intKey = len(keyTypes) == 1 && keyTypes[0] != vec.String && keyTypes[0] != vec.Float64 && keyTypes[0] != vec.Null
+	t.intKey = len(keyTypes) == 1 && keyTypes[0] != vec.String && !keyTypes[0].IsFloat() && keyTypes[0] != vec.Null
 	for _, kt := range keyTypes {
 		t.keys = append(t.keys, vec.NewVector(kt, 0))
 	}
@@ -208,7 +208,7 @@ func (t *Table) chargeKeys() error {
 func (t *Table) Reserve(rows int, strBytes []int64) error {
 	for c, k := range t.keys {
 		switch {
-		case k.Type == vec.Float64:
+		case k.Type.IsFloat():
 			k.F64 = slices.Grow(k.F64, rows)
 		case k.Type == vec.String:
 			k.Offsets = slices.Grow(k.Offsets, rows)
@@ -323,7 +323,7 @@ func (t *Table) equal(keys []*vec.Vector, i, g int) bool {
 			if !bytes.Equal(k.Str(i), s.Str(g)) {
 				return false
 			}
-		case vec.Float64:
+		case vec.Float64, vec.Float32:
 			if floatBits(k.F64[i]) != floatBits(s.F64[g]) {
 				return false
 			}

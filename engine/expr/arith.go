@@ -12,7 +12,10 @@ import (
 )
 
 // arith is an arithmetic operator on two operands of the same lane: both
-// integer-like (I64) or both DOUBLE (F64). The binder inserts casts.
+// integer-like (I64) or both DOUBLE or both FLOAT (F64). The binder inserts
+// casts. FLOAT results are computed in double precision and rounded to
+// single, which for + - * / and % gives the correctly rounded float32
+// result (a double holds more than twice float32's significand bits).
 type arith struct {
 	op       sql.Op
 	l, r     Expr
@@ -64,6 +67,9 @@ func (a *arith) eval(b *vec.Batch) (*vec.Vector, error) {
 				return out, nil
 			}
 			floatOpScalar(a.op, out.F64, lv.F64[:n], c.Float())
+			if a.t == vec.Float32 {
+				roundFloat32(out.F64)
+			}
 			return out, nil
 		}
 		out.I64 = make([]int64, n)
@@ -86,6 +92,9 @@ func (a *arith) eval(b *vec.Batch) (*vec.Vector, error) {
 	if a.float {
 		out.F64 = make([]float64, n)
 		floatOp(a.op, out.F64, lv.F64[:n], rv.F64[:n])
+		if a.t == vec.Float32 {
+			roundFloat32(out.F64)
+		}
 		if a.op == sql.OpIntDiv {
 			for i, d := range rv.F64[:n] {
 				if d == 0 {
@@ -382,6 +391,14 @@ func floatOpScalar(op sql.Op, o, x []float64, c float64) {
 	}
 }
 
+// roundFloat32 rounds every value of f to single precision, as a FLOAT
+// result is stored.
+func roundFloat32(f []float64) {
+	for i, x := range f {
+		f[i] = float64(float32(x))
+	}
+}
+
 // neg is unary minus.
 type neg struct {
 	x   Expr
@@ -399,7 +416,7 @@ func (n *neg) Eval(b *vec.Batch) (*vec.Vector, error) {
 		return nil, err
 	}
 	out := &vec.Vector{Type: v.Type, Len: b.Len, Valid: cloneValid(v.Valid, b.Len)}
-	if v.Type == vec.Float64 {
+	if v.Type.IsFloat() {
 		out.F64 = make([]float64, b.Len)
 		for i, x := range v.F64[:b.Len] {
 			out.F64[i] = -x

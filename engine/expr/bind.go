@@ -103,7 +103,27 @@ func foldNode(x Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if decimalFold(x) {
+		c.decimal = true
+	}
 	return c, nil
+}
+
+// decimalFold reports whether x, with constant operands, is a DECIMAL in
+// DuckDB: the negation of a decimal literal (-2.5), or + - * % of two
+// decimal literals (1.5 * 2.5). (1.5 * 2 is DECIMAL too, but the binder has
+// made the 2 a DOUBLE by then; it stays DOUBLE here.)
+func decimalFold(x Expr) bool {
+	switch x := x.(type) {
+	case *neg:
+		return isDecimalLit(x.x)
+	case *arith:
+		switch x.op {
+		case sql.OpAdd, sql.OpSub, sql.OpMul, sql.OpMod:
+			return isDecimalLit(x.l) && isDecimalLit(x.r)
+		}
+	}
+	return false
 }
 
 func (b *Binder) bindNode(e sql.Expr, depth int) (Expr, error) {
@@ -259,7 +279,9 @@ func bindLiteral(e *sql.Literal) (Expr, error) {
 	case sql.LitInt:
 		return NewConst(vec.Int64, e.Int), nil
 	case sql.LitFloat:
-		return NewConst(vec.Float64, e.Float), nil
+		c := NewConst(vec.Float64, e.Float)
+		c.decimal = !strings.ContainsAny(e.Text, "eE")
+		return c, nil
 	case sql.LitString:
 		c := NewConst(vec.String, e.Str)
 		c.Untyped = true
@@ -369,10 +391,52 @@ func isUntyped(x Expr) bool {
 // isNumber reports whether t takes part in arithmetic (not BOOLEAN).
 func isNumber(t vec.Type) bool {
 	switch t {
-	case vec.Int16, vec.Int32, vec.Int64, vec.UInt64, vec.Float64:
+	case vec.Int16, vec.Int32, vec.Int64, vec.UInt64, vec.Float64, vec.Float32:
 		return true
 	}
 	return false
+}
+
+// isDecimalLit reports whether x is a numeric literal without an exponent,
+// a DECIMAL in DuckDB, which takes the type of a FLOAT it meets.
+func isDecimalLit(x Expr) bool {
+	c, ok := x.(*Const)
+	return ok && c.decimal
+}
+
+// floatLits converts the decimal literals among xs to FLOAT when one of xs
+// is FLOAT and none is another DOUBLE: DuckDB combines FLOAT with DECIMAL
+// (and with integers) as FLOAT, with DOUBLE as DOUBLE.
+func floatLits(xs []Expr, poss []sql.Pos) error {
+	hasFloat := false
+	for _, x := range xs {
+		switch {
+		case x.Type() == vec.Float32:
+			hasFloat = true
+		case x.Type() == vec.Float64 && !isDecimalLit(x):
+			return nil
+		}
+	}
+	if !hasFloat {
+		return nil
+	}
+	for i, x := range xs {
+		if isDecimalLit(x) {
+			c, err := coerce(x, vec.Float32, poss[i])
+			if err != nil {
+				return err
+			}
+			xs[i] = c
+		}
+	}
+	return nil
+}
+
+// floatLits2 is floatLits for two operands.
+func floatLits2(l, r Expr, lp, rp sql.Pos) (Expr, Expr, error) {
+	xs := []Expr{l, r}
+	err := floatLits(xs, []sql.Pos{lp, rp})
+	return xs[0], xs[1], err
 }
 
 func isSigned(t vec.Type) bool { return t == vec.Int16 || t == vec.Int32 || t == vec.Int64 }
@@ -414,6 +478,9 @@ func commonType(a, b vec.Type) (vec.Type, bool) {
 	case isNumber(a) && isNumber(b):
 		if a == vec.Float64 || b == vec.Float64 {
 			return vec.Float64, true
+		}
+		if a == vec.Float32 || b == vec.Float32 {
+			return vec.Float32, true // FLOAT with an integer, UBIGINT too
 		}
 		if a == vec.UInt64 || b == vec.UInt64 {
 			return vec.Float64, true // UBIGINT with a signed type: compare as DOUBLE
@@ -511,6 +578,9 @@ func bindCompare(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l, r, err = floatLits2(l, r, lp, rp); err != nil {
+		return nil, err
+	}
 	lt, rt := l.Type(), r.Type()
 	if lt == vec.Null && rt == vec.Null {
 		return NewConst(vec.Bool, nil), nil
@@ -525,7 +595,7 @@ func bindCompare(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 		lane = laneUint
 	case rt == vec.UInt64 && isSigned(lt) && isNonNegConst(l):
 		lane = laneUint
-	case lt == rt && lt != vec.Float64:
+	case lt == rt && !lt.IsFloat():
 		lane = laneInt
 	default:
 		ct, ok := commonType(lt, rt)
@@ -538,7 +608,7 @@ func bindCompare(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 		if r, err = coerce(r, ct, rp); err != nil {
 			return nil, err
 		}
-		if ct == vec.Float64 {
+		if ct.IsFloat() {
 			lane = laneFloat
 		}
 	}
@@ -553,6 +623,9 @@ func isNonNegConst(x Expr) bool {
 func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 	l, r, err := resolveUntyped(l, r, lp, rp)
 	if err != nil {
+		return nil, err
+	}
+	if l, r, err = floatLits2(l, r, lp, rp); err != nil {
 		return nil, err
 	}
 	lt, rt := l.Type(), r.Type()
@@ -612,14 +685,19 @@ func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 			return &arith{op: op, l: l, r: r, t: vec.UInt64, unsigned: true, pos: opPos}, nil
 		}
 	}
-	float := lt == vec.Float64 || rt == vec.Float64 || lt == vec.UInt64 || rt == vec.UInt64 || op == sql.OpDiv
+	float := lt.IsFloat() || rt.IsFloat() || lt == vec.UInt64 || rt == vec.UInt64 || op == sql.OpDiv
 	t := vec.Int64
 	if float {
+		// FLOAT with FLOAT or an integer is FLOAT (the integer rounded to
+		// FLOAT first), with DOUBLE it is DOUBLE, as in DuckDB.
 		t = vec.Float64
-		if l, err = coerce(l, vec.Float64, lp); err != nil {
+		if (lt == vec.Float32 || rt == vec.Float32) && lt != vec.Float64 && rt != vec.Float64 {
+			t = vec.Float32
+		}
+		if l, err = coerce(l, t, lp); err != nil {
 			return nil, err
 		}
-		if r, err = coerce(r, vec.Float64, rp); err != nil {
+		if r, err = coerce(r, t, rp); err != nil {
 			return nil, err
 		}
 	}
@@ -654,6 +732,9 @@ func unify(xs []Expr, poss []sql.Pos, what string, at sql.Pos) (vec.Type, error)
 		} else if !isUntyped(x) && x.Type() != vec.Null && !litOK(x) {
 			uintLits = false
 		}
+	}
+	if err := floatLits(xs, poss); err != nil {
+		return 0, err
 	}
 	for _, x := range xs {
 		if isUntyped(x) || hasUint && uintLits && litOK(x) {
@@ -812,7 +893,7 @@ func (b *Binder) bindIn(e *sql.In, depth int) (Expr, error) {
 	switch {
 	case xt == vec.String:
 		lane = laneStr
-	case xt == vec.Float64:
+	case xt.IsFloat():
 		lane = laneFloat
 	case xt == vec.UInt64:
 		lane = laneUint
@@ -829,9 +910,13 @@ func (b *Binder) bindIn(e *sql.In, depth int) (Expr, error) {
 			kt = vec.String
 		}
 		want := xt
-		if ct, ok := commonType(xt, kt); ok && ct == vec.Float64 && xt != vec.Float64 {
-			// An integer column IN (1.5): compare as DOUBLE.
-			return b.bindIn(&sql.In{X: &sql.Cast{X: e.X, Type: "DOUBLE", At: e.X.Pos()}, List: e.List, Not: e.Not, At: e.At}, depth)
+		if xt == vec.Float32 && k.decimal {
+			kt = vec.Float32 // FLOAT IN (1.5) compares as FLOAT
+		}
+		if ct, ok := commonType(xt, kt); ok && ct.IsFloat() && xt != ct {
+			// An integer column IN (1.5): compare as DOUBLE; a FLOAT
+			// column IN (1e300) likewise.
+			return b.bindIn(&sql.In{X: &sql.Cast{X: e.X, Type: ct.String(), At: e.X.Pos()}, List: e.List, Not: e.Not, At: e.At}, depth)
 		}
 		if !k.Untyped {
 			if _, ok := commonType(xt, kt); !ok {

@@ -124,11 +124,18 @@ var builtins = []Builtin{
 		}
 		return fc.strict(fc.args[0].Type(), roundFn), nil
 	}, Doc: "round(x[, digits]), half away from zero"},
-	{Names: []string{"floor"}, MinArgs: 1, MaxArgs: 1, Bind: bindFloorCeil(true), Doc: "largest integer ≤ x, as DOUBLE"},
-	{Names: []string{"ceil", "ceiling"}, MinArgs: 1, MaxArgs: 1, Bind: bindFloorCeil(false), Doc: "smallest integer ≥ x, as DOUBLE"},
+	{Names: []string{"floor"}, MinArgs: 1, MaxArgs: 1, Bind: bindFloorCeil(true), Doc: "largest integer ≤ x, as DOUBLE (FLOAT for FLOAT)"},
+	{Names: []string{"ceil", "ceiling"}, MinArgs: 1, MaxArgs: 1, Bind: bindFloorCeil(false), Doc: "smallest integer ≥ x, as DOUBLE (FLOAT for FLOAT)"},
 	{Names: []string{"coalesce"}, MinArgs: 1, MaxArgs: math.MaxInt, Bind: bindCoalesce, Doc: "the first non-NULL argument"},
 	{Names: []string{"ifnull"}, MinArgs: 2, MaxArgs: 2, Bind: bindCoalesce, Doc: "ifnull(a, b) = coalesce(a, b)"},
 	{Names: []string{"nullif"}, MinArgs: 2, MaxArgs: 2, Bind: bindNullIf, Doc: "NULL when a = b, else a"},
+	{Names: []string{"typeof"}, MinArgs: 1, MaxArgs: 1, Bind: func(fc *funcCall) (Expr, error) {
+		t := fc.args[0].Type()
+		if isUntyped(fc.args[0]) {
+			t = vec.String
+		}
+		return NewConst(vec.String, t.String()), nil
+	}, Doc: "the name of the argument's type, as DESCRIBE spells it"},
 }
 
 // funcCall is one call being bound: the AST, its bound arguments and the
@@ -273,7 +280,7 @@ func bindToDateTime(fc *funcCall) (Expr, error) {
 		return fc.args[0], nil
 	case vec.Date:
 		return coerce(fc.args[0], vec.Timestamp, fc.pos(0))
-	case vec.Float64:
+	case vec.Float64, vec.Float32:
 		return fc.strict(vec.Timestamp, toTimestamp), nil
 	}
 	if err := fc.want(0, vec.Int64); err != nil {
@@ -328,12 +335,16 @@ func bindFloorCeil(floor bool) func(fc *funcCall) (Expr, error) {
 		if err := numericArg(fc.c, fc.args, 0); err != nil {
 			return nil, err
 		}
-		// DuckDB returns DOUBLE for integer arguments too.
+		// DuckDB returns DOUBLE for integer arguments too, FLOAT for FLOAT.
+		t := fc.args[0].Type()
+		if t != vec.Float32 {
+			t = vec.Float64
+		}
 		var err error
-		if fc.args[0], err = coerce(fc.args[0], vec.Float64, fc.pos(0)); err != nil {
+		if fc.args[0], err = coerce(fc.args[0], t, fc.pos(0)); err != nil {
 			return nil, err
 		}
-		return fc.strict(vec.Float64, floorCeil(floor)), nil
+		return fc.strict(t, floorCeil(floor)), nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -12,7 +13,8 @@ import (
 )
 
 // TypeByName maps a SQL type name (any case, parameters such as
-// VARCHAR(255) ignored) to a vec.Type. DECIMAL and NUMERIC map to DOUBLE,
+// VARCHAR(255) ignored) to a vec.Type. FLOAT, FLOAT4 and REAL are FLOAT
+// (single precision), as in DuckDB. DECIMAL and NUMERIC map to DOUBLE,
 // TINYINT to SMALLINT: the engine has no exact decimals or 8-bit integers.
 func TypeByName(name string) (vec.Type, bool) {
 	n := strings.ToUpper(strings.TrimSpace(name))
@@ -30,8 +32,10 @@ func TypeByName(name string) (vec.Type, bool) {
 		return vec.Int64, true
 	case "UBIGINT", "UINT64":
 		return vec.UInt64, true
-	case "DOUBLE", "DOUBLE PRECISION", "FLOAT", "FLOAT8", "FLOAT4", "REAL", "DECIMAL", "NUMERIC", "FLOAT64":
+	case "DOUBLE", "DOUBLE PRECISION", "FLOAT8", "DECIMAL", "NUMERIC", "FLOAT64":
 		return vec.Float64, true
+	case "FLOAT", "FLOAT4", "REAL", "FLOAT32":
+		return vec.Float32, true
 	case "VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "NVARCHAR":
 		return vec.String, true
 	case "DATE":
@@ -106,7 +110,9 @@ func isSignedInt(t vec.Type) bool { return t == vec.Int16 || t == vec.Int32 || t
 // CastVector converts v to type to, following DuckDB: integer narrowing and
 // double → integer conversions are range-checked (doubles round half away
 // from zero), strings are parsed, and a failure is an error naming the
-// value.
+// value. A conversion to FLOAT rounds to single precision; a finite DOUBLE
+// beyond FLOAT's range is an error (a string such as '1e39' becomes
+// infinity instead, as in DuckDB).
 func CastVector(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 	from := v.Type
 	n := v.Len
@@ -133,6 +139,32 @@ func CastVector(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 	out := &vec.Vector{Type: to, Len: n, Valid: cloneValid(v.Valid, n)}
 	null := func(i int) bool { return v.Valid != nil && !v.Valid[i] }
 	switch {
+	case to.IsFloat() && from.IsFloat():
+		// FLOAT → DOUBLE is exact; DOUBLE → FLOAT rounds.
+		out.F64 = make([]float64, n)
+		copy(out.F64, v.F64[:n])
+		if to == vec.Float32 {
+			for i, f := range out.F64 {
+				if f > math.MaxFloat32 || f < -math.MaxFloat32 {
+					if !math.IsInf(f, 0) && !null(i) {
+						return nil, fmt.Errorf("value %s is out of range for FLOAT", strconv.FormatFloat(f, 'g', -1, 64))
+					}
+				}
+				out.F64[i] = float64(float32(f))
+			}
+		}
+	case to == vec.Float32:
+		// Every integer is within FLOAT's range; it rounds to nearest.
+		out.F64 = make([]float64, n)
+		if from == vec.UInt64 {
+			for i, x := range v.I64[:n] {
+				out.F64[i] = float64(float32(uint64(x)))
+			}
+		} else {
+			for i, x := range v.I64[:n] {
+				out.F64[i] = float64(float32(x))
+			}
+		}
 	case to == vec.Float64:
 		out.F64 = make([]float64, n)
 		if from == vec.UInt64 {
@@ -144,7 +176,7 @@ func CastVector(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 				out.F64[i] = float64(x)
 			}
 		}
-	case from == vec.Float64:
+	case from.IsFloat():
 		out.I64 = make([]int64, n)
 		for i, f := range v.F64[:n] {
 			if null(i) {
@@ -240,6 +272,8 @@ func castToString(v *vec.Vector) *vec.Vector {
 			switch v.Type {
 			case vec.Float64:
 				buf = appendFloat(buf, v.F64[i])
+			case vec.Float32:
+				buf = appendFloat32(buf, v.F64[i])
 			case vec.Int16, vec.Int32, vec.Int64:
 				buf = strconv.AppendInt(buf, v.I64[i], 10)
 			case vec.Timestamp:
@@ -258,9 +292,19 @@ func castToString(v *vec.Vector) *vec.Vector {
 	return out
 }
 
-// appendFloat renders f as the shortest decimal that reads back exactly,
-// with ".0" on integral values (DuckDB: CAST(1.0 AS VARCHAR) is "1.0").
-func appendFloat(buf []byte, f float64) []byte {
+// appendFloat renders a DOUBLE as DuckDB's CAST(x AS VARCHAR) does: the
+// shortest decimal that reads back exactly, in positional notation with
+// ".0" on integral values when the decimal exponent is in [-4, 16)
+// (10000000000.0, 0.0001), in scientific notation otherwise (1e+16,
+// 1e-05), like Python's repr.
+func appendFloat(buf []byte, f float64) []byte { return appendShortest(buf, f, 64) }
+
+// appendFloat32 renders a FLOAT as appendFloat renders a DOUBLE, with the
+// shortest decimal that reads back as the same float32 (3.14, not
+// 3.140000104904175).
+func appendFloat32(buf []byte, f float64) []byte { return appendShortest(buf, float64(float32(f)), 32) }
+
+func appendShortest(buf []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(buf, "nan"...)
@@ -269,14 +313,18 @@ func appendFloat(buf []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(buf, "-inf"...)
 	}
-	start := len(buf)
-	buf = strconv.AppendFloat(buf, f, 'g', -1, 64)
-	for _, c := range buf[start:] {
-		if c == '.' || c == 'e' || c == 'n' {
-			return buf
-		}
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits)
+	exp, _ := strconv.Atoi(string(e[bytes.IndexByte(e, 'e')+1:]))
+	if exp < -4 || exp >= 16 {
+		return append(buf, e...)
 	}
-	return append(buf, ".0"...)
+	start := len(buf)
+	buf = strconv.AppendFloat(buf, f, 'f', -1, bits)
+	if bytes.IndexByte(buf[start:], '.') < 0 {
+		buf = append(buf, ".0"...)
+	}
+	return buf
 }
 
 func castFromString(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
@@ -292,8 +340,13 @@ func castFromString(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 			return fmt.Errorf("could not convert string %s to %s", sql.QuoteString(s), to)
 		}
 		switch to {
-		case vec.Float64:
-			f, err := strconv.ParseFloat(s, 64)
+		case vec.Float64, vec.Float32:
+			bits := 64
+			if to == vec.Float32 {
+				bits = 32
+			}
+			// Out of range parses as ±Inf (or ±0), as in DuckDB.
+			f, err := strconv.ParseFloat(s, bits)
 			if err != nil && !isRangeErr(err) {
 				return nil, bad()
 			}

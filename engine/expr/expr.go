@@ -86,10 +86,14 @@ type Const struct {
 	// like DuckDB's string literals it converts implicitly to the type it
 	// is compared with (EventDate >= '2013-07-01').
 	Untyped bool
+	// decimal marks a numeric literal written without an exponent (1.5),
+	// which DuckDB types as DECIMAL: with a FLOAT operand it becomes FLOAT
+	// (f32 * 1.5 is FLOAT, f32 * 1.5e0 DOUBLE).
+	decimal bool
 }
 
 // NewConst returns a constant of type t holding x: nil (NULL), bool, an
-// integer, float64, string or []byte.
+// integer, float64, float32, string or []byte.
 func NewConst(t vec.Type, x any) *Const {
 	v := vec.NewVector(t, 1)
 	switch x := x.(type) {
@@ -109,6 +113,8 @@ func NewConst(t vec.Type, x any) *Const {
 		v.AppendInt(int64(x))
 	case float64:
 		v.AppendFloat(x)
+	case float32:
+		v.AppendFloat(float64(x))
 	case string:
 		v.AppendStr([]byte(x))
 	case []byte:
@@ -133,7 +139,7 @@ func (c *Const) Int() int64 {
 	return c.V.I64[0]
 }
 
-// Float returns the value of a DOUBLE constant.
+// Float returns the value of a DOUBLE or FLOAT constant.
 func (c *Const) Float() float64 {
 	if len(c.V.F64) == 0 {
 		return 0
@@ -174,6 +180,8 @@ func (c *Const) String() string {
 			s += ".0"
 		}
 		return s
+	case vec.Float32:
+		return "CAST(" + string(appendFloat32(nil, c.Float())) + " AS FLOAT)"
 	}
 	return c.V.Format(0)
 }
@@ -187,7 +195,7 @@ func broadcast(v *vec.Vector, n int) *vec.Vector {
 		out.Valid = make([]bool, n)
 		switch {
 		case v.Type == vec.Null:
-		case v.Type == vec.Float64:
+		case v.Type.IsFloat():
 			out.F64 = make([]float64, n)
 		case v.Type == vec.String:
 			out.Offsets = make([]uint32, n+1)
@@ -197,7 +205,7 @@ func broadcast(v *vec.Vector, n int) *vec.Vector {
 		return out
 	}
 	switch {
-	case v.Type == vec.Float64:
+	case v.Type.IsFloat():
 		out.F64 = make([]float64, n)
 		x := v.F64[0]
 		for i := range out.F64 {
@@ -399,7 +407,7 @@ func newOut(t vec.Type, n int) *vec.Vector {
 	out := &vec.Vector{Type: t, Len: n}
 	switch {
 	case t == vec.Null:
-	case t == vec.Float64:
+	case t.IsFloat():
 		out.F64 = make([]float64, n)
 	case t == vec.String:
 		out.Offsets = make([]uint32, 1, n+1)

@@ -292,7 +292,7 @@ func (r *regexpReplacer) do(args []*vec.Vector, n int) (*vec.Vector, error) {
 func absFn(args []*vec.Vector, n int) (*vec.Vector, error) {
 	x := args[0]
 	out := newOut(x.Type, n)
-	if x.Type == vec.Float64 {
+	if x.Type.IsFloat() {
 		for i, f := range x.F64[:n] {
 			out.F64[i] = math.Abs(f)
 		}
@@ -329,7 +329,7 @@ func roundHalfAway(f float64, digits int64) float64 {
 func roundFn(args []*vec.Vector, n int) (*vec.Vector, error) {
 	x := args[0]
 	out := newOut(x.Type, n)
-	if x.Type != vec.Float64 {
+	if !x.Type.IsFloat() {
 		copy(out.I64, x.I64[:n])
 		if len(args) == 2 {
 			// Negative digits round integers to tens, hundreds, …
@@ -349,13 +349,18 @@ func roundFn(args []*vec.Vector, n int) (*vec.Vector, error) {
 		}
 		out.F64[i] = roundHalfAway(f, d)
 	}
+	if x.Type == vec.Float32 {
+		// As DuckDB: rounded in double precision, then to FLOAT.
+		roundFloat32(out.F64)
+	}
 	return out, nil
 }
 
-// floorCeil implements floor and ceil on DOUBLE.
+// floorCeil implements floor and ceil on DOUBLE and FLOAT, in the
+// argument's type (the result of either is exact).
 func floorCeil(floor bool) func(args []*vec.Vector, n int) (*vec.Vector, error) {
 	return func(args []*vec.Vector, n int) (*vec.Vector, error) {
-		out := newOut(vec.Float64, n)
+		out := newOut(args[0].Type, n)
 		if floor {
 			for i, v := range args[0].F64[:n] {
 				out.F64[i] = math.Floor(v)

@@ -362,7 +362,7 @@ func gather(t vec.Type, n int, pick []uint16, vals []*vec.Vector) *vec.Vector {
 	out.Valid = valid
 	switch {
 	case t == vec.Null:
-	case t == vec.Float64:
+	case t.IsFloat():
 		out.F64 = make([]float64, n)
 		for i, p := range pick {
 			if valid == nil || valid[i] {

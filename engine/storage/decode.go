@@ -36,7 +36,7 @@ func newColumnBuilder(typ vec.Type, cv conv, optional bool, rows, fileSize int64
 	if !b.prealloc || typ == vec.String {
 		return b
 	}
-	if typ == vec.Float64 {
+	if typ.IsFloat() {
 		b.f64 = make([]float64, rows)
 	} else {
 		b.i64 = make([]int64, rows)
@@ -51,7 +51,7 @@ func (b *columnBuilder) grow(v *vec.Vector, m int) {
 	}
 	switch {
 	case b.typ == vec.String:
-	case b.typ == vec.Float64:
+	case b.typ.IsFloat():
 		if len(v.F64) < m {
 			v.F64 = append(v.F64, make([]float64, m-len(v.F64))...)
 		}
@@ -88,7 +88,7 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int6
 			v.Bytes = make([]byte, 0, min(bytesHint, 1<<32-1))
 		}
 	case !b.prealloc:
-	case b.typ == vec.Float64:
+	case b.typ.IsFloat():
 		v.F64 = b.f64[b.off : b.off+n : b.off+n]
 	default:
 		v.I64 = b.i64[b.off : b.off+n : b.off+n]

@@ -121,7 +121,7 @@ func want(col string, i int) any {
 	case "U64":
 		return r.U64
 	case "F32":
-		return float64(r.F32)
+		return r.F32
 	case "F64":
 		return r.F64
 	case "Bytes":
@@ -168,7 +168,7 @@ func want(col string, i int) any {
 
 var wantTypes = map[string]vec.Type{
 	"B": vec.Bool, "I8": vec.Int16, "I16": vec.Int16, "I32": vec.Int32, "I64": vec.Int64,
-	"U8": vec.Int16, "U16": vec.Int32, "U32": vec.Int64, "U64": vec.UInt64, "F32": vec.Float64,
+	"U8": vec.Int16, "U16": vec.Int32, "U32": vec.Int64, "U64": vec.UInt64, "F32": vec.Float32,
 	"F64": vec.Float64, "Bytes": vec.String, "Str": vec.String, "DictStr": vec.String,
 	"DictI64": vec.Int64, "Date": vec.Date, "TsMilli": vec.Timestamp, "TsMicro": vec.Timestamp,
 	"TsNano": vec.TimestampNS, "OptI32": vec.Int32, "OptStr": vec.String, "OptDict": vec.String,

@@ -176,7 +176,7 @@ func mapType(name string, n parquet.Node) (vec.Type, conv, error) {
 		if intType != nil || isDate || tsUnit != 255 {
 			return bad()
 		}
-		return vec.Float64, convFloat, nil
+		return vec.Float32, convFloat, nil
 	case parquet.Double:
 		if intType != nil || isDate || tsUnit != 255 {
 			return bad()

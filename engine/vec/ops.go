@@ -7,7 +7,7 @@ func (v *Vector) Slice(a, b int) *Vector {
 	case Null:
 	case String:
 		s.Bytes, s.Offsets = v.Bytes, v.Offsets[a:b+1]
-	case Float64:
+	case Float64, Float32:
 		s.F64 = v.F64[a:b]
 	default:
 		s.I64 = v.I64[a:b]
@@ -35,7 +35,7 @@ func (v *Vector) Gather(sel []int32) *Vector {
 			out.Bytes = append(out.Bytes, v.Bytes[v.Offsets[i]:v.Offsets[i+1]]...)
 			out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
 		}
-	case Float64:
+	case Float64, Float32:
 		out.F64 = make([]float64, n)
 		for j, i := range sel {
 			out.F64[j] = v.F64[i]
@@ -77,7 +77,7 @@ func (v *Vector) AppendVector(src *Vector) {
 	}
 	switch v.Type {
 	case Null:
-	case Float64:
+	case Float64, Float32:
 		v.F64 = append(v.F64, src.F64[:src.Len]...)
 	case String:
 		if len(v.Offsets) == 0 {

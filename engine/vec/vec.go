@@ -4,8 +4,9 @@
 // A Vector holds one column of up to a few million values in flat slices so
 // that operators loop over plain Go slices, with no per-value interfaces or
 // allocations. Integer-like types (BOOLEAN, the integer widths, DATE and
-// TIMESTAMP) are stored widened to int64; DOUBLE as float64; VARCHAR as one
-// byte slice plus n+1 offsets.
+// TIMESTAMP) are stored widened to int64; DOUBLE and FLOAT as float64 (a
+// FLOAT value is always exactly a float32); VARCHAR as one byte slice plus
+// n+1 offsets.
 package vec
 
 import (
@@ -33,12 +34,13 @@ const (
 	Timestamp               // microseconds since 1970-01-01 00:00:00 UTC, in I64
 	Interval                // microseconds, in I64 (only for date arithmetic)
 	TimestampNS             // TIMESTAMP_NS: nanoseconds since 1970-01-01 00:00:00 UTC, in I64
+	Float32                 // FLOAT (REAL): single precision, stored in F64, every value exactly a float32
 )
 
 var typeNames = [...]string{
 	Null: "NULL", Bool: "BOOLEAN", Int16: "SMALLINT", Int32: "INTEGER", Int64: "BIGINT",
 	UInt64: "UBIGINT", Float64: "DOUBLE", String: "VARCHAR", Date: "DATE", Timestamp: "TIMESTAMP",
-	Interval: "INTERVAL", TimestampNS: "TIMESTAMP_NS",
+	Interval: "INTERVAL", TimestampNS: "TIMESTAMP_NS", Float32: "FLOAT",
 }
 
 // String returns the SQL name of the type, as DuckDB spells it.
@@ -58,10 +60,13 @@ func (t Type) IsInteger() bool {
 	return false
 }
 
+// IsFloat reports whether t is DOUBLE or FLOAT, the types stored in F64.
+func (t Type) IsFloat() bool { return t == Float64 || t == Float32 }
+
 // IsNumeric reports whether arithmetic is defined on t.
 func (t Type) IsNumeric() bool {
 	switch t {
-	case Int16, Int32, Int64, UInt64, Float64, Bool:
+	case Int16, Int32, Int64, UInt64, Float64, Float32, Bool:
 		return true
 	}
 	return false
@@ -86,7 +91,7 @@ type Vector struct {
 func NewVector(t Type, n int) *Vector {
 	v := &Vector{Type: t}
 	switch {
-	case t == Float64:
+	case t.IsFloat():
 		v.F64 = make([]float64, 0, n)
 	case t == String:
 		v.Offsets = make([]uint32, 1, n+1)
@@ -111,8 +116,12 @@ func (v *Vector) AppendInt(x int64) {
 	v.Len++
 }
 
-// AppendFloat appends a DOUBLE value.
+// AppendFloat appends a DOUBLE or FLOAT value; for FLOAT, x is rounded to
+// single precision.
 func (v *Vector) AppendFloat(x float64) {
+	if v.Type == Float32 {
+		x = float64(float32(x))
+	}
 	v.F64 = append(v.F64, x)
 	if v.Valid != nil {
 		v.Valid = append(v.Valid, true)
@@ -139,7 +148,7 @@ func (v *Vector) AppendNull() {
 		}
 	}
 	switch {
-	case v.Type == Float64:
+	case v.Type.IsFloat():
 		v.F64 = append(v.F64, 0)
 	case v.Type == String:
 		v.Offsets = append(v.Offsets, uint32(len(v.Bytes)))
@@ -157,7 +166,7 @@ func (v *Vector) AppendFrom(src *Vector, i int) {
 		return
 	}
 	switch {
-	case v.Type == Float64:
+	case v.Type.IsFloat():
 		v.AppendFloat(src.F64[i])
 	case v.Type == String:
 		v.AppendStr(src.Str(i))
@@ -166,8 +175,8 @@ func (v *Vector) AppendFrom(src *Vector, i int) {
 	}
 }
 
-// Value returns value i as a Go value: nil, bool, int64, uint64, float64,
-// string, or time.Time (DATE and TIMESTAMP, UTC). It allocates and is meant
+// Value returns value i as a Go value: nil, bool, int64, uint64, float64
+// (DOUBLE), float32 (FLOAT), string, or time.Time (DATE and TIMESTAMP, UTC). It allocates and is meant
 // for results and tests, not for hot loops.
 func (v *Vector) Value(i int) any {
 	if v.IsNull(i) {
@@ -180,6 +189,8 @@ func (v *Vector) Value(i int) any {
 		return uint64(v.I64[i])
 	case Float64:
 		return v.F64[i]
+	case Float32:
+		return float32(v.F64[i])
 	case String:
 		return string(v.Str(i))
 	case Date:
@@ -194,7 +205,8 @@ func (v *Vector) Value(i int) any {
 }
 
 // Format renders value i as text the way DuckDB's CLI and our tsv output do:
-// NULL as "NULL", integers exactly, doubles with up to 6 significant digits,
+// NULL as "NULL", integers exactly, doubles and floats with up to 6
+// significant digits,
 // dates as YYYY-MM-DD and timestamps as YYYY-MM-DD HH:MM:SS (UTC).
 func (v *Vector) Format(i int) string {
 	if v.IsNull(i) {
@@ -210,6 +222,8 @@ func (v *Vector) Format(i int) string {
 		return strconv.FormatUint(uint64(v.I64[i]), 10)
 	case Float64:
 		return FormatFloat(v.F64[i])
+	case Float32:
+		return FormatFloat32(v.F64[i])
 	case String:
 		return string(v.Str(i))
 	case Date:
@@ -237,6 +251,21 @@ func FormatFloat(f float64) string {
 		return "-inf"
 	}
 	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+// FormatFloat32 renders a FLOAT as FormatFloat renders a double (6
+// significant digits), rounding from its single-precision value, so that
+// 3.14::FLOAT prints 3.14.
+func FormatFloat32(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(float64(float32(f)), 'g', 6, 32)
 }
 
 // CompareFloat orders doubles as DuckDB does, for comparisons, sorting,

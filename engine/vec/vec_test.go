@@ -73,3 +73,32 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestFloat32Vector(t *testing.T) {
+	if !Float32.IsFloat() || !Float64.IsFloat() || Int64.IsFloat() || !Float32.IsNumeric() || Float32.IsInteger() {
+		t.Error("Float32 classification")
+	}
+	if Float32.String() != "FLOAT" {
+		t.Errorf("Float32.String() = %s", Float32)
+	}
+	v := NewVector(Float32, 4)
+	v.AppendFloat(3.14) // rounded to single precision
+	v.AppendNull()
+	v.AppendFloat(1.1)
+	if v.F64 == nil || v.I64 != nil || v.F64[0] != float64(float32(3.14)) {
+		t.Fatalf("stored %v / %v", v.F64, v.I64)
+	}
+	w := NewVector(Float32, 0)
+	w.AppendVector(v.Gather([]int32{2, 1, 0}).Slice(0, 3))
+	w.AppendFrom(v, 0)
+	var got []string
+	for i := 0; i < w.Len; i++ {
+		got = append(got, w.Format(i))
+	}
+	if s := strings.Join(got, "|"); s != "1.1|NULL|3.14|3.14" {
+		t.Errorf("formatted %s", s)
+	}
+	if x, ok := w.Value(0).(float32); !ok || x != 1.1 {
+		t.Errorf("Value(0) = %v (%T), want float32 1.1", w.Value(0), w.Value(0))
+	}
+}
