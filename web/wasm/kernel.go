@@ -28,8 +28,9 @@ const MaxRows = 20_000_000
 const BrowserMemory = 2 << 30
 
 // MaxDefaultRows caps the hits table the kernel picks for itself, for the
-// time the first load takes: generating 4 M rows took 13 s in headless
-// Chromium on the 2-vCPU VM (1 M rows: 6 s; 100,000: under 1 s).
+// time the first load takes: generating 4 M rows took 13–17 s in
+// headless Chromium on the shared 2-vCPU VM, 30 s when it was very busy
+// (1 M rows: 6 s; 100,000: about 1 s).
 const MaxDefaultRows = 4_000_000
 
 // Generating hits takes, at its peak, about hitsGenFixed plus
