@@ -20,8 +20,8 @@ func main() {
 	// Go's default (GOGC=100) would let the heap grow to twice the file
 	// before collecting, WebAssembly memory that is never given back.
 	// Under Node, 4 M rows, 16 Q15 queries: 571 MiB of heap at GOGC=25,
-	// 814 MiB at 100, the queries no slower. The limit makes the
-	// collector work harder, not fail, near BrowserMemory.
+	// 814 MiB at 100, the queries no slower within the VM's noise. The
+	// limit makes the collector work harder, not fail, near BrowserMemory.
 	debug.SetGCPercent(25)
 	debug.SetMemoryLimit(BrowserMemory)
 	obj := js.Global().Get("Object").New()
