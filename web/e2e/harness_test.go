@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,14 +27,16 @@ import (
 var screenshotDir = flag.String("screenshots", "", "directory to write PNG screenshots of the main views to")
 
 // e2eRows is the size of the generated table. The WebAssembly kernel
-// generates the same rows (web/ui/src/wasm-kernel.js DEFAULTS: 100000
-// rows, shuffled, seed 1), so both kernels must return the same answer.
+// generates the same rows (shuffled, seed 1: env.url asks for them with
+// ?hits_rows, where the page would otherwise let the kernel size its
+// table), so both kernels must return the same answer.
 const e2eRows = 100000
 
 // env is what TestMain prepared for the tests.
 var env struct {
 	skip    string // non-empty: why the browser tests cannot run
-	url     string // the page to open, with the token if any
+	url     string // the page to open, with the token if any and ?hits_rows=e2eRows
+	pageURL string // url without hits_rows: the browser kernel sizes its table
 	base    string // scheme://host:port
 	chrome  string // path of the Chromium binary
 	wasm    bool   // cachebook.wasm was built and embedded
@@ -88,7 +91,7 @@ func setup() (int, func()) {
 		return 0, nop
 	}
 	if u := os.Getenv("CACHEBOOK_E2E_URL"); u != "" {
-		env.url = u
+		env.pageURL, env.url = u, withHitsRows(u, e2eRows)
 		env.base = baseOf(u)
 		env.wasm = true
 		return 0, nop
@@ -184,6 +187,7 @@ func setup() (int, func()) {
 	case <-time.After(30 * time.Second):
 		env.url = env.base + "/"
 	}
+	env.pageURL, env.url = env.url, withHitsRows(env.url, e2eRows)
 	if err := waitHTTP(env.base+"/", 30*time.Second); err != nil {
 		logMu.Lock()
 		fmt.Fprintf(os.Stderr, "e2e: server did not come up: %v\n%s", err, log.String())
@@ -192,6 +196,19 @@ func setup() (int, func()) {
 		return 1, nop
 	}
 	return 0, stop
+}
+
+// withHitsRows returns the page URL u asking the browser kernel for rows
+// rows of hits.
+func withHitsRows(u string, rows int) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := p.Query()
+	q.Set("hits_rows", fmt.Sprint(rows))
+	p.RawQuery = q.Encode()
+	return p.String()
 }
 
 var urlRE = regexp.MustCompile(`https?://[^\s"']+`)

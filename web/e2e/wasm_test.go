@@ -115,3 +115,44 @@ func TestWasmSameResult(t *testing.T) {
 		t.Errorf("the interrupt terminated the worker (%d times) instead of cancelling the query", n)
 	}
 }
+
+// TestWasmHitsSize opens a lesson without ?hits_rows, so that the browser
+// kernel sizes its hits table itself (web/wasm DefaultRows), and wants the
+// status line to say how large the table is.
+func TestWasmHitsSize(t *testing.T) {
+	if !env.wasm {
+		t.Skipf("no WebAssembly build: %s", env.wasmErr)
+	}
+	ctx := browser(t)
+	start := time.Now()
+	do(t, ctx, "open lesson 3 in the browser kernel",
+		chromedp.Navigate(env.pageURL+"#/lesson/03-radix"),
+		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="sql"]`)),
+		chromedp.SetValue(chromedp.CSS("#runmode"), "wasm"),
+		chromedp.Func(func(c context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`document.querySelector("#runmode").dispatchEvent(new Event("change"))`)(c, tg)
+			return err
+		}),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="in browser"][data-kernel="idle"]`)),
+	)
+	ready := time.Since(start)
+	rows := get(t, ctx, "the table's rows", chromedp.Evaluate[int](`cachebookApp.wasm.info.gen.rows`))
+	msg := get(t, ctx, "the generation message", chromedp.Evaluate[string](`cachebookApp.wasm.info.gen.message`))
+	status := text(t, ctx, ".status .text")
+	if rows < 1_000_000 {
+		t.Errorf("the browser's hits table has %d rows, want at least 1 M (radix shows nothing on a table in L2)", rows)
+	}
+	if want := "hits " + commas(rows) + " rows"; !strings.Contains(status, want) {
+		t.Errorf("status line %q does not say %q", status, want)
+	}
+	t.Logf("status %q; %s; ready %v after opening", status, msg, ready.Round(time.Millisecond))
+}
+
+// commas writes n with thousands separators, as toLocaleString("en-US").
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -10,8 +10,9 @@
 //	cachebook.send(frame)
 //	cachebook.goVersion
 //
-// start generates the hits table, starts the kernel and answers with the
-// table's description; from then on onFrame receives every frame the
+// start generates the hits table (rows 0 or absent: DefaultRows, sized
+// from BrowserMemory), starts the kernel and answers with the table's
+// description; from then on onFrame receives every frame the
 // kernel sends (the welcome first), as JSON text. send hands the kernel
 // one client frame (execute_request, kernel_info_request,
 // interrupt_request, shutdown_request).

@@ -22,6 +22,20 @@ function dropToken() {
   history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
 }
 
+// wasmOpts are the browser kernel's options from the page URL: ?hits_rows=N
+// generates N rows of hits instead of the size the kernel picks.
+function wasmOpts() {
+  const rows = Number(new URLSearchParams(location.search).get("hits_rows"));
+  return Number.isInteger(rows) && rows > 0 ? { rows } : {};
+}
+
+// wasmWhere names the browser kernel in the status line and, once it has
+// generated its hits table, says how large the table is.
+function wasmWhere(k) {
+  const g = k && k.info && k.info.gen;
+  return g ? `browser (wasm) · hits ${g.rows.toLocaleString("en-US")} rows` : "browser (wasm)";
+}
+
 // fitSave keeps a save request under the server's frame limit
 // (kernel_info limits.max_message_bytes, less room for the envelope): the
 // JSON forms (tables, charts) of the largest outputs are left out, their
@@ -113,7 +127,7 @@ class App {
     const dot = this.statusEl.querySelector(".dot");
     const text = this.statusEl.querySelector(".text");
     dot.className = "dot " + (s.connection === "connected" || s.connection === "in browser" ? s.kernel : "off");
-    const where = s.kind === "wasm" ? "browser (wasm)" : s.connection;
+    const where = s.kind === "wasm" ? wasmWhere(this.wasm) : s.connection;
     text.textContent = `${where} · ${s.kernel}`;
     this.statusEl.dataset.kernel = s.kernel;
     this.statusEl.dataset.connection = s.connection;
@@ -147,7 +161,7 @@ class App {
       h("b", "Running in this browser. "),
       "Go WebAssembly is single-threaded (no parallel GROUP BY); perf counters are server-only; browser timers are coarse (",
       crossOriginIsolated ? "5 µs" : "100 µs",
-      " steps), so short timings are rounded. The hits table here is generated in the browser and is smaller than the server's. ",
+      " steps), so short timings are rounded. The hits table here is generated in the browser, as large as the memory it plans for allows. ",
       ...(extra ? [h("span.detail", extra)] : []),
     );
   }
@@ -159,7 +173,7 @@ class App {
   setMode(mode) {
     if (this.nb) localStorage.setItem(this.modeKey(), mode);
     if (mode === "wasm") {
-      if (!this.wasm) this.wasm = new WasmKernel(DIST, (s) => this.onStatus(s));
+      if (!this.wasm) this.wasm = new WasmKernel(DIST, (s) => this.onStatus(s), wasmOpts());
       this.kernel = this.wasm;
       this.wasm.start().catch((e) => this.showBanner("WebAssembly failed: " + e.message));
     } else {

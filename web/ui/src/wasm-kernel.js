@@ -5,7 +5,9 @@
 // from KernelClient's one mapping.
 import { KernelClient } from "./server-kernel.js";
 
-const DEFAULTS = { rows: 100000, order: "shuffled", seed: 1 };
+// rows 0: the kernel sizes the hits table from the memory it plans for
+// (web/wasm DefaultRows); a page URL with ?hits_rows=N asks for N.
+const DEFAULTS = { rows: 0, order: "shuffled", seed: 1 };
 
 // After an interrupt, a cell that has not ended within this long is
 // stopped by terminating the worker (a loop that never yields keeps it
@@ -27,7 +29,11 @@ export class WasmKernel extends KernelClient {
     if (this.worker) return this.readyP;
     this.connection = "loading";
     this.state = "starting";
-    this.status(`loading WebAssembly and generating ${this.opts.rows.toLocaleString()} rows…`);
+    this.status(
+      this.opts.rows
+        ? `loading WebAssembly and generating ${this.opts.rows.toLocaleString("en-US")} rows of hits…`
+        : "loading WebAssembly and generating the hits table, sized to the browser's memory…",
+    );
     const w = new Worker(this.base + "worker.js");
     this.worker = w;
     this.ready = false;
