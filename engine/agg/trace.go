@@ -93,14 +93,17 @@ func hugeAlloc(huge bool, n int64) bool { return huge && n >= traceHugeMin }
 // tracedTable is a real countTable whose accesses are reported.
 type tracedTable struct {
 	*countTable
-	tr   Tracer
+	tr   *traceBuf
 	w    int
 	buf  int
 	huge bool
+	// probes is scratch for add and grow: per key of a chunk, how it
+	// probed (probeInsert, probeGrow).
+	probes []uint32
 }
 
-func newTracedTable(hint int, huge bool, tr Tracer, w int, budget *Budget) (*tracedTable, error) {
-	t, err := newCountTable(hint, nil, budget)
+func newTracedTable(hint int, huge bool, host *Arena, tr *traceBuf, w int, budget *Budget) (*tracedTable, error) {
+	t, err := newCountTable(hint, host, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -108,45 +111,113 @@ func newTracedTable(hint int, huge bool, tr Tracer, w int, budget *Budget) (*tra
 	return &tracedTable{countTable: t, tr: tr, w: w, huge: huge, buf: tr.Alloc(w, n, hugeAlloc(huge, n), true)}, nil
 }
 
+// probeChunk is how many keys (or old slots, when growing) a traced table
+// runs against its slots before it reports their accesses: the probes run
+// in a loop as tight as the real table's, so that their cache misses on
+// the host overlap as the real run's do, and the reporting loop after them
+// touches no slots.
+const probeChunk = 2048
+
+// A probe record (tracedTable.probes) per key: the slots visited << 2 |
+// probeInsert if the key was inserted in the last, probeGrow if the table
+// must grow before it can be (the key is probed again after the growth).
+const (
+	probeInsert = 1
+	probeGrow   = 2
+)
+
 // add is countTable.add with its accesses reported: a probe reads the
 // slot's count, then its key; a hit increments the count, an insert writes
-// both.
+// both. Each chunk of keys first runs through the table, recording how
+// many slots each visited, then its accesses are reported in order.
 func (t *tracedTable) add(keys []int64, in TraceMorsel, from int) error {
-	tr, w := t.tr, t.w
-	for i, k := range keys {
-		tr.Access(w, in.Buf, in.Off+int64(from+i)*8, 8, false)
-		j := Mix64(uint64(k)) & t.mask
-		for {
-			off := int64(j) * CountSlotBytes
-			s := t.slots[2*j : 2*j+2 : 2*j+2]
-			tr.Access(w, t.buf, off+8, 8, false)
-			if s[1] == 0 {
-				if t.n >= t.growAt {
-					if err := t.grow(); err != nil {
-						return err
-					}
-					j = Mix64(uint64(k)) & t.mask
-					continue
-				}
-				s[0], s[1] = k, 1
-				tr.Access(w, t.buf, off, 16, true)
-				t.n++
-				break
+	reread := true // the next key's read is reported (not after a growth)
+	for lo := 0; lo < len(keys); {
+		hi := min(lo+probeChunk, len(keys))
+		n, grow := t.probe(keys[lo:hi])
+		t.report(keys[lo:lo+n], in, from+lo, reread)
+		reread = true
+		lo += n
+		if grow {
+			if err := t.grow(); err != nil {
+				return err
 			}
-			tr.Access(w, t.buf, off, 8, false)
-			if s[0] == k {
-				s[1]++
-				tr.Access(w, t.buf, off+8, 8, true)
-				break
-			}
-			j = (j + 1) & t.mask
+			// The key that found the table full is probed again,
+			// without reading it again, as countTable.add does.
+			lo--
+			reread = false
 		}
 	}
 	return nil
 }
 
+// probe runs keys through the table as countTable.add does, recording
+// each key's probes in t.probes, up to the first key that finds the table
+// full: it returns the keys recorded (that one included) and whether the
+// table must grow.
+func (t *tracedTable) probe(keys []int64) (n int, grow bool) {
+	if cap(t.probes) < len(keys) {
+		t.probes = make([]uint32, probeChunk)
+	}
+	probes := t.probes[:len(keys)]
+	slots, mask := t.slots, t.mask
+	for i, k := range keys {
+		j := Mix64(uint64(k)) & mask
+		for l := uint32(1); ; l++ {
+			s := slots[2*j : 2*j+2 : 2*j+2]
+			if s[1] == 0 {
+				if t.n >= t.growAt {
+					probes[i] = l<<2 | probeGrow
+					return i + 1, true
+				}
+				s[0], s[1] = k, 1
+				t.n++
+				probes[i] = l<<2 | probeInsert
+				break
+			}
+			if s[0] == k {
+				s[1]++
+				probes[i] = l << 2
+				break
+			}
+			j = (j + 1) & mask
+		}
+	}
+	return len(keys), false
+}
+
+// report reports the accesses of keys, probed by probe (t.probes), the
+// first key's read only if reread; keys are rows from.. of in.
+func (t *tracedTable) report(keys []int64, in TraceMorsel, from int, reread bool) {
+	tr, w, buf, mask := t.tr, t.w, t.buf, t.mask
+	for i, k := range keys {
+		if i > 0 || reread {
+			tr.Access(w, in.Buf, in.Off+int64(from+i)*8, 8, false)
+		}
+		p := t.probes[i]
+		j := Mix64(uint64(k)) & mask
+		for l := p >> 2; ; l-- {
+			off := int64(j) * CountSlotBytes
+			tr.Access(w, buf, off+8, 8, false)
+			if l == 1 {
+				switch {
+				case p&probeInsert != 0:
+					tr.Access(w, buf, off, 16, true)
+				case p&probeGrow == 0:
+					tr.Access(w, buf, off, 8, false)
+					tr.Access(w, buf, off+8, 8, true)
+				}
+				break
+			}
+			tr.Access(w, buf, off, 8, false)
+			j = (j + 1) & mask
+		}
+	}
+}
+
 // grow is countTable.grow, reported: the old array is read in order and
-// each entry written to its slot in the new one.
+// each entry written to its slot in the new one (in chunks: reinserted,
+// then reported, as add does).
 func (t *tracedTable) grow() error {
 	old, oldBuf := t.slots, t.buf
 	if err := t.countTable.alloc(len(old)); err != nil {
@@ -154,21 +225,42 @@ func (t *tracedTable) grow() error {
 	}
 	n := int64(len(t.slots)) * 8
 	t.buf = t.tr.Alloc(t.w, n, hugeAlloc(t.huge, n), true)
-	for i := 0; i < len(old); i += 2 {
-		t.tr.Access(t.w, oldBuf, int64(i)*8, 16, false)
-		if old[i+1] == 0 {
-			continue
-		}
-		j := Mix64(uint64(old[i])) & t.mask
-		for {
-			t.tr.Access(t.w, t.buf, int64(j)*CountSlotBytes+8, 8, false)
-			if t.slots[2*j+1] == 0 {
-				break
+	if cap(t.probes) < probeChunk {
+		t.probes = make([]uint32, probeChunk)
+	}
+	probes := t.probes[:probeChunk]
+	slots, mask := t.slots, t.mask
+	for lo := 0; lo < len(old); lo += 2 * probeChunk {
+		hi := min(lo+2*probeChunk, len(old))
+		for i := lo; i < hi; i += 2 {
+			if old[i+1] == 0 {
+				continue
 			}
-			j = (j + 1) & t.mask
+			j := Mix64(uint64(old[i])) & mask
+			l := uint32(1)
+			for slots[2*j+1] != 0 {
+				j = (j + 1) & mask
+				l++
+			}
+			slots[2*j], slots[2*j+1] = old[i], old[i+1]
+			probes[(i-lo)/2] = l
 		}
-		t.slots[2*j], t.slots[2*j+1] = old[i], old[i+1]
-		t.tr.Access(t.w, t.buf, int64(j)*CountSlotBytes, 16, true)
+		tr, w, buf := t.tr, t.w, t.buf
+		for i := lo; i < hi; i += 2 {
+			tr.Access(w, oldBuf, int64(i)*8, 16, false)
+			if old[i+1] == 0 {
+				continue
+			}
+			j := Mix64(uint64(old[i])) & mask
+			for l := probes[(i-lo)/2]; ; l-- {
+				tr.Access(w, buf, int64(j)*CountSlotBytes+8, 8, false)
+				if l == 1 {
+					break
+				}
+				j = (j + 1) & mask
+			}
+			tr.Access(w, buf, int64(j)*CountSlotBytes, 16, true)
+		}
 	}
 	return nil
 }
@@ -209,13 +301,13 @@ func (t *tracedTable) emit(out *tracedOutput) int {
 // tracedOutput is a worker's pair of output columns (keys, counts) as
 // slices that grow as Go's append grows them.
 type tracedOutput struct {
-	tr        Tracer
+	tr        *traceBuf
 	w         int
 	n, cap    int64
 	keys, cnt int
 }
 
-func newTracedOutput(tr Tracer, w int, capacity int64) *tracedOutput {
+func newTracedOutput(tr *traceBuf, w int, capacity int64) *tracedOutput {
 	o := &tracedOutput{tr: tr, w: w, cap: capacity}
 	o.keys = tr.Alloc(w, capacity*8, false, true)
 	o.cnt = tr.Alloc(w, capacity*8, false, true)
@@ -261,7 +353,7 @@ func growCap(old, need, elem int64) int64 {
 // tracedScatter is a real countScatter whose accesses are reported.
 type tracedScatter struct {
 	*countScatter
-	tr            Tracer
+	tr            *traceBuf
 	w             int
 	wc, fill, hdr int   // buffers: staged keys, fill counts, slice headers
 	pbuf          []int // per partition: the buffer its keys are in
@@ -271,8 +363,8 @@ type tracedScatter struct {
 // sliceHeader is the size of a Go slice header (pointer, length, capacity).
 const sliceHeader = 24
 
-func newTracedScatter(bits int, rowsHint int64, huge bool, tr Tracer, w int) (*tracedScatter, error) {
-	sc, err := newCountScatter(bits, rowsHint, nil)
+func newTracedScatter(bits int, rowsHint int64, huge bool, host *Arena, tr *traceBuf, w int) (*tracedScatter, error) {
+	sc, err := newCountScatter(bits, rowsHint, host)
 	if err != nil {
 		return nil, err
 	}
@@ -353,10 +445,18 @@ func (s *tracedScatter) flush() {
 // partitions p with p%Threads == w-1 (the real run hands both out
 // dynamically). Huge pages change only which buffers the trace puts on
 // 2 MiB pages.
-func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr Tracer) (groups int, err error) {
+func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, to Tracer) (groups int, err error) {
+	tr := newTraceBuf(to)
+	defer tr.flush()
+	// The traced pass's own tables and partitions (the host's memory, not
+	// the modelled addresses) are on huge pages as the real run's are by
+	// default: on 4 KiB pages a large table's probes miss the host's TLB
+	// on almost every row.
+	host := NewArena(true, nil)
+	defer host.Free()
 	if cfg.Strategy == Naive {
 		tr.Phase(0, "aggregate")
-		t, err := newTracedTable(0, cfg.HugePages, tr, 0, cfg.Budget)
+		t, err := newTracedTable(0, cfg.HugePages, host, tr, 0, cfg.Budget)
 		if err != nil {
 			return 0, err
 		}
@@ -393,7 +493,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr 
 	for slot := range scats {
 		w := worker(slot)
 		tr.Phase(w, "partition")
-		sc, err := newTracedScatter(bits, rowsHint, cfg.HugePages, tr, w)
+		sc, err := newTracedScatter(bits, rowsHint, cfg.HugePages, host, tr, w)
 		if err != nil {
 			return 0, err
 		}
@@ -429,7 +529,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tr 
 				continue
 			}
 			if t == nil {
-				if t, err = newTracedTable(est.hint(n), cfg.HugePages, tr, w, cfg.Budget); err != nil {
+				if t, err = newTracedTable(est.hint(n), cfg.HugePages, host, tr, w, cfg.Budget); err != nil {
 					return 0, err
 				}
 			} else if err := t.reset(est.hint(n)); err != nil {

@@ -38,7 +38,9 @@ const (
 // GenericTraceable) over morsels as radix runs it for cfg, reporting its
 // accesses to tr, and returns the number of groups. Workers, morsels and
 // partitions are dealt as in TraceCount.
-func TraceGenericRadix(ctx context.Context, cfg TraceConfig, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tr Tracer) (int, error) {
+func TraceGenericRadix(ctx context.Context, cfg TraceConfig, keyType vec.Type, specs []Spec, morsels []TraceMorsel, to Tracer) (int, error) {
+	tr := newTraceBuf(to)
+	defer tr.flush()
 	keyTypes := []vec.Type{keyType}
 	if !GenericTraceable(keyTypes, specs) {
 		return 0, fmt.Errorf("trace: this aggregation's shape is not traced")

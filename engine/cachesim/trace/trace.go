@@ -201,6 +201,21 @@ func (m *model) Access(w, buf int, off int64, size int, write bool) {
 	m.sim(w).Access(m.base[buf]+uint64(off), size, write)
 }
 
+// Accesses is Access and Range for a batch, in order (agg.BatchTracer).
+func (m *model) Accesses(w int, batch []agg.TraceAccess) {
+	s := m.sim(w)
+	base := m.base
+	for i := range batch {
+		a := &batch[i]
+		addr := base[a.Buf] + uint64(a.Off)
+		if a.Range {
+			s.Range(addr, int64(a.Size), a.Write)
+		} else {
+			s.Access(addr, int(a.Size), a.Write)
+		}
+	}
+}
+
 func (m *model) Range(w, buf int, off, size int64, write bool) {
 	m.sim(w).Range(m.base[buf]+uint64(off), size, write)
 }
