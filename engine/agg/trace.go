@@ -191,27 +191,59 @@ func (t *tracedTable) probe(keys []int64) (n int, grow bool) {
 func (t *tracedTable) report(keys []int64, in TraceMorsel, from int, reread bool) {
 	tr, w, buf, mask := t.tr, t.w, t.buf, t.mask
 	for i, k := range keys {
-		if i > 0 || reread {
-			tr.Access(w, in.Buf, in.Off+int64(from+i)*8, 8, false)
-		}
 		p := t.probes[i]
+		read := i > 0 || reread
+		if p>>2 >= traceRoom/3 {
+			t.reportLong(k, p, in, from+i, read)
+			continue
+		}
+		tr.room(w, 1+3*int(p>>2))
+		if read {
+			tr.put(in.Buf, in.Off+int64(from+i)*8, 8, false)
+		}
 		j := Mix64(uint64(k)) & mask
 		for l := p >> 2; ; l-- {
 			off := int64(j) * CountSlotBytes
-			tr.Access(w, buf, off+8, 8, false)
+			tr.put(buf, off+8, 8, false)
 			if l == 1 {
 				switch {
 				case p&probeInsert != 0:
-					tr.Access(w, buf, off, 16, true)
+					tr.put(buf, off, 16, true)
 				case p&probeGrow == 0:
-					tr.Access(w, buf, off, 8, false)
-					tr.Access(w, buf, off+8, 8, true)
+					tr.put(buf, off, 8, false)
+					tr.put(buf, off+8, 8, true)
 				}
 				break
 			}
-			tr.Access(w, buf, off, 8, false)
+			tr.put(buf, off, 8, false)
 			j = (j + 1) & mask
 		}
+	}
+}
+
+// reportLong is report for one key whose probe visited too many slots to
+// make room for at once.
+func (t *tracedTable) reportLong(k int64, p uint32, in TraceMorsel, row int, read bool) {
+	tr, w, buf, mask := t.tr, t.w, t.buf, t.mask
+	if read {
+		tr.Access(w, in.Buf, in.Off+int64(row)*8, 8, false)
+	}
+	j := Mix64(uint64(k)) & mask
+	for l := p >> 2; ; l-- {
+		off := int64(j) * CountSlotBytes
+		tr.Access(w, buf, off+8, 8, false)
+		if l == 1 {
+			switch {
+			case p&probeInsert != 0:
+				tr.Access(w, buf, off, 16, true)
+			case p&probeGrow == 0:
+				tr.Access(w, buf, off, 8, false)
+				tr.Access(w, buf, off+8, 8, true)
+			}
+			return
+		}
+		tr.Access(w, buf, off, 8, false)
+		j = (j + 1) & mask
 	}
 }
 
@@ -408,15 +440,16 @@ func (s *tracedScatter) scatter(in TraceMorsel, shift uint) {
 	tr, w := s.tr, s.w
 	wc, fill := s.countScatter.wc, s.countScatter.fill
 	for i, k := range in.Keys {
-		tr.Access(w, in.Buf, in.Off+int64(i)*8, 8, false)
+		tr.room(w, 3)
+		tr.put(in.Buf, in.Off+int64(i)*8, 8, false)
 		p := uint32(Mix64(uint64(k)) >> shift)
 		if shift == 64 {
 			p = 0
 		}
-		tr.Access(w, s.fill, int64(p), 1, false)
+		tr.put(s.fill, int64(p), 1, false)
 		f := fill[p]
 		wc[int(p)*wcLine+int(f)] = k
-		tr.Access(w, s.wc, (int64(p)*wcLine+int64(f))*8, 8, true)
+		tr.put(s.wc, (int64(p)*wcLine+int64(f))*8, 8, true)
 		f++
 		if f == wcLine {
 			s.appendLine(int(p), wcLine)

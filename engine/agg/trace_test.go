@@ -75,6 +75,7 @@ func TestTraceSlotsMatch(t *testing.T) {
 		if err := tt.add(keys, in, 0); err != nil {
 			t.Fatal(err)
 		}
+		tt.tr.flush()
 		if !slices.Equal(real.slots, tt.slots) {
 			t.Fatalf("%d distinct: traced table's slots differ from the real table's", distinct)
 		}
@@ -122,6 +123,7 @@ func TestTracePartitionsMatch(t *testing.T) {
 			tr.scatter(TraceMorsel{Keys: keys[i : i+1000], Buf: buf, Off: int64(i) * 8}, uint(64-bits))
 		}
 		tr.flush()
+		tr.tr.flush()
 		for p := range real.parts {
 			if !slices.Equal(real.parts[p], tr.parts[p]) {
 				t.Fatalf("bits %d: partition %d differs", bits, p)

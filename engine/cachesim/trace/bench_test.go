@@ -71,7 +71,12 @@ func (t *nopTracer) Alloc(int, int64, bool, bool) int   { t.n++; return t.n - 1 
 func (t *nopTracer) Access(int, int, int64, int, bool)  {}
 func (t *nopTracer) Range(int, int, int64, int64, bool) {}
 func (t *nopTracer) Phase(int, string)                  {}
-func (t *nopTracer) Accesses(int, []agg.TraceAccess)    {}
+func (t *nopTracer) Accesses(_ int, b []agg.TraceAccess) []agg.TraceAccess {
+	if b == nil {
+		return make([]agg.TraceAccess, 0, simBatchLen)
+	}
+	return b[:0]
+}
 
 // BenchmarkTraceReplica runs the traced pass with a tracer that drops
 // every access: the floor under any sampling of the model.
