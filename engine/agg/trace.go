@@ -440,7 +440,7 @@ func (s *tracedScatter) scatter(in TraceMorsel, shift uint) {
 	tr, w := s.tr, s.w
 	wc, fill := s.countScatter.wc, s.countScatter.fill
 	for i, k := range in.Keys {
-		tr.room(w, 3)
+		tr.room(w, 4)
 		tr.put(in.Buf, in.Off+int64(i)*8, 8, false)
 		p := uint32(Mix64(uint64(k)) >> shift)
 		if shift == 64 {
@@ -454,9 +454,10 @@ func (s *tracedScatter) scatter(in TraceMorsel, shift uint) {
 		if f == wcLine {
 			s.appendLine(int(p), wcLine)
 			f = 0
+			tr.room(w, 1)
 		}
 		fill[p] = f
-		tr.Access(w, s.fill, int64(p), 1, true)
+		tr.put(s.fill, int64(p), 1, true)
 	}
 }
 

@@ -165,34 +165,48 @@ type model struct {
 	done  chan struct{}
 }
 
-// baseTable holds the buffers' addresses, by buffer number, in blocks
-// that never move, so that the simulating goroutine reads the address of
-// a buffer allocated before the batch it simulates while the traced pass
-// appends others.
+// baseTable holds the buffers' addresses, by buffer number: the first
+// baseFirst in one array, the rest in blocks that never move, so that the
+// simulating goroutine reads the address of a buffer allocated before the
+// batch it simulates while the traced pass appends others.
 type baseTable struct {
 	n      int
+	first  [baseFirst]uint64
 	blocks [baseBlocks]*[baseBlock]uint64
 }
 
 const (
+	baseFirst  = 1 << 14
 	baseBlock  = 1 << 12
-	baseBlocks = 1 << 15 // 2^27 buffers
+	baseBlocks = 1 << 15 // 2^27 buffers beyond the first
 )
 
 func (t *baseTable) add(a uint64) (int, error) {
 	i := t.n
-	if i >= baseBlock*baseBlocks {
-		return 0, fmt.Errorf("trace: more than %d buffers", baseBlock*baseBlocks)
+	if i < baseFirst {
+		t.first[i] = a
+		t.n++
+		return i, nil
 	}
-	if t.blocks[i/baseBlock] == nil {
-		t.blocks[i/baseBlock] = new([baseBlock]uint64)
+	j := i - baseFirst
+	if j >= baseBlock*baseBlocks {
+		return 0, fmt.Errorf("trace: more than %d buffers", baseFirst+baseBlock*baseBlocks)
 	}
-	t.blocks[i/baseBlock][i%baseBlock] = a
+	if t.blocks[j/baseBlock] == nil {
+		t.blocks[j/baseBlock] = new([baseBlock]uint64)
+	}
+	t.blocks[j/baseBlock][j%baseBlock] = a
 	t.n++
 	return i, nil
 }
 
-func (t *baseTable) at(buf int) uint64 { return t.blocks[buf/baseBlock][buf%baseBlock] }
+func (t *baseTable) at(buf int) uint64 {
+	if uint(buf) < baseFirst {
+		return t.first[buf]
+	}
+	j := buf - baseFirst
+	return t.blocks[j/baseBlock][j%baseBlock]
+}
 
 // simBatch is a queued run of one worker's accesses, or one call that is
 // not a batch: a phase (phase set) or an access or range too large for a
