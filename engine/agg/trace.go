@@ -100,6 +100,9 @@ type tracedTable struct {
 	// probes is scratch for add and grow: per key of a chunk, how it
 	// probed (probeInsert, probeGrow).
 	probes []uint32
+	// touched keeps the sum of the slots probe and grow touch ahead (so
+	// that the loads are not dropped).
+	touched int64
 }
 
 func newTracedTable(hint int, huge bool, host *Arena, tr *traceBuf, w int, budget *Budget) (*tracedTable, error) {
@@ -161,6 +164,15 @@ func (t *tracedTable) probe(keys []int64) (n int, grow bool) {
 	}
 	probes := t.probes[:len(keys)]
 	slots, mask := t.slots, t.mask
+	// First touch every key's first slot, in a loop of independent loads
+	// whose host cache misses overlap, so that the probes below mostly hit
+	// the host's caches (the real table's loop gets this overlap from the
+	// CPU running ahead of it; the traced loop does more per key).
+	var sum int64
+	for _, k := range keys {
+		sum += slots[2*(Mix64(uint64(k))&mask)+1]
+	}
+	t.touched += sum
 	for i, k := range keys {
 		j := Mix64(uint64(k)) & mask
 		for l := uint32(1); ; l++ {
@@ -264,6 +276,11 @@ func (t *tracedTable) grow() error {
 	slots, mask := t.slots, t.mask
 	for lo := 0; lo < len(old); lo += 2 * probeChunk {
 		hi := min(lo+2*probeChunk, len(old))
+		var sum int64 // as in probe: the new slots touched first
+		for i := lo; i < hi; i += 2 {
+			sum += slots[2*(Mix64(uint64(old[i]))&mask)+1]
+		}
+		t.touched += sum
 		for i := lo; i < hi; i += 2 {
 			if old[i+1] == 0 {
 				continue
