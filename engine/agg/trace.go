@@ -201,34 +201,51 @@ func (t *tracedTable) probe(keys []int64) (n int, grow bool) {
 // report reports the accesses of keys, probed by probe (t.probes), the
 // first key's read only if reread; keys are rows from.. of in.
 func (t *tracedTable) report(keys []int64, in TraceMorsel, from int, reread bool) {
-	tr, w, buf, mask := t.tr, t.w, t.buf, t.mask
+	tr, w, buf, mask := t.tr, t.w, int32(t.buf), t.mask
+	kbuf := int32(in.Buf)
 	for i, k := range keys {
 		p := t.probes[i]
 		read := i > 0 || reread
-		if p>>2 >= traceRoom/3 {
+		l := int(p >> 2)
+		if l >= traceRoom/3 {
 			t.reportLong(k, p, in, from+i, read)
 			continue
 		}
-		tr.room(w, 1+3*int(p>>2))
+		// A key read, then per slot visited its count read and, but for
+		// the last, its key read; the last is an insert (a write), a hit
+		// (key read, count write) or, before a growth, nothing more.
+		n := 2*l - 1
+		switch {
+		case p&probeInsert != 0:
+			n++
+		case p&probeGrow == 0:
+			n += 2
+		}
 		if read {
-			tr.put(in.Buf, in.Off+int64(from+i)*8, 8, false)
+			n++
+		}
+		d := tr.reserve(w, n)
+		x := 0
+		if read {
+			d[0] = TraceAccess{Off: in.Off + int64(from+i)*8, Buf: kbuf, Size: 8}
+			x = 1
 		}
 		j := Mix64(uint64(k)) & mask
-		for l := p >> 2; ; l-- {
+		for ; l > 1; l-- {
 			off := int64(j) * CountSlotBytes
-			tr.put(buf, off+8, 8, false)
-			if l == 1 {
-				switch {
-				case p&probeInsert != 0:
-					tr.put(buf, off, 16, true)
-				case p&probeGrow == 0:
-					tr.put(buf, off, 8, false)
-					tr.put(buf, off+8, 8, true)
-				}
-				break
-			}
-			tr.put(buf, off, 8, false)
+			d[x] = TraceAccess{Off: off + 8, Buf: buf, Size: 8}
+			d[x+1] = TraceAccess{Off: off, Buf: buf, Size: 8}
+			x += 2
 			j = (j + 1) & mask
+		}
+		off := int64(j) * CountSlotBytes
+		d[x] = TraceAccess{Off: off + 8, Buf: buf, Size: 8}
+		switch {
+		case p&probeInsert != 0:
+			d[x+1] = TraceAccess{Off: off, Buf: buf, Size: 16, Write: true}
+		case p&probeGrow == 0:
+			d[x+1] = TraceAccess{Off: off, Buf: buf, Size: 8}
+			d[x+2] = TraceAccess{Off: off + 8, Buf: buf, Size: 8, Write: true}
 		}
 	}
 }
@@ -294,24 +311,44 @@ func (t *tracedTable) grow() error {
 			slots[2*j], slots[2*j+1] = old[i], old[i+1]
 			probes[(i-lo)/2] = l
 		}
-		tr, w, buf := t.tr, t.w, t.buf
+		tr, w, buf, ob := t.tr, t.w, int32(t.buf), int32(oldBuf)
 		for i := lo; i < hi; i += 2 {
-			tr.Access(w, oldBuf, int64(i)*8, 16, false)
 			if old[i+1] == 0 {
+				tr.reserve(w, 1)[0] = TraceAccess{Off: int64(i) * 8, Buf: ob, Size: 16}
 				continue
 			}
+			// The old slot's read, the new slots' count reads, the write.
+			l := int(probes[(i-lo)/2])
+			if l+2 > traceRoom {
+				t.growLong(int64(i)*8, old[i], l, oldBuf)
+				continue
+			}
+			d := tr.reserve(w, l+2)
+			d[0] = TraceAccess{Off: int64(i) * 8, Buf: ob, Size: 16}
 			j := Mix64(uint64(old[i])) & mask
-			for l := probes[(i-lo)/2]; ; l-- {
-				tr.Access(w, buf, int64(j)*CountSlotBytes+8, 8, false)
-				if l == 1 {
-					break
-				}
+			for x := 1; x < l; x++ {
+				d[x] = TraceAccess{Off: int64(j)*CountSlotBytes + 8, Buf: buf, Size: 8}
 				j = (j + 1) & mask
 			}
-			tr.Access(w, buf, int64(j)*CountSlotBytes, 16, true)
+			d[l] = TraceAccess{Off: int64(j)*CountSlotBytes + 8, Buf: buf, Size: 8}
+			d[l+1] = TraceAccess{Off: int64(j) * CountSlotBytes, Buf: buf, Size: 16, Write: true}
 		}
 	}
 	return nil
+}
+
+// growLong reports grow's accesses for one old slot (at off in oldBuf,
+// holding key) whose reinsertion visited l slots, too many to reserve.
+func (t *tracedTable) growLong(off, key int64, l, oldBuf int) {
+	tr, w := t.tr, t.w
+	tr.Access(w, oldBuf, off, 16, false)
+	j := Mix64(uint64(key)) & t.mask
+	for ; l > 1; l-- {
+		tr.Access(w, t.buf, int64(j)*CountSlotBytes+8, 8, false)
+		j = (j + 1) & t.mask
+	}
+	tr.Access(w, t.buf, int64(j)*CountSlotBytes+8, 8, false)
+	tr.Access(w, t.buf, int64(j)*CountSlotBytes, 16, true)
 }
 
 // reset is countTable.reset, reported: a table kept clears its slots.
@@ -457,24 +494,23 @@ func (s *tracedScatter) scatter(in TraceMorsel, shift uint) {
 	tr, w := s.tr, s.w
 	wc, fill := s.countScatter.wc, s.countScatter.fill
 	for i, k := range in.Keys {
-		tr.room(w, 4)
-		tr.put(in.Buf, in.Off+int64(i)*8, 8, false)
 		p := uint32(Mix64(uint64(k)) >> shift)
 		if shift == 64 {
 			p = 0
 		}
-		tr.put(s.fill, int64(p), 1, false)
 		f := fill[p]
 		wc[int(p)*wcLine+int(f)] = k
-		tr.put(s.wc, (int64(p)*wcLine+int64(f))*8, 8, true)
+		d := tr.reserve(w, 3)
+		d[0] = TraceAccess{Off: in.Off + int64(i)*8, Buf: int32(in.Buf), Size: 8}
+		d[1] = TraceAccess{Off: int64(p), Buf: int32(s.fill), Size: 1}
+		d[2] = TraceAccess{Off: (int64(p)*wcLine + int64(f)) * 8, Buf: int32(s.wc), Size: 8, Write: true}
 		f++
 		if f == wcLine {
 			s.appendLine(int(p), wcLine)
 			f = 0
-			tr.room(w, 1)
 		}
 		fill[p] = f
-		tr.put(s.fill, int64(p), 1, true)
+		tr.reserve(w, 1)[0] = TraceAccess{Off: int64(p), Buf: int32(s.fill), Size: 1, Write: true}
 	}
 }
 

@@ -29,7 +29,7 @@ type BatchTracer interface {
 // per access and keep their loads overlapping, as the real tables' loops
 // do) and hands the batch to a BatchTracer, or replays it call by call to
 // any other Tracer. It must be flushed at the end of the pass. Hot loops
-// make room for a key's accesses once and put them (room, put).
+// reserve a key's accesses at once and fill them in (reserve).
 type traceBuf struct {
 	tr Tracer
 	bt BatchTracer // tr, if it takes batches
@@ -60,7 +60,7 @@ func (b *traceBuf) Alloc(w int, n int64, huge, zeroed bool) int {
 }
 
 // room makes room in the batch for k accesses of worker w (k at most
-// traceRoom); put then adds them.
+// traceRoom).
 func (b *traceBuf) room(w, k int) {
 	if b.n+k > len(b.a) || w != b.w {
 		b.flush()
@@ -71,10 +71,14 @@ func (b *traceBuf) room(w, k int) {
 // traceRoom is the most accesses room may be asked for.
 const traceRoom = 256
 
-// put adds an access of at most 0xffff bytes after room.
-func (b *traceBuf) put(buf int, off int64, size int, write bool) {
-	b.a[b.n] = TraceAccess{Off: off, Buf: int32(buf), Size: uint16(size), Write: write}
-	b.n++
+// reserve makes room for k accesses of worker w (k at most traceRoom) and
+// returns them, added to the batch: the caller fills every one before
+// the next call on b.
+func (b *traceBuf) reserve(w, k int) []TraceAccess {
+	b.room(w, k)
+	n := b.n
+	b.n += k
+	return b.a[n : n+k : n+k]
 }
 
 // Access is Tracer.Access, batched.

@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"runtime"
 
 	"cachebook/engine/agg"
 	"cachebook/engine/cachesim"
@@ -237,8 +238,13 @@ func newModel(g cachesim.Geometry, s cachesim.Sampling) *model {
 	}
 }
 
-// start starts the simulating goroutine; stop (or result) ends it.
+// start starts the simulating goroutine, where Go runs goroutines in
+// parallel (GOMAXPROCS above 1; in a browser it does not, and the model
+// simulates in line); stop (or result) ends it.
 func (m *model) start() {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return
+	}
 	m.queue = make(chan simBatch, simBatches)
 	m.free = make(chan []agg.TraceAccess, simBatches+2)
 	for range simBatches + 2 {
