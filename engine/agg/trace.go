@@ -121,6 +121,11 @@ func newTracedTable(hint int, huge bool, host *Arena, tr *traceBuf, w int, budge
 // touches no slots.
 const probeChunk = 2048
 
+// touchSlots is the table size (int64s: two per slot, 8 MiB) from which
+// probe and grow touch a chunk's slots ahead; smaller tables stay in the
+// host's caches, where touching is only more work.
+const touchSlots = 1 << 20
+
 // A probe record (tracedTable.probes) per key: the slots visited << 2 |
 // probeInsert if the key was inserted in the last, probeGrow if the table
 // must grow before it can be (the key is probed again after the growth).
@@ -168,11 +173,13 @@ func (t *tracedTable) probe(keys []int64) (n int, grow bool) {
 	// whose host cache misses overlap, so that the probes below mostly hit
 	// the host's caches (the real table's loop gets this overlap from the
 	// CPU running ahead of it; the traced loop does more per key).
-	var sum int64
-	for _, k := range keys {
-		sum += slots[2*(Mix64(uint64(k))&mask)+1]
+	if len(slots) >= touchSlots {
+		var sum int64
+		for _, k := range keys {
+			sum += slots[2*(Mix64(uint64(k))&mask)+1]
+		}
+		t.touched += sum
 	}
-	t.touched += sum
 	for i, k := range keys {
 		j := Mix64(uint64(k)) & mask
 		for l := uint32(1); ; l++ {
@@ -293,11 +300,13 @@ func (t *tracedTable) grow() error {
 	slots, mask := t.slots, t.mask
 	for lo := 0; lo < len(old); lo += 2 * probeChunk {
 		hi := min(lo+2*probeChunk, len(old))
-		var sum int64 // as in probe: the new slots touched first
-		for i := lo; i < hi; i += 2 {
-			sum += slots[2*(Mix64(uint64(old[i]))&mask)+1]
+		if len(slots) >= touchSlots {
+			var sum int64 // as in probe: the new slots touched first
+			for i := lo; i < hi; i += 2 {
+				sum += slots[2*(Mix64(uint64(old[i]))&mask)+1]
+			}
+			t.touched += sum
 		}
-		t.touched += sum
 		for i := lo; i < hi; i += 2 {
 			if old[i+1] == 0 {
 				continue
@@ -535,10 +544,12 @@ func (s *tracedScatter) flush() {
 func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, to Tracer) (groups int, err error) {
 	tr := newTraceBuf(to)
 	defer tr.flush()
-	// The traced pass's own tables and partitions (the host's memory, not
-	// the modelled addresses) are on huge pages as the real run's are by
-	// default: on 4 KiB pages a large table's probes miss the host's TLB
-	// on almost every row.
+	// The naive traced table (the host's memory, not the modelled
+	// addresses) is on huge pages as the real run's is by default: on
+	// 4 KiB pages its probes miss the host's TLB on almost every row. The
+	// radix partitions, written and read in order, and their small tables
+	// stay on Go's heap (a fresh huge-page mapping costs the host page
+	// faults and compaction that the TLB does not repay there).
 	host := NewArena(true, nil)
 	defer host.Free()
 	if cfg.Strategy == Naive {
@@ -580,7 +591,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, to 
 	for slot := range scats {
 		w := worker(slot)
 		tr.Phase(w, "partition")
-		sc, err := newTracedScatter(bits, rowsHint, cfg.HugePages, host, tr, w)
+		sc, err := newTracedScatter(bits, rowsHint, cfg.HugePages, nil, tr, w)
 		if err != nil {
 			return 0, err
 		}
@@ -616,7 +627,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, to 
 				continue
 			}
 			if t == nil {
-				if t, err = newTracedTable(est.hint(n), cfg.HugePages, host, tr, w, cfg.Budget); err != nil {
+				if t, err = newTracedTable(est.hint(n), cfg.HugePages, nil, tr, w, cfg.Budget); err != nil {
 					return 0, err
 				}
 			} else if err := t.reset(est.hint(n)); err != nil {
