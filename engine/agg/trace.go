@@ -18,7 +18,10 @@ import (
 
 // Tracer receives the memory accesses of a traced run. Buffers are
 // numbered by Alloc; an access names the worker that makes it, a buffer
-// and a byte offset into it.
+// and a byte offset into it. A traced pass collects its accesses and
+// ranges and reports them a batch at a time (BatchTracer, or a call each
+// otherwise), always in order with each other and with Phase, and before
+// it returns; Alloc is called when the buffer is made.
 type Tracer interface {
 	// Alloc reports a new buffer of bytes bytes, on huge pages when huge
 	// (the engine's arena maps it so), zeroed when zeroed (by the
@@ -535,14 +538,14 @@ func (s *tracedScatter) flush() {
 
 // TraceCount runs the tuned count(*) GROUP BY (one integer key, count(*)
 // only) over morsels as Aggregate runs it for cfg, reporting its accesses
-// to tr, and returns the number of groups. With several threads the
+// to tracer, and returns the number of groups. With several threads the
 // workers run one after another in this goroutine: worker w (1..Threads)
 // scatters the morsels i with i%Threads == w-1 and aggregates the
 // partitions p with p%Threads == w-1 (the real run hands both out
 // dynamically). Huge pages change only which buffers the trace puts on
 // 2 MiB pages.
-func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, to Tracer) (groups int, err error) {
-	tr := newTraceBuf(to)
+func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tracer Tracer) (groups int, err error) {
+	tr := newTraceBuf(tracer)
 	defer tr.flush()
 	// The naive traced table (the host's memory, not the modelled
 	// addresses) is on huge pages as the real run's is by default: on

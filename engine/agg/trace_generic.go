@@ -214,13 +214,13 @@ func (g *tracedGeneric) growBy(hash func(uint64) uint64) error {
 }
 
 // TraceGeneric runs the generic naive GROUP BY (one integer key; see
-// GenericTraceable) over morsels, reporting its accesses to tr, and
+// GenericTraceable) over morsels, reporting its accesses to tracer, and
 // returns the number of groups. Each morsel's ArgBufs name the buffers of
 // the aggregates' input columns (-1 for count(*)), read at the keys'
 // offsets.
 // A budget, if not nil, bounds the traced table as a query's is bounded.
-func TraceGeneric(ctx context.Context, keyType vec.Type, specs []Spec, morsels []TraceMorsel, to Tracer, budget *Budget) (int, error) {
-	tr := newTraceBuf(to)
+func TraceGeneric(ctx context.Context, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tracer Tracer, budget *Budget) (int, error) {
+	tr := newTraceBuf(tracer)
 	defer tr.flush()
 	if !GenericTraceable([]vec.Type{keyType}, specs) {
 		return 0, fmt.Errorf("trace: this aggregation's shape is not traced")

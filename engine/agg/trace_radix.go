@@ -36,10 +36,10 @@ const (
 
 // TraceGenericRadix runs the generic radix GROUP BY (one integer key, see
 // GenericTraceable) over morsels as radix runs it for cfg, reporting its
-// accesses to tr, and returns the number of groups. Workers, morsels and
+// accesses to tracer, and returns the number of groups. Workers, morsels and
 // partitions are dealt as in TraceCount.
-func TraceGenericRadix(ctx context.Context, cfg TraceConfig, keyType vec.Type, specs []Spec, morsels []TraceMorsel, to Tracer) (int, error) {
-	tr := newTraceBuf(to)
+func TraceGenericRadix(ctx context.Context, cfg TraceConfig, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tracer Tracer) (int, error) {
+	tr := newTraceBuf(tracer)
 	defer tr.flush()
 	keyTypes := []vec.Type{keyType}
 	if !GenericTraceable(keyTypes, specs) {
