@@ -52,7 +52,7 @@ func stateWords(s Spec) int {
 // reported.
 type tracedGeneric struct {
 	t            *Table
-	tr           Tracer
+	tr           *traceBuf
 	w            int // the worker making the accesses
 	buf          int // slots
 	keys         tracedSlice
@@ -67,7 +67,7 @@ type tracedSlice struct {
 	len, cap int64
 }
 
-func (s *tracedSlice) appendOne(tr Tracer, w int) {
+func (s *tracedSlice) appendOne(tr *traceBuf, w int) {
 	if s.len == s.cap {
 		c := growCap(s.cap, s.len+1, 8)
 		nb := tr.Alloc(w, c*8, false, false)
@@ -83,7 +83,7 @@ func (s *tracedSlice) appendOne(tr Tracer, w int) {
 
 // extendTo is extend(a, n, c): copy into a new array of capacity c when
 // it does not fit, then zero the new entries.
-func (s *tracedSlice) extendTo(tr Tracer, w int, n, c int64) {
+func (s *tracedSlice) extendTo(tr *traceBuf, w int, n, c int64) {
 	if c > s.cap {
 		nb := tr.Alloc(w, c*8, false, true)
 		if s.len > 0 {
@@ -214,12 +214,14 @@ func (g *tracedGeneric) growBy(hash func(uint64) uint64) error {
 }
 
 // TraceGeneric runs the generic naive GROUP BY (one integer key; see
-// GenericTraceable) over morsels, reporting its accesses to tr, and
+// GenericTraceable) over morsels, reporting its accesses to tracer, and
 // returns the number of groups. Each morsel's ArgBufs name the buffers of
 // the aggregates' input columns (-1 for count(*)), read at the keys'
 // offsets.
 // A budget, if not nil, bounds the traced table as a query's is bounded.
-func TraceGeneric(ctx context.Context, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tr Tracer, budget *Budget) (int, error) {
+func TraceGeneric(ctx context.Context, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tracer Tracer, budget *Budget) (int, error) {
+	tr := newTraceBuf(tracer)
+	defer tr.flush()
 	if !GenericTraceable([]vec.Type{keyType}, specs) {
 		return 0, fmt.Errorf("trace: this aggregation's shape is not traced")
 	}

@@ -36,9 +36,11 @@ const (
 
 // TraceGenericRadix runs the generic radix GROUP BY (one integer key, see
 // GenericTraceable) over morsels as radix runs it for cfg, reporting its
-// accesses to tr, and returns the number of groups. Workers, morsels and
+// accesses to tracer, and returns the number of groups. Workers, morsels and
 // partitions are dealt as in TraceCount.
-func TraceGenericRadix(ctx context.Context, cfg TraceConfig, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tr Tracer) (int, error) {
+func TraceGenericRadix(ctx context.Context, cfg TraceConfig, keyType vec.Type, specs []Spec, morsels []TraceMorsel, tracer Tracer) (int, error) {
+	tr := newTraceBuf(tracer)
+	defer tr.flush()
 	keyTypes := []vec.Type{keyType}
 	if !GenericTraceable(keyTypes, specs) {
 		return 0, fmt.Errorf("trace: this aggregation's shape is not traced")

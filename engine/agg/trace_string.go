@@ -51,7 +51,7 @@ type tracedBytes struct {
 	elem     int64
 }
 
-func (s *tracedBytes) appendN(tr Tracer, w int, n int64) {
+func (s *tracedBytes) appendN(tr *traceBuf, w int, n int64) {
 	if s.len+n > s.cap {
 		c := growCap(s.cap, s.len+n, s.elem)
 		nb := tr.Alloc(w, c*s.elem, false, false)
@@ -68,10 +68,12 @@ func (s *tracedBytes) appendN(tr Tracer, w int, n int64) {
 }
 
 // TraceGenericString runs the generic naive GROUP BY over one string key
-// (see StringTraceable), reporting its accesses to tr, and returns the
+// (see StringTraceable), reporting its accesses to tracer, and returns the
 // number of groups. NULL keys are grouped as the real table groups them.
 // A budget, if not nil, bounds the traced table.
-func TraceGenericString(ctx context.Context, specs []Spec, morsels []TraceStringMorsel, tr Tracer, budget *Budget) (int, error) {
+func TraceGenericString(ctx context.Context, specs []Spec, morsels []TraceStringMorsel, tracer Tracer, budget *Budget) (int, error) {
+	tr := newTraceBuf(tracer)
+	defer tr.flush()
 	if !StringTraceable([]vec.Type{vec.String}, specs) {
 		return 0, fmt.Errorf("trace: this aggregation's shape is not traced")
 	}

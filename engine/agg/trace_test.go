@@ -68,13 +68,14 @@ func TestTraceSlotsMatch(t *testing.T) {
 		}
 		rec := &recorder{}
 		in := TraceMorsel{Keys: keys, Buf: rec.Alloc(0, int64(len(keys))*8, false, false)}
-		tt, err := newTracedTable(0, false, rec, 0, nil)
+		tt, err := newTracedTable(0, false, nil, newTraceBuf(rec), 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := tt.add(keys, in, 0); err != nil {
 			t.Fatal(err)
 		}
+		tt.tr.flush()
 		if !slices.Equal(real.slots, tt.slots) {
 			t.Fatalf("%d distinct: traced table's slots differ from the real table's", distinct)
 		}
@@ -113,7 +114,7 @@ func TestTracePartitionsMatch(t *testing.T) {
 		}
 		real.flush()
 		rec := &recorder{}
-		tr, err := newTracedScatter(bits, int64(len(keys)), false, rec, 0)
+		tr, err := newTracedScatter(bits, int64(len(keys)), false, nil, newTraceBuf(rec), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +123,7 @@ func TestTracePartitionsMatch(t *testing.T) {
 			tr.scatter(TraceMorsel{Keys: keys[i : i+1000], Buf: buf, Off: int64(i) * 8}, uint(64-bits))
 		}
 		tr.flush()
+		tr.tr.flush()
 		for p := range real.parts {
 			if !slices.Equal(real.parts[p], tr.parts[p]) {
 				t.Fatalf("bits %d: partition %d differs", bits, p)
@@ -224,7 +226,7 @@ func TestTraceGenericMatches(t *testing.T) {
 		}
 		// Rebuild the traced table to compare slot by slot.
 		tt, _ := NewTable([]vec.Type{vec.Int64}, 0, nil)
-		g := &tracedGeneric{t: tt, tr: &recorder{}, buf: 0}
+		g := &tracedGeneric{t: tt, tr: newTraceBuf(&recorder{}), buf: 0}
 		g.tr.Alloc(0, int64(len(tt.slots))*16, false, true)
 		for _, m := range ms {
 			if err := g.add(m); err != nil {

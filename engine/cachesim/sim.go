@@ -173,17 +173,24 @@ type tlb struct {
 	ways    int
 	setMask uint64
 	tags    []uint64
+	lru     *lru // instead of tags: one set of more than lruWays ways
 }
 
 func newTLB(t TLBLevel) tlb {
 	if t.Entries == 0 {
 		return tlb{}
 	}
+	if t.Entries == t.Ways && t.Ways > lruWays {
+		return tlb{ways: t.Ways, lru: newLRU(t.Ways)}
+	}
 	return tlb{ways: t.Ways, setMask: uint64(t.Entries/t.Ways - 1), tags: make([]uint64, t.Entries)}
 }
 
 // access looks page up, installing it on a miss; it reports a hit.
 func (t *tlb) access(page uint64) bool {
+	if t.lru != nil {
+		return t.lru.access(page)
+	}
 	if t.tags == nil {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 
 	"cachebook/engine/agg"
 	"cachebook/engine/cachesim"
+	"cachebook/engine/vec"
 )
 
 var benchRows = flag.Int("bench-rows", 1<<21, "rows for BenchmarkTrace (ClickBench-like keys, 5.67 rows per user, shuffled)")
@@ -70,6 +71,12 @@ func (t *nopTracer) Alloc(int, int64, bool, bool) int   { t.n++; return t.n - 1 
 func (t *nopTracer) Access(int, int, int64, int, bool)  {}
 func (t *nopTracer) Range(int, int, int64, int64, bool) {}
 func (t *nopTracer) Phase(int, string)                  {}
+func (t *nopTracer) Accesses(_ int, b []agg.TraceAccess) []agg.TraceAccess {
+	if b == nil {
+		return make([]agg.TraceAccess, 0, simBatchLen)
+	}
+	return b[:0]
+}
 
 // BenchmarkTraceReplica runs the traced pass with a tracer that drops
 // every access: the floor under any sampling of the model.
@@ -109,5 +116,47 @@ func reportSpeed(b *testing.B, rows int, cpu float64) {
 	b.ReportMetric(n/b.Elapsed().Seconds(), "rows/s")
 	if cpu > 0 {
 		b.ReportMetric(n/cpu, "rows/cpu-s")
+	}
+}
+
+// BenchmarkTraceReal runs the real query that BenchmarkTraceReplica and
+// BenchmarkTraceCount trace (agg.Aggregate, tuned count path, huge pages
+// on as the engine's default, one thread), morsels of 1<<16 keys: the
+// cost the traced pass is measured against.
+func BenchmarkTraceReal(b *testing.B) {
+	benchOnce.Do(func() { benchKeys = userKeys(*benchRows, 7) })
+	keys := benchKeys
+	for _, c := range []struct {
+		name string
+		cfg  agg.Config
+	}{
+		{"naive", agg.Config{Strategy: agg.Naive}},
+		{"radix4096", agg.Config{Strategy: agg.Radix, Threads: 1, RadixBits: 12}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := c.cfg
+			cfg.RowsHint, cfg.HugePages = int64(len(keys)), true
+			cpu := cpuSeconds()
+			for b.Loop() {
+				var mu sync.Mutex
+				next := 0
+				src := func(int) (agg.Input, bool, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					if next >= len(keys) {
+						return agg.Input{}, false, nil
+					}
+					hi := min(next+1<<16, len(keys))
+					v := vec.NewVector(vec.Int64, 0)
+					v.I64, v.Len = keys[next:hi], hi-next
+					next = hi
+					return agg.Input{Keys: []*vec.Vector{v}, Args: []*vec.Vector{nil}, N: v.Len}, true, nil
+				}
+				if _, err := agg.Aggregate(context.Background(), []vec.Type{vec.Int64}, []agg.Spec{{Kind: agg.CountStar}}, cfg, src); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportSpeed(b, len(keys), cpuSeconds()-cpu)
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"runtime"
 
 	"cachebook/engine/agg"
 	"cachebook/engine/cachesim"
@@ -136,7 +137,13 @@ func share(g cachesim.Geometry, threads int) cachesim.Geometry {
 	return g
 }
 
-// model implements agg.Tracer over one Sim per worker.
+// model implements agg.Tracer over one Sim per worker. Started (start),
+// it simulates on a goroutine of its own: the traced pass hands it its
+// accesses in batches (agg.BatchTracer), which it queues, so that the
+// traced pass and the simulation of the stream it has produced so far run
+// at once, on two cores where there are two. The stream, its order and
+// the results are those of a simulation in line: one goroutine simulates
+// every access, in order.
 type model struct {
 	geo     cachesim.Geometry
 	samp    cachesim.Sampling
@@ -144,18 +151,152 @@ type model struct {
 	phase   map[int]int     // worker -> index into phases of its open phase
 	mark    map[int]cachesim.Mark
 	phases  []Phase
-	base    []uint64
+	bases   baseTable
 	small   uint64
 	huge    uint64
-	err     error
+	err     error // the simulation's (newSim)
 	workers []int
+	// allocErr is the traced pass's (Alloc: too many buffers).
+	allocErr error
+
+	// The pipeline, while started: batches to simulate (queue), buffers
+	// to fill (free) and the simulating goroutine's end (done).
+	queue chan simBatch
+	free  chan []agg.TraceAccess
+	done  chan struct{}
 }
+
+// baseTable holds the buffers' addresses, by buffer number: the first
+// baseFirst in one array, the rest in blocks that never move, so that the
+// simulating goroutine reads the address of a buffer allocated before the
+// batch it simulates while the traced pass appends others.
+type baseTable struct {
+	n      int
+	first  [baseFirst]uint64
+	blocks [baseBlocks]*[baseBlock]uint64
+}
+
+const (
+	baseFirst  = 1 << 14
+	baseBlock  = 1 << 12
+	baseBlocks = 1 << 15 // 2^27 buffers beyond the first
+)
+
+func (t *baseTable) add(a uint64) (int, error) {
+	i := t.n
+	if i < baseFirst {
+		t.first[i] = a
+		t.n++
+		return i, nil
+	}
+	j := i - baseFirst
+	if j >= baseBlock*baseBlocks {
+		return 0, fmt.Errorf("trace: more than %d buffers", baseFirst+baseBlock*baseBlocks)
+	}
+	if t.blocks[j/baseBlock] == nil {
+		t.blocks[j/baseBlock] = new([baseBlock]uint64)
+	}
+	t.blocks[j/baseBlock][j%baseBlock] = a
+	t.n++
+	return i, nil
+}
+
+func (t *baseTable) at(buf int) uint64 {
+	if uint(buf) < baseFirst {
+		return t.first[buf]
+	}
+	j := buf - baseFirst
+	return t.blocks[j/baseBlock][j%baseBlock]
+}
+
+// simBatch is a queued run of one worker's accesses, or one call that is
+// not a batch: a phase (phase set) or an access or range too large for a
+// batch (big set).
+type simBatch struct {
+	w     int
+	batch []agg.TraceAccess
+	phase string
+	big   *bigAccess
+}
+
+type bigAccess struct {
+	addr       uint64
+	size       int64
+	write, rng bool
+}
+
+// Pipeline sizes: accesses per batch (512 KiB), batches in flight.
+const (
+	simBatchLen = 1 << 15
+	simBatches  = 4
+)
 
 func newModel(g cachesim.Geometry, s cachesim.Sampling) *model {
 	return &model{
 		geo: g, samp: s, phase: map[int]int{}, mark: map[int]cachesim.Mark{},
 		small: cachesim.PatternBase, huge: cachesim.HugeBase,
 	}
+}
+
+// start starts the simulating goroutine, where Go runs goroutines in
+// parallel (GOMAXPROCS above 1; in a browser it does not, and the model
+// simulates in line); stop (or result) ends it.
+func (m *model) start() {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return
+	}
+	m.queue = make(chan simBatch, simBatches)
+	m.free = make(chan []agg.TraceAccess, simBatches+2)
+	for range simBatches + 2 {
+		m.free <- make([]agg.TraceAccess, 0, simBatchLen)
+	}
+	m.done = make(chan struct{})
+	go m.simulate()
+}
+
+// simulate runs the queued batches until the queue closes.
+func (m *model) simulate() {
+	defer close(m.done)
+	for b := range m.queue {
+		switch {
+		case b.big != nil:
+			if r := b.big; r.rng {
+				m.sim(b.w).Range(r.addr, r.size, r.write)
+			} else {
+				m.sim(b.w).Access(r.addr, int(r.size), r.write)
+			}
+		case b.batch != nil:
+			m.run(b.w, b.batch)
+			m.free <- b.batch[:0]
+		default:
+			m.startPhase(b.w, b.phase)
+		}
+	}
+}
+
+// run simulates worker w's batch.
+func (m *model) run(w int, batch []agg.TraceAccess) {
+	s := m.sim(w)
+	for i := range batch {
+		a := &batch[i]
+		addr := m.bases.at(int(a.Buf)) + uint64(a.Off)
+		if a.Range {
+			s.Range(addr, int64(a.Size), a.Write)
+		} else {
+			s.Access(addr, int(a.Size), a.Write)
+		}
+	}
+}
+
+// stop ends the simulating goroutine once it has simulated everything
+// queued; the model's state is then this goroutine's again.
+func (m *model) stop() {
+	if m.queue == nil {
+		return
+	}
+	close(m.queue)
+	<-m.done
+	m.queue = nil
 }
 
 func (m *model) sim(w int) *cachesim.Sim {
@@ -193,19 +334,53 @@ func (m *model) Alloc(w int, n int64, huge, zeroed bool) int {
 		a = (m.small + 63) &^ 63
 		m.small = a + uint64(max(n, 1))
 	}
-	m.base = append(m.base, a)
-	return len(m.base) - 1
+	buf, err := m.bases.add(a)
+	if err != nil && m.allocErr == nil {
+		m.allocErr = err
+	}
+	return buf
 }
 
 func (m *model) Access(w, buf int, off int64, size int, write bool) {
-	m.sim(w).Access(m.base[buf]+uint64(off), size, write)
+	if m.queue != nil {
+		m.queue <- simBatch{w: w, big: &bigAccess{addr: m.bases.at(buf) + uint64(off), size: int64(size), write: write}}
+		return
+	}
+	m.sim(w).Access(m.bases.at(buf)+uint64(off), size, write)
+}
+
+// Accesses is Access and Range for a batch, in order (agg.BatchTracer).
+func (m *model) Accesses(w int, batch []agg.TraceAccess) []agg.TraceAccess {
+	if m.queue == nil {
+		m.run(w, batch)
+		if batch == nil {
+			return make([]agg.TraceAccess, 0, simBatchLen)
+		}
+		return batch[:0]
+	}
+	if len(batch) > 0 {
+		m.queue <- simBatch{w: w, batch: batch}
+	}
+	return <-m.free
 }
 
 func (m *model) Range(w, buf int, off, size int64, write bool) {
-	m.sim(w).Range(m.base[buf]+uint64(off), size, write)
+	if m.queue != nil {
+		m.queue <- simBatch{w: w, big: &bigAccess{addr: m.bases.at(buf) + uint64(off), size: size, write: write, rng: true}}
+		return
+	}
+	m.sim(w).Range(m.bases.at(buf)+uint64(off), size, write)
 }
 
 func (m *model) Phase(w int, name string) {
+	if m.queue != nil {
+		m.queue <- simBatch{w: w, phase: name}
+		return
+	}
+	m.startPhase(w, name)
+}
+
+func (m *model) startPhase(w int, name string) {
 	m.close(w)
 	m.mark[w] = m.sim(w).Mark()
 	m.phase[w] = len(m.phases)
@@ -222,8 +397,12 @@ func (m *model) close(w int) {
 }
 
 func (m *model) result(rows int64, groups int) (*Result, error) {
+	m.stop()
 	for _, w := range m.workers {
 		m.close(w)
+	}
+	if m.err == nil {
+		m.err = m.allocErr
 	}
 	if m.err != nil {
 		return nil, m.err
@@ -267,6 +446,8 @@ func Count(ctx context.Context, keys []int64, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.start()
+	defer m.stop()
 	col := m.Alloc(0, int64(len(keys))*8, false, false)
 	var ms []agg.TraceMorsel
 	for i := 0; i < len(keys); i += rows {
@@ -309,7 +490,7 @@ func Scan(ctx context.Context, rows int64, cols int, o Options) (*Result, error)
 		hi := min(lo+mr, rows)
 		for _, b := range bufs {
 			for r := lo; r < hi; r++ {
-				s.Load(m.base[b]+uint64(r)*8, 8)
+				s.Load(m.bases.at(b)+uint64(r)*8, 8)
 			}
 		}
 	}
@@ -326,6 +507,8 @@ func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*R
 	if err != nil {
 		return nil, err
 	}
+	m.start()
+	defer m.stop()
 	col := m.Alloc(0, int64(len(keys))*8, false, false)
 	args := make([]int, len(specs))
 	for i, sp := range specs {
@@ -372,6 +555,8 @@ func GenericString(ctx context.Context, keys *vec.Vector, specs []agg.Spec, o Op
 	if err != nil {
 		return nil, err
 	}
+	m.start()
+	defer m.stop()
 	n := keys.Len
 	offBuf := m.Alloc(0, int64(n+1)*4, false, false)
 	bytesBuf := m.Alloc(0, int64(len(keys.Bytes)), false, false)
