@@ -21,7 +21,7 @@ func GenericTraceable(keyTypes []vec.Type, specs []Spec) bool {
 		return false
 	}
 	switch keyTypes[0] {
-	case vec.String, vec.Float64, vec.Null:
+	case vec.String, vec.Float64, vec.Float32, vec.Null:
 		return false
 	}
 	for _, s := range specs {
@@ -38,7 +38,7 @@ func GenericTraceable(keyTypes []vec.Type, specs []Spec) bool {
 func stateWords(s Spec) int {
 	switch s.Kind {
 	case Sum, Avg:
-		if s.In == vec.Float64 {
+		if s.In.IsFloat() {
 			return 2
 		}
 		return 3

@@ -90,7 +90,7 @@ func TraceGenericRadix(ctx context.Context, cfg TraceConfig, keyType vec.Type, s
 				var a *vec.Vector
 				if sp.HasInput() {
 					a = &vec.Vector{Type: sp.In, Len: n}
-					if sp.In == vec.Float64 {
+					if sp.In.IsFloat() {
 						a.F64 = make([]float64, n)
 					} else {
 						a.I64 = make([]int64, n)
