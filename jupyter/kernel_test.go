@@ -292,6 +292,11 @@ func TestKernelInProcess(t *testing.T) {
 	if rep["status"] != "error" || rep["ename"] != kernel.ErrSQL || rep["execution_count"] != float64(countBefore+1) {
 		t.Errorf("failing cell reply = %v (the wrongly signed cell must not have counted)", rep)
 	}
+	// The control channel is read by its own goroutine: its message may
+	// be dropped a moment after the shell's reply.
+	for deadline := time.Now().Add(2 * time.Second); k.Dropped()-before < 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if got := k.Dropped() - before; got != 2 {
 		t.Errorf("dropped %d messages, want 2", got)
 	}
