@@ -90,7 +90,7 @@ func runSQL(t *testing.T, s *Session, src string) string {
 
 func TestQueries(t *testing.T) {
 	db := testDB(t)
-	tests := []struct{ sql, want string }{
+	tests := []sqlCase{
 		{"SELECT count(*) FROM t", "1000"},
 		{"SELECT count(*) FROM empty", "0"},
 		{"SELECT sum(v), count(v), min(v), max(v) FROM empty", "NULL,0,NULL,NULL"},
@@ -112,6 +112,16 @@ func TestQueries(t *testing.T) {
 		{"SELECT k FROM t ORDER BY k LIMIT 2 OFFSET 5000", ""},
 		{"SELECT sum(zero + 1), sum(zero + 2), sum(zero - 1) FROM t", "1000,2000,-1000"},
 	}
+	runEveryStrategy(t, db, tests)
+}
+
+// sqlCase is a query and its result as runSQL renders it.
+type sqlCase struct{ sql, want string }
+
+// runEveryStrategy runs every case with each GROUP BY strategy (2 threads,
+// 8 partitions) and checks its result.
+func runEveryStrategy(t *testing.T, db *DB, tests []sqlCase) {
+	t.Helper()
 	for _, strat := range []string{"naive", "radix", "parallel", "auto"} {
 		s := db.NewSession()
 		if err := s.Set("group_by", strat); err != nil {

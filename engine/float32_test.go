@@ -37,7 +37,7 @@ func float32DB(t *testing.T) *DB {
 // strategy; the answers are DuckDB 1.5's over the same values.
 func TestFloat32Queries(t *testing.T) {
 	db := float32DB(t)
-	tests := []struct{ sql, want string }{
+	tests := []sqlCase{
 		{"DESCRIBE t32", "k,BIGINT;f,FLOAT"},
 		{"SELECT typeof(f), typeof(f * 3), typeof(f * k), typeof(f * 3.5), typeof(f * 3.5e0), typeof(f / 2), typeof(-f), typeof(abs(f)), typeof(floor(f)) FROM t32 LIMIT 1",
 			"FLOAT,FLOAT,FLOAT,FLOAT,DOUBLE,FLOAT,FLOAT,FLOAT,FLOAT"},
@@ -67,17 +67,5 @@ func TestFloat32Queries(t *testing.T) {
 		// (The sums are 120.00000476837158 and 120.0000023841858.)
 		{"SELECT sum(f + 0.1) > 120.000004, sum(f + 0.1e0) < 120.000003, sum(f + 0.1e0) > 120.000002 FROM t32 WHERE k = 0", "true,true,true"},
 	}
-	for _, strat := range []string{"naive", "radix", "parallel", "auto"} {
-		s := db.NewSession()
-		if err := s.Set("group_by", strat); err != nil {
-			t.Fatal(err)
-		}
-		s.Set("threads", "2")
-		s.Set("radix_bits", "3")
-		for _, tc := range tests {
-			if got := runSQL(t, s, tc.sql); got != tc.want {
-				t.Errorf("%s: %s\n got  %q\n want %q", strat, tc.sql, got, tc.want)
-			}
-		}
-	}
+	runEveryStrategy(t, db, tests)
 }

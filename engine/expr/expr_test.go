@@ -75,6 +75,12 @@ func testBatch(t testing.TB) ([]vec.Column, *vec.Batch) {
 func evalSQL(t *testing.T, src string) (Expr, *vec.Vector, error) {
 	t.Helper()
 	cols, b := testBatch(t)
+	return evalOver(t, cols, b, src)
+}
+
+// evalOver binds src over cols and evaluates it over b.
+func evalOver(t *testing.T, cols []vec.Column, b *vec.Batch, src string) (Expr, *vec.Vector, error) {
+	t.Helper()
 	ast, err := sql.ParseExpr(src)
 	if err != nil {
 		t.Fatalf("parse %q: %v", src, err)

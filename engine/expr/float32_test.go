@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"cachebook/engine/sql"
 	"cachebook/engine/vec"
 )
 
@@ -42,16 +41,7 @@ func floatBatch() ([]vec.Column, *vec.Batch) {
 func evalFloat(t *testing.T, src string) (Expr, *vec.Vector, error) {
 	t.Helper()
 	cols, b := floatBatch()
-	ast, err := sql.ParseExpr(src)
-	if err != nil {
-		t.Fatalf("parse %q: %v", src, err)
-	}
-	e, err := (&Binder{Columns: cols}).Bind(ast)
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := e.Eval(b)
-	return e, v, err
+	return evalOver(t, cols, b, src)
 }
 
 // TestFloat32 checks FLOAT's typing and single-precision results against

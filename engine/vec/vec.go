@@ -241,22 +241,14 @@ func (v *Vector) Format(i int) string {
 
 // FormatFloat renders a double with 6 significant digits, integers without a
 // fraction, as psql-like tools and our tsv format do.
-func FormatFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
-}
+func FormatFloat(f float64) string { return formatFloat(f, 64) }
 
 // FormatFloat32 renders a FLOAT as FormatFloat renders a double (6
 // significant digits), rounding from its single-precision value, so that
 // 3.14::FLOAT prints 3.14.
-func FormatFloat32(f float64) string {
+func FormatFloat32(f float64) string { return formatFloat(float64(float32(f)), 32) }
+
+func formatFloat(f float64, bitSize int) string {
 	switch {
 	case math.IsNaN(f):
 		return "nan"
@@ -265,7 +257,7 @@ func FormatFloat32(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	return strconv.FormatFloat(float64(float32(f)), 'g', 6, 32)
+	return strconv.FormatFloat(f, 'g', 6, bitSize)
 }
 
 // CompareFloat orders doubles as DuckDB does, for comparisons, sorting,

@@ -28,14 +28,7 @@ func TestWasmSameResult(t *testing.T) {
 	want := tableText(t, ctx, id)
 
 	start := time.Now()
-	do(t, ctx, "switch to WebAssembly",
-		chromedp.SetValue(chromedp.CSS("#runmode"), "wasm"),
-		chromedp.Func(func(c context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Evaluate[bool](`document.querySelector("#runmode").dispatchEvent(new Event("change"))`)(c, tg)
-			return err
-		}),
-		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="in browser"][data-kernel="idle"]`)),
-	)
+	do(t, ctx, "switch to WebAssembly", switchToWasm()...)
 	ready := time.Since(start)
 	t.Logf("wasm worker: %s", get(t, ctx, "worker info", chromedp.Evaluate[string](
 		`(() => { const i = cachebookApp.wasm.info; return "go " + i.go + ", fetch+compile+start " + i.loadMs.toFixed(0) + " ms, " + i.gen.message; })()`)))
@@ -127,14 +120,8 @@ func TestWasmHitsSize(t *testing.T) {
 	start := time.Now()
 	do(t, ctx, "open lesson 3 in the browser kernel",
 		chromedp.Navigate(env.pageURL+"#/lesson/03-radix"),
-		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="sql"]`)),
-		chromedp.SetValue(chromedp.CSS("#runmode"), "wasm"),
-		chromedp.Func(func(c context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Evaluate[bool](`document.querySelector("#runmode").dispatchEvent(new Event("change"))`)(c, tg)
-			return err
-		}),
-		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="in browser"][data-kernel="idle"]`)),
-	)
+		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="sql"]`)))
+	do(t, ctx, "switch lesson 3 to the browser kernel", switchToWasm()...)
 	ready := time.Since(start)
 	rows := get(t, ctx, "the table's rows", chromedp.Evaluate[int](`cachebookApp.wasm.info.gen.rows`))
 	msg := get(t, ctx, "the generation message", chromedp.Evaluate[string](`cachebookApp.wasm.info.gen.message`))
@@ -155,4 +142,17 @@ func commas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// switchToWasm picks "run in this browser" and waits for the browser
+// kernel to be idle.
+func switchToWasm() []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.SetValue(chromedp.CSS("#runmode"), "wasm"),
+		chromedp.Func(func(c context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`document.querySelector("#runmode").dispatchEvent(new Event("change"))`)(c, tg)
+			return err
+		}),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="in browser"][data-kernel="idle"]`)),
+	}
 }
