@@ -17,7 +17,7 @@ func TestQueuedCellDoesNotTick(t *testing.T) {
 	ids := get(t, ctx, "two SQL cells", chromedp.Evaluate[[]string](`(() => {
 		const nb = cachebookApp.nb;
 		const a = nb.add(nb.cells[nb.cells.length - 1], "code");
-		a.view.dispatch({changes: {from: 0, insert: `+jsString(strings.Repeat(query+";\n", 150))+`}});
+		a.view.dispatch({changes: {from: 0, insert: `+jsString(strings.Repeat(query+";\n", 600))+`}});
 		const b = nb.add(a, "code");
 		b.view.dispatch({changes: {from: 0, insert: "SELECT 1 AS after"}});
 		return [a.id, b.id];
