@@ -385,6 +385,36 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 		return nil, err
 	}
 	cfg.Budget.Grow(-rowsHint * 8 * int64(threads))
+	var nulls int64
+	for _, sc := range scats {
+		if sc != nil {
+			nulls += sc.nulls
+		}
+	}
+	last := -1 // the last worker with groups: the NULL group goes with its piece
+	for i := range outKeys {
+		if outKeys[i] != nil && outKeys[i].Len > 0 {
+			last = i
+		}
+	}
+	if threads > 1 && cfg.Parts && last >= 0 {
+		// Each worker's groups as a piece of their own: copying them into
+		// one pair of columns was the serial tail of the parallel run.
+		out := &Output{Stats: stats, TableSlots: int(maxSlots.Load())}
+		for i := range outKeys {
+			if outKeys[i] == nil || outKeys[i].Len == 0 {
+				continue
+			}
+			var n int64
+			if i == last {
+				n = nulls
+			}
+			o := countOutput(keyType, outKeys[i], outCounts[i], n, nspecs)
+			out.Parts = append(out.Parts, Part{Keys: o.Keys, Aggs: o.Aggs, Groups: o.Groups})
+			out.Groups += o.Groups
+		}
+		return out, nil
+	}
 	keys, counts := outKeys[0], outCounts[0]
 	if threads > 1 {
 		keys, counts = vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
@@ -393,12 +423,6 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 				keys.AppendVector(outKeys[i])
 				counts.AppendVector(outCounts[i])
 			}
-		}
-	}
-	var nulls int64
-	for _, sc := range scats {
-		if sc != nil {
-			nulls += sc.nulls
 		}
 	}
 	out := countOutput(keyType, keys, counts, nulls, nspecs)
