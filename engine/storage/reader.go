@@ -189,7 +189,7 @@ func (rd *Reader) chunk(ctx context.Context, ident string, g, j int) (*vec.Vecto
 			rd.c.cache.fail(e, ferr)
 			return nil, err
 		}
-		rd.c.cache.complete(e, []*vec.Vector{v}, rd.c.cache.largeColumn(rd.decodedBytes(j)))
+		rd.c.cache.complete(e, []*vec.Vector{v}, rd.c.cache.largeColumn(rd.t.decoded[j]))
 		return v, nil
 	}
 	vs, err := rd.c.cache.wait(ctx, e)
@@ -197,23 +197,6 @@ func (rd *Reader) chunk(ctx context.Context, ident string, g, j int) (*vec.Vecto
 		return nil, err
 	}
 	return vs[0], nil
-}
-
-// decodedBytes estimates the memory column j takes decoded, over all row
-// groups: a word per value, and for strings their bytes (the chunks'
-// uncompressed size, which holds each value with a 4-byte length).
-func (rd *Reader) decodedBytes(j int) int64 {
-	n := rd.t.Rows * 8
-	if rd.t.Columns[j].Type != vec.String {
-		return n
-	}
-	leaf := rd.t.leaves[j]
-	for _, rg := range rd.f.Metadata().RowGroups {
-		if leaf < len(rg.Columns) {
-			n += rg.Columns[leaf].MetaData.TotalUncompressedSize
-		}
-	}
-	return n
 }
 
 // decode reads column j of row group g from the file.

@@ -73,7 +73,8 @@ type Table struct {
 	RowGroupRows []int64 // rows of each row group
 
 	convs    []conv
-	leaves   []int // leaf column index in the file of each column
+	leaves   []int   // leaf column index in the file of each column
+	decoded  []int64 // estimated bytes of each column decoded, over all row groups
 	optional []bool
 	mem      *memFile
 	relPath  string // path relative to the data directory
@@ -390,6 +391,19 @@ func newTable(name, path string, f *parquet.File) (*Table, error) {
 	}
 	if sum != t.Rows {
 		return nil, fmt.Errorf("storage: %s: row groups hold %d rows, footer says %d", path, sum, t.Rows)
+	}
+	// A word per value, and for strings their bytes: the chunks'
+	// uncompressed size, which holds each value with a 4-byte length.
+	for j, col := range t.Columns {
+		n := t.Rows * 8
+		if col.Type == vec.String {
+			for _, rg := range f.Metadata().RowGroups {
+				if t.leaves[j] < len(rg.Columns) {
+					n += rg.Columns[t.leaves[j]].MetaData.TotalUncompressedSize
+				}
+			}
+		}
+		t.decoded = append(t.decoded, n)
 	}
 	return t, nil
 }
