@@ -139,7 +139,6 @@ type scatterer struct {
 	strCol  []int         // index into need for each key then arg column, or -1
 	seen    []int64       // string bytes scattered so far, per string column
 	rows    int64         // rows scattered so far
-	morsel  int           // rows of the morsel being scattered (counted in seen, not yet in rows)
 	bytes   int64         // the memory held, for the budget: max(written, slab.total)
 	written int64         // estimate of the bytes written
 }
@@ -177,8 +176,9 @@ func newScatterer(bits int, keyTypes []vec.Type, specs []Spec, rowsHint int64, a
 }
 
 // open starts a new chunk for partition p with room for at least rows rows
-// and, per string column, need bytes of payload.
-func (s *scatterer) open(p, rows int) error {
+// and, per string column, need bytes of payload. morsel is the rows of the
+// morsel being scattered, already counted in seen but not yet in s.rows.
+func (s *scatterer) open(p, rows, morsel int) error {
 	part := &s.parts[p]
 	n := s.expect
 	if len(part.chunks) > 0 {
@@ -195,7 +195,7 @@ func (s *scatterer) open(p, rows int) error {
 		// (on the first morsel a guess of 16 bytes would reserve, at
 		// 100M rows, 1.6 GB for a column of mostly empty strings).
 		b := 16 * n
-		if seen := s.rows + int64(s.morsel); seen > 0 {
+		if seen := s.rows + int64(morsel); seen > 0 {
 			b = int(s.seen[sc]*int64(n)/seen)*9/8 + 64
 		}
 		return max(b, int(s.need[sc][p]))
@@ -262,13 +262,12 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		}
 	}
 	// Make room in every partition this morsel reaches, then append.
-	s.morsel = n
 	for p, k := range s.count {
 		if k == 0 {
 			continue
 		}
 		if !s.fits(s.cur[p], p, int(k)) {
-			if err := s.open(p, int(k)); err != nil {
+			if err := s.open(p, int(k), n); err != nil {
 				return err
 			}
 		}
@@ -279,7 +278,6 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		}
 	}
 	s.rows += int64(n)
-	s.morsel = 0
 	for i, x := range hs {
 		c := s.cur[pidx[i]]
 		c.hashes = append(c.hashes, x)
