@@ -153,7 +153,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	avail := perf.Probe()
 	rep.Counters = avail.Summary()
 
-	db, err := engine.Open(engine.Options{OnArenaMapped: onArenaMapped(), DataDir: dir, Cache: hostCacheSizes()})
+	db, err := openEngine(engine.Options{DataDir: dir, Cache: hostCacheSizes()})
 	if err != nil {
 		return err
 	}

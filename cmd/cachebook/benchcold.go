@@ -67,7 +67,7 @@ type oneResult struct {
 func benchOne(ctx context.Context, dir, src string, threads int, stdout io.Writer) error {
 	start := time.Now()
 	var res oneResult
-	db, err := engine.Open(engine.Options{OnArenaMapped: onArenaMapped(), DataDir: dir, Cache: hostCacheSizes()})
+	db, err := openEngine(engine.Options{DataDir: dir, Cache: hostCacheSizes()})
 	if err == nil {
 		s := db.NewSession()
 		if err = s.Set("threads", strconv.Itoa(threads)); err == nil {

@@ -49,7 +49,7 @@ func cmdExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// $CACHEBOOK_DATA, else ./data) through the engine, like the kernel.
 		dir := dataDir(params["data"])
 		delete(params, "data")
-		db, err := engine.Open(engine.Options{OnArenaMapped: onArenaMapped(), DataDir: dir})
+		db, err := openEngine(engine.Options{DataDir: dir})
 		if err != nil {
 			return fmt.Errorf("open the data directory %s: %w", dir, err)
 		}

@@ -6,7 +6,9 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
+
+	"cachebook/engine"
 )
 
 // physicalMemory returns the memory this process may use: the machine's
@@ -56,7 +58,8 @@ var processMemory *memoryLimit
 // of partitions grow its heap to the full limit besides.
 type memoryLimit struct {
 	total  int64 // bytes for heap and mappings together
-	mapped atomic.Int64
+	mu     sync.Mutex
+	mapped int64 // bytes the engine has mapped
 }
 
 // newMemoryLimit sets the runtime's soft memory limit to three quarters of
@@ -83,10 +86,22 @@ func newMemoryLimit() *memoryLimit {
 }
 
 // arenaMapped is the engine's OnArenaMapped: it lowers the heap's share of
-// the total by the bytes mapped, down to an eighth of it.
+// the total by the bytes mapped, down to an eighth of it. Workers map and
+// unmap at once; the lock keeps the last limit set the one for the last
+// count.
 func (m *memoryLimit) arenaMapped(delta int64) {
-	n := m.mapped.Add(delta)
-	debug.SetMemoryLimit(max(m.total-n, m.total/8))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mapped += delta
+	debug.SetMemoryLimit(max(m.total-m.mapped, m.total/8))
+}
+
+// openEngine opens an engine whose huge-page mappings count against the
+// process's memory limit (every engine the binary opens itself goes
+// through here; kernels get the same hook through kernel.Config).
+func openEngine(o engine.Options) (*engine.DB, error) {
+	o.OnArenaMapped = onArenaMapped()
+	return engine.Open(o)
 }
 
 // onArenaMapped returns the callback for engine.Options.OnArenaMapped, or

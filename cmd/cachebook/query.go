@@ -48,7 +48,7 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil || cacheBytes <= 0 {
 		return fmt.Errorf("--cache %q: want a size such as 512MiB", *cacheSize)
 	}
-	db, err := engine.Open(engine.Options{OnArenaMapped: onArenaMapped(), DataDir: dataDir(*data), Cache: hostCacheSizes(), CacheBytes: cacheBytes})
+	db, err := openEngine(engine.Options{DataDir: dataDir(*data), Cache: hostCacheSizes(), CacheBytes: cacheBytes})
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func referenceMachine(dir string) lessons.Machine {
 	default:
 		m.Counters = "not measured"
 	}
-	if db, err := engine.Open(engine.Options{OnArenaMapped: onArenaMapped(), DataDir: dir}); err == nil {
+	if db, err := openEngine(engine.Options{DataDir: dir}); err == nil {
 		if res, err := db.NewSession().Exec(context.Background(), "SELECT count(*) FROM hits", nil); err == nil && len(res) == 1 && res[0].Rows == 1 {
 			m.Data = "the demo table hits: " + thousands(res[0].Vecs[0].Format(0)) + " rows (make data: shuffled, seed 1)"
 		}

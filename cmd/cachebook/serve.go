@@ -157,7 +157,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // where there is one.
 func executorConfig(dir string, lim kernel.Limits, log *slog.Logger) kernel.Config {
 	xc := kernel.Config{OnArenaMapped: onArenaMapped(), DataPath: dir, QueryMemory: lim.QueryMemory, Cache: hostCacheSizes(), Limits: lim, Logger: log}
-	db, err := engine.Open(engine.Options{OnArenaMapped: onArenaMapped(), DataDir: dir, QueryMemory: lim.QueryMemory, Cache: xc.Cache, MaxThreads: runtime.NumCPU()})
+	db, err := openEngine(engine.Options{DataDir: dir, QueryMemory: lim.QueryMemory, Cache: xc.Cache, MaxThreads: runtime.NumCPU()})
 	if err != nil {
 		log.Warn("SQL engine unavailable; sql cells will fail", "data", dir, "err", err)
 		xc.EngineUnavailable = err
