@@ -114,3 +114,27 @@ func TestEveryLesson(t *testing.T) {
 		})
 	}
 }
+
+// lessonNotebook is one built-in lesson, parsed.
+type lessonNotebook struct {
+	Name string
+	nb   *notebook.Notebook
+}
+
+// lessonNotebooks returns every built-in lesson, parsed.
+func lessonNotebooks(t *testing.T) []lessonNotebook {
+	t.Helper()
+	list, err := lessons.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []lessonNotebook
+	for _, l := range list {
+		nb, err := lessons.Notebook(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, lessonNotebook{Name: l.Name, nb: nb})
+	}
+	return out
+}

@@ -9,7 +9,6 @@ import (
 	"cachebook/engine/gen/gentest"
 	"cachebook/engine/sql"
 	"cachebook/kernel"
-	"cachebook/lessons"
 	"cachebook/notebook"
 	"cachebook/notebook/predict"
 )
@@ -24,17 +23,9 @@ var minPredictions = map[string]int{
 // decodes, its measure parses and suits the cell's kind, and an SQL
 // measure names no more queries than the cell has.
 func TestPredictionsValid(t *testing.T) {
-	list, err := lessons.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range list {
-		nb, err := lessons.Notebook(l.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, l := range lessonNotebooks(t) {
 		n := 0
-		for _, c := range nb.Cells {
+		for _, c := range l.nb.Cells {
 			spec, guess, err := c.Prediction()
 			if err != nil {
 				t.Errorf("%s: %v", l.Name, err)
@@ -96,20 +87,12 @@ var small = map[string]map[string]string{
 // prediction display has a measured value.
 func TestPredictionsMeasure(t *testing.T) {
 	dir := gentest.HitsDir(t)
-	list, err := lessons.List()
-	if err != nil {
-		t.Fatal(err)
-	}
 	x, err := kernel.NewExecutor(kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range list {
-		nb, err := lessons.Notebook(l.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range nb.Cells {
+	for _, l := range lessonNotebooks(t) {
+		for _, c := range l.nb.Cells {
 			spec, _, err := c.Prediction()
 			if err != nil || spec == nil {
 				continue

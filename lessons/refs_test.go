@@ -276,17 +276,9 @@ func TestCheckColumnsCatchesWrongNames(t *testing.T) {
 // TestLessonsNameRealColumns runs the cells whose output columns a lesson
 // names in its prose, and checks that they produce those columns.
 func TestLessonsNameRealColumns(t *testing.T) {
-	list, err := lessons.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range list {
+	for _, l := range lessonNotebooks(t) {
 		t.Run(l.Name, func(t *testing.T) {
-			nb, err := lessons.Notebook(l.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range checkColumns(t, nb) {
+			for _, p := range checkColumns(t, l.nb) {
 				t.Error(p)
 			}
 		})
