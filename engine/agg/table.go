@@ -99,7 +99,6 @@ type Table struct {
 	nullGid int // intKey only: group id of the NULL key, or -1
 	keys    []*vec.Vector
 	budget  *Budget
-	probes  int64
 	// keyBytes is the memory of the stored keys charged to the budget so
 	// far; Group charges their growth after each batch.
 	keyBytes int64
