@@ -231,22 +231,22 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	left := func() (agg.Input, bool, error) {
 		leftMu.Lock()
 		defer leftMu.Unlock()
-		for !leftDone.Load() {
-			t0 := time.Now()
-			b, err := scan.drain(x, 0)
-			childNanos.Add(int64(time.Since(t0)))
-			if err != nil {
-				return agg.Input{}, false, err
-			}
-			if b == nil {
-				leftDone.Store(true)
-				break
-			}
-			a.stats.rowsIn.Add(int64(b.Len))
-			in, err := a.input(x, b)
-			return in, err == nil, err
+		if leftDone.Load() {
+			return agg.Input{}, false, nil
 		}
-		return agg.Input{}, false, nil
+		t0 := time.Now()
+		b, err := scan.drain(x, 0)
+		childNanos.Add(int64(time.Since(t0)))
+		if err != nil {
+			return agg.Input{}, false, err
+		}
+		if b == nil {
+			leftDone.Store(true)
+			return agg.Input{}, false, nil
+		}
+		a.stats.rowsIn.Add(int64(b.Len))
+		in, err := a.input(x, b)
+		return in, err == nil, err
 	}
 	src := func(w int) (agg.Input, bool, error) {
 		if i := int(nextPre.Add(1) - 1); i < len(pre) {
