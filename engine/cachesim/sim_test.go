@@ -17,6 +17,23 @@ func mustSim(t testing.TB, g Geometry, s Sampling) *Sim {
 	return sim
 }
 
+// sampledCount is one level's count in a full and a sampled run, with the
+// error the sampled run states for it.
+type sampledCount struct {
+	name      string
+	full, smp int64
+	se        float64
+}
+
+// sampledCounts pairs the L1, L2 and DRAM counts of a full and a sampled run.
+func sampledCounts(full, smp Stats) []sampledCount {
+	return []sampledCount{
+		{"L1", full.L1.Misses, smp.L1.Misses, smp.RelErr.L1},
+		{"L2", full.L2.Misses, smp.L2.Misses, smp.RelErr.L2},
+		{"DRAM", full.DRAMReads, smp.DRAMReads, smp.RelErr.DRAMReads},
+	}
+}
+
 func run(t testing.TB, sim *Sim, p Pattern) Stats {
 	t.Helper()
 	st, err := p.Run(context.Background(), sim)
@@ -164,15 +181,7 @@ func TestSampling(t *testing.T) {
 	} {
 		full := run(t, mustSim(t, g, Sampling{}), p)
 		smp := run(t, mustSim(t, g, Sampling{Mod: 64, Keep: 8}), p)
-		for _, c := range []struct {
-			name      string
-			full, smp int64
-			se        float64
-		}{
-			{"L1", full.L1.Misses, smp.L1.Misses, smp.RelErr.L1},
-			{"L2", full.L2.Misses, smp.L2.Misses, smp.RelErr.L2},
-			{"DRAM", full.DRAMReads, smp.DRAMReads, smp.RelErr.DRAMReads},
-		} {
+		for _, c := range sampledCounts(full, smp) {
 			rel := math.Abs(float64(c.smp-c.full)) / float64(c.full)
 			// Within 4 standard errors (and the estimate is finite).
 			if math.IsInf(c.se, 0) || rel > 4*c.se+0.001 {

@@ -36,15 +36,7 @@ func TestTimeSampling(t *testing.T) {
 			t.Errorf("%s: %d lines %d loads %d stores, want %d %d %d", name, smp.Lines, smp.Loads, smp.Stores, full.Lines, full.Loads, full.Stores)
 		}
 		short := full.Lines <= DefaultWindow
-		for _, v := range []struct {
-			name      string
-			full, smp int64
-			se        float64
-		}{
-			{"L1", full.L1.Misses, smp.L1.Misses, smp.RelErr.L1},
-			{"L2", full.L2.Misses, smp.L2.Misses, smp.RelErr.L2},
-			{"DRAM", full.DRAMReads, smp.DRAMReads, smp.RelErr.DRAMReads},
-		} {
+		for _, v := range sampledCounts(full, smp) {
 			if short {
 				if v.smp != v.full || v.se != 0 {
 					t.Errorf("%s %s: %d (±%.2f%%), want exactly %d", name, v.name, v.smp, 100*v.se, v.full)
