@@ -31,19 +31,9 @@ func TestPredictionGuessRunReload(t *testing.T) {
 	if env.notebooks == "" {
 		t.Skip("needs the test's own server")
 	}
-	path := filepath.Join(env.notebooks, "predict-e2e.md")
-	if err := os.WriteFile(path, []byte(predictNotebook), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx := browser(t)
 	const id = "naive-vs-radix"
-	do(t, ctx, "open the notebook",
-		chromedp.Navigate(env.url),
-		chromedp.WaitVisible(chromedp.CSS("#newnb")),
-		chromedp.Navigate(env.base+"/#/nb/predict-e2e.md"),
-		chromedp.WaitVisible(cellSel(id, ".predict input.guessin")),
-		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
-	)
+	path := openPlanted(t, ctx, "predict-e2e.md", predictNotebook, cellSel(id, ".predict input.guessin"))
 	if q := text(t, ctx, cellEl(id)+" .predict .question"); !strings.Contains(q, "How many times as long") {
 		t.Errorf("question %q", q)
 	}
@@ -167,17 +157,10 @@ func TestPredictionChoice(t *testing.T) {
 	md := "# Choice\n\n" + `<!-- cachebook: {"id": "rows", "predict": {"question": "How many rows has hits?", ` +
 		`"choices": ["under 10,000", "10,000 to 1 million", "over 1 million"], "bounds": [10000, 1000000], "measure": "value(1, n)"}} -->` +
 		"\n```sql\nSELECT count(*) AS n FROM hits\n```\n"
-	if err := os.WriteFile(filepath.Join(env.notebooks, "choice-e2e.md"), []byte(md), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx := browser(t)
 	const id = "rows"
-	do(t, ctx, "open, choose, commit and run",
-		chromedp.Navigate(env.url),
-		chromedp.WaitVisible(chromedp.CSS("#newnb")),
-		chromedp.Navigate(env.base+"/#/nb/choice-e2e.md"),
-		chromedp.WaitVisible(cellSel(id, ".predict select.guessin")),
-		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+	openPlanted(t, ctx, "choice-e2e.md", md, cellSel(id, ".predict select.guessin"))
+	do(t, ctx, "choose, commit and run",
 		chromedp.SetValue(cellSel(id, ".predict select.guessin"), "under 10,000"),
 		chromedp.Click(cellSel(id, ".predict button.commit")),
 		chromedp.WaitVisible(cellSel(id, ".predict .locked")),
@@ -189,4 +172,23 @@ func TestPredictionChoice(t *testing.T) {
 	if guessed != "under 10,000" || !strings.Contains(measured, "10,000 to 1 million") || !strings.Contains(measured, "measured 100,000") {
 		t.Errorf("guessed %q, measured %q", guessed, measured)
 	}
+}
+
+// openPlanted writes md as the notebook name in the test server's
+// notebooks folder, opens it, and waits for ready and a connected kernel.
+// It returns the file's path.
+func openPlanted(t *testing.T, ctx context.Context, name, md string, ready chromedp.CSS) string {
+	t.Helper()
+	path := filepath.Join(env.notebooks, name)
+	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "open the notebook "+name,
+		chromedp.Navigate(env.url),
+		chromedp.WaitVisible(chromedp.CSS("#newnb")),
+		chromedp.Navigate(env.base+"/#/nb/"+name),
+		chromedp.WaitVisible(ready),
+		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),
+	)
+	return path
 }
