@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"cachebook/kernel"
+	"cachebook/notebook/predict"
 )
 
 // ClassConfig turns on classroom mode (cachebook serve --class NAME): the
@@ -109,9 +110,9 @@ type learner struct {
 	lastWait    time.Duration // how long its latest measurement waited
 	curve       []curvePoint
 	curveAt     time.Time
-	predictions map[string]*prediction // by cell
-	sql         map[string]*sqlResult  // by cell
-	events      map[chan []byte]bool   // its open event streams
+	predictions map[string]*predict.Outcome // by cell
+	sql         map[string]*sqlResult       // by cell
+	events      map[chan []byte]bool        // its open event streams
 }
 
 // pendingCell is a cell a learner sent that has not been answered yet.
@@ -123,22 +124,6 @@ type pendingCell struct {
 type curvePoint struct {
 	Bytes int64   `json:"bytes"`
 	Ns    float64 `json:"ns"`
-}
-
-// prediction is the value of an application/vnd.cachebook.prediction+json
-// display (the predictions feature's contract).
-type prediction struct {
-	Cell           string   `json:"cell"`
-	Question       string   `json:"question,omitempty"`
-	Unit           string   `json:"unit,omitempty"`
-	Choices        []string `json:"choices,omitempty"`
-	Guess          *float64 `json:"guess,omitempty"`
-	GuessChoice    string   `json:"guess_choice,omitempty"`
-	Measured       *float64 `json:"measured,omitempty"`
-	MeasuredChoice string   `json:"measured_choice,omitempty"`
-	Article        any      `json:"article,omitempty"`
-	ArticleSource  string   `json:"article_source,omitempty"`
-	Check          any      `json:"check,omitempty"`
 }
 
 // MIMEPrediction is the MIME type of a prediction cell's display output.
@@ -301,7 +286,7 @@ func (c *class) join(code, name string) (*learner, error) {
 	}
 	l := &learner{ID: newLearnerID(), Name: name, token: NewToken(), joined: time.Now(),
 		sessions: map[string]bool{}, pending: map[string]pendingCell{}, inflight: map[string]time.Time{},
-		predictions: map[string]*prediction{}, sql: map[string]*sqlResult{}, events: map[chan []byte]bool{}}
+		predictions: map[string]*predict.Outcome{}, sql: map[string]*sqlResult{}, events: map[chan []byte]bool{}}
 	c.learners[l.ID] = l
 	c.index.Store(l.ID, l)
 	c.byToken[l.token] = l

@@ -10,6 +10,7 @@ import (
 
 	"cachebook/engine"
 	"cachebook/kernel"
+	"cachebook/notebook/predict"
 )
 
 // wireFrame is the part of a broadcast frame the class reads.
@@ -112,7 +113,7 @@ func (c *class) observeData(l *learner, p pendingCell, data map[string]json.RawM
 		}
 	}
 	if raw, ok := data[MIMEPrediction]; ok {
-		var pr prediction
+		var pr predict.Outcome
 		if json.Unmarshal(raw, &pr) == nil {
 			if pr.Cell == "" {
 				pr.Cell = p.cell

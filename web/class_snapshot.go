@@ -102,14 +102,17 @@ func (c *class) snapshot() ClassSnapshot {
 			p := l.predictions[cell]
 			pv := preds[cell]
 			if pv == nil {
-				pv = &PredictionView{Cell: cell, Question: p.Question, Unit: p.Unit, Choices: p.Choices, Article: p.Article}
+				pv = &PredictionView{Cell: cell, Question: p.Question, Unit: p.Unit, Choices: p.Choices}
+				if p.Article != nil {
+					pv.Article = *p.Article
+				}
 				preds[cell] = pv
 			}
-			if p.MeasuredChoice != "" {
-				pv.MeasuredChoice = p.MeasuredChoice
+			if m := deref(p.MeasuredChoice); m != "" {
+				pv.MeasuredChoice = m
 			}
-			pv.Guesses = append(pv.Guesses, Guess{Learner: l.Name, Guess: p.Guess, GuessChoice: p.GuessChoice,
-				Measured: p.Measured, MeasuredChoice: p.MeasuredChoice})
+			pv.Guesses = append(pv.Guesses, Guess{Learner: l.Name, Guess: p.Guess, GuessChoice: deref(p.GuessChoice),
+				Measured: p.Measured, MeasuredChoice: deref(p.MeasuredChoice)})
 		}
 		for cell, r := range l.sql {
 			s.SQL[cell] = append(s.SQL[cell], SQLView{Learner: l.Name, sqlResult: *r})
@@ -169,4 +172,12 @@ func quantileMs(sorted []time.Duration, q float64) float64 {
 	i := int(q*float64(len(sorted))+0.999999) - 1
 	i = min(max(i, 0), len(sorted)-1)
 	return float64(sorted[i]) / 1e6
+}
+
+// deref returns *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
