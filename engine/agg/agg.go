@@ -98,7 +98,8 @@ type Output struct {
 	Parts []Part
 }
 
-// Part is the groups of one radix partition.
+// Part is a piece of an aggregation's groups: one radix partition's, or
+// one parallel worker's.
 type Part struct {
 	Keys, Aggs []*vec.Vector
 	Groups     int
@@ -333,14 +334,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if err != nil || !ok {
 					return rows, err
 				}
-				before, blocks := sc.bytes, sc.slab.total
 				if err := sc.scatter(cfg.Hasher, in); err != nil {
-					sc.bytes = max(sc.bytes, sc.slab.total) // what the slab charged stays charged until the release
-					return rows, fmt.Errorf("radix partitions: %w", err)
-				}
-				// The slab charged its new blocks itself; the rest of the
-				// growth (what was written beyond them) is charged here.
-				if err := cfg.Budget.Grow(sc.bytes - before - (sc.slab.total - blocks)); err != nil {
 					return rows, fmt.Errorf("radix partitions: %w", err)
 				}
 				rows += int64(in.N)

@@ -139,7 +139,7 @@ type scatterer struct {
 	strCol  []int         // index into need for each key then arg column, or -1
 	seen    []int64       // string bytes scattered so far, per string column
 	rows    int64         // rows scattered so far
-	bytes   int64         // the memory held, for the budget: max(written, slab.total)
+	bytes   int64         // the memory held and charged to the budget: max(written, slab.total)
 	written int64         // estimate of the bytes written
 }
 
@@ -233,9 +233,10 @@ func (s *scatterer) fits(c *chunk, p, rows int) bool {
 }
 
 // scatter appends each row of in to the partition chosen by the top bits of
-// its hash.
+// its hash, charging the memory it takes to the slab's budget.
 func (s *scatterer) scatter(h *Hasher, in Input) error {
 	n := in.N
+	blocks := s.slab.total
 	if cap(s.hashes) < n {
 		s.hashes = make([]uint64, n)
 		s.pidx = make([]uint32, n)
@@ -268,6 +269,7 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 		}
 		if !s.fits(s.cur[p], p, int(k)) {
 			if err := s.open(p, int(k), n); err != nil {
+				s.bytes += s.slab.total - blocks // charged by the slab
 				return err
 			}
 		}
@@ -290,8 +292,15 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 	}
 	// The memory held is the slab's blocks (chunks are sized ahead of
 	// their rows, blocks ahead of their chunks), or what was written when
-	// that is more (validity slices live on the heap).
-	s.bytes = max(s.written, s.slab.total)
+	// that is more (validity slices live on the heap). The slab charged
+	// its new blocks as it took them; the rest is charged here.
+	grown := max(s.written, s.slab.total)
+	charged := s.bytes + s.slab.total - blocks
+	if err := s.slab.budget.Grow(grown - charged); err != nil {
+		s.bytes = charged
+		return err
+	}
+	s.bytes = grown
 	return nil
 }
 
