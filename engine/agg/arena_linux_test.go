@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -80,4 +81,42 @@ func TestRadixMapsWithinLimit(t *testing.T) {
 		t.Errorf("mapped up to %d bytes under a limit of %d", p, limit)
 	}
 	pool.Drain()
+}
+
+// TestFreshHugePages: after freshProbeBytes of fresh huge mappings the
+// pool states what fresh huge and small pages cost to fault in and which
+// it keeps using, and once it has chosen small pages a fresh mapping is
+// neither advised for huge pages nor faulted in up front.
+func TestFreshHugePages(t *testing.T) {
+	pool := NewPool(1<<30, nil)
+	defer pool.Drain()
+	a := NewArena(true, pool)
+	for range freshProbeBytes / freshProbeMin {
+		b, err := a.Bytes(freshProbeMin, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[len(b)-1] != 0 {
+			t.Fatal("a fresh mapping is not zero")
+		}
+	}
+	note := pool.HugePageNote()
+	if !strings.Contains(note, "s/GB to fault in") && !strings.Contains(note, "not supported") {
+		t.Fatalf("after %d MiB of fresh mappings the note is %q", freshProbeBytes>>20, note)
+	}
+	t.Log(note)
+	a.Free()
+
+	pool2 := NewPool(0, nil)
+	pool2.fresh.small4K = true
+	b := NewArena(true, pool2)
+	m, err := b.Bytes(freshProbeMin, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pool2.fresh.probed != 0 {
+		t.Errorf("small pages chosen, yet %d bytes were faulted in to be timed", pool2.fresh.probed)
+	}
+	m[0] = 1
+	b.Free()
 }

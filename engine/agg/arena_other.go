@@ -17,6 +17,9 @@ func NewPool(limit int64, onMapped func(delta int64)) *Pool { return &Pool{} }
 // Drain releases nothing: off Linux the pool keeps nothing.
 func (p *Pool) Drain() {}
 
+// HugePageNote is always "": off Linux there are no huge pages to measure.
+func (p *Pool) HugePageNote() string { return "" }
+
 // Arena hands out large int64 slices. Off Linux it is plain Go memory:
 // there is no huge-page advice to give.
 type Arena struct{}
