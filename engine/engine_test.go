@@ -258,6 +258,34 @@ func TestExplainAnalyze(t *testing.T) {
 	}
 }
 
+// TestExplainPreAggregate: a radix GROUP BY over a string key (the generic
+// path) pre-aggregates by default and EXPLAIN ANALYZE says how many rows
+// it folded into how many partial groups; SET pre_aggregate = false turns
+// it off, and the answer is the same either way.
+func TestExplainPreAggregate(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession()
+	s.Set("group_by", "radix")
+	const q = "SELECT g, count(*), sum(v), min(s), max(f) FROM t GROUP BY g ORDER BY g"
+	got := runSQL(t, s, "EXPLAIN ANALYZE "+q)
+	if !strings.Contains(got, "pre-aggregation: 1000 rows folded into 3 partial groups") {
+		t.Errorf("EXPLAIN ANALYZE lacks the pre-aggregation line:\n%s", got)
+	}
+	on := runSQL(t, s, q)
+	if err := s.Set("pre_aggregate", "false"); err != nil {
+		t.Fatal(err)
+	}
+	if got := runSQL(t, s, "EXPLAIN ANALYZE "+q); strings.Contains(got, "pre-aggregation") {
+		t.Errorf("pre_aggregate = false, yet:\n%s", got)
+	}
+	if off := runSQL(t, s, q); off != on {
+		t.Errorf("with pre-aggregation %s, without %s", on, off)
+	}
+	if err := s.Reset("pre_aggregate"); err != nil || !s.Settings().PreAggregate {
+		t.Errorf("RESET pre_aggregate: %v, setting %v", err, s.Settings().PreAggregate)
+	}
+}
+
 // TestExplainAnalyzeSubquery checks that an outer aggregate's figures land
 // on its own node, not on the GROUP BY inside its subquery.
 func TestExplainAnalyzeSubquery(t *testing.T) {

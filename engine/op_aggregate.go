@@ -40,6 +40,8 @@ type hashAggOp struct {
 	est        *groupEstimate
 	groups     int
 	tableSlots int
+	preAgg     agg.PreAggStats
+	hugeNote   string // what the engine's pool measured of fresh huge pages
 	held       int64
 }
 
@@ -91,6 +93,17 @@ func (a *hashAggOp) detail() []string {
 	d = append(d, "loop: "+a.loop())
 	if a.ran && len(a.keys) > 0 {
 		d = append(d, fmt.Sprintf("groups: %d, largest table: %d slots", a.groups, a.tableSlots))
+	}
+	if p := a.preAgg; p.Window > 0 {
+		line := fmt.Sprintf("pre-aggregation: %d rows folded into %d partial groups before partitioning (tables of %d groups per worker, %d flushes)",
+			p.Rows, p.Partial, p.Window, p.Flushes)
+		if p.Skipped > 0 {
+			line += fmt.Sprintf("; %d rows partitioned as they were, where a table folded too few of its rows", p.Skipped)
+		}
+		d = append(d, line)
+	}
+	if a.hugeNote != "" {
+		d = append(d, "huge pages: "+a.hugeNote)
 	}
 	return d
 }
@@ -278,6 +291,9 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	budget := &agg.Budget{Parent: x.budget, Observe: a.stats.addMem}
 	cfg := agg.Config{Threads: a.choice.threads, RadixBits: a.choice.bits, Budget: budget, Hasher: x.hasher,
 		HugePages: a.settings.HugePages, Pool: x.s.db.pool, RowsHint: max(a.rowsHint, 0), Generic: a.settings.GenericAgg}
+	if !a.settings.PreAggregate {
+		cfg.PreAggGroups = -1
+	}
 	if a.est != nil {
 		cfg.GroupsHint = a.est.groups
 	}
@@ -302,7 +318,10 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.groups, a.tableSlots = out.Groups, out.TableSlots
+	a.groups, a.tableSlots, a.preAgg = out.Groups, out.TableSlots, out.PreAgg
+	if a.settings.HugePages && len(a.keys) > 0 {
+		a.hugeNote = x.s.db.pool.HugePageNote()
+	}
 	a.recordPhases(out.Stats)
 	// The operator's own time: its workers' time (or the wall time when
 	// it ran on this goroutine) less the time they spent pulling input.

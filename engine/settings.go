@@ -18,6 +18,9 @@ type Settings struct {
 	MemoryLimit int64  // bytes one query may allocate
 	HugePages   bool   // big tables and partitions on huge pages (Linux)
 	GenericAgg  bool   // disable the tuned integer-key count(*) path
+	// PreAggregate folds rows into a small per-worker table before the
+	// radix partitions (see engine/agg/preagg.go).
+	PreAggregate bool
 	// Counters is "model" when the following GROUP BYs are to be replayed
 	// through the cache model (SET counters = 'model'; the kernel acts on
 	// it), "off" otherwise.
@@ -25,25 +28,27 @@ type Settings struct {
 }
 
 // settingNames lists the settings SET accepts, for error messages.
-const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg, counters"
+const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg, pre_aggregate, counters"
 
 // defaultSettings are a new session's settings: group_by = 'auto', threads
 // = GOMAXPROCS (capped by Options.MaxThreads), radix_bits = 'auto' (derived
 // from the cache sizes), sum_rewrite = true, memory_limit =
-// Options.QueryMemory, huge_pages = true, generic_agg = false.
+// Options.QueryMemory, huge_pages = true, generic_agg = false,
+// pre_aggregate = true.
 func (db *DB) defaultSettings() Settings {
 	threads := runtime.GOMAXPROCS(0)
 	if m := db.opts.MaxThreads; m > 0 && threads > m {
 		threads = m
 	}
 	return Settings{
-		GroupBy:     "auto",
-		Threads:     threads,
-		RadixBits:   -1,
-		SumRewrite:  true,
-		MemoryLimit: db.opts.QueryMemory,
-		HugePages:   true,
-		Counters:    "off",
+		GroupBy:      "auto",
+		Threads:      threads,
+		RadixBits:    -1,
+		SumRewrite:   true,
+		MemoryLimit:  db.opts.QueryMemory,
+		HugePages:    true,
+		Counters:     "off",
+		PreAggregate: true,
 	}
 }
 
@@ -61,7 +66,7 @@ func settingName(name string) (string, bool) {
 	switch n {
 	case "worker_threads":
 		return "threads", true
-	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg", "counters":
+	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg", "pre_aggregate", "counters":
 		return n, true
 	}
 	return n, false
@@ -102,7 +107,7 @@ func (s *Session) Set(name, value string) error {
 			return fmt.Errorf("radix_bits must be 'auto' or an integer between 0 and 16, got %q", value)
 		}
 		s.settings.RadixBits = b
-	case "sum_rewrite", "huge_pages", "generic_agg":
+	case "sum_rewrite", "huge_pages", "generic_agg", "pre_aggregate":
 		var b bool
 		switch v {
 		case "true", "on", "1":
@@ -116,6 +121,8 @@ func (s *Session) Set(name, value string) error {
 			s.settings.SumRewrite = b
 		case "huge_pages":
 			s.settings.HugePages = b
+		case "pre_aggregate":
+			s.settings.PreAggregate = b
 		default:
 			s.settings.GenericAgg = b
 		}
@@ -168,6 +175,8 @@ func (s *Session) Reset(name string) error {
 		s.settings.HugePages = def.HugePages
 	case "generic_agg":
 		s.settings.GenericAgg = def.GenericAgg
+	case "pre_aggregate":
+		s.settings.PreAggregate = def.PreAggregate
 	case "counters":
 		s.settings.Counters = def.Counters
 	}

@@ -69,6 +69,7 @@ var settings = []setting{
 	{"memory_limit", []string{"'512MB'", "'1GB'", "'2GiB'"}, "Bytes one query may allocate (at most the server's per-query limit)."},
 	{"huge_pages", []string{"true", "false"}, "Put big tables and partitions on huge pages (Linux)."},
 	{"generic_agg", []string{"true", "false"}, "Disable the tuned integer-key count(*) path (to compare)."},
+	{"pre_aggregate", []string{"true", "false"}, "Fold repeated keys in a small per-worker table before the radix partitions."},
 }
 
 // magicParams are the parameters each cell magic takes (kernel/measure.go).

@@ -126,6 +126,8 @@ func settingText(st engine.Settings, name string) (string, bool) {
 		return strconv.FormatBool(st.HugePages), true
 	case "generic_agg":
 		return strconv.FormatBool(st.GenericAgg), true
+	case "pre_aggregate":
+		return strconv.FormatBool(st.PreAggregate), true
 	case "memory_limit":
 		return strconv.FormatInt(st.MemoryLimit, 10), true
 	}
@@ -157,7 +159,7 @@ func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 		prev, ok := settingText(s.Settings(), k)
 		if !ok {
 			restore()
-			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, memory_limit) and timeout, counters", k, cell.Attrs[k])}
+			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, pre_aggregate, memory_limit) and timeout, counters", k, cell.Attrs[k])}
 		}
 		if err := s.Set(k, cell.Attrs[k]); err != nil {
 			restore()

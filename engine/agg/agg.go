@@ -69,6 +69,12 @@ type Config struct {
 	// Generic disables the tuned single-integer-key count(*) path, so the
 	// general hash table and states run even for that shape.
 	Generic bool
+	// PreAggGroups is the number of groups each radix worker's
+	// pre-aggregation table holds before it is flushed into the
+	// partitions: 0 means DefaultPreAggGroups, a negative number turns
+	// pre-aggregation off. It applies to the generic path when every
+	// aggregate can be split into partial states (see preagg.go).
+	PreAggGroups int
 }
 
 // WorkerStat is one worker's share of one phase.
@@ -96,6 +102,9 @@ type Output struct {
 	// partitioned, holds the groups as pieces (each a partition's keys
 	// then aggregates, as Keys and Aggs would), and Keys and Aggs are nil.
 	Parts []Part
+	// PreAgg says what pre-aggregation before partitioning did, summed
+	// over the workers (its Window is 0 when it did not run).
+	PreAgg PreAggStats
 }
 
 // Part is a piece of an aggregation's groups: one radix partition's, or
@@ -166,6 +175,29 @@ func (gs *groupSet) add(keys, args []*vec.Vector, hashes []uint64, n int) error 
 		if err := st.Update(gids, args[j], n); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// merge folds partial states (columns as State.partial returns them, every
+// aggregate's in turn) of groups whose hashes are known into the set.
+func (gs *groupSet) merge(keys, partial []*vec.Vector, hashes []uint64, n int) error {
+	if cap(gs.gids) < n {
+		gs.gids = make([]uint32, n)
+	}
+	gids := gs.gids[:n]
+	if err := gs.table.Group(keys, hashes, n, gids); err != nil {
+		return err
+	}
+	for _, st := range gs.states {
+		if err := st.Resize(gs.table.Len()); err != nil {
+			return err
+		}
+		k := len(partialTypes(st.spec))
+		if err := st.Merge(gids, partial[:k], n); err != nil {
+			return err
+		}
+		partial = partial[k:]
 	}
 	return nil
 }
@@ -299,6 +331,16 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		rowsHint = rowsHint * 3 / 2 / int64(threads)
 	}
 	scats := make([]*scatterer, threads)
+	// With pre-aggregation each worker also has partitions of partial
+	// groups (pres[slot].part), which the second phase merges.
+	var pres []*preAgg
+	window := cfg.PreAggGroups
+	if window == 0 {
+		window = DefaultPreAggGroups
+	}
+	if window > 0 && decomposable(specs) {
+		pres = make([]*preAgg, threads)
+	}
 	outKeys := make([][]*vec.Vector, nparts)
 	outAggs := make([][]*vec.Vector, nparts)
 	var maxSlots atomic.Int64
@@ -324,6 +366,17 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		sc := newScatterer(bits, keyTypes, specs, rowsHint, arenas[slot])
 		sc.slab.budget = cfg.Budget // blocks are charged as they are taken
 		scats[slot] = sc
+		var pa *preAgg
+		if pres != nil {
+			// Sized for few rows until a window shows what they keep.
+			part := partialScatterer(bits, keyTypes, specs, 0, arenas[slot])
+			part.slab.budget = cfg.Budget
+			var err error
+			if pa, err = newPreAgg(keyTypes, specs, window, part, rowsHint, cfg); err != nil {
+				return err
+			}
+			pres[slot] = pa
+		}
 		st, err := cfg.phase(w, "partition", func() (int64, error) {
 			var rows int64
 			for {
@@ -332,12 +385,25 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				}
 				in, ok, err := src(w)
 				if err != nil || !ok {
+					if err == nil && pa != nil {
+						if err = pa.flush(); err != nil {
+							err = fmt.Errorf("radix partitions: %w", err)
+						}
+					}
 					return rows, err
+				}
+				rows += int64(in.N)
+				if pa != nil && !pa.skipping(in.N) {
+					if in, err = pa.fold(in); err != nil {
+						return rows, fmt.Errorf("radix partitions: %w", err)
+					}
+					if in.N == 0 {
+						continue
+					}
 				}
 				if err := sc.scatter(cfg.Hasher, in); err != nil {
 					return rows, fmt.Errorf("radix partitions: %w", err)
 				}
-				rows += int64(in.N)
 			}
 		})
 		record(st)
@@ -350,6 +416,9 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				var n int
 				for _, sc := range scats {
 					n += sc.parts[p].rows
+				}
+				for _, pa := range pres {
+					n += pa.part.parts[p].rows
 				}
 				if n == 0 {
 					return nil
@@ -366,6 +435,15 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					for _, c := range sc.parts[p].chunks {
 						m := len(c.hashes)
 						if err := gs.add(c.keys, c.args, c.hashes, m); err != nil {
+							return err
+						}
+						rows += int64(m)
+					}
+				}
+				for _, pa := range pres {
+					for _, c := range pa.part.parts[p].chunks {
+						m := len(c.hashes)
+						if err := gs.merge(c.keys, c.args, c.hashes, m); err != nil {
 							return err
 						}
 						rows += int64(m)
@@ -395,10 +473,19 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	}
 
 	out := &Output{Stats: stats, TableSlots: int(maxSlots.Load()), KeyBytes: keyBytes.Load()}
+	for _, pa := range pres {
+		out.PreAgg.add(pa.stats)
+	}
 	release := func() {
 		for _, sc := range scats {
 			if sc != nil {
 				cfg.Budget.Grow(-sc.bytes)
+			}
+		}
+		for _, pa := range pres {
+			if pa != nil {
+				cfg.Budget.Grow(-pa.part.bytes)
+				pa.release(cfg.Budget)
 			}
 		}
 	}

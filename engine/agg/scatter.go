@@ -149,20 +149,29 @@ type scatterer struct {
 // one chunk per partition, and a skewed partition gets further chunks of
 // growing size.
 func newScatterer(bits int, keyTypes []vec.Type, specs []Spec, rowsHint int64, arena *Arena) *scatterer {
+	cols := append([]vec.Type(nil), keyTypes...)
+	used := make([]bool, len(keyTypes), len(keyTypes)+len(specs))
+	for i := range used {
+		used[i] = true
+	}
+	for _, sp := range specs {
+		cols = append(cols, sp.In)
+		used = append(used, sp.HasInput())
+	}
+	return newScatterCols(bits, len(keyTypes), cols, used, rowsHint, arena)
+}
+
+// newScatterCols returns a worker's partitions for rows of the columns
+// cols, the first nkeys of them the keys; used is false for a column that
+// is never given (count(*) has no input).
+func newScatterCols(bits, nkeys int, cols []vec.Type, used []bool, rowsHint int64, arena *Arena) *scatterer {
 	np := 1 << bits
 	s := &scatterer{
 		parts: make([]partition, np), cur: make([]*chunk, np), shift: uint(64 - bits),
-		nkeys: len(keyTypes), count: make([]int32, np), slab: slab{arena: arena},
+		nkeys: nkeys, count: make([]int32, np), slab: slab{arena: arena},
+		colTypes: cols, colUsed: used,
 	}
 	s.expect = int(rowsHint>>bits)*9/8 + 64
-	for _, t := range keyTypes {
-		s.colTypes = append(s.colTypes, t)
-		s.colUsed = append(s.colUsed, true)
-	}
-	for _, sp := range specs {
-		s.colTypes = append(s.colTypes, sp.In)
-		s.colUsed = append(s.colUsed, sp.HasInput())
-	}
 	for c, t := range s.colTypes {
 		if t == vec.String && s.colUsed[c] {
 			s.strCol = append(s.strCol, len(s.need))
@@ -235,14 +244,22 @@ func (s *scatterer) fits(c *chunk, p, rows int) bool {
 // scatter appends each row of in to the partition chosen by the top bits of
 // its hash, charging the memory it takes to the slab's budget.
 func (s *scatterer) scatter(h *Hasher, in Input) error {
+	if cap(s.hashes) < in.N {
+		s.hashes = make([]uint64, in.N)
+	}
+	hs := s.hashes[:in.N]
+	h.Hash(in.Keys, in.N, hs)
+	return s.scatterHashed(in, hs)
+}
+
+// scatterHashed is scatter for rows whose hashes hs are already known.
+func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 	n := in.N
 	blocks := s.slab.total
-	if cap(s.hashes) < n {
-		s.hashes = make([]uint64, n)
+	if cap(s.pidx) < n {
 		s.pidx = make([]uint32, n)
 	}
-	hs, pidx := s.hashes[:n], s.pidx[:n]
-	h.Hash(in.Keys, n, hs)
+	pidx := s.pidx[:n]
 	shift := s.shift
 	for i, x := range hs {
 		p := uint32(x >> shift)

@@ -75,6 +75,7 @@ type State struct {
 	gvec    *vec.Vector
 	newGids []uint32 // sum/avg(DISTINCT): the groups of the rows first seen
 	budget  *Budget
+	charged int64 // bytes charged to budget by Resize
 }
 
 // NewState returns an empty state for spec.
@@ -109,9 +110,11 @@ func (s *State) Resize(n int) error {
 	}
 	newCap := grow(cap(s.cnt))
 	if newCap > cap(s.cnt) {
-		if err := s.budget.Grow(int64(newCap-cap(s.cnt)) * s.bytesPerGroup()); err != nil {
+		b := int64(newCap-cap(s.cnt)) * s.bytesPerGroup()
+		if err := s.budget.Grow(b); err != nil {
 			return fmt.Errorf("%s state for %d groups: %w", s.spec.Kind, n, err)
 		}
+		s.charged += b
 	}
 	s.cnt = extend(s.cnt, n, newCap)
 	switch s.spec.Kind {
