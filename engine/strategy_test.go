@@ -56,7 +56,7 @@ func TestScaleEstimate(t *testing.T) {
 // same number of integer keys fits.
 func TestChooseStrategyStringKeys(t *testing.T) {
 	st := Settings{GroupBy: "auto", RadixBits: -1, Threads: 1}
-	cache := CacheSizes{L1: 32 << 10, L2: 1 << 20, L3: 64 << 20}
+	cache := CacheSizes{L1: 32 << 10, L2: 4 << 20, L3: 64 << 20}
 	ints := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20}, 0)
 	urls := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20, keyBytes: 80}, 0)
 	if ints.name != "naive" || urls.name != "radix" {
@@ -64,6 +64,36 @@ func TestChooseStrategyStringKeys(t *testing.T) {
 	}
 	if !strings.Contains(urls.why, "MiB") {
 		t.Errorf("the choice should state the table size it compared: %s", urls.why)
+	}
+}
+
+// TestChooseStrategyThreads: with one thread auto keeps naive while its
+// table fits half the L3 and 8 times the L2 (a core's share of a server's
+// L3); with more threads a table beyond the L2 goes to the parallel
+// strategy (naive would leave the other cores idle), and a table within
+// the L2 stays naive.
+func TestChooseStrategyThreads(t *testing.T) {
+	cache := CacheSizes{L1: 32 << 10, L2: 2 << 20, L3: 480 << 20}
+	for _, tc := range []struct {
+		threads int
+		groups  int64
+		want    string
+	}{
+		{1, 300_000, "naive"},       // ~11 MiB: within 8 times the L2
+		{1, 1_000_000, "radix"},     // ~36 MiB: within half the L3, not 8 times the L2
+		{2, 300_000, "parallel"},    // beyond the L2
+		{2, 10_000, "naive"},        // within the L2
+		{2, 20_000_000, "parallel"}, // beyond everything
+		{1, 20_000_000, "radix"},
+	} {
+		st := Settings{GroupBy: "auto", RadixBits: -1, Threads: tc.threads}
+		c := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: tc.groups, rows: 1 << 20}, 0)
+		if c.name != tc.want {
+			t.Errorf("%d threads, %d groups: %s, want %s", tc.threads, tc.groups, c.describe(), tc.want)
+		}
+		if c.name == "parallel" && c.threads != tc.threads {
+			t.Errorf("%d threads, %d groups: parallel on %d threads", tc.threads, tc.groups, c.threads)
+		}
 	}
 }
 
