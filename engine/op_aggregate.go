@@ -41,6 +41,7 @@ type hashAggOp struct {
 	groups     int
 	tableSlots int
 	preAgg     agg.PreAggStats
+	preAggOff  string // why pre-aggregation was turned off, for EXPLAIN
 	hugeNote   string // what the engine's pool measured of fresh huge pages
 	held       int64
 }
@@ -101,6 +102,9 @@ func (a *hashAggOp) detail() []string {
 			line += fmt.Sprintf("; %d rows partitioned as they were, where a table folded too few of its rows", p.Skipped)
 		}
 		d = append(d, line)
+	}
+	if a.preAggOff != "" && a.choice.name != "naive" {
+		d = append(d, "pre-aggregation: "+a.preAggOff)
 	}
 	if a.hugeNote != "" {
 		d = append(d, "huge pages: "+a.hugeNote)
@@ -309,6 +313,12 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			WorkerStop: h.WorkerStop, PhaseStart: h.PhaseStart, PhaseEnd: h.PhaseEnd}
 	}
 	if x.hooks != nil && x.hooks.Aggregate != nil {
+		// A caller that replays the input through a traced pass (the
+		// cache model) models radix without pre-aggregation: run that.
+		if cfg.PreAggGroups >= 0 && a.settings.PreAggregate {
+			a.preAggOff = "off: the GROUP BY is being recorded for the cache model, whose traced radix pass does not pre-aggregate"
+		}
+		cfg.PreAggGroups = -1
 		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg, Op: a.id}, src)
 	}
 	out, err := agg.Aggregate(x.ctx, a.keyTypes(), a.specs, cfg, src)
