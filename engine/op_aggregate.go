@@ -103,7 +103,7 @@ func (a *hashAggOp) detail() []string {
 		}
 		d = append(d, line)
 	}
-	if a.preAggOff != "" && a.choice.name != "naive" {
+	if a.preAggOff != "" {
 		d = append(d, "pre-aggregation: "+a.preAggOff)
 	}
 	if a.hugeNote != "" {
@@ -315,7 +315,7 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if x.hooks != nil && x.hooks.Aggregate != nil {
 		// A caller that replays the input through a traced pass (the
 		// cache model) models radix without pre-aggregation: run that.
-		if cfg.PreAggGroups >= 0 && a.settings.PreAggregate {
+		if agg.PreAggregates(a.keyTypes(), a.specs, cfg) {
 			a.preAggOff = "off: the GROUP BY is being recorded for the cache model, whose traced radix pass does not pre-aggregate"
 		}
 		cfg.PreAggGroups = -1

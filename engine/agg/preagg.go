@@ -60,6 +60,14 @@ func decomposable(specs []Spec) bool {
 	return true
 }
 
+// PreAggregates reports whether Aggregate pre-aggregates with cfg: the
+// radix strategy on the generic path (not the tuned count loop), every
+// aggregate decomposable, and cfg.PreAggGroups not negative.
+func PreAggregates(keyTypes []vec.Type, specs []Spec, cfg Config) bool {
+	return len(keyTypes) > 0 && cfg.Strategy == Radix && cfg.PreAggGroups >= 0 &&
+		(cfg.Generic || !countFast(keyTypes, specs)) && decomposable(specs)
+}
+
 // partialTypes returns the columns a spec's partial state travels in: the
 // running value or values, then the count of values folded (which, for
 // min and max, only says whether there was one).
