@@ -159,19 +159,31 @@ func newGroupSet(keyTypes []vec.Type, specs []Spec, hint int, cfg Config) (*grou
 	return gs, nil
 }
 
-// add folds rows whose hashes are already known into the set.
-func (gs *groupSet) add(keys, args []*vec.Vector, hashes []uint64, n int) error {
+// group finds or creates the groups of n rows whose hashes are known and
+// makes room for them in every state.
+func (gs *groupSet) group(keys []*vec.Vector, hashes []uint64, n int) ([]uint32, error) {
 	if cap(gs.gids) < n {
 		gs.gids = make([]uint32, n)
 	}
 	gids := gs.gids[:n]
 	if err := gs.table.Group(keys, hashes, n, gids); err != nil {
+		return nil, err
+	}
+	for _, st := range gs.states {
+		if err := st.Resize(gs.table.Len()); err != nil {
+			return nil, err
+		}
+	}
+	return gids, nil
+}
+
+// add folds rows whose hashes are already known into the set.
+func (gs *groupSet) add(keys, args []*vec.Vector, hashes []uint64, n int) error {
+	gids, err := gs.group(keys, hashes, n)
+	if err != nil {
 		return err
 	}
 	for j, st := range gs.states {
-		if err := st.Resize(gs.table.Len()); err != nil {
-			return err
-		}
 		if err := st.Update(gids, args[j], n); err != nil {
 			return err
 		}
@@ -182,17 +194,11 @@ func (gs *groupSet) add(keys, args []*vec.Vector, hashes []uint64, n int) error 
 // merge folds partial states (columns as State.partial returns them, every
 // aggregate's in turn) of groups whose hashes are known into the set.
 func (gs *groupSet) merge(keys, partial []*vec.Vector, hashes []uint64, n int) error {
-	if cap(gs.gids) < n {
-		gs.gids = make([]uint32, n)
-	}
-	gids := gs.gids[:n]
-	if err := gs.table.Group(keys, hashes, n, gids); err != nil {
+	gids, err := gs.group(keys, hashes, n)
+	if err != nil {
 		return err
 	}
 	for _, st := range gs.states {
-		if err := st.Resize(gs.table.Len()); err != nil {
-			return err
-		}
 		k := len(partialTypes(st.spec))
 		if err := st.Merge(gids, partial[:k], n); err != nil {
 			return err
