@@ -225,7 +225,11 @@ func (p *PreAggStats) add(o PreAggStats) {
 // newPreAgg returns a worker's pre-aggregation, whose flushes go to part;
 // rowsHint is the rows the worker is expected to see (0: unknown).
 func newPreAgg(keyTypes []vec.Type, specs []Spec, limit int, part *scatterer, rowsHint int64, cfg Config) (*preAgg, error) {
-	gs, err := newGroupSet(keyTypes, specs, limit, cfg)
+	hint := limit // a small input gets a small table, which grows up to limit
+	if rowsHint > 0 {
+		hint = int(min(int64(limit), max(rowsHint, 1024)))
+	}
+	gs, err := newGroupSet(keyTypes, specs, hint, cfg)
 	if err != nil {
 		return nil, err
 	}
