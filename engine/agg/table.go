@@ -178,13 +178,14 @@ func (t *Table) Group(keys []*vec.Vector, hashes []uint64, n int, gids []uint32)
 	if err != nil {
 		return err
 	}
-	return t.chargeKeys()
+	return t.chargeKeys(t.n)
 }
 
 // chargeKeys charges the growth of the stored keys since the last call:
 // with string keys or several key columns they, not the slots, are most of
-// a table's memory.
-func (t *Table) chargeKeys() error {
+// a table's memory. groups is the number of groups they have room for, for
+// the error.
+func (t *Table) chargeKeys(groups int) error {
 	var b int64
 	for _, k := range t.keys {
 		b += capBytes(k)
@@ -193,7 +194,7 @@ func (t *Table) chargeKeys() error {
 		return nil
 	}
 	if err := t.budget.Grow(b - t.keyBytes); err != nil {
-		return fmt.Errorf("GROUP BY keys of %d groups: %w", t.n, err)
+		return fmt.Errorf("GROUP BY keys of %d groups: %w", groups, err)
 	}
 	t.keyBytes = b
 	return nil
@@ -218,7 +219,7 @@ func (t *Table) Reserve(rows int, strBytes []int64) error {
 			k.I64 = slices.Grow(k.I64, rows)
 		}
 	}
-	return t.chargeKeys()
+	return t.chargeKeys(t.n + rows)
 }
 
 // capBytes is the memory v's arrays hold, used or not.
