@@ -37,10 +37,11 @@ type Pool struct {
 // for small pages, so a first query whose partitions took a gigabyte spent
 // half its time zeroing. Huge pages that another process has just freed
 // are not handed back yet and cost 0.12 s per GB, so no single sample
-// decides: every fresh huge mapping of freshProbeMin bytes or more is
-// faulted in up front (MADV_POPULATE_WRITE, which a mapping about to be
-// filled pays for anyway) and timed, and after each freshProbeBytes of them
-// the cost per byte is compared with small pages faulted in the same way.
+// decides: the first freshProbeMin bytes of every fresh huge mapping at
+// least that large are faulted in up front (MADV_POPULATE_WRITE, which a
+// mapping about to be filled from its start pays for anyway) and timed,
+// and after each freshProbeBytes of them the cost per byte is compared
+// with small pages faulted in the same way.
 // Once huge pages cost more than twice as much, later fresh mappings of
 // the pool keep small pages. Mappings kept in the pool are reused either
 // way, already faulted in.
@@ -81,8 +82,12 @@ func (p *Pool) adviseFresh(b []byte) {
 	if !measure {
 		return
 	}
+	// Only a prefix: the rest of a mapping may be reserved and never
+	// written (a radix chunk sized ahead of its rows), and faulting it in
+	// would make it resident for nothing.
+	probe := b[:freshProbeMin]
 	start := time.Now()
-	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) != nil {
+	if unix.Madvise(probe, unix.MADV_POPULATE_WRITE) != nil {
 		p.mu.Lock()
 		f.off, f.note = true, "fresh huge pages not measured: MADV_POPULATE_WRITE is not supported"
 		p.mu.Unlock()
@@ -98,7 +103,7 @@ func (p *Pool) adviseFresh(b []byte) {
 	if f.small == 0 {
 		f.small = small
 	}
-	f.probed += int64(len(b))
+	f.probed += int64(len(probe))
 	f.took += took
 	if f.probed < freshProbeBytes || f.small <= 0 || f.small4K {
 		return
