@@ -4,6 +4,7 @@ package agg
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -35,88 +36,115 @@ type Pool struct {
 // page reporting), each fresh huge page also costs the host's faults: on
 // the VM this project was built on, 2.5–2.9 s per GB against 0.3 s per GB
 // for small pages, so a first query whose partitions took a gigabyte spent
-// half its time zeroing. Huge pages that another process has just freed
-// are not handed back yet and cost 0.12 s per GB, so no single sample
-// decides: the first freshProbeMin bytes of every fresh huge mapping at
-// least that large are faulted in up front (MADV_POPULATE_WRITE, which a
-// mapping about to be filled from its start pays for anyway) and timed,
-// and after each freshProbeBytes of them the cost per byte is compared
-// with small pages faulted in the same way.
-// Once huge pages cost more than twice as much, later fresh mappings of
-// the pool keep small pages. Mappings kept in the pool are reused either
-// way, already faulted in.
+// half its time zeroing. Huge pages that another process freed a moment
+// ago have not been handed back yet and cost 0.12 s per GB, until they run
+// out, so one look is not enough: before the pool's first fresh mapping,
+// and again after each freshProbeEvery bytes of fresh huge mappings, the
+// pool maps a probe of a few huge pages, faults them in one by one, timing
+// each, and unmaps it (its pages go back to the free lists, where the next
+// mappings take them). Where the probe's upper quartile costs more than
+// twice as much per byte as fresh small pages, the pool's later fresh
+// mappings keep small pages. Mappings kept in the pool are reused as they
+// are, already faulted in.
 type freshCost struct {
-	probed  int64         // bytes of fresh huge mappings timed since the last verdict
-	took    time.Duration // the time they took to fault in
-	small   time.Duration // the time freshProbeSmall bytes of small pages took
-	small4K bool          // fresh mappings are left on small pages
-	off     bool          // not measurable here
-	note    string        // what was last measured and decided
+	probing sync.Mutex // held by the goroutine probing
+	base    float64    // s/GB of fresh small pages (0: not measured yet)
+	since   int64      // bytes of fresh huge mappings since the last probe (-1: none yet)
+	small4K bool       // fresh mappings are left on small pages
+	off     bool       // not measurable here
+	note    string     // what was last measured and decided
 }
 
 const (
-	freshProbeBytes = 64 << 20
+	freshProbeFirst = 16        // huge pages in the first probe
+	freshProbeLater = 4         // and in each later one
+	freshProbeEvery = 128 << 20 // fresh huge mapping bytes between probes
 	freshProbeSmall = 4 << 20
-	freshProbeMin   = 8 << 20
 )
 
-// adviseFresh advises the fresh mapping b for huge pages, unless
-// measurement showed that fresh huge pages cost more here, and times its
-// faults.
+// adviseFresh advises the fresh mapping b for huge pages, unless the
+// pool's probes found fresh huge pages dearer than small ones here.
 func (p *Pool) adviseFresh(b []byte) {
-	if p == nil {
-		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
-		return
-	}
-	p.mu.Lock()
-	f := &p.fresh
-	if f.small4K {
+	if p != nil {
+		p.mu.Lock()
+		f := &p.fresh
+		small := f.small4K
+		due := !small && !f.off && (f.since < 0 || f.since >= freshProbeEvery)
 		p.mu.Unlock()
-		return
+		if due && f.probing.TryLock() { // another worker's probe will do
+			p.probeFresh()
+			f.probing.Unlock()
+		}
+		p.mu.Lock()
+		small = f.small4K
+		if !small {
+			f.since = max(f.since, 0) + int64(len(b))
+		}
+		p.mu.Unlock()
+		if small {
+			return
+		}
 	}
-	measure := !f.off && len(b) >= freshProbeMin
-	needSmall := f.small == 0
-	p.mu.Unlock()
 	// Advice is best effort: without THP the mapping still works.
 	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
-	if !measure {
-		return
-	}
-	// Only a prefix: the rest of a mapping may be reserved and never
-	// written (a radix chunk sized ahead of its rows), and faulting it in
-	// would make it resident for nothing.
-	probe := b[:freshProbeMin]
-	start := time.Now()
-	if unix.Madvise(probe, unix.MADV_POPULATE_WRITE) != nil {
-		p.mu.Lock()
-		f.off, f.note = true, "fresh huge pages not measured: MADV_POPULATE_WRITE is not supported"
-		p.mu.Unlock()
-		return
-	}
-	took := time.Since(start)
+}
+
+// probeFresh times fresh huge pages (and, the first time, fresh small
+// pages) and decides for the pool's later fresh mappings.
+func (p *Pool) probeFresh() {
+	p.mu.Lock()
+	first := p.fresh.since < 0
+	p.mu.Unlock()
+	pages := freshProbeLater
 	var small time.Duration
-	if needSmall {
+	if first {
+		pages = freshProbeFirst
 		small = timeSmallPages()
 	}
+	huge, err := timeHugePages(pages)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if f.small == 0 {
-		f.small = small
+	f := &p.fresh
+	f.since = 0
+	if first {
+		f.base = float64(small) / freshProbeSmall
 	}
-	f.probed += int64(len(probe))
-	f.took += took
-	if f.probed < freshProbeBytes || f.small <= 0 || f.small4K {
+	if err != nil || f.base <= 0 {
+		f.off, f.note = true, "fresh huge pages not measured"
+		if err != nil {
+			f.note += ": " + err.Error()
+		}
 		return
 	}
-	huge := float64(f.took) / float64(f.probed)
-	base := float64(f.small) / freshProbeSmall
-	f.small4K = huge > 2*base
+	slices.Sort(huge)
+	q3 := float64(huge[len(huge)*3/4]) / hugeMin // ns per byte, that is s/GB
+	f.small4K = q3 > 2*f.base
 	verdict := "fresh mappings use huge pages"
 	if f.small4K {
-		verdict = "later fresh mappings use 4 KiB pages (those already mapped are reused as they are)"
+		verdict = "later fresh mappings use 4 KiB pages (mappings already made are reused as they are)"
 	}
-	f.note = fmt.Sprintf("fresh 2 MiB pages took %.2f s/GB to fault in, 4 KiB pages %.2f s/GB: %s", huge, base, verdict)
-	f.probed, f.took = 0, 0
+	f.note = fmt.Sprintf("fresh 2 MiB pages took %.2f s/GB to fault in (upper quartile of %d), 4 KiB pages %.2f s/GB: %s",
+		q3, len(huge), f.base, verdict)
+}
+
+// timeHugePages returns the time each of n fresh huge pages took to fault
+// in.
+func timeHugePages(n int) ([]time.Duration, error) {
+	b, err := syscall.Mmap(-1, 0, n*hugeMin, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("mmap: %w", err)
+	}
+	defer syscall.Munmap(b)
+	if err := unix.Madvise(b, unix.MADV_HUGEPAGE); err != nil {
+		return nil, fmt.Errorf("no transparent huge pages: %w", err)
+	}
+	out := make([]time.Duration, n)
+	for i := range out {
+		start := time.Now()
+		b[i*hugeMin] = 1 // faults in the whole huge page
+		out[i] = max(time.Since(start), 1)
+	}
+	return out, nil
 }
 
 // timeSmallPages returns the time freshProbeSmall bytes of fresh small
@@ -129,8 +157,8 @@ func timeSmallPages() time.Duration {
 	defer syscall.Munmap(b)
 	_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
 	start := time.Now()
-	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) != nil {
-		return 0
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
 	}
 	return max(time.Since(start), 1)
 }
@@ -166,7 +194,9 @@ func DefaultPoolBytes() int64 {
 // pool's arenas map or unmap memory (in use or kept): that memory is
 // outside Go's heap, so the runtime's soft memory limit does not see it.
 func NewPool(limit int64, onMapped func(delta int64)) *Pool {
-	return &Pool{limit: limit, onMapped: onMapped}
+	p := &Pool{limit: limit, onMapped: onMapped}
+	p.fresh.since = -1
+	return p
 }
 
 // mapped reports a change in the bytes mapped through p.

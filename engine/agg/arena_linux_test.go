@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"cachebook/engine/vec"
 )
@@ -83,40 +85,83 @@ func TestRadixMapsWithinLimit(t *testing.T) {
 	pool.Drain()
 }
 
-// TestFreshHugePages: after freshProbeBytes of fresh huge mappings the
-// pool states what fresh huge and small pages cost to fault in and which
-// it keeps using, and once it has chosen small pages a fresh mapping is
-// neither advised for huge pages nor faulted in up front.
+// TestFreshHugePages: before its first fresh mapping the pool probes what
+// fresh huge and small pages cost to fault in and states it, and probes
+// again after freshProbeEvery bytes of fresh huge mappings; once it has
+// chosen small pages, a fresh mapping is not advised for huge pages.
 func TestFreshHugePages(t *testing.T) {
 	pool := NewPool(1<<30, nil)
 	defer pool.Drain()
+	if note := pool.HugePageNote(); note != "" {
+		t.Fatalf("before any mapping the note is %q", note)
+	}
 	a := NewArena(true, pool)
-	for range freshProbeBytes / freshProbeMin {
-		b, err := a.Bytes(freshProbeMin, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b[len(b)-1] != 0 {
-			t.Fatal("a fresh mapping is not zero")
-		}
+	b, err := a.Bytes(4<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[len(b)-1] != 0 {
+		t.Fatal("a fresh mapping is not zero")
 	}
 	note := pool.HugePageNote()
-	if !strings.Contains(note, "s/GB to fault in") && !strings.Contains(note, "not supported") {
-		t.Fatalf("after %d MiB of fresh mappings the note is %q", freshProbeBytes>>20, note)
+	if !strings.Contains(note, "s/GB to fault in") && !strings.Contains(note, "not measured") {
+		t.Fatalf("after a fresh mapping the note is %q", note)
 	}
 	t.Log(note)
+	if !pool.fresh.small4K && strings.Contains(note, "use huge pages") {
+		if !thpAdvised(t, b) {
+			t.Errorf("huge pages chosen, yet the fresh mapping is not advised for them")
+		}
+		// Past freshProbeEvery bytes of fresh huge mappings the pool
+		// probes again, with fewer pages.
+		if _, err := a.Bytes(freshProbeEvery, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Bytes(hugeMin, false); err != nil {
+			t.Fatal(err)
+		}
+		if again := pool.HugePageNote(); !strings.Contains(again, fmt.Sprintf("upper quartile of %d)", freshProbeLater)) {
+			t.Errorf("after %d MiB more of fresh mappings the note is %q", freshProbeEvery>>20, again)
+		}
+	}
 	a.Free()
 
 	pool2 := NewPool(0, nil)
 	pool2.fresh.small4K = true
-	b := NewArena(true, pool2)
-	m, err := b.Bytes(freshProbeMin, false)
+	c := NewArena(true, pool2)
+	m, err := c.Bytes(hugeMin, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pool2.fresh.probed != 0 {
-		t.Errorf("small pages chosen, yet %d bytes were faulted in to be timed", pool2.fresh.probed)
+	if pool2.HugePageNote() != "" {
+		t.Errorf("small pages chosen, yet the pool measured again: %q", pool2.HugePageNote())
 	}
-	m[0] = 1
-	b.Free()
+	if huge := thpAdvised(t, m); huge {
+		t.Errorf("small pages chosen, yet the fresh mapping is advised for huge pages")
+	}
+	c.Free()
+}
+
+// thpAdvised reports whether the mapping holding m is advised for huge
+// pages, from /proc/self/smaps (its VmFlags list hg).
+func thpAdvised(t *testing.T, m []byte) bool {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skip("no /proc/self/smaps")
+	}
+	addr := uint64(uintptr(unsafe.Pointer(&m[0])))
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		var lo, hi uint64
+		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && strings.Contains(line, " ") && !strings.HasPrefix(line, "VmFlags") {
+			in = lo <= addr && addr < hi
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return strings.Contains(line, " hg")
+		}
+	}
+	t.Fatalf("mapping at %#x not found in smaps", addr)
+	return false
 }
