@@ -277,7 +277,7 @@ func lockContentionSpec() Spec {
 		// heap in use also holds the garbage of each growth until the
 		// collector runs, which at GOGC=100 may be as much again: beside
 		// other packages' tests under the race detector, TestMemoryLimit
-		// measured up to 79 bytes an entry (31.6 MiB at 100,000 keys and
+		// measured about 80 bytes an entry (31.6 MiB at 100,000 keys and
 		// 2 threads). So 96.
 		threads := int64(p.Int("threads", 1, 256))
 		keys := int64(p.Int("keys", 1, 1<<24))
