@@ -399,15 +399,21 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					return rows, err
 				}
 				rows += int64(in.N)
+				var hs []uint64 // the rows' hashes, if folding computed them
 				if pa != nil && !pa.skipping(in.N) {
-					if in, err = pa.fold(in); err != nil {
+					if in, hs, err = pa.fold(in); err != nil {
 						return rows, fmt.Errorf("radix partitions: %w", err)
 					}
 					if in.N == 0 {
 						continue
 					}
 				}
-				if err := sc.scatter(cfg.Hasher, in); err != nil {
+				if hs != nil {
+					err = sc.scatterHashed(in, hs)
+				} else {
+					err = sc.scatter(cfg.Hasher, in)
+				}
+				if err != nil {
 					return rows, fmt.Errorf("radix partitions: %w", err)
 				}
 			}

@@ -194,8 +194,12 @@ type preAgg struct {
 	limit  int // groups that trigger a flush
 	part   *scatterer
 	hasher *Hasher
-	hashes []uint64
-	window int64 // rows folded since the last flush
+	hashes []uint64 // the morsel's
+	// groupHashes holds the hash of each group of the table, in group id
+	// order, recorded as the group is made, so a flush scatters the
+	// groups without hashing their keys again.
+	groupHashes []uint64
+	window      int64 // rows folded since the last flush
 	// rowsHint is the rows the worker is expected to see (0: unknown).
 	rowsHint int64
 
@@ -263,9 +267,9 @@ func (pa *preAgg) skipping(n int) bool {
 
 // fold folds a morsel into the window table, flushing it whenever the next
 // batch could overfill it. It returns the rows it did not fold (rest.N is
-// 0 when it folded them all): after a flush that turned folding off, the
-// rest of the morsel is the caller's to scatter as it is.
-func (pa *preAgg) fold(in Input) (rest Input, err error) {
+// 0 when it folded them all), with their hashes: after a flush that turned
+// folding off, the rest of the morsel is the caller's to scatter as it is.
+func (pa *preAgg) fold(in Input) (rest Input, restHashes []uint64, err error) {
 	n := in.N
 	if cap(pa.hashes) < n {
 		pa.hashes = make([]uint64, n)
@@ -278,12 +282,12 @@ func (pa *preAgg) fold(in Input) (rest Input, err error) {
 		m := min(preAggBatch, n-off)
 		if pa.gs.table.Len()+m > pa.limit {
 			if err := pa.flush(); err != nil {
-				return Input{}, err
+				return Input{}, nil, err
 			}
 			if pa.skip > 0 {
 				rest = sliceInput(in, off)
 				pa.skipping(rest.N)
-				return rest, nil
+				return rest, hs[off:], nil
 			}
 		}
 		for c, k := range in.Keys {
@@ -295,12 +299,19 @@ func (pa *preAgg) fold(in Input) (rest Input, err error) {
 			}
 		}
 		if err := pa.gs.add(keys, args, hs[off:off+m], m); err != nil {
-			return Input{}, err
+			return Input{}, nil, err
+		}
+		// Group ids are handed out in order: a row whose id is the next
+		// one made its group.
+		for i, g := range pa.gs.gids[:m] {
+			if int(g) == len(pa.groupHashes) {
+				pa.groupHashes = append(pa.groupHashes, hs[off+i])
+			}
 		}
 		pa.window += int64(m)
 		pa.stats.Rows += int64(m)
 	}
-	return Input{}, nil
+	return Input{}, nil, nil
 }
 
 // sliceInput returns rows off.. of in.
@@ -336,7 +347,7 @@ func (pa *preAgg) flush() error {
 		for _, st := range gs.states {
 			in.Args = append(in.Args, st.partial(groups)...)
 		}
-		if err := pa.part.scatter(pa.hasher, in); err != nil {
+		if err := pa.part.scatterHashed(in, pa.groupHashes[:groups]); err != nil {
 			return err
 		}
 		pa.stats.Partial += int64(groups)
@@ -349,6 +360,7 @@ func (pa *preAgg) flush() error {
 		pa.fails = 0
 	}
 	pa.window = 0
+	pa.groupHashes = pa.groupHashes[:0]
 	gs.table.reset()
 	for _, st := range gs.states {
 		st.reset()

@@ -246,7 +246,7 @@ func TestPreAggReleases(t *testing.T) {
 			if err != nil || !ok {
 				break
 			}
-			if rest, err := pa.fold(m); err != nil || rest.N != 0 {
+			if rest, _, err := pa.fold(m); err != nil || rest.N != 0 {
 				t.Fatalf("window %d: fold left %d rows: %v", window, rest.N, err)
 			}
 		}
