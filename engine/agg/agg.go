@@ -344,7 +344,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	if window == 0 {
 		window = DefaultPreAggGroups
 	}
-	if window > 0 && decomposable(specs) {
+	if PreAggregates(keyTypes, specs, cfg) {
 		pres = make([]*preAgg, threads)
 	}
 	outKeys := make([][]*vec.Vector, nparts)
