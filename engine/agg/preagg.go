@@ -105,10 +105,9 @@ func (s *State) partial(n int) []*vec.Vector {
 		case s.spec.In.IsFloat():
 			v.F64 = s.f64[:n]
 		case s.spec.In == vec.String:
-			v.Offsets = make([]uint32, 1, n+1)
+			v = vec.NewVector(vec.String, n)
 			for _, b := range s.strs[:n] {
-				v.Bytes = append(v.Bytes, b...)
-				v.Offsets = append(v.Offsets, uint32(len(v.Bytes)))
+				v.AppendStr(b)
 			}
 		default:
 			v.I64 = s.i64[:n]
