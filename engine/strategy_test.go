@@ -97,6 +97,38 @@ func TestChooseStrategyThreads(t *testing.T) {
 	}
 }
 
+// TestChooseRadixBits: radix_bits 'auto' takes enough partitions for each
+// table to fit half the L2, but no more than keep the scatter's write
+// streams (a hash stream and one per column, two for a string key) within
+// radixStreams, and EXPLAIN says which bound decided.
+func TestChooseRadixBits(t *testing.T) {
+	cache := CacheSizes{L1: 32 << 10, L2: 512 << 10, L3: 32 << 20}
+	st := Settings{GroupBy: "radix", RadixBits: -1, Threads: 1}
+	for _, tc := range []struct {
+		name          string
+		keys, specs   int
+		groups        int64
+		keyBytes      int64
+		bits          int
+		streamBounded bool
+	}{
+		{"small table", 1, 1, 20_000, 0, 2, false},             // ~0.7 MiB: 4 partitions
+		{"UserID, 3.5M groups", 1, 1, 3_500_000, 0, 8, true},   // 2048 by the L2, 3 streams each
+		{"URL, 5.5M groups", 1, 1, 5_500_000, 60, 8, true},     // 4 streams each: 256
+		{"UserID, SearchPhrase", 2, 1, 6_500_000, 20, 7, true}, // 5 streams each: 128
+		{"many aggregates", 1, 7, 100_000, 0, 6, false},        // ~8 MiB: 64 partitions, 9 streams each
+	} {
+		est := &groupEstimate{groups: tc.groups, rows: 1 << 20, keyBytes: tc.keyBytes}
+		c := chooseStrategy(st, cache, tc.keys, tc.specs, est, 0)
+		if c.bits != tc.bits {
+			t.Errorf("%s: %d partitions, want %d (%s)", tc.name, 1<<c.bits, 1<<tc.bits, c.why)
+		}
+		if got := strings.Contains(c.why, "L2 TLB"); got != tc.streamBounded {
+			t.Errorf("%s: bounded by the write streams %v, want %v: %s", tc.name, got, tc.streamBounded, c.why)
+		}
+	}
+}
+
 // TestAggregatePeakCountsTables: the hash aggregate's peak memory in
 // EXPLAIN ANALYZE includes its hash tables and radix partitions, not only
 // the output it holds afterwards.
