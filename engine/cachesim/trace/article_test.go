@@ -129,12 +129,17 @@ func TestSweep(t *testing.T) {
 
 // radixBitsFor is the engine's choice for radix_bits = auto
 // (engine.chooseStrategy): enough partitions that each partition's table,
-// about 38 bytes per group for one key and count(*), fits half of L2.
+// about 38 bytes per group for one key and count(*), fits half of L2, but
+// no more than keep the scatter's 3 write streams a partition (hashes,
+// key, aggregate) within 1024.
 func radixBitsFor(groups int, l2 int64) int {
 	tableBytes := int64(groups) * (16*10/7 + 8 + 8)
 	b := 1
 	for b < 12 && tableBytes>>b > l2/2 {
 		b++
+	}
+	for b > 1 && 3<<b > 1024 {
+		b--
 	}
 	return b
 }
