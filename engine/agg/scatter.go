@@ -304,7 +304,7 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 	s.written += int64(n) * 8
 	for c, v := range s.inCols {
 		if v != nil {
-			s.written += scatterColumn(s.cur, pidx, v, func(ch *chunk) *vec.Vector { return ch.cols[c] })
+			s.written += scatterColumn(s.cur, pidx, v, c)
 		}
 	}
 	// The memory held is the slab's blocks (chunks are sized ahead of
@@ -321,14 +321,14 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 	return nil
 }
 
-// scatterColumn appends src's rows to their partitions' current chunks and
-// returns an estimate of the bytes written. A destination column that
+// scatterColumn appends src's rows to column c of their partitions'
+// current chunks and returns an estimate of the bytes written. A destination column that
 // received NULLs from an earlier morsel has a validity slice that must grow
 // with it, even when src has no NULLs.
-func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk) *vec.Vector) int64 {
+func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, c int) int64 {
 	if src.Valid != nil || src.Type == vec.Null {
 		for i, p := range pidx {
-			col(cur[p]).AppendFrom(src, i)
+			cur[p].cols[c].AppendFrom(src, i)
 		}
 		return int64(len(pidx)) * 9
 	}
@@ -336,7 +336,7 @@ func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk
 	case vec.String:
 		var b int64
 		for i, p := range pidx {
-			d := col(cur[p])
+			d := cur[p].cols[c]
 			v := src.Bytes[src.Offsets[i]:src.Offsets[i+1]]
 			d.Bytes = append(d.Bytes, v...)
 			d.Offsets = append(d.Offsets, uint32(len(d.Bytes)))
@@ -349,7 +349,7 @@ func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk
 		return b
 	case vec.Float64, vec.Float32:
 		for i, p := range pidx {
-			d := col(cur[p])
+			d := cur[p].cols[c]
 			d.F64 = append(d.F64, src.F64[i])
 			if d.Valid != nil {
 				d.Valid = append(d.Valid, true)
@@ -358,7 +358,7 @@ func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, col func(*chunk
 		}
 	default:
 		for i, p := range pidx {
-			d := col(cur[p])
+			d := cur[p].cols[c]
 			d.I64 = append(d.I64, src.I64[i])
 			if d.Valid != nil {
 				d.Valid = append(d.Valid, true)
