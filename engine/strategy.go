@@ -114,16 +114,16 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		if est.keyBytes > 0 {
 			streams++
 		}
-		if streams<<b > radixStreams && b > 1 {
-			l2 := b
-			for streams<<b > radixStreams && b > 1 {
-				b--
-			}
-			return b, fmt.Sprintf("; ~%d groups (HyperLogLog over %d rows) need ~%s: %d partitions, whose %d write streams stay within half the L2 TLB (%d partitions would keep each table within half the L2 cache, %s)",
-				est.groups, est.rows, agg.FormatBytes(tableBytes), 1<<b, streams<<b, 1<<l2, agg.FormatBytes(cache.L2))
+		l2 := b
+		for b > 1 && streams<<b > radixStreams {
+			b--
 		}
-		return b, fmt.Sprintf("; ~%d groups (HyperLogLog over %d rows) need ~%s: %d partitions keep each table within half the L2 cache (%s)",
-			est.groups, est.rows, agg.FormatBytes(tableBytes), 1<<b, agg.FormatBytes(cache.L2))
+		why := fmt.Sprintf("; ~%d groups (HyperLogLog over %d rows) need ~%s: ", est.groups, est.rows, agg.FormatBytes(tableBytes))
+		if b < l2 {
+			return b, why + fmt.Sprintf("%d partitions, whose %d write streams stay within half the L2 TLB (%d partitions would keep each table within half the L2 cache, %s)",
+				1<<b, streams<<b, 1<<l2, agg.FormatBytes(cache.L2))
+		}
+		return b, why + fmt.Sprintf("%d partitions keep each table within half the L2 cache (%s)", 1<<b, agg.FormatBytes(cache.L2))
 	}
 	switch st.GroupBy {
 	case "naive":
