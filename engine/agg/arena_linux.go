@@ -65,28 +65,35 @@ const (
 // adviseFresh advises the fresh mapping b for huge pages, unless the
 // pool's probes found fresh huge pages dearer than small ones here.
 func (p *Pool) adviseFresh(b []byte) {
-	if p != nil {
-		p.mu.Lock()
-		f := &p.fresh
-		small := f.small4K
-		due := !small && !f.off && (f.since < 0 || f.since >= freshProbeEvery)
-		p.mu.Unlock()
-		if due && f.probing.TryLock() { // another worker's probe will do
-			p.probeFresh()
-			f.probing.Unlock()
-		}
-		p.mu.Lock()
-		small = f.small4K
-		if !small {
-			f.since = max(f.since, 0) + int64(len(b))
-		}
-		p.mu.Unlock()
-		if small {
-			return
-		}
+	if p.keepSmall(int64(len(b))) {
+		return
 	}
 	// Advice is best effort: without THP the mapping still works.
 	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+}
+
+// keepSmall probes fresh huge pages when a probe is due and reports
+// whether a fresh mapping of n bytes is to keep small pages; if not, the n
+// bytes count toward the next probe.
+func (p *Pool) keepSmall(n int64) bool {
+	if p == nil {
+		return false
+	}
+	f := &p.fresh
+	p.mu.Lock()
+	due := !f.small4K && !f.off && (f.since < 0 || f.since >= freshProbeEvery)
+	p.mu.Unlock()
+	if due && f.probing.TryLock() { // another worker's probe will do
+		p.probeFresh()
+		f.probing.Unlock()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f.small4K {
+		return true
+	}
+	f.since = max(f.since, 0) + n
+	return false
 }
 
 // probeFresh times fresh huge pages (and, the first time, fresh small
