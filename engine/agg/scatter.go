@@ -322,9 +322,9 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 }
 
 // scatterColumn appends src's rows to column c of their partitions'
-// current chunks and returns an estimate of the bytes written. A destination column that
-// received NULLs from an earlier morsel has a validity slice that must grow
-// with it, even when src has no NULLs.
+// current chunks and returns an estimate of the bytes written. A
+// destination column that received NULLs from an earlier morsel has a
+// validity slice that must grow with it, even when src has no NULLs.
 func scatterColumn(cur []*chunk, pidx []uint32, src *vec.Vector, c int) int64 {
 	if src.Valid != nil || src.Type == vec.Null {
 		for i, p := range pidx {
