@@ -88,6 +88,9 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		}
 		t0 := time.Now()
 		s.stats.rowsIn.Add(int64(b.Len))
+		if b, err = s.best(x, b); err != nil {
+			return nil, err
+		}
 		if acc == nil && single == nil {
 			single = b
 			s.stats.since(t0)
@@ -149,6 +152,25 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	s.charge(x, 0)
 	s.stats.rowsOut.Add(int64(res.Len))
 	return res, nil
+}
+
+// best returns a top-N's best rows of b when b alone holds many more than
+// it keeps: an aggregation's output comes in large parts (one per worker
+// or radix partition), and selecting from each where it lies costs one
+// pass, where appending it to the buffer first copied every row.
+func (s *sortOp) best(x *execCtx, b *vec.Batch) (*vec.Batch, error) {
+	if s.keep < 0 || int64(b.Len) <= max(2*s.keep, s.keep+morselRows/4) {
+		return b, nil
+	}
+	idx, err := sortIndices(x.ctx, s.sortKeys(b.Vecs), b.Len, int(s.keep))
+	if err != nil {
+		return nil, err
+	}
+	r := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(idx)}
+	for i, v := range b.Vecs {
+		r.Vecs[i] = gather(v, idx)
+	}
+	return r, nil
 }
 
 // charge sets the bytes the operator holds to n.

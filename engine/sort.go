@@ -115,10 +115,25 @@ func sortIndices(ctx context.Context, keys []sortKey, n, k int) ([]int32, error)
 			i = j
 		}
 	}
+	// With a first key of non-NULL integers, most rows are turned away
+	// before the general comparison: a row comes after every row in the
+	// heap, so once the heap is full it cannot enter unless its first key
+	// is at least the root's. (ORDER BY count(*) DESC LIMIT 10 over 3.5M
+	// groups: 16 ms with the general comparison for every row, 3 ms so.)
+	var first []int64
+	var desc bool
+	if k0 := keys[0]; k0.v.Valid == nil && k0.v.Type.IsInteger() && k0.v.Type != vec.UInt64 && len(k0.v.I64) >= n {
+		first, desc = k0.v.I64, k0.desc
+	}
 	for i := int32(0); i < int32(n); i++ {
 		if i%sortRun == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
+			}
+		}
+		if first != nil && len(h) == k {
+			if x, r := first[i], first[h[0]]; desc && x < r || !desc && x > r {
+				continue
 			}
 		}
 		if len(h) < k {
