@@ -143,8 +143,8 @@ type groupSet struct {
 	gids   []uint32
 }
 
-func newGroupSet(keyTypes []vec.Type, specs []Spec, hint int, cfg Config) (*groupSet, error) {
-	t, err := NewTable(keyTypes, hint, cfg.Budget)
+func newGroupSet(keyTypes []vec.Type, specs []Spec, hint int, cfg Config, spare []slot) (*groupSet, error) {
+	t, err := newTableIn(keyTypes, hint, cfg.Budget, spare)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (cfg *Config) phase(worker int, name string, f func() (int64, error)) (Work
 }
 
 func naive(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, src Source) (*Output, error) {
-	gs, err := newGroupSet(keyTypes, specs, 0, cfg)
+	gs, err := newGroupSet(keyTypes, specs, 0, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -422,6 +422,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		return err
 	}
 	aggregatePhase := func(w int) error {
+		var spare []slot // the last partition's table's slots
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
 			var rows int64
 			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
@@ -436,7 +437,8 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					return nil
 				}
 				groups, reserve := sizer.predict(n)
-				gs, err := newGroupSet(keyTypes, specs, groups, cfg)
+				gs, err := newGroupSet(keyTypes, specs, groups, cfg, spare)
+				spare = nil
 				if err != nil {
 					return err
 				}
@@ -472,6 +474,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				}
 				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
 				keyBytes.Add(gs.table.KeyBytes())
+				spare = gs.table.takeSlots()
 				return nil
 			})
 			return rows, err

@@ -102,12 +102,22 @@ type Table struct {
 	// keyBytes is the memory of the stored keys charged to the budget so
 	// far; Group charges their growth after each batch.
 	keyBytes int64
+	spare    []slot // slots to start in (newTableIn), until the first alloc
 }
 
 // NewTable returns a table for keys of the given types, sized for about
 // hint groups without growing.
 func NewTable(keyTypes []vec.Type, hint int, budget *Budget) (*Table, error) {
-	t := &Table{nullGid: -1, budget: budget}
+	return newTableIn(keyTypes, hint, budget, nil)
+}
+
+// newTableIn is NewTable with the slots of a table that is done (see
+// takeSlots) to start in, when they are enough: a radix worker aggregates
+// one partition after another, and a fresh array for each faulted its
+// pages in and zeroed them again (GROUP BY URL over 20M rows: 256 tables
+// of up to 1 MiB).
+func newTableIn(keyTypes []vec.Type, hint int, budget *Budget, spare []slot) (*Table, error) {
+	t := &Table{nullGid: -1, budget: budget, spare: spare}
 	t.intKey = len(keyTypes) == 1 && keyTypes[0] != vec.String && !keyTypes[0].IsFloat() && keyTypes[0] != vec.Null
 	for _, kt := range keyTypes {
 		t.keys = append(t.keys, vec.NewVector(kt, 0))
@@ -129,10 +139,24 @@ func (t *Table) alloc(size int) error {
 	if t.slots != nil {
 		t.budget.Grow(-int64(len(t.slots)) * 16)
 	}
-	t.slots = make([]slot, size)
+	if cap(t.spare) >= size {
+		t.slots = t.spare[:size]
+		clear(t.slots)
+	} else {
+		t.slots = make([]slot, size)
+	}
+	t.spare = nil
 	t.mask = uint64(size - 1)
 	t.growAt = size * 7 / 10
 	return nil
+}
+
+// takeSlots returns the table's slots for another table to start in
+// (newTableIn). The table must not be used after it.
+func (t *Table) takeSlots() []slot {
+	s := t.slots
+	t.slots = nil
+	return s[:cap(s)]
 }
 
 // Len returns the number of groups.
