@@ -422,7 +422,10 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		return err
 	}
 	aggregatePhase := func(w int) error {
-		var spare []slot // the last partition's table's slots
+		// The last partition's table's slots, for the next to start in;
+		// charged while they wait.
+		var spare []slot
+		defer func() { cfg.Budget.Grow(-int64(cap(spare)) * 16) }()
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
 			var rows int64
 			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
@@ -437,6 +440,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					return nil
 				}
 				groups, reserve := sizer.predict(n)
+				cfg.Budget.Grow(-int64(cap(spare)) * 16) // the table charges what it takes
 				gs, err := newGroupSet(keyTypes, specs, groups, cfg, spare)
 				spare = nil
 				if err != nil {
@@ -474,7 +478,9 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				}
 				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
 				keyBytes.Add(gs.table.KeyBytes())
-				spare = gs.table.takeSlots()
+				if sl := gs.table.takeSlots(); cfg.Budget.Grow(int64(cap(sl))*16) == nil {
+					spare = sl
+				}
 				return nil
 			})
 			return rows, err

@@ -132,3 +132,55 @@ func TestPartSizer(t *testing.T) {
 		}
 	}
 }
+
+// TestTableStartsInSpare: a table started in the slots of one that is done
+// (a radix worker's next partition) uses them when they are enough, finds
+// none of the old table's groups in them, and charges what it takes.
+func TestTableStartsInSpare(t *testing.T) {
+	h := NewHasher()
+	strs := func(prefix string, n int) (*vec.Vector, []uint64) {
+		v := vec.NewVector(vec.String, n)
+		for i := range n {
+			v.AppendStr([]byte(fmt.Sprintf("%s-%d", prefix, i%(n/2))))
+		}
+		hs := make([]uint64, n)
+		h.Hash([]*vec.Vector{v}, n, hs)
+		return v, hs
+	}
+	b := &Budget{}
+	first, err := NewTable([]vec.Type{vec.String}, 1000, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, h1 := strs("a", 2000)
+	if err := first.Group([]*vec.Vector{k1}, h1, 2000, make([]uint32, 2000)); err != nil {
+		t.Fatal(err)
+	}
+	slots := first.Slots()
+	spare := first.takeSlots()
+	for _, tc := range []struct {
+		hint  int
+		reuse bool
+	}{{500, true}, {slots, false}} {
+		used := b.Used()
+		tab, err := newTableIn([]vec.Type{vec.String}, tc.hint, b, spare)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := &tab.slots[0] == &spare[0]; got != tc.reuse {
+			t.Errorf("hint %d: started in the spare slots: %v, want %v", tc.hint, got, tc.reuse)
+		}
+		if got := b.Used() - used; got != int64(tab.Slots())*16 {
+			t.Errorf("hint %d: charged %d bytes for %d slots", tc.hint, got, tab.Slots())
+		}
+		// The old table's keys again, and new ones: all new groups.
+		k2, h2 := strs("a", 400)
+		gids := make([]uint32, 400)
+		if err := tab.Group([]*vec.Vector{k2}, h2, 400, gids); err != nil {
+			t.Fatal(err)
+		}
+		if tab.Len() != 200 || gids[0] != 0 || gids[200] != 0 || gids[199] != 199 {
+			t.Errorf("hint %d: %d groups, gids %d %d %d; want 200, 0 0 199", tc.hint, tab.Len(), gids[0], gids[200], gids[199])
+		}
+	}
+}
