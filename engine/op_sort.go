@@ -61,20 +61,6 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	var acc []*vec.Vector
 	var single *vec.Batch // the input, when it came as one batch
 	n := 0
-	compact := func() error {
-		if s.keep < 0 || int64(n) <= s.keep {
-			return nil
-		}
-		idx, err := sortIndices(x.ctx, s.sortKeys(acc), n, int(s.keep))
-		if err != nil {
-			return err
-		}
-		for i := range acc {
-			acc[i] = gather(acc[i], idx)
-		}
-		n = len(idx)
-		return nil
-	}
 	for {
 		if err := x.ctx.Err(); err != nil {
 			return nil, err
@@ -88,8 +74,14 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		}
 		t0 := time.Now()
 		s.stats.rowsIn.Add(int64(b.Len))
-		if b, err = s.best(x, b); err != nil {
-			return nil, err
+		if s.crowded(b.Len) {
+			// An aggregation's output comes in large parts (one per
+			// worker or radix partition): selecting from each where it
+			// lies costs one pass, where appending it to the buffer
+			// first copied every row.
+			if b, err = s.sorted(x, b.Vecs, b.Len); err != nil {
+				return nil, err
+			}
 		}
 		if acc == nil && single == nil {
 			single = b
@@ -109,13 +101,13 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			acc[i].AppendVector(b.Vecs[i])
 		}
 		n += b.Len
-		// Top-N keeps its best rows plus at most about one batch: a
-		// small N compacts after every batch, a large one once the
-		// buffer is twice N.
-		if s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+morselRows/4) {
-			if err := compact(); err != nil {
+		// Top-N keeps its best rows plus at most about one batch.
+		if s.crowded(n) {
+			kept, err := s.sorted(x, acc, n)
+			if err != nil {
 				return nil, err
 			}
+			acc, n = kept.Vecs, kept.Len
 		}
 		if err := s.charge(x, vecBytes(acc)); err != nil {
 			return nil, err
@@ -141,36 +133,34 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if err := x.fits(s, int64(n)*8+out); err != nil {
 		return nil, err
 	}
-	idx, err := sortIndices(x.ctx, s.sortKeys(acc), n, int(s.keep))
+	res, err := s.sorted(x, acc, n)
 	if err != nil {
 		return nil, err
-	}
-	res := &vec.Batch{Vecs: make([]*vec.Vector, len(acc)), Len: len(idx)}
-	for i, v := range acc {
-		res.Vecs[i] = gather(v, idx)
 	}
 	s.charge(x, 0)
 	s.stats.rowsOut.Add(int64(res.Len))
 	return res, nil
 }
 
-// best returns a top-N's best rows of b when b alone holds many more than
-// it keeps: an aggregation's output comes in large parts (one per worker
-// or radix partition), and selecting from each where it lies costs one
-// pass, where appending it to the buffer first copied every row.
-func (s *sortOp) best(x *execCtx, b *vec.Batch) (*vec.Batch, error) {
-	if s.keep < 0 || int64(b.Len) <= max(2*s.keep, s.keep+morselRows/4) {
-		return b, nil
-	}
-	idx, err := sortIndices(x.ctx, s.sortKeys(b.Vecs), b.Len, int(s.keep))
+// crowded reports whether a top-N holding n rows holds many more than it
+// keeps: a small N is trimmed after every batch, a large one once it holds
+// twice N.
+func (s *sortOp) crowded(n int) bool {
+	return s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+morselRows/4)
+}
+
+// sorted returns the first rows of the n rows of vs in the sort's order:
+// the kept ones for a top-N, all for ORDER BY.
+func (s *sortOp) sorted(x *execCtx, vs []*vec.Vector, n int) (*vec.Batch, error) {
+	idx, err := sortIndices(x.ctx, s.sortKeys(vs), n, int(s.keep))
 	if err != nil {
 		return nil, err
 	}
-	r := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(idx)}
-	for i, v := range b.Vecs {
-		r.Vecs[i] = gather(v, idx)
+	b := &vec.Batch{Vecs: make([]*vec.Vector, len(vs)), Len: len(idx)}
+	for i, v := range vs {
+		b.Vecs[i] = gather(v, idx)
 	}
-	return r, nil
+	return b, nil
 }
 
 // charge sets the bytes the operator holds to n.
