@@ -47,10 +47,7 @@ type countTable struct {
 }
 
 func newCountTable(hint int, arena *Arena, budget *Budget) (*countTable, error) {
-	size := 16
-	for size*7/10 < hint {
-		size *= 2
-	}
+	size := tableSlots(hint)
 	t := &countTable{arena: arena, budget: budget}
 	return t, t.alloc(size)
 }
@@ -70,10 +67,7 @@ func (t *countTable) alloc(size int) error {
 // reset empties the table, keeping (and re-zeroing) only as much of its
 // memory as hint groups need.
 func (t *countTable) reset(hint int) error {
-	size := 16
-	for size*7/10 < hint {
-		size *= 2
-	}
+	size := tableSlots(hint)
 	if 2*size > cap(t.slots) {
 		t.budget.Grow(-int64(len(t.slots)) * 8)
 		t.n = 0

@@ -105,6 +105,17 @@ type Table struct {
 	spare    []slot // slots to start in (newTableIn), until the first alloc
 }
 
+// tableSlots returns the slots a hash table sized for hint groups starts
+// with: 16, doubled while 70% of them is below hint (every table here
+// grows at 70% full).
+func tableSlots(hint int) int {
+	size := 16
+	for size*7/10 < hint {
+		size *= 2
+	}
+	return size
+}
+
 // NewTable returns a table for keys of the given types, sized for about
 // hint groups without growing.
 func NewTable(keyTypes []vec.Type, hint int, budget *Budget) (*Table, error) {
@@ -122,10 +133,7 @@ func newTableIn(keyTypes []vec.Type, hint int, budget *Budget, spare []slot) (*T
 	for _, kt := range keyTypes {
 		t.keys = append(t.keys, vec.NewVector(kt, 0))
 	}
-	size := 16
-	for size*7/10 < hint {
-		size *= 2
-	}
+	size := tableSlots(hint)
 	if err := t.alloc(size); err != nil {
 		return nil, err
 	}

@@ -62,16 +62,6 @@ type TraceConfig struct {
 // count, four slots to a 64-byte line.
 const CountSlotBytes = 16
 
-// CountTableSlots returns the slots a count table sized for hint groups
-// starts with (16, doubled while 70% of it is below hint).
-func CountTableSlots(hint int) int {
-	size := 16
-	for size*7/10 < hint {
-		size *= 2
-	}
-	return size
-}
-
 // WriteCombineKeys is the number of keys the radix scatter stages per
 // partition before writing them out (one 64-byte line).
 const WriteCombineKeys = wcLine
@@ -365,7 +355,7 @@ func (t *tracedTable) growLong(off, key int64, l, oldBuf int) {
 
 // reset is countTable.reset, reported: a table kept clears its slots.
 func (t *tracedTable) reset(hint int) error {
-	if 2*CountTableSlots(hint) > cap(t.slots) {
+	if 2*tableSlots(hint) > cap(t.slots) {
 		if err := t.countTable.reset(hint); err != nil {
 			return err
 		}
