@@ -143,20 +143,36 @@ type groupSet struct {
 	gids   []uint32
 }
 
-func newGroupSet(keyTypes []vec.Type, specs []Spec, hint int, cfg Config, spare []slot) (*groupSet, error) {
-	t, err := newTableIn(keyTypes, hint, cfg.Budget, spare)
+func newGroupSet(keyTypes []vec.Type, specs []Spec, hint int, cfg Config) (*groupSet, error) {
+	t, err := NewTable(keyTypes, hint, cfg.Budget)
 	if err != nil {
 		return nil, err
 	}
 	gs := &groupSet{table: t}
+	return gs, gs.newStates(specs, cfg)
+}
+
+// newStates gives the set's groups fresh aggregate states.
+func (gs *groupSet) newStates(specs []Spec, cfg Config) error {
+	gs.states = gs.states[:0]
 	for _, sp := range specs {
 		st, err := NewState(sp, cfg.Hasher, cfg.Budget)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		gs.states = append(gs.states, st)
 	}
-	return gs, nil
+	return nil
+}
+
+// restart empties the set for about hint groups of its own, keeping its
+// table's slots (Table.restart): its keys and finished states went out as
+// output.
+func (gs *groupSet) restart(specs []Spec, hint int, cfg Config) error {
+	if err := gs.table.restart(hint); err != nil {
+		return err
+	}
+	return gs.newStates(specs, cfg)
 }
 
 // group finds or creates the groups of n rows whose hashes are known and
@@ -242,7 +258,7 @@ func (cfg *Config) phase(worker int, name string, f func() (int64, error)) (Work
 }
 
 func naive(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, src Source) (*Output, error) {
-	gs, err := newGroupSet(keyTypes, specs, 0, cfg, nil)
+	gs, err := newGroupSet(keyTypes, specs, 0, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -422,10 +438,14 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		return err
 	}
 	aggregatePhase := func(w int) error {
-		// The last partition's table's slots, for the next to start in;
-		// charged while they wait.
-		var spare []slot
-		defer func() { cfg.Budget.Grow(-int64(cap(spare)) * 16) }()
+		// The worker's groups: each partition's start in the table of
+		// the last one (restart), whose slots stay charged until the end.
+		var gs *groupSet
+		defer func() {
+			if gs != nil {
+				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
+			}
+		}()
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
 			var rows int64
 			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
@@ -440,9 +460,12 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					return nil
 				}
 				groups, reserve := sizer.predict(n)
-				cfg.Budget.Grow(-int64(cap(spare)) * 16) // the table charges what it takes
-				gs, err := newGroupSet(keyTypes, specs, groups, cfg, spare)
-				spare = nil
+				var err error
+				if gs == nil {
+					gs, err = newGroupSet(keyTypes, specs, groups, cfg)
+				} else {
+					err = gs.restart(specs, groups, cfg)
+				}
 				if err != nil {
 					return err
 				}
@@ -476,11 +499,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if s := int64(gs.table.Slots()); s > maxSlots.Load() {
 					maxSlots.Store(s)
 				}
-				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
 				keyBytes.Add(gs.table.KeyBytes())
-				if sl := gs.table.takeSlots(); cfg.Budget.Grow(int64(cap(sl))*16) == nil {
-					spare = sl
-				}
 				return nil
 			})
 			return rows, err

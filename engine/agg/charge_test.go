@@ -133,10 +133,11 @@ func TestPartSizer(t *testing.T) {
 	}
 }
 
-// TestTableStartsInSpare: a table started in the slots of one that is done
-// (a radix worker's next partition) uses them when they are enough, finds
-// none of the old table's groups in them, and charges what it takes.
-func TestTableStartsInSpare(t *testing.T) {
+// TestTableRestart: a table restarted for a radix worker's next partition
+// keeps its slots when they are enough, finds none of the old groups, and
+// stays charged for the slots it uses (the old keys' charge went out with
+// them).
+func TestTableRestart(t *testing.T) {
 	h := NewHasher()
 	strs := func(prefix string, n int) (*vec.Vector, []uint64) {
 		v := vec.NewVector(vec.String, n)
@@ -148,29 +149,29 @@ func TestTableStartsInSpare(t *testing.T) {
 		return v, hs
 	}
 	b := &Budget{}
-	first, err := NewTable([]vec.Type{vec.String}, 1000, b)
+	tab, err := NewTable([]vec.Type{vec.String}, 1000, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k1, h1 := strs("a", 2000)
-	if err := first.Group([]*vec.Vector{k1}, h1, 2000, make([]uint32, 2000)); err != nil {
+	if err := tab.Group([]*vec.Vector{k1}, h1, 2000, make([]uint32, 2000)); err != nil {
 		t.Fatal(err)
 	}
-	slots := first.Slots()
-	spare := first.takeSlots()
+	slots := tab.Slots()
+	var out int64 // the keys' charge, handed on with them
 	for _, tc := range []struct {
 		hint  int
 		reuse bool
 	}{{500, true}, {slots, false}} {
-		used := b.Used()
-		tab, err := newTableIn([]vec.Type{vec.String}, tc.hint, b, spare)
-		if err != nil {
+		old := &tab.slots[0]
+		out += tab.KeyBytes()
+		if err := tab.restart(tc.hint); err != nil {
 			t.Fatal(err)
 		}
-		if got := &tab.slots[0] == &spare[0]; got != tc.reuse {
-			t.Errorf("hint %d: started in the spare slots: %v, want %v", tc.hint, got, tc.reuse)
+		if got := &tab.slots[0] == old; got != tc.reuse {
+			t.Errorf("hint %d: kept its slots: %v, want %v", tc.hint, got, tc.reuse)
 		}
-		if got := b.Used() - used; got != int64(tab.Slots())*16 {
+		if got := b.Used() - out; got != int64(tab.Slots())*16 {
 			t.Errorf("hint %d: charged %d bytes for %d slots", tc.hint, got, tab.Slots())
 		}
 		// The old table's keys again, and new ones: all new groups.

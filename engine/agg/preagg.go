@@ -232,7 +232,7 @@ func newPreAgg(keyTypes []vec.Type, specs []Spec, limit int, part *scatterer, ro
 	if rowsHint > 0 {
 		hint = int(min(int64(limit), max(rowsHint, 1024)))
 	}
-	gs, err := newGroupSet(keyTypes, specs, hint, cfg, nil)
+	gs, err := newGroupSet(keyTypes, specs, hint, cfg)
 	if err != nil {
 		return nil, err
 	}

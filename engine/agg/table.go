@@ -102,7 +102,6 @@ type Table struct {
 	// keyBytes is the memory of the stored keys charged to the budget so
 	// far; Group charges their growth after each batch.
 	keyBytes int64
-	spare    []slot // slots to start in (newTableIn), until the first alloc
 }
 
 // tableSlots returns the slots a hash table sized for hint groups starts
@@ -119,22 +118,12 @@ func tableSlots(hint int) int {
 // NewTable returns a table for keys of the given types, sized for about
 // hint groups without growing.
 func NewTable(keyTypes []vec.Type, hint int, budget *Budget) (*Table, error) {
-	return newTableIn(keyTypes, hint, budget, nil)
-}
-
-// newTableIn is NewTable with the slots of a table that is done (see
-// takeSlots) to start in, when they are enough: a radix worker aggregates
-// one partition after another, and a fresh array for each faulted its
-// pages in and zeroed them again (GROUP BY URL over 20M rows: 256 tables
-// of up to 1 MiB).
-func newTableIn(keyTypes []vec.Type, hint int, budget *Budget, spare []slot) (*Table, error) {
-	t := &Table{nullGid: -1, budget: budget, spare: spare}
+	t := &Table{nullGid: -1, budget: budget}
 	t.intKey = len(keyTypes) == 1 && keyTypes[0] != vec.String && !keyTypes[0].IsFloat() && keyTypes[0] != vec.Null
 	for _, kt := range keyTypes {
 		t.keys = append(t.keys, vec.NewVector(kt, 0))
 	}
-	size := tableSlots(hint)
-	if err := t.alloc(size); err != nil {
+	if err := t.alloc(tableSlots(hint)); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -147,24 +136,37 @@ func (t *Table) alloc(size int) error {
 	if t.slots != nil {
 		t.budget.Grow(-int64(len(t.slots)) * 16)
 	}
-	if cap(t.spare) >= size {
-		t.slots = t.spare[:size]
-		clear(t.slots)
-	} else {
-		t.slots = make([]slot, size)
-	}
-	t.spare = nil
+	t.slots = make([]slot, size)
 	t.mask = uint64(size - 1)
 	t.growAt = size * 7 / 10
 	return nil
 }
 
-// takeSlots returns the table's slots for another table to start in
-// (newTableIn). The table must not be used after it.
-func (t *Table) takeSlots() []slot {
-	s := t.slots
-	t.slots = nil
-	return s[:cap(s)]
+// restart empties the table for about hint groups of its own after its
+// keys went out as output (Keys), charge and all. Like countTable.reset it
+// keeps (and zeroes again) as much of its slots as they need, charged as
+// they are used, so a radix worker that aggregates one partition after
+// another does not fault a fresh array in for each (GROUP BY URL over 20M
+// rows: 256 tables of up to 1 MiB).
+func (t *Table) restart(hint int) error {
+	if size := tableSlots(hint); size > cap(t.slots) {
+		if err := t.alloc(size); err != nil {
+			return err
+		}
+	} else {
+		if err := t.budget.Grow(int64(size-len(t.slots)) * 16); err != nil {
+			return fmt.Errorf("hash table of %d slots: %w", size, err)
+		}
+		t.slots = t.slots[:size]
+		t.mask, t.growAt = uint64(size-1), size*7/10
+	}
+	keys := make([]*vec.Vector, len(t.keys)) // the old slice went out too
+	for i, k := range t.keys {
+		keys[i] = vec.NewVector(k.Type, 0)
+	}
+	t.keys, t.keyBytes = keys, 0
+	t.reset()
+	return nil
 }
 
 // Len returns the number of groups.
