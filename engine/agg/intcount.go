@@ -73,6 +73,11 @@ func (t *countTable) reset(hint int) error {
 		t.n = 0
 		return t.alloc(size)
 	}
+	// Charged as used, as alloc charges: the worker gives back what
+	// len(t.slots) says when it is done.
+	if err := t.budget.Grow(int64(2*size-len(t.slots)) * 8); err != nil {
+		return fmt.Errorf("hash table of %d slots: %w", size, err)
+	}
 	t.slots = t.slots[:2*size]
 	clear(t.slots)
 	t.mask, t.growAt, t.n = uint64(size-1), size*7/10, 0
