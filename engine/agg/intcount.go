@@ -442,11 +442,11 @@ func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, s
 		}
 		return out, nil
 	}
-	keys, counts := vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
-	switch {
-	case len(all) == 1:
+	var keys, counts *vec.Vector
+	if len(all) == 1 {
 		keys, counts = all[0].keys, all[0].counts
-	case len(all) > 1:
+	} else {
+		keys, counts = vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
 		for _, pc := range all {
 			keys.AppendVector(pc.keys)
 			counts.AppendVector(pc.counts)
