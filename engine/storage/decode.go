@@ -67,10 +67,12 @@ func (b *columnBuilder) grow(v *vec.Vector, m int) {
 
 var errCorrupt = errors.New("corrupt column data")
 
-// rowGroup decodes the chunk of one row group, which must hold want rows.
-// bytesHint estimates the decoded bytes of a string chunk (from the
-// footer's uncompressed size), to size the vector's byte buffer once.
-func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int64) (v *vec.Vector, err error) {
+// rowGroup decodes the pages of one row group's chunk, which must hold
+// want rows, and closes them. bytesHint estimates the decoded bytes of a
+// string chunk (from the footer's uncompressed size), to size the vector's
+// byte buffer once.
+func (b *columnBuilder) rowGroup(pages parquet.Pages, want, bytesHint int64) (v *vec.Vector, err error) {
+	defer pages.Close()
 	defer func() {
 		if p := recover(); p != nil {
 			v, err = nil, fmt.Errorf("%w: %v", errCorrupt, p)
@@ -93,8 +95,6 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int6
 	default:
 		v.I64 = b.i64[b.off : b.off+n : b.off+n]
 	}
-	pages := chunk.Pages()
-	defer pages.Close()
 	row := 0
 	for {
 		p, err := pages.ReadPage()
@@ -132,23 +132,94 @@ func (b *columnBuilder) rowGroup(chunk parquet.ColumnChunk, want, bytesHint int6
 
 // page decodes np rows of page p into v at row.
 func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
+	pv, err := b.check(p, np)
+	if err != nil {
+		return err
+	}
+	_, err = b.convert(v, &pv, row, 0, np, 0)
+	return err
+}
+
+// pageValues is a decoded page checked for conversion, which may then
+// convert it a range of rows at a time.
+type pageValues struct {
+	np      int             // rows of the page
+	defs    []byte          // definition levels; nil when no row is NULL
+	data    encoding.Values // the present values, or the dictionary's values
+	idx     []int32         // dictionary indexes, one per present value; nil without a dictionary
+	present int             // values present in the page
+}
+
+// check validates what every conversion of page p (np rows) relies on:
+// the number of definition levels, the dictionary indexes' range and the
+// string offsets, so that converting a range of rows checks only lengths.
+func (b *columnBuilder) check(p parquet.Page, np int) (pageValues, error) {
+	pv := pageValues{np: np, present: np}
 	defs := p.DefinitionLevels()
 	if defs != nil && len(defs) != np {
-		return fmt.Errorf("%w: %d definition levels for %d rows", errCorrupt, len(defs), np)
+		return pv, fmt.Errorf("%w: %d definition levels for %d rows", errCorrupt, len(defs), np)
 	}
-	nulls := 0
 	if b.optional && defs != nil {
-		for _, d := range defs {
-			if d == 0 {
-				nulls++
+		nulls := countNulls(defs)
+		if nulls > 0 {
+			pv.defs, pv.present = defs, np-nulls
+		}
+	}
+	pv.data = p.Data()
+	if d := p.Dictionary(); d != nil {
+		pv.idx = pv.data.Int32()
+		if len(pv.idx) != pv.present {
+			return pv, fmt.Errorf("%w: %d dictionary indexes for %d values", errCorrupt, len(pv.idx), pv.present)
+		}
+		dn := int32(d.Len())
+		for _, x := range pv.idx {
+			if x < 0 || x >= dn {
+				return pv, fmt.Errorf("%w: dictionary index %d out of range [0,%d)", errCorrupt, x, dn)
+			}
+		}
+		pv.data = d.Page().Data()
+	}
+	if b.conv == convBytes {
+		buf, offs := pv.data.ByteArray()
+		for k := 0; k+1 < len(offs); k++ {
+			if offs[k] > offs[k+1] || int(offs[k+1]) > len(buf) {
+				return pv, fmt.Errorf("%w: bad string offsets", errCorrupt)
 			}
 		}
 	}
-	nv := np - nulls // values present in the page
+	return pv, nil
+}
 
-	// present(k) maps the k-th present value to its row.
+func countNulls(defs []byte) int {
+	n := 0
+	for _, d := range defs {
+		if d == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// convert decodes rows [from, to) of the checked page pv into v at row; k
+// is the number of values present in the page's rows before from. It
+// returns the number present before to.
+func (b *columnBuilder) convert(v *vec.Vector, pv *pageValues, row, from, to, k0 int) (next int, err error) {
+	if from < 0 || from > to || to > pv.np || k0 < 0 || k0 > pv.present {
+		return k0, fmt.Errorf("internal error: rows [%d,%d) of a %d-row page", from, to, pv.np)
+	}
+	np := to - from
+	var defs []byte
+	if pv.defs != nil {
+		defs = pv.defs[from:to]
+	}
+	nv := np - countNulls(defs) // values present in the range
+	if k0+nv > pv.present {
+		return k0, fmt.Errorf("%w: definition levels out of step with the values", errCorrupt)
+	}
+
+	// rows maps the i-th present value of the range to its row.
 	var rows []int32
-	if nulls > 0 {
+	if defs != nil && nv < np {
 		if v.Valid == nil {
 			m := row + np
 			if b.prealloc {
@@ -172,63 +243,54 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
 		}
 	}
 
-	data := p.Data()
-	var idx []int32
-	if d := p.Dictionary(); d != nil {
-		idx = data.Int32()
-		if len(idx) != nv {
-			return fmt.Errorf("%w: %d dictionary indexes for %d values", errCorrupt, len(idx), nv)
-		}
-		dn := int32(d.Len())
-		for _, x := range idx {
-			if x < 0 || x >= dn {
-				return fmt.Errorf("%w: dictionary index %d out of range [0,%d)", errCorrupt, x, dn)
-			}
-		}
-		data = d.Page().Data()
-	}
-	at := func(k int) int { // row of the k-th present value
-		if rows != nil {
-			return int(rows[k])
-		}
-		return row + k
-	}
-	val := func(k int) int { // position in data of the k-th present value
-		if idx != nil {
-			return int(idx[k])
-		}
-		return k
-	}
-	count := nv
+	data, idx := pv.data, pv.idx
 	if idx != nil {
-		count = -1 // data holds the dictionary; lengths were checked above
+		idx = idx[k0 : k0+nv]
 	}
+	at := func(i int) int { // row of the i-th present value
+		if rows != nil {
+			return int(rows[i])
+		}
+		return row + i
+	}
+	val := func(i int) int { // position in data of the i-th present value
+		if idx != nil {
+			return int(idx[i])
+		}
+		return k0 + i
+	}
+	count := pv.present
+	if idx != nil {
+		count = -1 // data holds the dictionary; indexes were checked
+	}
+	next = k0 + nv
 
 	switch b.conv {
 	case convBool:
 		// Boolean pages hold their values bit-packed, least significant
 		// bit first (pages read from a file start at bit 0).
 		if idx != nil {
-			return errors.New("dictionary-encoded BOOLEAN pages are not supported")
+			return k0, errors.New("dictionary-encoded BOOLEAN pages are not supported")
 		}
 		bits := data.Boolean()
-		if len(bits)*8 < nv {
-			return fmt.Errorf("%w: %d bytes of booleans for %d values", errCorrupt, len(bits), nv)
+		if len(bits)*8 < pv.present {
+			return k0, fmt.Errorf("%w: %d bytes of booleans for %d values", errCorrupt, len(bits), pv.present)
 		}
-		for k := 0; k < nv; k++ {
-			v.I64[at(k)] = int64(bits[k>>3] >> (k & 7) & 1)
+		for i := 0; i < nv; i++ {
+			j := k0 + i
+			v.I64[at(i)] = int64(bits[j>>3] >> (j & 7) & 1)
 		}
 	case convInt32, convUint8, convUint16, convUint32:
 		src := data.Int32()
 		if count >= 0 && len(src) != count {
-			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+			return k0, fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
 		}
 		dst := v.I64
 		switch {
 		case rows == nil && idx == nil && b.conv == convInt32:
 			d := dst[row : row+nv]
-			for k, x := range src {
-				d[k] = int64(x)
+			for i, x := range src[k0 : k0+nv] {
+				d[i] = int64(x)
 			}
 		default:
 			for k := 0; k < nv; k++ {
@@ -250,11 +312,11 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
 	case convInt64, convMillis, convNanos:
 		src := data.Int64()
 		if count >= 0 && len(src) != count {
-			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+			return k0, fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
 		}
 		dst := v.I64
 		if rows == nil && idx == nil && b.conv == convInt64 {
-			copy(dst[row:row+nv], src)
+			copy(dst[row:row+nv], src[k0:k0+nv])
 			break
 		}
 		for k := 0; k < nv; k++ {
@@ -270,7 +332,7 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
 	case convInt96:
 		src := data.Int96()
 		if count >= 0 && len(src) != count {
-			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+			return k0, fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
 		}
 		for k := 0; k < nv; k++ {
 			v.I64[at(k)] = int96Micros(src[val(k)])
@@ -278,7 +340,7 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
 	case convFloat:
 		src := data.Float()
 		if count >= 0 && len(src) != count {
-			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+			return k0, fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
 		}
 		for k := 0; k < nv; k++ {
 			v.F64[at(k)] = float64(src[val(k)])
@@ -286,55 +348,55 @@ func (b *columnBuilder) page(v *vec.Vector, p parquet.Page, row, np int) error {
 	case convDouble:
 		src := data.Double()
 		if count >= 0 && len(src) != count {
-			return fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
+			return k0, fmt.Errorf("%w: %d values for %d rows", errCorrupt, len(src), count)
 		}
 		if rows == nil && idx == nil {
-			copy(v.F64[row:row+nv], src)
+			copy(v.F64[row:row+nv], src[k0:k0+nv])
 			break
 		}
 		for k := 0; k < nv; k++ {
 			v.F64[at(k)] = src[val(k)]
 		}
 	case convBytes:
-		return b.bytesPage(v, data, idx, rows, row, np, nv)
-	default:
-		if scale, ok := b.conv.decimalScale(); ok {
-			return decimalPage(v.F64, data, count, nv, scale, at, val)
+		if err := b.bytesPage(v, data, idx, rows, row, np, k0, nv, count); err != nil {
+			return k0, err
 		}
-		return fmt.Errorf("internal error: conversion %d", b.conv)
+	default:
+		scale, ok := b.conv.decimalScale()
+		if !ok {
+			return k0, fmt.Errorf("internal error: conversion %d", b.conv)
+		}
+		if err := decimalPage(v.F64, data, count, nv, scale, at, val); err != nil {
+			return k0, err
+		}
 	}
-	return nil
+	return next, nil
 }
 
-// bytesPage appends the strings of a page (rows are appended in order, so
-// v.Offsets has exactly row+1 entries on entry).
-func (b *columnBuilder) bytesPage(v *vec.Vector, data encoding.Values, idx, rows []int32, row, np, nv int) error {
+// bytesPage appends the strings of rows [row, row+np) (rows are appended
+// in order, so v.Offsets has exactly row+1 entries on entry): nv values,
+// from the k0-th present one on, or the values idx points at; count is the
+// page's number of strings when data holds the page's values (-1: the
+// dictionary's). check has validated the offsets.
+func (b *columnBuilder) bytesPage(v *vec.Vector, data encoding.Values, idx, rows []int32, row, np, k0, nv, count int) error {
 	if len(v.Offsets) != row+1 {
 		return fmt.Errorf("internal error: string offsets out of step")
 	}
 	buf, offs := data.ByteArray()
-	count := len(offs) - 1
-	if count < 0 {
-		count = 0
-	}
-	if idx == nil && count != nv {
-		return fmt.Errorf("%w: %d strings for %d values", errCorrupt, count, nv)
-	}
-	for k := 0; k+1 < len(offs); k++ {
-		if offs[k] > offs[k+1] || int(offs[k+1]) > len(buf) {
-			return fmt.Errorf("%w: bad string offsets", errCorrupt)
-		}
+	if n := max(0, len(offs)-1); count >= 0 && n != count {
+		return fmt.Errorf("%w: %d strings for %d values", errCorrupt, n, count)
 	}
 	if idx == nil && rows == nil {
-		// Fast path: one copy of the page's bytes.
-		if count > 0 {
+		// Fast path: one copy of the range's bytes.
+		if nv > 0 {
+			o := offs[k0 : k0+nv+1]
 			base := uint32(len(v.Bytes))
-			if uint64(base)+uint64(offs[count]-offs[0]) > 1<<32-1 {
+			if uint64(base)+uint64(o[nv]-o[0]) > 1<<32-1 {
 				return errors.New("more than 4 GiB of strings in one row group")
 			}
-			v.Bytes = append(v.Bytes, buf[offs[0]:offs[count]]...)
-			for k := 1; k <= count; k++ {
-				v.Offsets = append(v.Offsets, base+offs[k]-offs[0])
+			v.Bytes = append(v.Bytes, buf[o[0]:o[nv]]...)
+			for _, x := range o[1:] {
+				v.Offsets = append(v.Offsets, base+x-o[0])
 			}
 		}
 		return nil
@@ -345,7 +407,7 @@ func (b *columnBuilder) bytesPage(v *vec.Vector, data encoding.Values, idx, rows
 			v.Offsets = append(v.Offsets, uint32(len(v.Bytes))) // NULL: empty
 			continue
 		}
-		j := k
+		j := k0 + k
 		if idx != nil {
 			j = int(idx[k])
 		}

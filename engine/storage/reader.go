@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"cachebook/engine/vec"
 
@@ -20,27 +19,18 @@ import (
 type Reader struct {
 	c     *Catalog
 	t     *Table
-	f     *parquet.File
-	r     io.ReaderAt
+	f     *parquet.File // t.file: the footer, read once when t was resolved
+	r     io.ReaderAt   // the file's pages are read through this handle
 	size  int64
 	close func() error
-
-	// sf is the file as streams read it: with small read buffers, as a
-	// stream of every column of a row group keeps one buffer per column.
-	sfOnce sync.Once
-	sf     *parquet.File
-	sfErr  error
 }
 
-// streamBuffer is the read buffer of one column stream.
-const streamBuffer = 64 << 10
-
-// streamFile returns the file opened for streams.
-func (rd *Reader) streamFile() (*parquet.File, error) {
-	rd.sfOnce.Do(func() {
-		rd.sf, rd.sfErr = openParquetBuf(rd.r, rd.size, rd.t.Path, streamBuffer)
-	})
-	return rd.sf, rd.sfErr
+// pages returns a reader of chunk's pages through rd's handle.
+func (rd *Reader) pages(chunk parquet.ColumnChunk) parquet.Pages {
+	if fc, ok := chunk.(*parquet.FileColumnChunk); ok {
+		return fc.PagesFrom(rd.r)
+	}
+	return chunk.Pages()
 }
 
 // Open opens t's file for reading row groups. It fails if the file changed
@@ -77,16 +67,11 @@ func (c *Catalog) Open(t *Table) (rd *Reader, err error) {
 		}
 		rd.r, rd.size, rd.close = fh, t.size, fh.Close
 	}
-	f, err := openParquet(rd.r, rd.size, t.Path)
-	if err != nil {
+	if t.file == nil || len(t.file.RowGroups()) != len(t.RowGroupRows) {
 		rd.close()
-		return nil, err
+		return nil, fmt.Errorf("storage: %s: table has no footer read", t.Path)
 	}
-	if len(f.RowGroups()) != len(t.RowGroupRows) {
-		rd.close()
-		return nil, fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
-	}
-	rd.f = f
+	rd.f = t.file
 	return rd, nil
 }
 
@@ -233,7 +218,7 @@ func (rd *Reader) decode(ctx context.Context, g, j int) (v *vec.Vector, err erro
 	// The uncompressed chunk size bounds the string bytes; trust it only as
 	// far as a plausible compression ratio goes.
 	hint := min(md.TotalUncompressedSize, 32*md.TotalCompressedSize+1<<20)
-	v, err = b.rowGroup(chunks[leaf], want, hint)
+	v, err = b.rowGroup(rd.pages(chunks[leaf]), want, hint)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
 	}

@@ -77,9 +77,12 @@ type Table struct {
 	decoded  []int64 // estimated bytes of each column decoded, over all row groups
 	optional []bool
 	mem      *memFile
-	relPath  string // path relative to the data directory
-	modTime  time.Time
-	size     int64
+	// file is the footer as read when the table was resolved. Its own
+	// handle is closed: a Reader reads pages through one it opens.
+	file    *parquet.File
+	relPath string // path relative to the data directory
+	modTime time.Time
+	size    int64
 }
 
 // Open returns a catalog over the Parquet files in dir, caching up to
@@ -325,15 +328,14 @@ func (c *Catalog) Names() []string {
 	return names
 }
 
+// readBuffer is the read buffer of each column chunk being read. A stream
+// reads every column of a row group at once, each keeping its buffer, so
+// it is a few pages, not a chunk.
+const readBuffer = 64 << 10
+
 // openParquet opens a Parquet file, converting parquet-go panics on corrupt
 // input into errors that name the file.
 func openParquet(r io.ReaderAt, size int64, path string) (f *parquet.File, err error) {
-	return openParquetBuf(r, size, path, 1<<20)
-}
-
-// openParquetBuf is openParquet with a read buffer of buf bytes per column
-// chunk being read.
-func openParquetBuf(r io.ReaderAt, size int64, path string, buf int) (f *parquet.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, err = nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", path, p)
@@ -345,7 +347,7 @@ func openParquetBuf(r io.ReaderAt, size int64, path string, buf int) (f *parquet
 	f, err = parquet.OpenFile(r, size,
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
-		parquet.ReadBufferSize(buf),
+		parquet.ReadBufferSize(readBuffer),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", path, err)
@@ -354,7 +356,7 @@ func openParquetBuf(r io.ReaderAt, size int64, path string, buf int) (f *parquet
 }
 
 func newTable(name, path string, f *parquet.File) (*Table, error) {
-	t := &Table{Name: name, Path: path, Rows: f.NumRows()}
+	t := &Table{Name: name, Path: path, Rows: f.NumRows(), file: f}
 	schema := f.Schema()
 	for _, field := range schema.Fields() {
 		fname := field.Name()

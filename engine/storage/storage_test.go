@@ -767,6 +767,14 @@ func TestColumnStream(t *testing.T) {
 	data := writeAllTypes(t, 3000) // 3 row groups, pages of 2 KiB
 	c := memCatalog(t, "t", data, 0)
 	tb, _ := c.Table("t", false)
+	checkStreams(t, c, tb)
+}
+
+// checkStreams reads every column of tb through streams in uneven steps,
+// some of them skipped, so that steps start and end inside pages, and
+// compares the rows with whole-chunk decoding.
+func checkStreams(t *testing.T, c *Catalog, tb *Table) {
+	t.Helper()
 	ctx := context.Background()
 	all, err := c.Load(ctx, tb, nil, nil)
 	if err != nil {
@@ -862,6 +870,7 @@ func TestOptionalBool(t *testing.T) {
 	if i != len(want) {
 		t.Fatalf("%d rows, want %d", i, len(want))
 	}
+	checkStreams(t, c, tb)
 }
 
 // TestDecimal reads DECIMAL columns stored as INT32, INT64 and

@@ -12,8 +12,9 @@ import (
 )
 
 // ColumnStream reads one column of one row group a few rows at a time,
-// decoding a page only when the rows asked for reach it: a query that stops
-// after ten rows decodes one page per column, not the row group. A chunk
+// reading a page only when the rows asked for reach it and converting only
+// the rows asked for: a query that stops after ten rows reads one page per
+// column, not the row group, and converts ten rows of it. A chunk
 // already in the catalog's cache is served from there; a stream does not
 // fill the cache. A ColumnStream is used by one goroutine; Close it.
 type ColumnStream struct {
@@ -25,9 +26,11 @@ type ColumnStream struct {
 
 	b       *columnBuilder
 	pages   parquet.Pages
-	cur     *vec.Vector // the decoded page
-	curPos  int         // rows of cur consumed
-	decoded int         // rows decoded from pages so far
+	cur     parquet.Page // the page being read, converted as rows are asked for
+	pv      pageValues   // cur, checked
+	curPos  int          // rows of cur consumed
+	curK    int          // values present in those rows
+	decoded int          // rows of the chunk's pages read so far
 }
 
 // Stream returns a stream over column j (an index into Table.Columns) of
@@ -55,10 +58,7 @@ func (cs *ColumnStream) open() (err error) {
 			err = fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
 		}
 	}()
-	f, err := cs.rd.streamFile()
-	if err != nil {
-		return err
-	}
+	f := cs.rd.f
 	if len(f.RowGroups()) != len(t.RowGroupRows) {
 		return fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
 	}
@@ -78,11 +78,11 @@ func (cs *ColumnStream) open() (err error) {
 	}
 	cs.b = &columnBuilder{typ: t.Columns[cs.j].Type, conv: t.convs[cs.j], optional: t.optional[cs.j]}
 	cs.rd.c.decodes.Add(1)
-	cs.pages = chunks[leaf].Pages()
+	cs.pages = cs.rd.pages(chunks[leaf])
 	return nil
 }
 
-// page decodes the next page into cs.cur.
+// page reads the next page into cs.cur.
 func (cs *ColumnStream) page() (err error) {
 	t := cs.rd.t
 	defer func() {
@@ -90,6 +90,7 @@ func (cs *ColumnStream) page() (err error) {
 			err = fmt.Errorf("storage: %s: column %q, row group %d: %w: %v", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, p)
 		}
 	}()
+	cs.release()
 	p, err := cs.pages.ReadPage()
 	if err == io.EOF {
 		return fmt.Errorf("storage: %s: column %q, row group %d: %w: pages end before the row group's %d rows", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, cs.rows)
@@ -97,42 +98,80 @@ func (cs *ColumnStream) page() (err error) {
 	if err != nil {
 		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
 	}
-	defer parquet.Release(p)
 	if len(p.RepetitionLevels()) > 0 {
+		parquet.Release(p)
 		return fmt.Errorf("storage: %s: column %q: repeated values are not supported", t.Path, t.Columns[cs.j].Name)
 	}
 	np := int(p.NumRows())
 	if np <= 0 || cs.decoded+np > cs.rows {
+		parquet.Release(p)
 		return fmt.Errorf("storage: %s: column %q, row group %d: %w: pages hold more than the row group's %d rows", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, cs.rows)
 	}
-	v := &vec.Vector{Type: cs.b.typ, Len: np}
-	if v.Type == vec.String {
-		v.Offsets = make([]uint32, 1, np+1)
-	}
-	cs.b.grow(v, np)
-	if err := cs.b.page(v, p, 0, np); err != nil {
+	pv, err := cs.b.check(p, np)
+	if err != nil {
+		parquet.Release(p)
 		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
 	}
-	cs.cur, cs.curPos = v, 0
+	cs.cur, cs.pv, cs.curPos, cs.curK = p, pv, 0, 0
 	cs.decoded += np
 	return nil
+}
+
+// take converts the current page's next k rows.
+func (cs *ColumnStream) take(k int) (v *vec.Vector, err error) {
+	t := cs.rd.t
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("storage: %s: column %q, row group %d: %w: %v", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, p)
+		}
+	}()
+	v = &vec.Vector{Type: cs.b.typ, Len: k}
+	if v.Type == vec.String {
+		v.Offsets = make([]uint32, 1, k+1)
+	}
+	cs.b.grow(v, k)
+	next, err := cs.b.convert(v, &cs.pv, 0, cs.curPos, cs.curPos+k, cs.curK)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+	}
+	cs.curPos, cs.curK = cs.curPos+k, next
+	return v, nil
+}
+
+// skip moves past the current page's next k rows without converting them.
+func (cs *ColumnStream) skip(k int) {
+	from := cs.curPos
+	cs.curPos += k
+	if cs.pv.defs != nil {
+		cs.curK += k - countNulls(cs.pv.defs[from:cs.curPos])
+	} else {
+		cs.curK += k
+	}
+}
+
+// release gives the current page back to parquet-go's pools.
+func (cs *ColumnStream) release() {
+	if cs.cur != nil {
+		parquet.Release(cs.cur)
+		cs.cur, cs.pv = nil, pageValues{}
+	}
 }
 
 func (cs *ColumnStream) curLeft() int {
 	if cs.cur == nil {
 		return 0
 	}
-	return cs.cur.Len - cs.curPos
+	return cs.pv.np - cs.curPos
 }
 
 // Next returns the next n rows (fewer at the end of the row group, none
-// after it). The vector may share memory with the stream's pages.
+// after it), converted from the pages they are on into a vector of their own.
 func (cs *ColumnStream) Next(ctx context.Context, n int) (*vec.Vector, error) {
 	return cs.read(ctx, n, true)
 }
 
-// Skip moves past the next n rows without returning them (the pages they
-// are on are still decoded: the files carry no page index we read).
+// Skip moves past the next n rows without converting them (the pages they
+// are on are still read: the files carry no page index we read).
 func (cs *ColumnStream) Skip(ctx context.Context, n int) error {
 	_, err := cs.read(ctx, n, false)
 	return err
@@ -163,9 +202,14 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 		}
 		k := min(n-got, cs.curLeft())
 		if keep {
-			parts = append(parts, cs.cur.Slice(cs.curPos, cs.curPos+k))
+			v, err := cs.take(k)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, v)
+		} else {
+			cs.skip(k)
 		}
-		cs.curPos += k
 		got += k
 	}
 	cs.pos += n
@@ -197,8 +241,9 @@ func (cs *ColumnStream) Close() error {
 	if cs.pages == nil {
 		return nil
 	}
+	cs.release()
 	err := cs.pages.Close()
-	cs.pages, cs.cur = nil, nil
+	cs.pages = nil
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
