@@ -62,6 +62,9 @@ func (s *Session) build(q *query) operator {
 		}
 		// A query that may stop early reads pages as it goes.
 		sc.stream = !q.grouped && len(q.order) == 0 && q.limit >= 0
+		if sc.stream {
+			sc.streamRows.Store(min(q.offset+q.limit, morselRows))
+		}
 	} else if q.where != nil {
 		op = &filterOp{opBase: opBase{label: "FILTER", children: []operator{op}}, pred: q.where}
 	}

@@ -181,11 +181,14 @@ func TestStringTempsCharged(t *testing.T) {
 		err              bool
 	}{
 		// About 19 KB per row: unbounded, the first slice of 1,024 rows
-		// built 19 MB, a morsel 300 MB.
-		{"where", "4MB", "SELECT URL FROM hits WHERE " + blow(250) + " LIKE '%' LIMIT 1", false},
-		{"where, one row past the limit", "2MB", "SELECT URL FROM hits WHERE " + blow(40000) + " LIKE '%' LIMIT 1", true},
-		{"length", "4MB", "SELECT length(" + blow(250) + ") AS n FROM hits LIMIT 1", false},
-		{"length, one row past the limit", "2MB", "SELECT length(" + blow(40000) + ") AS n FROM hits LIMIT 1", true},
+		// built 19 MB, a morsel 300 MB (LIMIT 16384: a streamed scan's
+		// first morsel holds the rows the LIMIT needs).
+		{"where", "4MB", "SELECT URL FROM hits WHERE " + blow(250) + " LIKE '%' LIMIT 16384", false},
+		// A LIMIT 1 scan reads one row first: every URL (20 bytes or
+		// more) repeated 120,000 times passes the limit alone.
+		{"where, one row past the limit", "2MB", "SELECT URL FROM hits WHERE " + blow(120000) + " LIKE '%' LIMIT 1", true},
+		{"length", "4MB", "SELECT length(" + blow(250) + ") AS n FROM hits LIMIT 16384", false},
+		{"length, one row past the limit", "2MB", "SELECT length(" + blow(120000) + ") AS n FROM hits LIMIT 1", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

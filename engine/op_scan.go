@@ -38,6 +38,11 @@ type scanOp struct {
 	// stop early (LIMIT without ORDER BY), instead of whole column chunks
 	// through the cache.
 	stream bool
+	// streamRows is the rows of a streaming scan's next morsel: it starts
+	// at the rows the LIMIT needs, so that SELECT * … LIMIT 10 converts ten
+	// rows of each column's first page, and doubles with each morsel (a
+	// filter may pass few rows) up to morselRows.
+	streamRows atomic.Int64
 
 	open    sync.Once
 	rd      *storage.Reader
@@ -350,7 +355,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	t0 := time.Now()
 	defer s.stats.since(t0)
 	for c.pos < c.rows {
-		n := min(morselRows, c.rows-c.pos)
+		n := min(s.nextStreamRows(), c.rows-c.pos)
 		c.pos += n
 		s.stats.rowsIn.Add(int64(n))
 		x.progress(n)
@@ -407,6 +412,21 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		return b, nil
 	}
 	return nil, nil
+}
+
+// nextStreamRows returns the rows of the next streamed morsel and doubles
+// the one after it.
+func (s *scanOp) nextStreamRows() int {
+	for {
+		n := s.streamRows.Load()
+		m := min(2*n, morselRows)
+		if n <= 0 || n >= morselRows {
+			n, m = morselRows, morselRows
+		}
+		if n == m || s.streamRows.CompareAndSwap(n, m) {
+			return int(n)
+		}
+	}
 }
 
 // advance claims the next row group that may hold matching rows and

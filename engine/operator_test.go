@@ -100,6 +100,22 @@ func TestLimitStopsScan(t *testing.T) {
 	if !strings.Contains(got, "row groups: 1 of 4 read, 3 never reached") {
 		t.Errorf("EXPLAIN ANALYZE does not show the early stop:\n%s", strings.ReplaceAll(got, ";", "\n"))
 	}
+	// The streamed scan converts the rows the LIMIT needs, not a morsel,
+	// and with a filter doubles its morsels from there: rows 0–2 (k = 1
+	// passes), then 3–8 (3, 5, 7).
+	for _, tc := range []struct {
+		sql, scan string
+	}{
+		{"SELECT * FROM t LIMIT 3", "SEQ_SCAN  (rows 3, "},
+		{"SELECT * FROM t LIMIT 2 OFFSET 5", "SEQ_SCAN  (rows 7, "},
+		{"SELECT * FROM t WHERE k % 2 = 1 LIMIT 3", "SEQ_SCAN  (rows 4, "},
+	} {
+		got := runSQL(t, s, "EXPLAIN ANALYZE "+tc.sql)
+		in9 := strings.Contains(got, ", in 9,")
+		if !strings.Contains(got, tc.scan) || in9 != strings.Contains(tc.sql, "WHERE") {
+			t.Errorf("%s: want %q (and 9 rows in with the filter):\n%s", tc.sql, tc.scan, strings.ReplaceAll(got, ";", "\n"))
+		}
+	}
 }
 
 type clusteredRow struct {
