@@ -135,5 +135,7 @@ func (d *duckClient) close() error {
 	}
 	d.call(map[string]any{"op": "quit"})
 	d.in.Close()
-	return d.cmd.Wait()
+	err := d.cmd.Wait()
+	d.dead = errors.New("duckbench was closed")
+	return err
 }
