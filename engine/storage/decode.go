@@ -200,8 +200,8 @@ func countNulls(defs []byte) int {
 	return n
 }
 
-// convert decodes rows [from, to) of the checked page pv into v at row; k
-// is the number of values present in the page's rows before from. It
+// convert decodes rows [from, to) of the checked page pv into v at row;
+// k0 is the number of values present in the page's rows before from. It
 // returns the number present before to.
 func (b *columnBuilder) convert(v *vec.Vector, pv *pageValues, row, from, to, k0 int) (next int, err error) {
 	if from < 0 || from > to || to > pv.np || k0 < 0 || k0 > pv.present {
