@@ -64,9 +64,11 @@ test-interrupt:
 	$(GO) test -count=1 -run 'Interrupt' ./kernel/ ./web/
 
 # Tests that assert a hardware effect's direction (a ratio with a margin)
-# run without the race detector, which would time its own instrumentation.
+# run without the race detector, which would time its own instrumentation,
+# and one package at a time (-p 1): two threads only beat one on an idle
+# second core, which another package's test binary would take.
 test-direction:
-	$(GO) test -count=1 -run 'Direction' ./kernel/... ./lessons/...
+	$(GO) test -count=1 -p 1 -run 'Direction' ./kernel/... ./lessons/...
 
 # DuckDB differential tests: a separate module (cgo), so the main one stays cgo-free.
 test-diff:
