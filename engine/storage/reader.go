@@ -9,6 +9,7 @@ import (
 	"cachebook/engine/vec"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // Reader reads one table row group at a time: a scan asks for the columns
@@ -25,12 +26,37 @@ type Reader struct {
 	close func() error
 }
 
-// pages returns a reader of chunk's pages through rd's handle.
-func (rd *Reader) pages(chunk parquet.ColumnChunk) parquet.Pages {
-	if fc, ok := chunk.(*parquet.FileColumnChunk); ok {
-		return fc.PagesFrom(rd.r)
+// chunkPages returns a reader of the pages of column j (an index into
+// Table.Columns) in row group g, read through rd's handle, and the chunk's
+// metadata, once its page headers have been checked.
+func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMetaData, err error) {
+	t := rd.t
+	defer func() {
+		if p := recover(); p != nil {
+			pages, md, err = nil, nil, fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
+		}
+	}()
+	if err := t.Columns[j].Err; err != nil {
+		return nil, nil, err // a column of a type the engine cannot read
 	}
-	return chunk.Pages()
+	chunks := rd.f.RowGroups()[g].ColumnChunks()
+	meta := rd.f.Metadata().RowGroups[g].Columns
+	leaf := t.leaves[j]
+	if leaf >= len(meta) || leaf >= len(chunks) {
+		return nil, nil, fmt.Errorf("storage: %s: corrupt row group %d metadata", t.Path, g)
+	}
+	md = &meta[leaf].MetaData
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
+		start = md.DictionaryPageOffset
+	}
+	if err := checkChunkHeaders(rd.r, start, start+md.TotalCompressedSize); err != nil {
+		return nil, nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
+	}
+	if fc, ok := chunks[leaf].(*parquet.FileColumnChunk); ok {
+		return fc.PagesFrom(rd.r), md, nil
+	}
+	return chunks[leaf].Pages(), md, nil
 }
 
 // Open opens t's file for reading row groups. It fails if the file changed
@@ -67,7 +93,7 @@ func (c *Catalog) Open(t *Table) (rd *Reader, err error) {
 		}
 		rd.r, rd.size, rd.close = fh, t.size, fh.Close
 	}
-	if t.file == nil || len(t.file.RowGroups()) != len(t.RowGroupRows) {
+	if t.file == nil {
 		rd.close()
 		return nil, fmt.Errorf("storage: %s: table has no footer read", t.Path)
 	}
@@ -195,30 +221,16 @@ func (rd *Reader) decode(ctx context.Context, g, j int) (v *vec.Vector, err erro
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("storage: loading %s: %w", t.Name, err)
 	}
-	if err := t.Columns[j].Err; err != nil {
-		return nil, err // a column of a type the engine cannot read
-	}
-	rg := rd.f.RowGroups()[g]
-	chunks := rg.ColumnChunks()
-	meta := rd.f.Metadata().RowGroups[g].Columns
-	leaf := t.leaves[j]
-	if leaf >= len(meta) || leaf >= len(chunks) {
-		return nil, fmt.Errorf("storage: %s: corrupt row group %d metadata", t.Path, g)
-	}
-	md := meta[leaf].MetaData
-	start := md.DataPageOffset
-	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
-		start = md.DictionaryPageOffset
-	}
-	if err := checkChunkHeaders(rd.r, start, start+md.TotalCompressedSize); err != nil {
-		return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
+	pages, md, err := rd.chunkPages(g, j)
+	if err != nil {
+		return nil, err
 	}
 	want := t.RowGroupRows[g]
 	b := newColumnBuilder(t.Columns[j].Type, t.convs[j], t.optional[j], want, rd.size)
 	// The uncompressed chunk size bounds the string bytes; trust it only as
 	// far as a plausible compression ratio goes.
 	hint := min(md.TotalUncompressedSize, 32*md.TotalCompressedSize+1<<20)
-	v, err = b.rowGroup(rd.pages(chunks[leaf]), want, hint)
+	v, err = b.rowGroup(pages, want, hint)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
 	}

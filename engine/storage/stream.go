@@ -48,37 +48,15 @@ func (rd *Reader) Stream(ctx context.Context, g, j int) (*ColumnStream, error) {
 }
 
 // open starts reading the chunk's pages.
-func (cs *ColumnStream) open() (err error) {
+func (cs *ColumnStream) open() error {
+	pages, _, err := cs.rd.chunkPages(cs.g, cs.j)
+	if err != nil {
+		return err
+	}
 	t := cs.rd.t
-	if err := t.Columns[cs.j].Err; err != nil {
-		return err // a column of a type the engine cannot read
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("storage: %s: corrupt Parquet file: %v", t.Path, p)
-		}
-	}()
-	f := cs.rd.f
-	if len(f.RowGroups()) != len(t.RowGroupRows) {
-		return fmt.Errorf("storage: %s changed since the query was planned; run it again", t.Path)
-	}
-	chunks := f.RowGroups()[cs.g].ColumnChunks()
-	meta := f.Metadata().RowGroups[cs.g].Columns
-	leaf := t.leaves[cs.j]
-	if leaf >= len(meta) || leaf >= len(chunks) {
-		return fmt.Errorf("storage: %s: corrupt row group %d metadata", t.Path, cs.g)
-	}
-	md := meta[leaf].MetaData
-	start := md.DataPageOffset
-	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
-		start = md.DictionaryPageOffset
-	}
-	if err := checkChunkHeaders(cs.rd.r, start, start+md.TotalCompressedSize); err != nil {
-		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
-	}
 	cs.b = &columnBuilder{typ: t.Columns[cs.j].Type, conv: t.convs[cs.j], optional: t.optional[cs.j]}
 	cs.rd.c.decodes.Add(1)
-	cs.pages = cs.rd.pages(chunks[leaf])
+	cs.pages = pages
 	return nil
 }
 
