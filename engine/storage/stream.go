@@ -60,35 +60,46 @@ func (cs *ColumnStream) open() error {
 	return nil
 }
 
+// wrap names the stream's file, column and row group in err.
+func (cs *ColumnStream) wrap(err error) error {
+	t := cs.rd.t
+	return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+}
+
+// corrupt turns a parquet-go panic on a corrupt page into an error.
+func (cs *ColumnStream) corrupt(err *error) {
+	if p := recover(); p != nil {
+		*err = cs.wrap(fmt.Errorf("%w: %v", errCorrupt, p))
+	}
+}
+
 // page reads the next page into cs.cur.
 func (cs *ColumnStream) page() (err error) {
-	t := cs.rd.t
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("storage: %s: column %q, row group %d: %w: %v", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, p)
-		}
-	}()
+	defer cs.corrupt(&err)
 	cs.release()
 	p, err := cs.pages.ReadPage()
 	if err == io.EOF {
-		return fmt.Errorf("storage: %s: column %q, row group %d: %w: pages end before the row group's %d rows", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, cs.rows)
+		return cs.wrap(fmt.Errorf("%w: pages end before the row group's %d rows", errCorrupt, cs.rows))
 	}
 	if err != nil {
-		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+		return cs.wrap(err)
 	}
+	defer func() {
+		if err != nil {
+			parquet.Release(p)
+		}
+	}()
 	if len(p.RepetitionLevels()) > 0 {
-		parquet.Release(p)
+		t := cs.rd.t
 		return fmt.Errorf("storage: %s: column %q: repeated values are not supported", t.Path, t.Columns[cs.j].Name)
 	}
 	np := int(p.NumRows())
 	if np <= 0 || cs.decoded+np > cs.rows {
-		parquet.Release(p)
-		return fmt.Errorf("storage: %s: column %q, row group %d: %w: pages hold more than the row group's %d rows", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, cs.rows)
+		return cs.wrap(fmt.Errorf("%w: pages hold more than the row group's %d rows", errCorrupt, cs.rows))
 	}
 	pv, err := cs.b.check(p, np)
 	if err != nil {
-		parquet.Release(p)
-		return fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+		return cs.wrap(err)
 	}
 	cs.cur, cs.pv, cs.curPos, cs.curK = p, pv, 0, 0
 	cs.decoded += np
@@ -97,12 +108,7 @@ func (cs *ColumnStream) page() (err error) {
 
 // take converts the current page's next k rows.
 func (cs *ColumnStream) take(k int) (v *vec.Vector, err error) {
-	t := cs.rd.t
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("storage: %s: column %q, row group %d: %w: %v", t.Path, t.Columns[cs.j].Name, cs.g, errCorrupt, p)
-		}
-	}()
+	defer cs.corrupt(&err)
 	v = &vec.Vector{Type: cs.b.typ, Len: k}
 	if v.Type == vec.String {
 		v.Offsets = make([]uint32, 1, k+1)
@@ -110,7 +116,7 @@ func (cs *ColumnStream) take(k int) (v *vec.Vector, err error) {
 	cs.b.grow(v, k)
 	next, err := cs.b.convert(v, &cs.pv, 0, cs.curPos, cs.curPos+k, cs.curK)
 	if err != nil {
-		return nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[cs.j].Name, cs.g, err)
+		return nil, cs.wrap(err)
 	}
 	cs.curPos, cs.curK = cs.curPos+k, next
 	return v, nil
