@@ -415,18 +415,14 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 }
 
 // nextStreamRows returns the rows of the next streamed morsel and doubles
-// the one after it.
+// the one after it (when another worker doubled it first, that will do).
 func (s *scanOp) nextStreamRows() int {
-	for {
-		n := s.streamRows.Load()
-		m := min(2*n, morselRows)
-		if n <= 0 || n >= morselRows {
-			n, m = morselRows, morselRows
-		}
-		if n == m || s.streamRows.CompareAndSwap(n, m) {
-			return int(n)
-		}
+	n := s.streamRows.Load()
+	if n <= 0 || n >= morselRows {
+		return morselRows
 	}
+	s.streamRows.CompareAndSwap(n, min(2*n, morselRows))
+	return int(n)
 }
 
 // advance claims the next row group that may hold matching rows and
