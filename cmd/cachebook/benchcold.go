@@ -114,29 +114,27 @@ func runCold(ctx context.Context, path string, threads []int, reps int, duck str
 				theirs = &coldRow{Query: q.Name, Engine: "duckdb", Threads: t,
 					SQL: strings.Replace(q.SQL, "FROM hits", "FROM read_parquet('"+strings.ReplaceAll(abs, "'", "''")+"')", 1)}
 			}
+			runOurs := func() {
+				if ours.Error == "" {
+					coldOurs(ctx, exe, dir, ours)
+				}
+			}
+			runTheirs := func() {
+				if theirs != nil && theirs.Error == "" {
+					coldDuck(ctx, duck, theirs)
+				}
+			}
 			for r := 0; r < reps; r++ {
 				fmt.Fprintf(stderr, "%s, %d thread(s): fresh processes, run %d ...\n", q.Name, t, r+1)
 				// Which engine goes first alternates: a fresh process
 				// right after another one's exit pays for the pages that
 				// one freed (a VM may hand them back to its host).
-				runs := []func(){
-					func() {
-						if ours.Error == "" {
-							coldOurs(ctx, exe, dir, ours)
-						}
-					},
-					func() {
-						if theirs != nil && theirs.Error == "" {
-							coldDuck(ctx, duck, theirs)
-						}
-					},
-				}
+				first, second := runOurs, runTheirs
 				if r%2 == 1 {
-					runs[0], runs[1] = runs[1], runs[0]
+					first, second = second, first
 				}
-				for _, run := range runs {
-					run()
-				}
+				first()
+				second()
 			}
 			for _, row := range []*coldRow{ours, theirs} {
 				if row != nil && len(row.Runs) > 0 {
