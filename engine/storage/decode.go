@@ -209,10 +209,15 @@ func (b *columnBuilder) convert(v *vec.Vector, pv *pageValues, row, from, to, k0
 	}
 	np := to - from
 	var defs []byte
-	if pv.defs != nil {
+	nv := np // values present in the range
+	switch {
+	case pv.defs == nil:
+	case np == pv.np:
+		defs, nv = pv.defs, pv.present // the whole page: check counted them
+	default:
 		defs = pv.defs[from:to]
+		nv -= countNulls(defs)
 	}
-	nv := np - countNulls(defs) // values present in the range
 	if k0+nv > pv.present {
 		return k0, fmt.Errorf("%w: definition levels out of step with the values", errCorrupt)
 	}
