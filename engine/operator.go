@@ -184,17 +184,21 @@ func closeAll(x *execCtx, root operator) {
 
 // collect runs the tree under root and returns its first n columns. A
 // single batch is returned as it is (the columns of an aggregation's
-// output are not copied); several are appended into new vectors, charged
-// to the budget.
+// output are not copied). Several are kept until the last has come, then
+// copied once into vectors sized for all of them: appending batch by batch
+// would grow the result by doubling, copying its rows again at each step
+// and touching up to twice the fresh memory it needs (5.5M URLs grouped
+// over 20M rows: most of a cold query's page faults). The batches and then
+// the copy are charged to the budget.
 func collect(x *execCtx, root operator, cols []vec.Column) ([]*vec.Vector, int, error) {
 	defer closeAll(x, root)
 	if err := prepareAll(x, root); err != nil {
 		return nil, 0, err
 	}
-	var out []*vec.Vector
-	var first *vec.Batch
+	var batches []*vec.Batch
 	n := 0
 	var held int64
+	defer func() { x.budget.Grow(-held) }()
 	for {
 		if err := x.ctx.Err(); err != nil {
 			return nil, 0, err
@@ -209,39 +213,55 @@ func collect(x *execCtx, root operator, cols []vec.Column) ([]*vec.Vector, int, 
 		if b.Len == 0 {
 			continue
 		}
-		if first == nil && out == nil {
-			first = b
-			continue
-		}
-		if out == nil {
-			out = make([]*vec.Vector, len(cols))
-			for i, c := range cols {
-				out[i] = emptyVec(c.Type)
-				out[i].AppendVector(first.Vecs[i])
-			}
-			n = first.Len
-			first = nil
-		}
-		for i := range out {
-			out[i].AppendVector(b.Vecs[i])
-		}
+		batches = append(batches, b)
 		n += b.Len
-		// Charge the result's growth.
-		now := vecBytes(out)
-		if err := x.budget.Grow(now - held); err != nil {
-			return nil, 0, fmt.Errorf("result: %w", err)
+		if len(batches) == 1 {
+			continue // returned as it is if it stays the only one
 		}
-		held = now
+		if len(batches) == 2 {
+			if err := charge(x, &held, liveBytes(batches[0].Vecs[:len(cols)])); err != nil {
+				return nil, 0, err
+			}
+		}
+		if err := charge(x, &held, liveBytes(b.Vecs[:len(cols)])); err != nil {
+			return nil, 0, err
+		}
 	}
-	x.budget.Grow(-held)
-	if first != nil {
-		return first.Vecs[:len(cols)], first.Len, nil
-	}
-	if out == nil {
-		out = make([]*vec.Vector, len(cols))
+	switch len(batches) {
+	case 0:
+		out := make([]*vec.Vector, len(cols))
 		for i, c := range cols {
 			out[i] = emptyVec(c.Type)
 		}
+		return out, 0, nil
+	case 1:
+		return batches[0].Vecs[:len(cols)], n, nil
+	}
+	// The copy, while the batches are still held.
+	if err := charge(x, &held, held); err != nil {
+		return nil, 0, err
+	}
+	out := make([]*vec.Vector, len(cols))
+	parts := make([]*vec.Vector, len(batches))
+	for i, c := range cols {
+		for k, b := range batches {
+			parts[k] = b.Vecs[i]
+		}
+		v, err := vec.Concat(c.Type, parts)
+		if err != nil {
+			return nil, 0, fmt.Errorf("result column %s: %w", c.Name, err)
+		}
+		out[i] = v
 	}
 	return out, n, nil
+}
+
+// charge adds n bytes to the result's charge held, failing with the
+// budget's error when they do not fit.
+func charge(x *execCtx, held *int64, n int64) error {
+	if err := x.budget.Grow(n); err != nil {
+		return fmt.Errorf("result: %w", err)
+	}
+	*held += n
+	return nil
 }

@@ -542,27 +542,22 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		}
 		out.Groups = 0 // no groups: empty columns of the right types, below
 	}
-	out.Keys = concatSized(keyTypes, outKeys)
 	outTypes := make([]vec.Type, len(specs))
 	for j, sp := range specs {
 		outTypes[j] = sp.OutType()
 	}
-	out.Aggs = concatSized(outTypes, outAggs)
-	for p := 0; p < nparts; p++ {
-		if outKeys[p] == nil {
-			continue
-		}
-		for c := range out.Keys {
-			out.Keys[c].AppendVector(outKeys[p][c])
-		}
-		for j := range out.Aggs {
-			out.Aggs[j].AppendVector(outAggs[p][j])
-		}
+	var err error
+	out.Keys, err = concat(keyTypes, outKeys)
+	if err == nil {
+		out.Aggs, err = concat(outTypes, outAggs)
+	}
+	release()
+	if err != nil {
+		return nil, err
 	}
 	if len(out.Keys) > 0 {
 		out.Groups = out.Keys[0].Len
 	}
-	release()
 	return out, nil
 }
 
@@ -628,26 +623,26 @@ func (ps *partSizer) record(t *Table) {
 	}
 }
 
-// concatSized returns empty vectors of the given types with room for the
-// concatenation of parts[p][c] over every p, so that appending the
-// partitions' results does not grow (copy and fault in) the output by
-// doubling.
-func concatSized(types []vec.Type, parts [][]*vec.Vector) []*vec.Vector {
+// concat joins the partitions' output columns, each sized once: column c
+// of the result holds column c of every partition in turn (nil partitions
+// held no rows).
+func concat(types []vec.Type, parts [][]*vec.Vector) ([]*vec.Vector, error) {
 	out := make([]*vec.Vector, len(types))
+	col := make([]*vec.Vector, 0, len(parts))
 	for c, t := range types {
-		var rows, bytes int
+		col = col[:0]
 		for _, vs := range parts {
 			if vs != nil {
-				rows += vs[c].Len
-				bytes += len(vs[c].Bytes)
+				col = append(col, vs[c])
 			}
 		}
-		out[c] = vec.NewVector(t, rows)
-		if t == vec.String {
-			out[c].Bytes = make([]byte, 0, bytes)
+		v, err := vec.Concat(t, col)
+		if err != nil {
+			return nil, fmt.Errorf("the groups' column %d: %w", c+1, err)
 		}
+		out[c] = v
 	}
-	return out
+	return out, nil
 }
 
 // twoPhases runs phase one on every worker, waits for all of them, then

@@ -57,6 +57,56 @@ func TestOps(t *testing.T) {
 	}
 }
 
+// TestConcat: Concat joins views (string offsets not starting at zero),
+// nullable and non-nullable parts and empty ones, with arrays sized once.
+func TestConcat(t *testing.T) {
+	s := NewVector(String, 0)
+	for _, x := range []string{"a", "bb", "", "ccc"} {
+		s.AppendStr([]byte(x))
+	}
+	s.AppendNull()
+	n := NewVector(Int64, 0)
+	n.AppendInt(1)
+	n.AppendNull()
+	n.AppendInt(-3)
+	plain := NewVector(Int64, 0)
+	plain.AppendInt(7)
+	f := NewVector(Float64, 0)
+	f.AppendFloat(0.5)
+	tests := []struct {
+		name  string
+		t     Type
+		parts []*Vector
+		want  string
+	}{
+		{"strings", String, []*Vector{s.Slice(1, 3), s.Slice(3, 5), s.Slice(0, 1)}, "bb,,ccc,NULL,a"},
+		{"strings without NULLs", String, []*Vector{s.Slice(2, 4), s.Slice(0, 2)}, ",ccc,a,bb"},
+		{"empty parts", String, []*Vector{s.Slice(2, 2), s.Slice(0, 1), NewVector(String, 0)}, "a"},
+		{"ints, NULLs in one part", Int64, []*Vector{plain, n, plain}, "7,1,NULL,-3,7"},
+		{"floats", Float64, []*Vector{f, f.Slice(0, 0), f}, "0.5,0.5"},
+		{"nothing", Int64, nil, ""},
+	}
+	for _, tc := range tests {
+		v, err := Concat(tc.t, tc.parts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := strs(v); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+		nullable := false // validity is kept when a part has it
+		for _, p := range tc.parts {
+			nullable = nullable || p.Valid != nil
+		}
+		if nullable != (v.Valid != nil) || v.Valid != nil && len(v.Valid) != v.Len {
+			t.Errorf("%s: %d rows, validity %v", tc.name, v.Len, v.Valid)
+		}
+		if c := cap(v.I64) + cap(v.F64) + cap(v.Offsets) - 1; tc.t != String && c+1 != v.Len || tc.t == String && c != v.Len {
+			t.Errorf("%s: arrays sized for %d rows, hold %d", tc.name, c, v.Len)
+		}
+	}
+}
+
 func TestFormat(t *testing.T) {
 	for _, tc := range []struct {
 		v    *Vector
