@@ -56,6 +56,7 @@ type scanOp struct {
 	groupsRead, groupsPruned, groupsNoMatch atomic.Int64
 	decodeNanos, decodedRows                atomic.Int64
 	lazyGroups                              atomic.Int64 // row groups whose other columns were read page by page
+	onceGroups                              atomic.Int64 // row groups streamed because the cache would not keep them
 	filterStep                              atomic.Int64 // rows per filter evaluation; 0: a morsel
 }
 
@@ -168,6 +169,9 @@ func (s *scanOp) detail() []string {
 		if l := s.lazyGroups.Load(); l > 0 {
 			line += fmt.Sprintf(", %d with few matches (other columns read page by page for matching morsels)", l)
 		}
+		if o := s.onceGroups.Load(); o > 0 {
+			line += fmt.Sprintf(", %d page by page (a first read of columns too large for the cache to keep: converted a morsel at a time, not decoded whole)", o)
+		}
 		if r+p < int64(n) {
 			line += fmt.Sprintf(", %d never reached (the query stopped early)", int64(n)-r-p)
 		}
@@ -238,20 +242,29 @@ func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
 	s.mu.Lock()
 	c, ws := s.cursors[from], s.workers[from]
 	s.mu.Unlock()
-	if c == nil || !c.valid || c.streams != nil {
+	if c == nil || !c.valid {
 		return nil, nil
 	}
 	for c.pos < c.rows {
 		t0 := time.Now()
-		b, err := s.morsel(x, c)
+		var b *vec.Batch
+		var err error
+		if c.streams != nil {
+			b, err = s.streamMorsel(x, c)
+		} else {
+			b, err = s.morsel(x, c)
+		}
 		s.mu.Lock()
 		ws.Time += time.Since(t0)
 		if b != nil {
 			ws.Rows += int64(b.Len)
 		}
 		s.mu.Unlock()
-		if err != nil || b.Len > 0 {
-			return b, err
+		if err != nil {
+			return nil, err
+		}
+		if b != nil && b.Len > 0 {
+			return b, nil
 		}
 	}
 	s.drop(x, c)
@@ -334,16 +347,32 @@ func (s *scanOp) columnsOf() (first, rest []int) {
 	return first, rest
 }
 
-// openStreams prepares the cursor to stream row group g.
-func (s *scanOp) openStreams(x *execCtx, c *scanCursor, g, rows int) error {
+// openStreams prepares the cursor to stream row group g: columns once
+// page by page and the others decoded whole, or, with once nil, every
+// column page by page.
+func (s *scanOp) openStreams(x *execCtx, w int, c *scanCursor, g, rows int, once []int) error {
 	*c = scanCursor{g: g, rows: rows, valid: true, streams: map[int]*storage.ColumnStream{}}
 	c.first, c.rest = s.columnsOf()
+	var whole []int
 	for _, j := range append(append([]int(nil), c.first...), c.rest...) {
+		if once != nil && !slices.Contains(once, j) {
+			whole = append(whole, j)
+			continue
+		}
 		st, err := s.rd.Stream(x.ctx, g, j)
 		if err != nil {
 			return err
 		}
 		c.streams[j] = st
+	}
+	if len(whole) > 0 {
+		c.vecs = make([]*vec.Vector, len(s.table.Columns))
+		if err := s.decode(x, w, c, whole); err != nil {
+			return err
+		}
+		for _, j := range whole {
+			c.streams[j] = storage.StreamOf(c.vecs[j])
+		}
 	}
 	return nil
 }
@@ -450,7 +479,13 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 		}
 		s.groupsRead.Add(1)
 		if s.stream {
-			return true, s.openStreams(x, c, g, rows)
+			return true, s.openStreams(x, w, c, g, rows, nil)
+		}
+		if first, rest := s.columnsOf(); len(first)+len(rest) > 0 {
+			if once := s.rd.PassOnce(g, append(first, rest...)); len(once) > 0 {
+				s.onceGroups.Add(1)
+				return true, s.openStreams(x, w, c, g, rows, once)
+			}
 		}
 		ok, err := s.load(x, w, c, g, rows)
 		s.stats.rowsIn.Add(int64(rows))
@@ -598,7 +633,7 @@ func (s *scanOp) decode(x *execCtx, w int, c *scanCursor, cols []int) error {
 	t0 := time.Now()
 	vs, err := s.rd.RowGroup(x.ctx, c.g, cols)
 	s.decodeNanos.Add(int64(time.Since(t0)))
-	if c.held == 0 {
+	if c.held == 0 && c.streams == nil { // a streamed row group counts its rows as it goes
 		s.decodedRows.Add(int64(c.rows))
 	}
 	s.stats.since(t0)

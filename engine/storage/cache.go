@@ -89,6 +89,39 @@ func (c *cache) peek(k cacheKey) ([]*vec.Vector, bool) {
 	return e.vecs, true
 }
 
+// passOnce returns the indexes of the chunks ks that are to be read once
+// and not kept: not in the cache or being decoded, and not to be kept if
+// decoded now (a chunk of a large column read for the first time, as
+// large[i] says of ks[i], or any chunk when the budget is zero). It records
+// them as read once, as complete would have, so that their next read
+// decodes them whole and keeps them.
+func (c *cache) passOnce(ks []cacheKey, large []bool) []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var once []int
+	for i, k := range ks {
+		if c.m[k] != nil {
+			continue
+		}
+		if c.budget > 0 {
+			if _, seen := c.ghosts[k]; seen || !large[i] {
+				continue
+			}
+		}
+		once = append(once, i)
+	}
+	if c.budget == 0 {
+		return once
+	}
+	if len(c.ghosts)+len(once) > maxGhosts {
+		clear(c.ghosts)
+	}
+	for _, i := range once {
+		c.ghosts[ks[i]] = struct{}{}
+	}
+	return once
+}
+
 // complete stores the decoded vectors of e. secondChance says the chunk
 // belongs to a large column: it is kept only if it was decoded before.
 func (c *cache) complete(e *entry, vecs []*vec.Vector, secondChance bool) {

@@ -186,6 +186,38 @@ func (rd *Reader) RowGroup(ctx context.Context, g int, cols []int) ([]*vec.Vecto
 	return out, nil
 }
 
+// PassOnce returns those of columns cols (indexes into Table.Columns) of
+// row group g that are better read page by page (Stream) than decoded
+// whole (RowGroup): the cache holds none of their chunks and would not keep
+// them if they were decoded now, as on the first read of a column too large
+// to keep from its first read on. Decoding such a chunk whole only to drop
+// it takes a fresh buffer for the whole chunk (tens of megabytes for a
+// column of URLs), paying a page fault for every 4 KiB of it; a stream
+// converts a morsel at a time into buffers the allocator reuses. The
+// chunks returned count as read once: their next read decodes them whole,
+// and the cache keeps them.
+func (rd *Reader) PassOnce(g int, cols []int) []int {
+	t := rd.t
+	if g < 0 || g >= len(t.RowGroupRows) {
+		return nil
+	}
+	ks := make([]cacheKey, 0, len(cols))
+	large := make([]bool, 0, len(cols))
+	ident := t.ident()
+	for _, j := range cols {
+		if j < 0 || j >= len(t.Columns) {
+			return nil
+		}
+		ks = append(ks, cacheKey{ident: ident, col: t.Columns[j].Name, rowGroup: g})
+		large = append(large, rd.c.cache.largeColumn(t.decoded[j]))
+	}
+	once := rd.c.cache.passOnce(ks, large)
+	for i, k := range once {
+		once[i] = cols[k]
+	}
+	return once
+}
+
 // chunk returns column j of row group g through the cache.
 func (rd *Reader) chunk(ctx context.Context, ident string, g, j int) (*vec.Vector, error) {
 	e, own := rd.c.cache.acquire(cacheKey{ident: ident, col: rd.t.Columns[j].Name, rowGroup: g})

@@ -47,6 +47,13 @@ func (rd *Reader) Stream(ctx context.Context, g, j int) (*ColumnStream, error) {
 	return cs, nil
 }
 
+// StreamOf returns a stream over v, a whole column chunk already in
+// memory, for a reader that streams some columns of a row group and
+// decodes the others whole.
+func StreamOf(v *vec.Vector) *ColumnStream {
+	return &ColumnStream{rows: v.Len, whole: v}
+}
+
 // open starts reading the chunk's pages.
 func (cs *ColumnStream) open() error {
 	pages, _, err := cs.rd.chunkPages(cs.g, cs.j)
@@ -106,20 +113,18 @@ func (cs *ColumnStream) page() (err error) {
 	return nil
 }
 
-// take converts the current page's next k rows.
-func (cs *ColumnStream) take(k int) (v *vec.Vector, err error) {
+// take converts the current page's next k rows into rows [row, row+k)
+// of v, which holds row rows.
+func (cs *ColumnStream) take(v *vec.Vector, row, k int) (err error) {
 	defer cs.corrupt(&err)
-	v = &vec.Vector{Type: cs.b.typ, Len: k}
-	if v.Type == vec.String {
-		v.Offsets = make([]uint32, 1, k+1)
-	}
-	cs.b.grow(v, k)
-	next, err := cs.b.convert(v, &cs.pv, 0, cs.curPos, cs.curPos+k, cs.curK)
+	cs.b.grow(v, row+k)
+	next, err := cs.b.convert(v, &cs.pv, row, cs.curPos, cs.curPos+k, cs.curK)
 	if err != nil {
-		return nil, cs.wrap(err)
+		return cs.wrap(err)
 	}
+	v.Len = row + k
 	cs.curPos, cs.curK = cs.curPos+k, next
-	return v, nil
+	return nil
 }
 
 // skip moves past the current page's next k rows without converting them.
@@ -174,7 +179,19 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 		}
 	}
 	var out *vec.Vector
-	var parts []*vec.Vector
+	if keep {
+		// One vector for the n rows, whichever pages they are on: each
+		// page's rows are converted into it in place.
+		out = &vec.Vector{Type: cs.rd.t.Columns[cs.j].Type}
+		switch {
+		case out.Type == vec.String:
+			out.Offsets = make([]uint32, 1, n+1)
+		case out.Type.IsFloat():
+			out.F64 = make([]float64, 0, n)
+		default:
+			out.I64 = make([]int64, 0, n)
+		}
+	}
 	for got := 0; got < n; {
 		if cs.curLeft() == 0 {
 			if err := ctx.Err(); err != nil {
@@ -186,37 +203,15 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 		}
 		k := min(n-got, cs.curLeft())
 		if keep {
-			v, err := cs.take(k)
-			if err != nil {
+			if err := cs.take(out, got, k); err != nil {
 				return nil, err
 			}
-			parts = append(parts, v)
 		} else {
 			cs.skip(k)
 		}
 		got += k
 	}
 	cs.pos += n
-	if !keep {
-		return nil, nil
-	}
-	switch len(parts) {
-	case 0:
-		out = &vec.Vector{Type: cs.rd.t.Columns[cs.j].Type}
-		if out.Type == vec.String {
-			out.Offsets = []uint32{0}
-		}
-	case 1:
-		out = parts[0]
-	default:
-		out = &vec.Vector{Type: parts[0].Type}
-		if out.Type == vec.String {
-			out.Offsets = []uint32{0}
-		}
-		for _, p := range parts {
-			out.AppendVector(p)
-		}
-	}
 	return out, nil
 }
 
