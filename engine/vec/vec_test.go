@@ -13,19 +13,26 @@ func strs(v *Vector) string {
 	return strings.Join(out, ",")
 }
 
-func TestOps(t *testing.T) {
-	s := NewVector(String, 0)
+// samples returns the test vectors: strings "a", "bb", "", "ccc", NULL;
+// integers 1, NULL, -3; floats 0.5, 1/3.
+func samples() (s, n, f *Vector) {
+	s = NewVector(String, 0)
 	for _, x := range []string{"a", "bb", "", "ccc"} {
 		s.AppendStr([]byte(x))
 	}
 	s.AppendNull()
-	n := NewVector(Int64, 0)
+	n = NewVector(Int64, 0)
 	n.AppendInt(1)
 	n.AppendNull()
 	n.AppendInt(-3)
-	f := NewVector(Float64, 0)
+	f = NewVector(Float64, 0)
 	f.AppendFloat(0.5)
 	f.AppendFloat(1.0 / 3)
+	return s, n, f
+}
+
+func TestOps(t *testing.T) {
+	s, n, f := samples()
 	tests := []struct {
 		name string
 		got  *Vector
@@ -60,19 +67,9 @@ func TestOps(t *testing.T) {
 // TestConcat: Concat joins views (string offsets not starting at zero),
 // nullable and non-nullable parts and empty ones, with arrays sized once.
 func TestConcat(t *testing.T) {
-	s := NewVector(String, 0)
-	for _, x := range []string{"a", "bb", "", "ccc"} {
-		s.AppendStr([]byte(x))
-	}
-	s.AppendNull()
-	n := NewVector(Int64, 0)
-	n.AppendInt(1)
-	n.AppendNull()
-	n.AppendInt(-3)
+	s, n, f := samples()
 	plain := NewVector(Int64, 0)
 	plain.AppendInt(7)
-	f := NewVector(Float64, 0)
-	f.AppendFloat(0.5)
 	tests := []struct {
 		name  string
 		t     Type
@@ -83,7 +80,7 @@ func TestConcat(t *testing.T) {
 		{"strings without NULLs", String, []*Vector{s.Slice(2, 4), s.Slice(0, 2)}, ",ccc,a,bb"},
 		{"empty parts", String, []*Vector{s.Slice(2, 2), s.Slice(0, 1), NewVector(String, 0)}, "a"},
 		{"ints, NULLs in one part", Int64, []*Vector{plain, n, plain}, "7,1,NULL,-3,7"},
-		{"floats", Float64, []*Vector{f, f.Slice(0, 0), f}, "0.5,0.5"},
+		{"floats", Float64, []*Vector{f.Slice(0, 1), f.Slice(0, 0), f}, "0.5,0.5,0.333333"},
 		{"nothing", Int64, nil, ""},
 	}
 	for _, tc := range tests {
