@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"cachebook/engine/vec"
 )
@@ -15,8 +16,10 @@ import (
 // The key and its count share one 16-byte slot, so a probe touches one cache
 // line and the update writes the same line; the radix scatter stages eight
 // keys per partition (one cache line) before writing them out, so the 4096
-// output streams are written a full line at a time; tables and partition
-// buffers come from a huge-page arena on Linux.
+// output streams are written a full line at a time, on amd64 with
+// non-temporal stores that skip reading each line before overwriting it
+// (the software write-combining buffers of the radix join literature);
+// tables and partition buffers come from a huge-page arena on Linux.
 
 // countFast reports whether the tuned path applies.
 func countFast(keyTypes []vec.Type, specs []Spec) bool {
@@ -244,7 +247,7 @@ func newCountScatter(bits int, rowsHint int64, arena *Arena) (*countScatter, err
 	s := &countScatter{wc: make([]int64, np*wcLine), fill: make([]uint8, np), parts: make([][]int64, np)}
 	// One slab, carved into per-partition buffers with room for an even
 	// share plus slack; a partition that overflows continues on the heap.
-	per := int(rowsHint/int64(np))*5/4 + 2*wcLine
+	per := (int(rowsHint/int64(np))*5/4 + 2*wcLine) &^ (wcLine - 1) // whole lines
 	slab, err := arena.Int64s(per*np, false)
 	if err != nil {
 		return nil, err
@@ -266,19 +269,38 @@ func (s *countScatter) scatter(keys []int64, shift uint) {
 		wc[int(p)*wcLine+int(f)] = k
 		f++
 		if f == wcLine {
-			parts[p] = append(parts[p], wc[int(p)*wcLine:int(p)*wcLine+wcLine]...)
+			line := wc[int(p)*wcLine : int(p)*wcLine+wcLine]
+			d := parts[p]
+			if n := len(d); cap(d)-n >= wcLine && lineAligned(d, n) {
+				storeLine((*[wcLine]int64)(d[n:n+wcLine]), (*[wcLine]int64)(line))
+				parts[p] = d[:n+wcLine]
+			} else {
+				parts[p] = append(d, line...)
+			}
 			f = 0
 		}
 		fill[p] = f
 	}
 }
 
-// flush moves the staged keys into the partitions.
+// lineAligned reports whether element n of d starts a 64-byte line. The
+// partitions start on lines (the slab is page-aligned and each partition's
+// share a multiple of wcLine keys) and grow a line at a time, so every
+// full line lands on one; a partition that overflowed onto the heap may
+// not.
+func lineAligned(d []int64, n int) bool {
+	return (uintptr(unsafe.Pointer(unsafe.SliceData(d)))+uintptr(n)*8)&63 == 0
+}
+
+// flush moves the staged keys into the partitions and orders the lines
+// stored around the cache before whatever the worker does next: the
+// workers that aggregate the partitions read them.
 func (s *countScatter) flush() {
 	for p, f := range s.fill {
 		s.parts[p] = append(s.parts[p], s.wc[p*wcLine:p*wcLine+int(f)]...)
 		s.fill[p] = 0
 	}
+	storeFence()
 }
 
 func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, src Source) (*Output, error) {

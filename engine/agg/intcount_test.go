@@ -107,3 +107,35 @@ func TestDefaultPoolBytes(t *testing.T) {
 		t.Fatalf("DefaultPoolBytes() = %d, want 2..8 GiB", n)
 	}
 }
+
+// TestStoreLine: storeLine copies a line to an aligned destination,
+// leaving its neighbours alone, and lineAligned finds the lines of a
+// page-aligned buffer.
+func TestStoreLine(t *testing.T) {
+	a := NewArena(true, nil)
+	defer a.Free()
+	buf, err := a.Int64s(hugeMin/8, true) // a mapping of its own: page-aligned
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src [wcLine]int64
+	for i := range src {
+		src[i] = int64(i*i) - 7
+	}
+	for _, n := range []int{0, wcLine, 5 * wcLine} {
+		if !lineAligned(buf, n) || lineAligned(buf, n+1) {
+			t.Fatalf("lineAligned(buf, %d) wrong", n)
+		}
+		storeLine((*[wcLine]int64)(buf[n:n+wcLine]), &src)
+	}
+	storeFence()
+	for i, v := range buf[:6*wcLine] {
+		want := int64(0)
+		if line := i / wcLine; line == 0 || line == 1 || line == 5 {
+			want = src[i%wcLine]
+		}
+		if v != want {
+			t.Fatalf("element %d: %d, want %d", i, v, want)
+		}
+	}
+}
