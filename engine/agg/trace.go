@@ -470,6 +470,9 @@ func newTracedScatter(bits int, rowsHint int64, huge bool, host *Arena, tr *trac
 }
 
 // appendLine is parts[p] = append(parts[p], wc[p*8:p*8+f]...), reported.
+// On amd64 the real scatter writes a full, aligned line with non-temporal
+// stores (storeLine), which do not bring it into the cache; the model
+// counts them as ordinary writes, as cachegrind does.
 func (s *tracedScatter) appendLine(p, f int) {
 	tr, w := s.tr, s.w
 	tr.Access(w, s.hdr, int64(p)*sliceHeader, sliceHeader, false)
