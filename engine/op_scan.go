@@ -413,6 +413,9 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			if len(sel) == 0 {
 				c.skip += n // the other columns' rows are skipped only if needed
+				for _, j := range c.first {
+					c.streams[j].Recycle(b.Vecs[j])
+				}
 				continue
 			}
 		}
@@ -431,6 +434,11 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
 				out.Vecs[i] = gather(v, sel)
+			}
+			// The passing rows are copied out: the streams may convert
+			// their next morsels into these vectors.
+			for j, st := range c.streams {
+				st.Recycle(b.Vecs[j])
 			}
 			b = out
 		}

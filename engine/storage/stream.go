@@ -31,6 +31,9 @@ type ColumnStream struct {
 	curPos  int          // rows of cur consumed
 	curK    int          // values present in those rows
 	decoded int          // rows of the chunk's pages read so far
+
+	spare   *vec.Vector // given back by Recycle: the next Next converts into its arrays
+	perByte int         // estimated string bytes per row, to size a fresh vector's bytes
 }
 
 // Stream returns a stream over column j (an index into Table.Columns) of
@@ -41,6 +44,12 @@ func (rd *Reader) Stream(ctx context.Context, g, j int) (*ColumnStream, error) {
 		return nil, fmt.Errorf("storage: %s: no column %d in row group %d", t.Path, j, g)
 	}
 	cs := &ColumnStream{rd: rd, g: g, j: j, rows: int(t.RowGroupRows[g])}
+	if t.Columns[j].Type == vec.String && t.Rows > 0 {
+		// The chunks' uncompressed size holds each string with a 4-byte
+		// length (dictionary pages make it an underestimate; appending
+		// grows the rest).
+		cs.perByte = int(max(0, (t.decoded[j]-t.Rows*8)/t.Rows-4))
+	}
 	if vs, ok := rd.c.cache.peek(cacheKey{ident: t.ident(), col: t.Columns[j].Name, rowGroup: g}); ok {
 		cs.whole = vs[0]
 	}
@@ -52,6 +61,19 @@ func (rd *Reader) Stream(ctx context.Context, g, j int) (*ColumnStream, error) {
 // decodes the others whole.
 func StreamOf(v *vec.Vector) *ColumnStream {
 	return &ColumnStream{rows: v.Len, whole: v}
+}
+
+// Recycle gives back v, a vector Next returned, once neither the caller
+// nor anything it handed v to uses it any more (a scan whose filter copied
+// the passing rows out, say): the next Next converts into v's arrays
+// instead of allocating new ones. Streaming a column allocates a morsel's
+// worth of arrays per morsel; where nothing else the query holds is large,
+// the Go heap stays small and the collector would run every few morsels.
+// A vector served from memory (a chunk the cache holds) is not reused.
+func (cs *ColumnStream) Recycle(v *vec.Vector) {
+	if cs.whole == nil && v != nil && cs.b != nil && v.Type == cs.b.typ {
+		cs.spare = v
+	}
 }
 
 // open starts reading the chunk's pages.
@@ -182,15 +204,7 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 	if keep {
 		// One vector for the n rows, whichever pages they are on: each
 		// page's rows are converted into it in place.
-		out = &vec.Vector{Type: cs.rd.t.Columns[cs.j].Type}
-		switch {
-		case out.Type == vec.String:
-			out.Offsets = make([]uint32, 1, n+1)
-		case out.Type.IsFloat():
-			out.F64 = make([]float64, 0, n)
-		default:
-			out.I64 = make([]int64, 0, n)
-		}
+		out = cs.vector(n)
 	}
 	for got := 0; got < n; {
 		if cs.curLeft() == 0 {
@@ -213,6 +227,31 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 	}
 	cs.pos += n
 	return out, nil
+}
+
+// vector returns an empty vector for n rows of the column: the one given
+// back by Recycle, emptied, or a new one sized for them.
+func (cs *ColumnStream) vector(n int) *vec.Vector {
+	if v := cs.spare; v != nil {
+		cs.spare = nil
+		old := *v
+		*v = vec.Vector{Type: old.Type, I64: old.I64[:0], F64: old.F64[:0], Bytes: old.Bytes[:0]}
+		if v.Type == vec.String {
+			v.Offsets = append(old.Offsets[:0], 0)
+		}
+		return v
+	}
+	v := &vec.Vector{Type: cs.rd.t.Columns[cs.j].Type}
+	switch {
+	case v.Type == vec.String:
+		v.Offsets = make([]uint32, 1, n+1)
+		v.Bytes = make([]byte, 0, min(n*cs.perByte, 64<<20))
+	case v.Type.IsFloat():
+		v.F64 = make([]float64, 0, n)
+	default:
+		v.I64 = make([]int64, 0, n)
+	}
+	return v
 }
 
 // Close releases the stream's pages.
