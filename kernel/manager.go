@@ -367,8 +367,10 @@ func (m *Manager) remove(s *Kernel) {
 // Close ends every session: running cells are cancelled, subscriptions
 // closed with CloseServerShutdown. It waits until every session goroutine
 // (and every runner, for up to a few seconds) has finished, or ctx is done.
+// Closing again waits the same way.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
+	again := m.closed
 	m.closed = true
 	list := make([]*Kernel, 0, len(m.sessions))
 	for _, s := range m.sessions {
@@ -376,7 +378,9 @@ func (m *Manager) Close(ctx context.Context) error {
 	}
 	m.sessions = map[string]*Kernel{}
 	m.mu.Unlock()
-	close(m.done)
+	if !again {
+		close(m.done)
+	}
 	for _, s := range list {
 		s.close(CloseServerShutdown)
 	}

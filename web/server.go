@@ -87,8 +87,13 @@ type Server struct {
 	// so that a tab can tell a restart from a reconnect.
 	instance string
 
-	connWG sync.WaitGroup
-	gz     gzipCache
+	// connWG counts the websocket connections being served; once closing
+	// is set (under closeMu) no new one is counted, so that waiting for
+	// them cannot race with a connection that arrives meanwhile.
+	connWG  sync.WaitGroup
+	closeMu sync.Mutex
+	closing bool
+	gz      gzipCache
 	// class is the classroom state (nil without Config.Class).
 	class *class
 }
@@ -246,7 +251,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	serr := hs.Shutdown(sctx)
 	merr := s.mgr.Close(sctx)
-	s.connWG.Wait()
+	s.waitConns()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -260,8 +265,29 @@ func (s *Server) Close(ctx context.Context) error {
 		s.class.stop()
 	}
 	err := s.mgr.Close(ctx)
-	s.connWG.Wait()
+	s.waitConns()
 	return err
+}
+
+// enterConn counts a websocket connection about to be served, or reports
+// false once the server is closing.
+func (s *Server) enterConn() bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.connWG.Add(1)
+	return true
+}
+
+// waitConns stops counting new connections and waits for those being
+// served to end.
+func (s *Server) waitConns() {
+	s.closeMu.Lock()
+	s.closing = true
+	s.closeMu.Unlock()
+	s.connWG.Wait()
 }
 
 func (s *Server) routes() {

@@ -879,3 +879,23 @@ func TestWasmServedGzipped(t *testing.T) {
 		}
 	}
 }
+
+// TestNoConnAfterClose: once Close waits for the websocket connections, a
+// connection that arrives meanwhile is refused instead of counted (adding
+// to a WaitGroup being waited on is a race the detector reports).
+func TestNoConnAfterClose(t *testing.T) {
+	s := newTestServer(t, Config{})
+	if !s.enterConn() {
+		t.Fatal("a connection to an open server was refused")
+	}
+	s.connWG.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.enterConn() {
+		s.connWG.Done()
+		t.Fatal("a connection to a closed server was counted")
+	}
+}

@@ -72,6 +72,12 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 	if _, source := tokenFrom(r); source != "cookie" && !s.cfg.NoToken && who.role == roleTeacher {
 		hdr = http.Header{"Set-Cookie": {s.tokenCookie().String()}}
 	}
+	if !s.enterConn() {
+		sub.Close()
+		s.refuse(w, r, http.StatusServiceUnavailable, "closing", "the server is shutting down")
+		return
+	}
+	defer s.connWG.Done()
 	conn, err := s.up.Upgrade(w, r, hdr)
 	if err != nil {
 		sub.Close()
@@ -79,8 +85,6 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	s.connWG.Add(1)
-	defer s.connWG.Done()
 	s.metrics.connections.Add(1)
 	defer s.metrics.connections.Add(-1)
 	log := s.log.With("session", sub.Kernel().ID(), "remote", r.RemoteAddr)
