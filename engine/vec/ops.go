@@ -62,11 +62,11 @@ func (v *Vector) Gather(sel []int32) *Vector {
 const MaxStringBytes = 1<<32 - 1
 
 // Concat returns the rows of parts, in order, in one vector of type t. It
-// sizes every array once from the parts' lengths, so it copies each row
-// once and touches no more fresh memory than the result needs, where
-// appending part by part grows the arrays by doubling (copying the rows
-// again at each step). A String result longer than MaxStringBytes is
-// refused.
+// sizes every array once from the parts' lengths before appending them, so
+// it copies each row once and touches no more fresh memory than the result
+// needs, where appending to an empty vector grows the arrays by doubling
+// (copying the rows again at each step). A String result longer than
+// MaxStringBytes is refused.
 func Concat(t Type, parts []*Vector) (*Vector, error) {
 	rows, size, nullable := 0, 0, false
 	for _, p := range parts {
@@ -79,46 +79,18 @@ func Concat(t Type, parts []*Vector) (*Vector, error) {
 	if size > MaxStringBytes {
 		return nil, fmt.Errorf("%d bytes of strings, more than one column can hold (%d)", size, MaxStringBytes)
 	}
-	out := &Vector{Type: t, Len: rows}
+	out := &Vector{Type: t}
+	if t != Null {
+		out = NewVector(t, rows)
+	}
+	if t == String {
+		out.Bytes = make([]byte, 0, size)
+	}
 	if nullable {
 		out.Valid = make([]bool, 0, rows)
 	}
-	switch t {
-	case Null:
-	case String:
-		out.Bytes = make([]byte, 0, size)
-		out.Offsets = make([]uint32, 1, rows+1)
-	case Float64, Float32:
-		out.F64 = make([]float64, 0, rows)
-	default:
-		out.I64 = make([]int64, 0, rows)
-	}
 	for _, p := range parts {
-		if p.Len == 0 {
-			continue
-		}
-		if nullable {
-			if p.Valid != nil {
-				out.Valid = append(out.Valid, p.Valid[:p.Len]...)
-			} else {
-				for range p.Len {
-					out.Valid = append(out.Valid, true)
-				}
-			}
-		}
-		switch t {
-		case Null:
-		case String:
-			base, start := uint32(len(out.Bytes)), p.Offsets[0]
-			out.Bytes = append(out.Bytes, p.Bytes[start:p.Offsets[p.Len]]...)
-			for _, o := range p.Offsets[1 : p.Len+1] {
-				out.Offsets = append(out.Offsets, base+o-start)
-			}
-		case Float64, Float32:
-			out.F64 = append(out.F64, p.F64[:p.Len]...)
-		default:
-			out.I64 = append(out.I64, p.I64[:p.Len]...)
-		}
+		out.AppendVector(p) // within the capacity reserved above
 	}
 	return out, nil
 }
