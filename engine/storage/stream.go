@@ -241,15 +241,9 @@ func (cs *ColumnStream) vector(n int) *vec.Vector {
 		}
 		return v
 	}
-	v := &vec.Vector{Type: cs.rd.t.Columns[cs.j].Type}
-	switch {
-	case v.Type == vec.String:
-		v.Offsets = make([]uint32, 1, n+1)
+	v := vec.NewVector(cs.rd.t.Columns[cs.j].Type, n)
+	if v.Type == vec.String {
 		v.Bytes = make([]byte, 0, min(n*cs.perByte, 64<<20))
-	case v.Type.IsFloat():
-		v.F64 = make([]float64, 0, n)
-	default:
-		v.I64 = make([]int64, 0, n)
 	}
 	return v
 }
