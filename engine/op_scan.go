@@ -47,7 +47,11 @@ type scanOp struct {
 	open    sync.Once
 	rd      *storage.Reader
 	openErr error
-	nextRG  atomic.Int64
+	// The columns read, split once when the scan opens: the filter's
+	// (decoded first), the others, and all of them in that order.
+	first, rest, cols []int
+
+	nextRG atomic.Int64
 
 	mu      sync.Mutex
 	cursors map[int]*scanCursor // per worker
@@ -100,11 +104,10 @@ type scanCursor struct {
 	held  int64     // bytes charged for vecs
 	valid bool
 
-	// In stream mode: a stream per column read, the filter's columns and
-	// the others, and rows of the others still to skip.
-	streams     map[int]*storage.ColumnStream
-	first, rest []int
-	skip        int
+	// In stream mode: a stream per column read, and rows of the columns
+	// outside the filter still to skip.
+	streams map[int]*storage.ColumnStream
+	skip    int
 
 	// After a selective filter: the other columns, read page by page
 	// for the morsels with matches only.
@@ -215,10 +218,7 @@ func (s *scanOp) nextOf(x *execCtx, w int, c *scanCursor) (*vec.Batch, error) {
 			return nil, err
 		}
 		if c.valid && c.pos < c.rows {
-			if c.streams == nil {
-				return s.morsel(x, c)
-			}
-			b, err := s.streamMorsel(x, c)
+			b, err := s.step(x, c)
 			if err != nil || b != nil {
 				return b, err
 			}
@@ -247,13 +247,7 @@ func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
 	}
 	for c.pos < c.rows {
 		t0 := time.Now()
-		var b *vec.Batch
-		var err error
-		if c.streams != nil {
-			b, err = s.streamMorsel(x, c)
-		} else {
-			b, err = s.morsel(x, c)
-		}
+		b, err := s.step(x, c)
 		s.mu.Lock()
 		ws.Time += time.Since(t0)
 		if b != nil {
@@ -269,6 +263,15 @@ func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
 	}
 	s.drop(x, c)
 	return nil, nil
+}
+
+// step returns the cursor's next morsel, from its streams or from its
+// decoded row group; nil when no row of a streamed row group's rest passes.
+func (s *scanOp) step(x *execCtx, c *scanCursor) (*vec.Batch, error) {
+	if c.streams != nil {
+		return s.streamMorsel(x, c)
+	}
+	return s.morsel(x, c)
 }
 
 // morsel returns the cursor's next morsel.
@@ -289,7 +292,7 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 				return &vec.Batch{Len: 0}, nil
 			}
 			t1 := time.Now()
-			for _, j := range c.rest {
+			for _, j := range s.rest {
 				st := c.lazy[j]
 				if err := st.Skip(x.ctx, c.skip); err != nil {
 					return nil, err
@@ -352,9 +355,8 @@ func (s *scanOp) columnsOf() (first, rest []int) {
 // column page by page.
 func (s *scanOp) openStreams(x *execCtx, w int, c *scanCursor, g, rows int, once []int) error {
 	*c = scanCursor{g: g, rows: rows, valid: true, streams: map[int]*storage.ColumnStream{}}
-	c.first, c.rest = s.columnsOf()
 	var whole []int
-	for _, j := range append(append([]int(nil), c.first...), c.rest...) {
+	for _, j := range s.cols {
 		if once != nil && !slices.Contains(once, j) {
 			whole = append(whole, j)
 			continue
@@ -404,7 +406,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		s.decodedRows.Add(int64(n))
 		var sel []int32
 		if s.where != nil {
-			if err := read(c.first); err != nil {
+			if err := read(s.first); err != nil {
 				return nil, err
 			}
 			var err error
@@ -413,21 +415,21 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			if len(sel) == 0 {
 				c.skip += n // the other columns' rows are skipped only if needed
-				for _, j := range c.first {
+				for _, j := range s.first {
 					c.streams[j].Recycle(b.Vecs[j])
 				}
 				continue
 			}
 		}
 		if c.skip > 0 {
-			for _, j := range c.rest {
+			for _, j := range s.rest {
 				if err := c.streams[j].Skip(x.ctx, c.skip); err != nil {
 					return nil, err
 				}
 			}
 			c.skip = 0
 		}
-		if err := read(c.rest); err != nil {
+		if err := read(s.rest); err != nil {
 			return nil, err
 		}
 		if sel != nil && len(sel) < n {
@@ -466,6 +468,8 @@ func (s *scanOp) nextStreamRows() int {
 // decodes what the query needs of it.
 func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 	s.open.Do(func() {
+		s.first, s.rest = s.columnsOf()
+		s.cols = append(append([]int(nil), s.first...), s.rest...)
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}
@@ -489,11 +493,9 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 		if s.stream {
 			return true, s.openStreams(x, w, c, g, rows, nil)
 		}
-		if first, rest := s.columnsOf(); len(first)+len(rest) > 0 {
-			if once := s.rd.PassOnce(g, append(first, rest...)); len(once) > 0 {
-				s.onceGroups.Add(1)
-				return true, s.openStreams(x, w, c, g, rows, once)
-			}
+		if once := s.rd.PassOnce(g, s.cols); len(once) > 0 {
+			s.onceGroups.Add(1)
+			return true, s.openStreams(x, w, c, g, rows, once)
 		}
 		ok, err := s.load(x, w, c, g, rows)
 		s.stats.rowsIn.Add(int64(rows))
@@ -522,8 +524,7 @@ func (s *scanOp) pruned(g int) bool {
 // no row passes.
 func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, error) {
 	*c = scanCursor{g: g, rows: rows, vecs: make([]*vec.Vector, len(s.table.Columns))}
-	first, rest := s.columnsOf()
-	if err := s.decode(x, w, c, first); err != nil {
+	if err := s.decode(x, w, c, s.first); err != nil {
 		return false, err
 	}
 	passed := 0
@@ -544,11 +545,11 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 			return false, nil
 		}
 	}
-	if s.where != nil && len(rest) > 0 && passed <= rows/selective {
+	if s.where != nil && len(s.rest) > 0 && passed <= rows/selective {
 		// Few matches: read the other columns page by page, for the
 		// morsels with matches only.
-		c.rest, c.lazy = rest, map[int]*storage.ColumnStream{}
-		for _, j := range rest {
+		c.lazy = map[int]*storage.ColumnStream{}
+		for _, j := range s.rest {
 			st, err := s.rd.Stream(x.ctx, g, j)
 			if err != nil {
 				return false, err
@@ -559,7 +560,7 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 		c.valid = true
 		return true, nil
 	}
-	if err := s.decode(x, w, c, rest); err != nil {
+	if err := s.decode(x, w, c, s.rest); err != nil {
 		return false, err
 	}
 	c.valid = true
