@@ -110,16 +110,21 @@ func (c *cache) passOnce(ks []cacheKey, large []bool) []int {
 		}
 		once = append(once, i)
 	}
-	if c.budget == 0 {
-		return once
-	}
-	if len(c.ghosts)+len(once) > maxGhosts {
-		clear(c.ghosts)
-	}
-	for _, i := range once {
-		c.ghosts[ks[i]] = struct{}{}
+	if c.budget > 0 {
+		for _, i := range once {
+			c.readOnce(ks[i])
+		}
 	}
 	return once
+}
+
+// readOnce records that the chunk k was decoded and not kept; past
+// maxGhosts the record starts again. Callers hold c.mu.
+func (c *cache) readOnce(k cacheKey) {
+	if len(c.ghosts) >= maxGhosts {
+		clear(c.ghosts)
+	}
+	c.ghosts[k] = struct{}{}
 }
 
 // complete stores the decoded vectors of e. secondChance says the chunk
@@ -136,10 +141,7 @@ func (c *cache) complete(e *entry, vecs []*vec.Vector, secondChance bool) {
 	}
 	if secondChance {
 		if _, seen := c.ghosts[e.key]; !seen {
-			if len(c.ghosts) >= maxGhosts {
-				clear(c.ghosts)
-			}
-			c.ghosts[e.key] = struct{}{}
+			c.readOnce(e.key)
 			delete(c.m, e.key) // served to current waiters only
 			return
 		}
