@@ -15,6 +15,7 @@ import (
 
 	"cachebook/engine/agg"
 	"cachebook/engine/sql"
+	"cachebook/engine/vec"
 )
 
 // row is the schema of the test table t.
@@ -78,13 +79,18 @@ func runSQL(t *testing.T, s *Session, src string) string {
 		t.Fatalf("%s: %v", src, err)
 	}
 	r := res[len(res)-1]
-	var rows []string
-	for i := 0; i < r.Rows; i++ {
-		var cells []string
-		for _, v := range r.Vecs {
-			cells = append(cells, v.Format(i))
+	return rowsString(r.Vecs, r.Rows)
+}
+
+// rowsString renders n rows of columns vs as "a,b;c,d".
+func rowsString(vs []*vec.Vector, n int) string {
+	rows := make([]string, n)
+	for i := range rows {
+		cells := make([]string, len(vs))
+		for j, v := range vs {
+			cells[j] = v.Format(i)
 		}
-		rows = append(rows, strings.Join(cells, ","))
+		rows[i] = strings.Join(cells, ",")
 	}
 	return strings.Join(rows, ";")
 }

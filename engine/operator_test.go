@@ -301,13 +301,5 @@ func runSketching(t *testing.T, s *Session, src string, rows int64) string {
 	if err != nil {
 		t.Fatalf("%s: %v", src, err)
 	}
-	out := make([]string, n)
-	for i := range out {
-		cells := make([]string, len(vs))
-		for j, v := range vs {
-			cells[j] = v.Format(i)
-		}
-		out[i] = strings.Join(cells, ",")
-	}
-	return strings.Join(out, ";")
+	return rowsString(vs, n)
 }
