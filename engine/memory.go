@@ -68,7 +68,7 @@ func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vecto
 			return fmt.Errorf("evaluating %s: %w", abbreviate(e.String()), err)
 		}
 		held += n
-		if int64(len(out.Bytes))+int64(len(v.Bytes)) > 1<<32-1 {
+		if int64(len(out.Bytes))+int64(len(v.Bytes)) > vec.MaxStringBytes {
 			return fmt.Errorf("evaluating %s: more than 4 GiB of strings in one batch", abbreviate(e.String()))
 		}
 		out.AppendVector(v)

@@ -87,7 +87,7 @@ func (b *columnBuilder) rowGroup(pages parquet.Pages, want, bytesHint int64) (v 
 	case b.typ == vec.String:
 		v.Offsets = make([]uint32, 1, min(n, 1<<20)+1)
 		if bytesHint > 0 {
-			v.Bytes = make([]byte, 0, min(bytesHint, 1<<32-1))
+			v.Bytes = make([]byte, 0, min(bytesHint, vec.MaxStringBytes))
 		}
 	case !b.prealloc:
 	case b.typ.IsFloat():
@@ -396,7 +396,7 @@ func (b *columnBuilder) bytesPage(v *vec.Vector, data encoding.Values, idx, rows
 		if nv > 0 {
 			o := offs[k0 : k0+nv+1]
 			base := uint32(len(v.Bytes))
-			if uint64(base)+uint64(o[nv]-o[0]) > 1<<32-1 {
+			if uint64(base)+uint64(o[nv]-o[0]) > vec.MaxStringBytes {
 				return errors.New("more than 4 GiB of strings in one row group")
 			}
 			v.Bytes = append(v.Bytes, buf[o[0]:o[nv]]...)
@@ -417,7 +417,7 @@ func (b *columnBuilder) bytesPage(v *vec.Vector, data encoding.Values, idx, rows
 			j = int(idx[k])
 		}
 		s := buf[offs[j]:offs[j+1]]
-		if uint64(len(v.Bytes))+uint64(len(s)) > 1<<32-1 {
+		if uint64(len(v.Bytes))+uint64(len(s)) > vec.MaxStringBytes {
 			return errors.New("more than 4 GiB of strings in one row group")
 		}
 		v.Bytes = append(v.Bytes, s...)
