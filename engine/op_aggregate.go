@@ -101,6 +101,9 @@ func (a *hashAggOp) detail() []string {
 		if p.Skipped > 0 {
 			line += fmt.Sprintf("; %d rows partitioned as they were, where a table folded too few of its rows", p.Skipped)
 		}
+		if n := p.FreshNote(); n != "" {
+			line += "; " + n
+		}
 		d = append(d, line)
 	}
 	if a.preAggOff != "" {

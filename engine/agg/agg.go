@@ -3,6 +3,7 @@ package agg
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -382,6 +383,13 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		arenas[i] = NewArena(cfg.HugePages, cfg.Pool)
 		defer arenas[i].Free()
 	}
+	// A worker's partitions beyond its share of the mappings the pool
+	// keeps now are fresh memory, which pre-aggregation weighs. Go's heap
+	// does not say, so without huge-page arenas none counts as fresh.
+	reused := int64(math.MaxInt64)
+	if arenas[0].Huge() {
+		reused = cfg.Pool.kept() / int64(threads)
+	}
 
 	// partitionPhase runs on worker w.
 	partitionPhase := func(w, slot int) error {
@@ -397,6 +405,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 			if pa, err = newPreAgg(keyTypes, specs, window, part, rowsHint, cfg); err != nil {
 				return err
 			}
+			pa.unfolded, pa.reused = sc, reused
 			pres[slot] = pa
 		}
 		st, err := cfg.phase(w, "partition", func() (int64, error) {

@@ -235,6 +235,16 @@ func (p *Pool) get(size int) []byte {
 	return m
 }
 
+// kept returns the bytes of the mappings p keeps for reuse.
+func (p *Pool) kept() int64 {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bytes
+}
+
 // Drain unmaps every mapping the pool keeps. A pool that is dropped
 // without it leaks them: the garbage collector does not unmap memory.
 func (p *Pool) Drain() {

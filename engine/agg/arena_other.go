@@ -17,6 +17,9 @@ func NewPool(limit int64, onMapped func(delta int64)) *Pool { return &Pool{} }
 // Drain releases nothing: off Linux the pool keeps nothing.
 func (p *Pool) Drain() {}
 
+// kept is always 0: off Linux the pool keeps nothing.
+func (p *Pool) kept() int64 { return 0 }
+
 // HugePageNote is always "": off Linux there are no huge pages to measure.
 func (p *Pool) HugePageNote() string { return "" }
 
