@@ -30,8 +30,8 @@ import (
 // built on took from 0.05 to 2.9 s per GB (see freshCost). So once a
 // worker has written as many partition bytes as the pool kept for it when
 // the aggregation started, a window may pass on up to 70% of its rows:
-// GROUP BY URL in shuffled order, in a fresh process, then writes 1.1
-// instead of 1.7 GiB of partitions (see PreAggStats.Fresh).
+// GROUP BY URL in shuffled order, in a fresh process, then peaks at 1.1
+// instead of 1.7 GiB and runs about 15% faster (see PreAggStats.Fresh).
 
 // DefaultPreAggGroups is the number of groups a worker's pre-aggregation
 // table holds before it is flushed into the partitions: with URL keys its
