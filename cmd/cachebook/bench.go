@@ -100,7 +100,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "table", "output: table (markdown) or json")
 	out := fs.String("out", "", "also write the JSON report to this file")
 	counters := fs.Bool("counters", true, "measure one extra run per variant with perf counters")
-	cold := fs.Int("cold", 3, "fresh-process runs per cold and first-look query (0: skip them)")
+	cold := fs.Int("cold", 5, "fresh-process runs per cold and first-look query (0: skip them)")
 	one := fs.String("one", "", "internal: run this SQL in this process over --data and print the time as JSON")
 	oneThreads := fs.Int("one-threads", 1, "internal: threads for --one")
 	if err := fs.Parse(args); err != nil {
