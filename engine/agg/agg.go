@@ -468,7 +468,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if n == 0 {
 					return nil
 				}
-				groups, reserve := sizer.predict(n)
+				groups, keyRows, reserve := sizer.predict(n)
 				var err error
 				if gs == nil {
 					gs, err = newGroupSet(keyTypes, specs, groups, cfg)
@@ -478,7 +478,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				if err != nil {
 					return err
 				}
-				if err := gs.table.Reserve(groups, reserve); err != nil {
+				if err := gs.table.Reserve(keyRows, reserve); err != nil {
 					return err
 				}
 				for _, sc := range scats {
@@ -597,9 +597,19 @@ func newPartSizer(keys int, groupsHint int64, nparts int) *partSizer {
 	return ps
 }
 
-// predict returns the groups and, per key column, the string bytes to
-// reserve for a partition of rows rows.
-func (ps *partSizer) predict(rows int) (groups int, keyBytes []int64) {
+// predict returns, for a partition of rows rows, the groups to size its
+// table for, and the groups and (per key column) string bytes to reserve
+// its stored keys for.
+//
+// The table gets a quarter more than the average, so that most partitions
+// fit without growing. The keys get less: Go zeroes a slice's whole
+// capacity when it allocates it, so every byte reserved is written, and on
+// fresh memory faulted in, whether a key ends up in it or not. A partition
+// holds a share of the distinct keys that hashing makes nearly even (one of
+// 20,000 groups is off by about 1%, its key bytes by a little more), so the
+// keys get a sixteenth more than the average, and the rare partition beyond
+// it grows.
+func (ps *partSizer) predict(rows int) (groups, keyRows int, keyBytes []int64) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.parts < 2 || ps.groups == 0 {
@@ -607,16 +617,16 @@ func (ps *partSizer) predict(rows int) (groups int, keyBytes []int64) {
 		if ps.firstGroups > 0 {
 			groups = min(groups, ps.firstGroups*2)
 		}
-		return groups, nil
+		return groups, groups, nil
 	}
-	// A quarter more than the average, so that most partitions fit.
 	avg := ps.groups / int64(ps.parts)
 	groups = int(min(int64(rows), avg*5/4+16))
+	keyRows = int(min(int64(rows), avg*17/16+16))
 	keyBytes = make([]int64, len(ps.kept))
 	for c, k := range ps.kept {
-		keyBytes[c] = k * int64(groups) / ps.groups * 11 / 10
+		keyBytes[c] = k * int64(keyRows) / ps.groups
 	}
-	return groups, keyBytes
+	return groups, keyRows, keyBytes
 }
 
 // record adds an aggregated partition's figures.

@@ -98,15 +98,16 @@ func TestTableReserve(t *testing.T) {
 
 // TestPartSizer predicts a partition's groups and key bytes from those
 // aggregated before it, whatever its rows (a hot key's partition has many
-// rows but not more groups), and falls back to half its rows, capped by the
-// estimate of the groups, before it has two.
+// rows but not more groups), its table for a quarter more than the average
+// and its keys for a sixteenth more, and falls back to half its rows,
+// capped by the estimate of the groups, before it has two.
 func TestPartSizer(t *testing.T) {
 	ps := newPartSizer(1, 0, 4)
-	if g, kb := ps.predict(1000); g != 500 || kb != nil {
-		t.Fatalf("no history, no estimate: %d groups, %v bytes; want 500, none", g, kb)
+	if g, kr, kb := ps.predict(1000); g != 500 || kr != 500 || kb != nil {
+		t.Fatalf("no history, no estimate: %d groups, keys of %d, %v bytes; want 500, 500, none", g, kr, kb)
 	}
-	if g, _ := newPartSizer(1, 400, 4).predict(1000); g != 232 {
-		t.Fatalf("no history, 400 groups estimated over 4 partitions: %d groups, want 2×(100+16)", g)
+	if g, kr, _ := newPartSizer(1, 400, 4).predict(1000); g != 232 || kr != 232 {
+		t.Fatalf("no history, 400 groups estimated over 4 partitions: %d groups, keys of %d; want 2×(100+16)", g, kr)
 	}
 	for range 2 {
 		tab, err := NewTable([]vec.Type{vec.String}, 16, nil)
@@ -126,9 +127,9 @@ func TestPartSizer(t *testing.T) {
 		ps.record(tab) // 300 groups of 40 bytes
 	}
 	for _, rows := range []int{1000, 1_000_000} {
-		g, kb := ps.predict(rows)
-		if g < 300 || g > 400 || len(kb) != 1 || kb[0] < int64(g)*40 || kb[0] > int64(g)*45 {
-			t.Errorf("after two partitions of 300 groups: predicted %d groups, %v bytes for %d rows; want 300–400 groups of 40–45 bytes", g, kb, rows)
+		g, kr, kb := ps.predict(rows)
+		if g < 300 || g > 400 || kr < 300 || kr > 340 || len(kb) != 1 || kb[0] != int64(kr)*40 {
+			t.Errorf("after two partitions of 300 groups: predicted %d groups, keys of %d, %v bytes for %d rows; want a table for 300–400 groups and keys for 300–340 groups of 40 bytes", g, kr, kb, rows)
 		}
 	}
 }
