@@ -95,16 +95,8 @@ func (a *hashAggOp) detail() []string {
 	if a.ran && len(a.keys) > 0 {
 		d = append(d, fmt.Sprintf("groups: %d, largest table: %d slots", a.groups, a.tableSlots))
 	}
-	if p := a.preAgg; p.Window > 0 {
-		line := fmt.Sprintf("pre-aggregation: %d rows folded into %d partial groups before partitioning (tables of %d groups per worker, %d flushes)",
-			p.Rows, p.Partial, p.Window, p.Flushes)
-		if p.Skipped > 0 {
-			line += fmt.Sprintf("; %d rows partitioned as they were, where a table folded too few of its rows", p.Skipped)
-		}
-		if n := p.FreshNote(); n != "" {
-			line += "; " + n
-		}
-		d = append(d, line)
+	if line := a.preAgg.Describe(); line != "" {
+		d = append(d, "pre-aggregation: "+line)
 	}
 	if a.preAggOff != "" {
 		d = append(d, "pre-aggregation: "+a.preAggOff)

@@ -240,14 +240,24 @@ type PreAggStats struct {
 	Fresh int64
 }
 
-// FreshNote says how many windows were judged by the bound for fresh
-// memory, and what the bounds are, or "" if none were.
-func (p PreAggStats) FreshNote() string {
-	if p.Fresh == 0 {
+// Describe says what pre-aggregation did, for EXPLAIN ANALYZE, or "" if
+// it did not run: the rows folded and the partial groups passed on, the
+// rows that skipped folding, and the windows judged by the bound for fresh
+// memory, with both bounds.
+func (p PreAggStats) Describe() string {
+	if p.Window == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d windows judged after the partitions outgrew the memory kept from earlier queries: fresh memory costs a page fault per page, so a table may pass on up to %d%% of its rows before folding pauses (%d%% otherwise)",
-		p.Fresh, preAggPoorFresh/10, preAggPoor/10)
+	line := fmt.Sprintf("%d rows folded into %d partial groups before partitioning (tables of %d groups per worker, %d flushes)",
+		p.Rows, p.Partial, p.Window, p.Flushes)
+	if p.Skipped > 0 {
+		line += fmt.Sprintf("; %d rows partitioned as they were, where a table folded too few of its rows", p.Skipped)
+	}
+	if p.Fresh > 0 {
+		line += fmt.Sprintf("; %d windows judged after the partitions outgrew the memory kept from earlier queries: fresh memory costs a page fault per page, so a table may pass on up to %d%% of its rows before folding pauses (%d%% otherwise)",
+			p.Fresh, preAggPoorFresh/10, preAggPoor/10)
+	}
+	return line
 }
 
 func (p *PreAggStats) add(o PreAggStats) {
