@@ -377,12 +377,7 @@ func sliceInput(in Input, off int) Input {
 func (pa *preAgg) flush() error {
 	gs := pa.gs
 	groups := gs.table.Len()
-	bound := int64(preAggPoor)
-	if pa.window > 0 && pa.fresh() {
-		bound = preAggPoorFresh
-		pa.stats.Fresh++
-	}
-	poor := pa.window > 0 && int64(groups)*1000 > pa.window*bound
+	poor := pa.poor(groups)
 	if pa.stats.Flushes == 0 && !poor && pa.window > 0 {
 		// The partitions start small; after a first window that paid,
 		// a partition's first chunk has room for its share of the
@@ -414,6 +409,22 @@ func (pa *preAgg) flush() error {
 		st.reset()
 	}
 	return nil
+}
+
+// poor reports whether the window, whose table holds groups groups, did
+// not pay for itself: its groups passed preAggPoor of its rows, or
+// preAggPoorFresh once the partitions take fresh memory. An empty window
+// is not poor.
+func (pa *preAgg) poor(groups int) bool {
+	if pa.window == 0 {
+		return false
+	}
+	bound := int64(preAggPoor)
+	if pa.fresh() {
+		bound = preAggPoorFresh
+		pa.stats.Fresh++
+	}
+	return int64(groups)*1000 > pa.window*bound
 }
 
 // fresh reports whether the worker's partitions have outgrown the memory
