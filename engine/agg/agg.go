@@ -233,6 +233,9 @@ func (gs *groupSet) addHashing(h *Hasher, in Input) error {
 	return gs.add(in.Keys, in.Args, gs.hashes, in.N)
 }
 
+// finalize returns the aggregates' columns. The states are done with:
+// their memory is returned to the budget, and whoever takes the columns
+// charges them.
 func (gs *groupSet) finalize() ([]*vec.Vector, error) {
 	out := make([]*vec.Vector, len(gs.states))
 	for j, st := range gs.states {
@@ -241,6 +244,9 @@ func (gs *groupSet) finalize() ([]*vec.Vector, error) {
 			return nil, err
 		}
 		out[j] = v
+	}
+	for _, st := range gs.states {
+		st.release()
 	}
 	return out, nil
 }

@@ -92,6 +92,16 @@ func NewState(spec Spec, hasher *Hasher, budget *Budget) (*State, error) {
 	return s, nil
 }
 
+// release returns what the state charged to its budget, once it is done
+// with (Finalize copies what it returns).
+func (s *State) release() {
+	s.budget.Grow(-s.charged)
+	s.charged = 0
+	if s.set != nil {
+		s.set.release()
+	}
+}
+
 // Resize makes room for n groups.
 func (s *State) Resize(n int) error {
 	old := len(s.cnt)

@@ -171,6 +171,13 @@ func (t *Table) restart(hint int) error {
 	return nil
 }
 
+// release returns the table's slots and keys to its budget, once it is
+// done with.
+func (t *Table) release() {
+	t.budget.Grow(-(int64(len(t.slots))*16 + t.keyBytes))
+	t.slots, t.keys, t.keyBytes = nil, nil, 0
+}
+
 // Len returns the number of groups.
 func (t *Table) Len() int { return t.n }
 
