@@ -2,6 +2,7 @@ package agg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -67,6 +68,18 @@ type Config struct {
 	// pieces (Output.Parts) instead of copying them into one set of
 	// columns, for a caller that can take the groups piece by piece.
 	Parts bool
+	// Emit, if set, receives a radix aggregation's groups partition by
+	// partition, each as soon as it is aggregated, instead of Output.Parts
+	// or Output.Keys holding them all at the end: a consumer that is done
+	// with a partition's groups before the next (an aggregate over them, a
+	// top-N, a LIMIT) lets the garbage collector reuse their memory for
+	// the next partitions', instead of the query touching fresh memory for
+	// every group. It is called on the goroutine that called Aggregate,
+	// one part at a time; the part is the caller's, no longer charged to
+	// Budget. An error from Emit ends the aggregation, which returns it.
+	// The tuned integer count path and naive ignore Emit and return
+	// their groups as before.
+	Emit func(Part) error
 	// Generic disables the tuned single-integer-key count(*) path, so the
 	// general hash table and states run even for that shape.
 	Generic bool
@@ -103,6 +116,9 @@ type Output struct {
 	// partitioned, holds the groups as pieces (each a partition's keys
 	// then aggregates, as Keys and Aggs would), and Keys and Aggs are nil.
 	Parts []Part
+	// Emitted says that the groups went through Config.Emit: Keys, Aggs
+	// and Parts are nil, and Groups counts what Emit received.
+	Emitted bool
 	// PreAgg says what pre-aggregation before partitioning did, summed
 	// over the workers (its Window is 0 when it did not run).
 	PreAgg PreAggStats
@@ -113,6 +129,7 @@ type Output struct {
 type Part struct {
 	Keys, Aggs []*vec.Vector
 	Groups     int
+	keyBytes   int64 // the keys' charge to Config.Budget, until Emit takes them
 }
 
 // Aggregate runs a GROUP BY over src. keyTypes may be empty (a global
@@ -384,6 +401,36 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 		mu.Unlock()
 	}
 
+	// emit hands one partition's groups on (Config.Emit): directly with
+	// one thread; with several, through parts to the calling goroutine,
+	// which relay runs, and which emit waits for while the consumer is
+	// busy (at most one part per worker waits in the channel). quit is
+	// closed when the consumer wants no more.
+	var emit func(Part) error
+	var emitted atomic.Int64 // groups handed on
+	var parts chan Part
+	quit := make(chan struct{})
+	hand := func(p Part) error {
+		emitted.Add(int64(p.Groups))
+		cfg.Budget.Grow(-p.keyBytes)
+		return cfg.Emit(p)
+	}
+	if cfg.Emit != nil {
+		emit = hand
+		if threads > 1 {
+			parts = make(chan Part, threads)
+			emit = func(p Part) error {
+				select {
+				case parts <- p:
+					return nil
+				case <-quit:
+					cfg.Budget.Grow(-p.keyBytes)
+					return errQuit
+				}
+			}
+		}
+	}
+
 	arenas := make([]*Arena, threads)
 	for i := range arenas {
 		arenas[i] = NewArena(cfg.HugePages, cfg.Pool)
@@ -461,6 +508,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				cfg.Budget.Grow(-int64(gs.table.Slots()) * 16)
 			}
 		}()
+		var handing time.Duration // in emit: the consumer's time, not the phase's
 		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
 			var rows int64
 			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
@@ -517,20 +565,40 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					return err
 				}
 				sizer.record(gs.table)
-				outKeys[p], outAggs[p] = gs.table.Keys(), aggs
 				if s := int64(gs.table.Slots()); s > maxSlots.Load() {
 					maxSlots.Store(s)
 				}
+				if emit != nil {
+					if gs.table.Len() == 0 {
+						cfg.Budget.Grow(-gs.table.KeyBytes())
+						return nil
+					}
+					t0 := time.Now()
+					err := emit(Part{Keys: gs.table.Keys(), Aggs: aggs, Groups: gs.table.Len(), keyBytes: gs.table.KeyBytes()})
+					handing += time.Since(t0)
+					return err
+				}
+				outKeys[p], outAggs[p] = gs.table.Keys(), aggs
 				keyBytes.Add(gs.table.KeyBytes())
 				return nil
 			})
 			return rows, err
 		})
+		st.Time -= handing
 		record(st)
 		return err
 	}
 
-	if err := cfg.twoPhases(threads, partitionPhase, func(w, slot int) error { return aggregatePhase(w) }); err != nil {
+	run := func() error {
+		return cfg.twoPhases(threads, partitionPhase, func(w, slot int) error { return aggregatePhase(w) })
+	}
+	var err error
+	if parts != nil {
+		err = relay(run, parts, quit, hand, cfg.Budget)
+	} else {
+		err = run()
+	}
+	if err != nil {
 		return nil, err
 	}
 
@@ -551,6 +619,11 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 			}
 		}
 	}
+	if emit != nil {
+		release()
+		out.Groups, out.Emitted = int(emitted.Load()), true
+		return out, nil
+	}
 	if cfg.Parts {
 		for p := range outKeys {
 			if outKeys[p] != nil && outKeys[p][0].Len > 0 {
@@ -568,7 +641,6 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	for j, sp := range specs {
 		outTypes[j] = sp.OutType()
 	}
-	var err error
 	out.Keys, err = concat(keyTypes, outKeys)
 	if err == nil {
 		out.Aggs, err = concat(outTypes, outAggs)
@@ -727,6 +799,43 @@ func (cfg *Config) twoPhases(threads int, one, two func(w, slot int) error) erro
 	}
 	wg.Wait()
 	return anyErr(append(errs, errs2...))
+}
+
+// errQuit is what a worker's emit returns once the consumer of the groups
+// wants no more; relay returns the consumer's own error instead.
+var errQuit = errors.New("the consumer of the groups stopped")
+
+// relay runs the workers (run) while it hands the parts they send on to
+// hand, on the calling goroutine. Once hand fails it closes quit, so that
+// workers waiting to send give up, and drops what is still sent; it
+// returns hand's error before the workers'.
+func relay(run func() error, parts chan Part, quit chan struct{}, hand func(Part) error, budget *Budget) error {
+	done := make(chan error, 1)
+	go func() { done <- safely(0, run) }()
+	var handErr error
+	take := func(p Part) {
+		if handErr != nil {
+			budget.Grow(-p.keyBytes)
+			return
+		}
+		if handErr = hand(p); handErr != nil {
+			close(quit)
+		}
+	}
+	for {
+		select {
+		case p := <-parts:
+			take(p)
+		case err := <-done:
+			for len(parts) > 0 { // sent before the last worker ended
+				take(<-parts)
+			}
+			if handErr != nil {
+				return handErr
+			}
+			return err
+		}
+	}
 }
 
 // claimPartitions hands partitions 0..nparts-1 out to workers through the

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"cachebook/engine/vec"
 )
@@ -489,6 +491,97 @@ func TestFloatKeys(t *testing.T) {
 		// -0.0 and 0.0 are one group, shown as whichever came first.
 		if got["nan"] != 3 || got["0"]+got["-0"] != 3 || got["1"] != 1 || got["inf"] != 1 || out.Groups != 4 {
 			t.Errorf("%+v: groups %v (%d), want NaN ×3, ±0 ×3, 1, inf", cfg, got, out.Groups)
+		}
+	}
+}
+
+// TestEmit: a radix aggregation with Config.Emit hands on every group
+// exactly once, partition by partition on the calling goroutine, charging
+// nothing for them once handed on; an error from Emit ends it, with every
+// worker returned, whatever the number of threads.
+func TestEmit(t *testing.T) {
+	const rows, groups = 40000, 5000
+	keys := vec.NewVector(vec.String, rows)
+	vals := vec.NewVector(vec.Int64, rows)
+	for i := range rows {
+		keys.AppendStr(fmt.Appendf(nil, "key-%d", i*7919%groups))
+		vals.AppendInt(int64(i % 10))
+	}
+	specs := []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}}
+	for _, threads := range []int{1, 3} {
+		for _, pre := range []int{0, -1} { // with and without pre-aggregation
+			name := fmt.Sprintf("threads=%d pre=%d", threads, pre)
+			budget := &Budget{}
+			var parts, got int
+			seen := map[string]int64{}
+			cfg := Config{Strategy: Radix, RadixBits: 4, Threads: threads, Budget: budget, PreAggGroups: pre}
+			cfg.Emit = func(p Part) error {
+				parts++
+				got += p.Groups
+				for g := range p.Groups {
+					k := p.Keys[0].Format(g)
+					if _, dup := seen[k]; dup {
+						return fmt.Errorf("group %s handed on twice", k)
+					}
+					seen[k] = p.Aggs[0].I64[g]
+				}
+				return nil
+			}
+			out, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, cfg, source([]*vec.Vector{keys}, vals, 1000, 2))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !out.Emitted || out.Keys != nil || out.Parts != nil || out.Groups != groups || got != groups {
+				t.Fatalf("%s: emitted %v, %d groups counted, %d handed on in %d parts; want %d", name, out.Emitted, out.Groups, got, parts, groups)
+			}
+			if parts < 2 {
+				t.Errorf("%s: %d parts, want one per non-empty partition", name, parts)
+			}
+			var total int64
+			for _, c := range seen {
+				total += c
+			}
+			if total != rows {
+				t.Errorf("%s: counts sum to %d, want %d", name, total, rows)
+			}
+			// The groups handed on are the consumer's: nothing stays
+			// charged, as without Emit only the keys the caller takes do.
+			if u := budget.used.Load(); u != 0 {
+				t.Errorf("%s: %d bytes still charged after the aggregation", name, u)
+			}
+			plain := cfg
+			plain.Emit, plain.Budget = nil, &Budget{}
+			po, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, plain, source([]*vec.Vector{keys}, vals, 1000, 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := plain.Budget.used.Load(); u != po.KeyBytes || u == 0 {
+				t.Errorf("%s: without Emit %d bytes stay charged, want the keys' %d", name, u, po.KeyBytes)
+			}
+
+			// The consumer stops after two parts.
+			before := runtime.NumGoroutine()
+			stop := errors.New("enough")
+			n := 0
+			cfg.Budget = &Budget{}
+			cfg.Emit = func(Part) error {
+				if n++; n == 2 {
+					return stop
+				}
+				return nil
+			}
+			if _, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, cfg, source([]*vec.Vector{keys}, vals, 1000, 2)); !errors.Is(err, stop) {
+				t.Fatalf("%s: stopped consumer: err = %v, want its own error", name, err)
+			}
+			if n != 2 {
+				t.Errorf("%s: Emit called %d times after it failed on the second", name, n-2)
+			}
+			for i := 0; runtime.NumGoroutine() > before && i < 100; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if g := runtime.NumGoroutine(); g > before {
+				t.Errorf("%s: %d goroutines left running after a stopped aggregation (%d before)", name, g, before)
+			}
 		}
 	}
 }
