@@ -68,6 +68,12 @@ func (s *Session) build(q *query) operator {
 	} else if q.where != nil {
 		op = &filterOp{opBase: opBase{label: "FILTER", children: []operator{op}}, pred: q.where}
 	}
+	if sub, ok := q.rel.op.(*subqueryOp); ok {
+		// Only a GROUP BY with keys reads its input from several
+		// workers: a subquery streams to every other outer query.
+		_, distinct := loneCountDistinct(q)
+		sub.stream = !q.grouped || (len(q.keys) == 0 && !distinct)
+	}
 	if q.grouped {
 		label := "HASH_GROUP_BY"
 		if len(q.keys) == 0 {

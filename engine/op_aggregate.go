@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,8 +17,19 @@ import (
 // hashAggOp is GROUP BY (HASH_GROUP_BY) or an aggregate without keys
 // (UNGROUPED_AGGREGATE). It evaluates its keys and aggregate inputs over
 // each batch of its input and hands them to engine/agg, with the strategy
-// strategy.go chooses; it is a pipeline breaker and returns all groups as
-// one batch: the keys, then one column per aggregate.
+// strategy.go chooses. It is a pipeline breaker: it reads all its input
+// before it returns a group. Its groups come in batches of the keys, then
+// one column per aggregate. Radix and parallel (but for the tuned integer
+// count loop) return each partition's groups as soon as it is aggregated
+// (agg.Config.Emit), so that a consumer done with them (an aggregate over
+// a subquery's groups, a top-N, a LIMIT) lets their memory serve the next
+// partitions'; the others return theirs at the end.
+//
+// The aggregation runs as a coroutine (iter.Pull) of the goroutine that
+// calls next: it stops at each batch until next is called again. next
+// and close must be called from that one goroutine (the statement's, see
+// operator), as the coroutine keeps to its OS thread when the statement
+// is locked to one for its counters.
 type hashAggOp struct {
 	opBase
 	keys      []expr.Expr
@@ -33,17 +46,22 @@ type hashAggOp struct {
 	settings Settings
 	cache    CacheSizes
 
-	ran        bool
-	pending    []*vec.Batch // output batches not yet returned (radix: one per partition)
-	nextOut    atomic.Int64 // index into pending of the next batch to return
-	choice     strategyChoice
-	est        *groupEstimate
-	groups     int
-	tableSlots int
-	preAgg     agg.PreAggStats
-	preAggOff  string // why pre-aggregation was turned off, for EXPLAIN
-	hugeNote   string // what the engine's pool measured of fresh huge pages
-	held       int64
+	ran     bool
+	pull    func() (*vec.Batch, error, bool) // the running aggregation's next batch
+	stop    func()                           // ends the running aggregation
+	stopped bool                             // the consumer wanted no more groups
+	// The groups handed on partition by partition (cfg.Emit): batches,
+	// their bytes, and the most bytes held at once.
+	outBatches       int
+	outBytes, outMax int64
+	choice           strategyChoice
+	est              *groupEstimate
+	groups           int
+	tableSlots       int
+	preAgg           agg.PreAggStats
+	preAggOff        string // why pre-aggregation was turned off, for EXPLAIN
+	hugeNote         string // what the engine's pool measured of fresh huge pages
+	held             int64
 }
 
 func (a *hashAggOp) keyTypes() []vec.Type {
@@ -92,8 +110,15 @@ func (a *hashAggOp) detail() []string {
 		}
 	}
 	d = append(d, "loop: "+a.loop())
-	if a.ran && len(a.keys) > 0 {
+	switch {
+	case a.stopped:
+		d = append(d, fmt.Sprintf("groups: stopped after returning %d, as its consumer needed no more", a.stats.rowsOut.Load()))
+	case a.ran && len(a.keys) > 0:
 		d = append(d, fmt.Sprintf("groups: %d, largest table: %d slots", a.groups, a.tableSlots))
+	}
+	if a.outBatches > 0 {
+		d = append(d, fmt.Sprintf("output: %d batches of %s, handed on as each partition was aggregated: at most %s held at once",
+			a.outBatches, agg.FormatBytes(a.outBytes), agg.FormatBytes(a.outMax)))
 	}
 	if line := a.preAgg.Describe(); line != "" {
 		d = append(d, "pre-aggregation: "+line)
@@ -150,16 +175,31 @@ func evalAll(x *execCtx, op operator, exprs []expr.Expr, b *vec.Batch) ([]*vec.V
 	return out, nil
 }
 
+// errConsumerDone ends an aggregation whose consumer closed it before its
+// last group.
+var errConsumerDone = errors.New("the consumer of the groups is done")
+
 func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
-	if a.ran {
-		if i := a.nextOut.Add(1) - 1; i < int64(len(a.pending)) {
-			b := a.pending[i]
-			a.pending[i] = nil
-			return b, nil
+	if a.pull == nil {
+		if a.ran {
+			return nil, nil
 		}
+		a.ran = true
+		a.pull, a.stop = iter.Pull2(func(yield func(*vec.Batch, error) bool) {
+			if err := a.run(x, yield); err != nil && !errors.Is(err, errConsumerDone) {
+				yield(nil, err)
+			}
+		})
+	}
+	b, err, ok := a.pull()
+	if !ok {
 		return nil, nil
 	}
-	a.ran = true
+	return b, err
+}
+
+// run aggregates the input, yielding the groups batch by batch.
+func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 	child := a.children[0]
 	var childNanos atomic.Int64
 	pull := func(w int) (*vec.Batch, error) {
@@ -174,8 +214,14 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	start := time.Now()
 
 	// The estimate sketches the first rows; they are kept and aggregated
-	// first.
+	// first, charged until they are.
 	var pre []agg.Input
+	var preHeld int64
+	releasePre := func() {
+		x.release(a, preHeld)
+		pre, preHeld = nil, 0
+	}
+	defer releasePre()
 	if needsEstimate(a.settings, len(a.keys)) {
 		limit := a.estimateRows
 		if limit <= 0 {
@@ -188,7 +234,7 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		for rows < limit {
 			b, err := pull(0)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if b == nil {
 				break
@@ -198,12 +244,12 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 			}
 			in, err := a.input(x, b)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := x.grow(a, liveBytes(in.Keys)+liveBytes(in.Args)); err != nil {
-				return nil, err
+				return err
 			}
-			a.held += liveBytes(in.Keys) + liveBytes(in.Args)
+			preHeld += liveBytes(in.Keys) + liveBytes(in.Args)
 			pre = append(pre, in)
 			if cap(hashes) < b.Len {
 				hashes = make([]uint64, b.Len)
@@ -316,12 +362,39 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		cfg.PreAggGroups = -1
 		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg, Op: a.id}, src)
 	}
+	// Each partition's groups as soon as they are aggregated: the batch
+	// is charged until the next comes (the consumer has copied, charged
+	// or dropped it by then) or the operator closes.
+	var handing time.Duration // suspended in yield: the consumer's time
+	cfg.Emit = func(p agg.Part) error {
+		vs := append(append(make([]*vec.Vector, 0, len(p.Keys)+len(p.Aggs)), p.Keys...), p.Aggs...)
+		n := vecBytes(vs)
+		if err := x.grow(a, n); err != nil {
+			return err
+		}
+		releasePre() // the estimate's rows are aggregated by now
+		x.release(a, a.held)
+		a.held = n
+		a.outBatches++
+		a.outBytes += n
+		a.outMax = max(a.outMax, n)
+		a.stats.rowsOut.Add(int64(p.Groups))
+		t0 := time.Now()
+		ok := yield(&vec.Batch{Vecs: vs, Len: p.Groups}, nil)
+		handing += time.Since(t0)
+		if !ok {
+			return errConsumerDone
+		}
+		return nil
+	}
 	out, err := agg.Aggregate(x.ctx, a.keyTypes(), a.specs, cfg, src)
-	x.release(a, a.held)
-	a.held = 0
-	pre = nil
+	if errors.Is(err, errConsumerDone) {
+		a.stopped = true
+		return err
+	}
+	releasePre()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.groups, a.tableSlots, a.preAgg = out.Groups, out.TableSlots, out.PreAgg
 	if a.settings.HugePages && len(a.keys) > 0 {
@@ -330,7 +403,7 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	a.recordPhases(out.Stats)
 	// The operator's own time: its workers' time (or the wall time when
 	// it ran on this goroutine) less the time they spent pulling input.
-	own := time.Since(start)
+	own := time.Since(start) - handing
 	if a.choice.threads > 1 {
 		own = 0
 		for _, w := range a.stats.workers {
@@ -339,7 +412,11 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	}
 	own += estimateOwn - time.Duration(childNanos.Load())
 	a.stats.nanos.Add(int64(max(own, 0)))
-	// The output: charged until the query is done with it.
+	if out.Emitted {
+		return nil // every group went through cfg.Emit
+	}
+	// The output of the strategies that return it at the end: charged
+	// until the query is done with it.
 	parts := out.Parts
 	if parts == nil {
 		parts = []agg.Part{{Keys: out.Keys, Aggs: out.Aggs, Groups: out.Groups}}
@@ -354,12 +431,16 @@ func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	err = x.grow(a, held)
 	budget.Grow(-out.KeyBytes) // the tables' charge for the keys, now the output's
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.held = held
 	a.stats.rowsOut.Add(int64(out.Groups))
-	a.pending = batches[1:]
-	return batches[0], nil
+	for _, b := range batches {
+		if !yield(b, nil) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // recordPhases turns the workers' phase statistics into the operator's
@@ -384,6 +465,10 @@ func (a *hashAggOp) recordPhases(stats []agg.WorkerStat) {
 }
 
 func (a *hashAggOp) close(x *execCtx) {
+	if a.stop != nil {
+		a.stop() // an aggregation still running returns, freeing its memory
+		a.pull, a.stop = nil, nil
+	}
 	x.release(a, a.held)
 	a.held = 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -302,4 +303,107 @@ func runSketching(t *testing.T, s *Session, src string, rows int64) string {
 		t.Fatalf("%s: %v", src, err)
 	}
 	return rowsString(vs, n)
+}
+
+// TestGroupsStream: a radix GROUP BY hands its groups on partition by
+// partition, so that an aggregate over a subquery's groups holds one
+// partition's at a time where a GROUP BY over them (which keeps the
+// subquery's rows whole) holds all, and a LIMIT stops the aggregation
+// early. The statement is locked to its OS thread, as the kernel's
+// counters lock it: the aggregation's coroutine must keep to it.
+func TestGroupsStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	db, err := Open(Options{DataDir: memHitsDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	hooks := &Hooks{LockThreads: true, WorkerStart: func(int) {}, WorkerStop: func(int) {}}
+	const inner = "SELECT URL, count(*) AS c FROM hits GROUP BY URL"
+	distinct := runSQL(t, db.NewSession(), "SELECT count(DISTINCT URL) FROM hits")
+	for _, tc := range []struct{ strategy, threads string }{{"radix", "1"}, {"parallel", "2"}, {"naive", "1"}} {
+		s := db.NewSession()
+		for k, v := range map[string]string{"group_by": tc.strategy, "threads": tc.threads, "radix_bits": "6"} {
+			if err := s.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// run executes src with the hooks and returns its result, the
+		// GROUP BY URL operator and the innermost subquery.
+		run := func(src string) (string, *hashAggOp, *subqueryOp) {
+			t.Helper()
+			st, err := sql.ParseOne(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res string
+			var agg *hashAggOp
+			var sub *subqueryOp
+			func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				q, err := s.planSelect(ctx, st.(*sql.Select), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := s.newExec(ctx, hooks, q.root)
+				vecs, n, err := collect(x, q.root, q.cols[:q.nVisible])
+				if err != nil {
+					t.Fatalf("%s: %v", src, err)
+				}
+				res = rowsString(vecs, n)
+				walk(q.root, func(op operator) {
+					switch op := op.(type) {
+					case *hashAggOp:
+						if len(op.keyNames) == 1 && op.keyNames[0] == "URL" {
+							agg = op
+						}
+					case *subqueryOp:
+						sub = op // the innermost: walk visits parents first
+					}
+				})
+			}()
+			return res, agg, sub
+		}
+		name := tc.strategy + "/" + tc.threads
+		got, a, sub := run("SELECT count(*) AS groups, sum(c) AS rows FROM (" + inner + ") AS t")
+		if want := distinct + "," + fmt.Sprint(memRows); got != want {
+			t.Fatalf("%s: groups,rows = %s, want %s", name, got, want)
+		}
+		if !sub.stream || !strings.Contains(strings.Join(sub.detail(), "\n"), "streamed") || sub.stats.memPeak.Load() != 0 {
+			t.Errorf("%s: the subquery under an aggregate without keys does not stream: %q, %d bytes held",
+				name, sub.detail(), sub.stats.memPeak.Load())
+		}
+		if tc.strategy != "naive" {
+			// 64 partitions: one batch each, a sixty-fourth of the bytes.
+			if a.outBatches < 32 || a.outMax > a.outBytes/16 {
+				t.Errorf("%s: the groups came in %d batches, at most %d of %d bytes held at once", name, a.outBatches, a.outMax, a.outBytes)
+			}
+		}
+		got, a, sub = run("SELECT sum(n) FROM (SELECT c, count(*) AS n FROM (" + inner + ") AS t GROUP BY c) AS u")
+		if got != distinct {
+			t.Fatalf("%s: sum over a GROUP BY of the groups = %s, want %s", name, got, distinct)
+		}
+		if sub.stream || sub.stats.memPeak.Load() < a.outBytes/2 {
+			t.Errorf("%s: a subquery under a GROUP BY streams (%v) or holds %d bytes of its %d", name, sub.stream, sub.stats.memPeak.Load(), a.outBytes)
+		}
+		if tc.strategy == "naive" {
+			continue
+		}
+
+		// A LIMIT stops the aggregation after the partitions it needs.
+		got = runSQL(t, s, "SELECT count(*) FROM (SELECT URL FROM hits GROUP BY URL LIMIT 5) AS t")
+		if got != "5" {
+			t.Errorf("%s: LIMIT 5 over the groups gave %s rows", name, got)
+		}
+		res, err := s.Exec(ctx, "EXPLAIN ANALYZE SELECT URL, count(*) FROM hits GROUP BY URL LIMIT 5", hooks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan := rowsString(res[0].Vecs, res[0].Rows); !strings.Contains(plan, "groups: stopped after returning") {
+			t.Errorf("%s: EXPLAIN ANALYZE does not show the early stop:\n%s", name, strings.ReplaceAll(plan, ";", "\n"))
+		}
+	}
 }
