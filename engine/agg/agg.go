@@ -129,7 +129,6 @@ type Output struct {
 type Part struct {
 	Keys, Aggs []*vec.Vector
 	Groups     int
-	keyBytes   int64 // the keys' charge to Config.Budget, until Emit takes them
 }
 
 // Aggregate runs a GROUP BY over src. keyTypes may be empty (a global
@@ -412,7 +411,6 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	quit := make(chan struct{})
 	hand := func(p Part) error {
 		emitted.Add(int64(p.Groups))
-		cfg.Budget.Grow(-p.keyBytes)
 		return cfg.Emit(p)
 	}
 	if cfg.Emit != nil {
@@ -424,7 +422,6 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 				case parts <- p:
 					return nil
 				case <-quit:
-					cfg.Budget.Grow(-p.keyBytes)
 					return errQuit
 				}
 			}
@@ -569,12 +566,15 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 					maxSlots.Store(s)
 				}
 				if emit != nil {
+					// The keys leave the budget with the part: the
+					// consumer charges what it holds (a part waiting in
+					// the channel is briefly charged to neither).
+					cfg.Budget.Grow(-gs.table.KeyBytes())
 					if gs.table.Len() == 0 {
-						cfg.Budget.Grow(-gs.table.KeyBytes())
 						return nil
 					}
 					t0 := time.Now()
-					err := emit(Part{Keys: gs.table.Keys(), Aggs: aggs, Groups: gs.table.Len(), keyBytes: gs.table.KeyBytes()})
+					err := emit(Part{Keys: gs.table.Keys(), Aggs: aggs, Groups: gs.table.Len()})
 					handing += time.Since(t0)
 					return err
 				}
@@ -594,7 +594,7 @@ func radix(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, s
 	}
 	var err error
 	if parts != nil {
-		err = relay(run, parts, quit, hand, cfg.Budget)
+		err = relay(run, parts, quit, hand)
 	} else {
 		err = run()
 	}
@@ -809,13 +809,12 @@ var errQuit = errors.New("the consumer of the groups stopped")
 // hand, on the calling goroutine. Once hand fails it closes quit, so that
 // workers waiting to send give up, and drops what is still sent; it
 // returns hand's error before the workers'.
-func relay(run func() error, parts chan Part, quit chan struct{}, hand func(Part) error, budget *Budget) error {
+func relay(run func() error, parts chan Part, quit chan struct{}, hand func(Part) error) error {
 	done := make(chan error, 1)
 	go func() { done <- safely(0, run) }()
 	var handErr error
 	take := func(p Part) {
 		if handErr != nil {
-			budget.Grow(-p.keyBytes)
 			return
 		}
 		if handErr = hand(p); handErr != nil {
