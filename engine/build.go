@@ -68,12 +68,8 @@ func (s *Session) build(q *query) operator {
 	} else if q.where != nil {
 		op = &filterOp{opBase: opBase{label: "FILTER", children: []operator{op}}, pred: q.where}
 	}
-	if sub, ok := q.rel.op.(*subqueryOp); ok {
-		// Only a GROUP BY with keys reads its input from several
-		// workers: a subquery streams to every other outer query.
-		_, distinct := loneCountDistinct(q)
-		sub.stream = !q.grouped || (len(q.keys) == 0 && !distinct)
-	}
+	// reader is the aggregate that reads the relation, if any.
+	var reader *hashAggOp
 	if q.grouped {
 		label := "HASH_GROUP_BY"
 		if len(q.keys) == 0 {
@@ -91,22 +87,28 @@ func (s *Session) build(q *query) operator {
 			// into the global state's set of (group, value) pairs, which
 			// took about ten times as long per row. count(x) skips the
 			// NULL group, as count(DISTINCT x) skips NULLs.
-			op = &hashAggOp{opBase: opBase{label: "HASH_GROUP_BY", children: []operator{op}},
+			reader = &hashAggOp{opBase: opBase{label: "HASH_GROUP_BY", children: []operator{op}},
 				keys: []expr.Expr{x}, keyNames: []string{x.String()}, args: []expr.Expr{nil},
 				specs: []agg.Spec{{Kind: agg.CountStar}}, aggNames: []string{"count_star()"},
 				rowsHint: hint, settings: s.settings, cache: s.db.cache}
-			op = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
+			op = &hashAggOp{opBase: opBase{label: label, children: []operator{reader}},
 				args:  []expr.Expr{&expr.ColumnRef{Index: 0, T: x.Type(), Name: x.String()}},
 				specs: []agg.Spec{{Kind: agg.Count, In: x.Type()}}, aggNames: q.aggNames,
 				rowsHint: -1, settings: s.settings, cache: s.db.cache}
 		} else {
-			op = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
+			reader = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
 				keys: q.keys, keyNames: q.keyNames, args: q.args, specs: q.specs, aggNames: q.aggNames,
 				rewritten: q.rewritten, rowsHint: hint, settings: s.settings, cache: s.db.cache}
+			op = reader
 		}
 		if q.having != nil {
 			op = &filterOp{opBase: opBase{label: "HAVING", children: []operator{op}}, pred: q.having}
 		}
+	}
+	if sub, ok := q.rel.op.(*subqueryOp); ok {
+		// Only a GROUP BY with keys reads its input from several
+		// workers: a subquery streams to every other reader.
+		sub.stream = reader == nil || len(reader.keys) == 0
 	}
 	names := make([]string, len(q.cols))
 	for i, c := range q.cols {
