@@ -367,8 +367,8 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 	// or dropped it by then) or the operator closes.
 	var handing time.Duration // suspended in yield: the consumer's time
 	cfg.Emit = func(p agg.Part) error {
-		vs := append(append(make([]*vec.Vector, 0, len(p.Keys)+len(p.Aggs)), p.Keys...), p.Aggs...)
-		n := vecBytes(vs)
+		b := partBatch(p)
+		n := vecBytes(b.Vecs)
 		if err := x.grow(a, n); err != nil {
 			return err
 		}
@@ -380,7 +380,7 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 		a.outMax = max(a.outMax, n)
 		a.stats.rowsOut.Add(int64(p.Groups))
 		t0 := time.Now()
-		ok := yield(&vec.Batch{Vecs: vs, Len: p.Groups}, nil)
+		ok := yield(b, nil)
 		handing += time.Since(t0)
 		if !ok {
 			return errConsumerDone
@@ -424,9 +424,9 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 	var held int64
 	batches := make([]*vec.Batch, 0, len(parts))
 	for _, p := range parts {
-		vs := append(append([]*vec.Vector{}, p.Keys...), p.Aggs...)
-		held += vecBytes(vs)
-		batches = append(batches, &vec.Batch{Vecs: vs, Len: p.Groups})
+		b := partBatch(p)
+		held += vecBytes(b.Vecs)
+		batches = append(batches, b)
 	}
 	err = x.grow(a, held)
 	budget.Grow(-out.KeyBytes) // the tables' charge for the keys, now the output's
@@ -441,6 +441,13 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 		}
 	}
 	return nil
+}
+
+// partBatch is the batch of a piece of the groups: its keys, then its
+// aggregates.
+func partBatch(p agg.Part) *vec.Batch {
+	vs := append(append(make([]*vec.Vector, 0, len(p.Keys)+len(p.Aggs)), p.Keys...), p.Aggs...)
+	return &vec.Batch{Vecs: vs, Len: p.Groups}
 }
 
 // recordPhases turns the workers' phase statistics into the operator's
