@@ -139,8 +139,11 @@ export class PredictionPanel {
     }
     this.cell.meta = { ...(this.cell.meta || {}), guess };
     this.editing = false;
-    this.cell.nb.dirty(true);
+    // A lesson is read-only: its guesses are kept in the browser instead
+    // of marking it unsaved (Notebook.keepGuess).
+    if (!this.cell.nb.keepGuess(this.cell, guess)) this.cell.nb.dirty(true);
     this.render();
+    this.cell.reveal();
   }
 }
 
