@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+	"unsafe"
 )
 
 func TestSizes(t *testing.T) {
@@ -277,5 +278,35 @@ func TestRunCancel(t *testing.T) {
 	}
 	if len(res.Points) != 2 {
 		t.Errorf("%d points after cancel at 2", len(res.Points))
+	}
+}
+
+// TestLinkNodesFollowsTheCycle: the pointer chain linkNodes makes visits
+// every node once per lap, in the order of BuildCycle's indices.
+func TestLinkNodesFollowsTheCycle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, nodes := range []int{2, 5, 64, 1000} {
+		words := make([]uint32, nodes*wordsPerNode)
+		BuildCycle(words, nodes, rng)
+		order := make([]uint32, 0, nodes)
+		for p, i := uint32(0), 0; i < nodes; i++ {
+			order = append(order, p/wordsPerNode)
+			p = words[p]
+		}
+		first := linkNodes(words, nodes)
+		base := uintptr(unsafe.Pointer(first))
+		p := first
+		for i, want := range order {
+			if got := (uintptr(unsafe.Pointer(p)) - base) / NodeBytes; got != uintptr(want) {
+				t.Fatalf("nodes=%d: step %d at node %d, want %d", nodes, i, got, want)
+			}
+			p = p.next
+		}
+		if p != first {
+			t.Fatalf("nodes=%d: did not return to the first node after one lap", nodes)
+		}
+		if q := chase(first, 8*nodes); q != first {
+			t.Fatalf("nodes=%d: chase of 8 laps ended away from the start", nodes)
+		}
 	}
 }
