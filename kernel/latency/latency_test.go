@@ -310,3 +310,24 @@ func TestLinkNodesFollowsTheCycle(t *testing.T) {
 		}
 	}
 }
+
+func TestLastLevel(t *testing.T) {
+	tests := []struct {
+		name   string
+		levels []Level
+		want   int64
+		ok     bool
+	}{
+		{"L1 L2 memory", []Level{{Name: "L1", SizeBytes: 48 << 10}, {Name: "L2", SizeBytes: 2 << 20}, {Name: "memory"}}, 2 << 20, true},
+		{"three caches", []Level{{Name: "L1", SizeBytes: 32 << 10}, {Name: "L2", SizeBytes: 1 << 20}, {Name: "L3", SizeBytes: 24 << 20}, {Name: "memory"}}, 24 << 20, true},
+		{"no memory plateau", []Level{{Name: "L1", SizeBytes: 32 << 10}, {Name: "L2"}}, 0, false},
+		{"memory only", []Level{{Name: "memory"}}, 0, false},
+		{"none", nil, 0, false},
+	}
+	for _, tt := range tests {
+		got, err := LastLevel(tt.levels)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("%s: LastLevel = %d, %v; want %d, ok %v", tt.name, got, err, tt.want, tt.ok)
+		}
+	}
+}
