@@ -39,7 +39,7 @@ func (k *KeysTable) lastLevel(ctx context.Context) int64 {
 		dir = filepath.Join(d, "cachebook")
 	}
 	now := time.Now()
-	if b, ok := sizing.LoadMeasured(dir, now); ok && dir != "" {
+	if b, ok := sizing.LoadMeasured(dir, now); dir != "" && ok {
 		k.measured, k.probed = b, true
 		return b
 	}

@@ -33,6 +33,9 @@ func machineID() string {
 // LoadMeasured returns the last cache level stored in dir for this
 // machine, if it is younger than MeasuredMaxAge at now.
 func LoadMeasured(dir string, now time.Time) (int64, bool) {
+	if dir == "" {
+		return 0, false
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "last-level.json"))
 	if err != nil {
 		return 0, false
