@@ -64,7 +64,9 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		id = sid
-		defer func() { s.stopSessions(s.class.release(who.learner, sid), "a learner's tab closed, over its detached sessions") }()
+		defer func() {
+			s.stopSessions(s.class.release(who.learner, sid), "a learner's tab closed, over its detached sessions")
+		}()
 	}
 	sub, err := s.mgr.Attach(id, since)
 	if err != nil {
