@@ -447,8 +447,12 @@ func (c *class) session(l *learner, id string) (string, error) {
 		return "", fmt.Errorf("%w: removed from the class", errForbidden)
 	}
 	if l.sessions[id] == 0 && len(l.sessions) >= c.cfg.MaxSessions {
-		return "", fmt.Errorf("%w: you have %d tabs open on this class, the limit; close one of them and this tab connects by itself",
-			errTooMany, c.cfg.MaxSessions)
+		tabs := "tabs"
+		if c.cfg.MaxSessions == 1 {
+			tabs = "tab"
+		}
+		return "", fmt.Errorf("%w: you have %d %s open on this class, the limit; close one and this tab connects by itself",
+			errTooMany, c.cfg.MaxSessions, tabs)
 	}
 	l.sessions[id]++
 	for i, s := range l.detached {

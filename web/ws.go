@@ -137,7 +137,7 @@ func (s *Server) closeUpgrade(w http.ResponseWriter, r *http.Request, code int, 
 	if uerr != nil {
 		return
 	}
-	msg := err.Error()
+	msg := strings.TrimPrefix(err.Error(), errTooMany.Error()+": ")
 	for len(msg) > 123 {
 		_, size := utf8.DecodeLastRuneInString(msg)
 		msg = msg[:len(msg)-size]
