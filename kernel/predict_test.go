@@ -154,3 +154,39 @@ func TestPredictionMeasurement(t *testing.T) {
 		t.Errorf("latency: %v, %v", v, err)
 	}
 }
+
+// TestPredictionOverRounds: an sql cell with reps=N runs N timed rounds
+// after a warm-up, alternating its statements; its prediction is the
+// median over the rounds with their spread, and its result keeps every
+// round's statement times.
+func TestPredictionOverRounds(t *testing.T) {
+	x := newEngineExecutor(t)
+	ratio := &predict.Spec{Question: "How many times slower is naive?", Unit: "×", Measure: "elapsed(1) / elapsed(2)"}
+	const two = "SET group_by = 'naive'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC, 1 LIMIT 3; " +
+		"SET group_by = 'radix'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC, 1 LIMIT 3"
+	var rec recorder
+	reply, err := x.Execute(context.Background(), Cell{Kind: KindSQL, ID: "r", Source: two, Predict: ratio, Attrs: map[string]string{"reps": "3"}}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := reply.Outcome.Data[MIMEResult].(*ResultBundle)
+	if len(b.Rounds) != 3 {
+		t.Fatalf("%d rounds in the result, want 3", len(b.Rounds))
+	}
+	for i, r := range b.Rounds {
+		if len(r) != len(b.Statements) || r[1] <= 0 || r[3] <= 0 {
+			t.Errorf("round %d times %v, want one per statement", i, r)
+		}
+	}
+	p := predictions(t, &rec)[0]
+	lo, hi, med := p["low"].(float64), p["high"].(float64), p["measured"].(float64)
+	if p["rounds"] != 3.0 || lo > med || med > hi || !strings.Contains(p["verdict"].(string), "over 3 alternating runs") {
+		t.Errorf("display %v", p)
+	}
+	for _, bad := range []string{"0", "21", "x"} {
+		rec = recorder{}
+		if _, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: "SELECT 1", Attrs: map[string]string{"reps": bad}}, rec.emit); err == nil || !strings.Contains(err.Error(), "reps="+bad) {
+			t.Errorf("reps=%s: err %v, want one naming the attribute", bad, err)
+		}
+	}
+}

@@ -208,7 +208,9 @@ export function renderPrediction(o) {
       }
       box.append(line);
     }
-    if (o.guess !== null && o.measured !== null && o.guess !== undefined && o.measured) {
+    if (o.verdict) box.append(h("div.pspread" + (o.noisy ? ".bad" : ""), (o.noisy ? "" : "measured: ") + o.verdict));
+    if (o.noisy) box.append(h("div.pnote", "The measurement is too noisy to grade your guess."));
+    else if (o.guess !== null && o.measured !== null && o.guess !== undefined && o.measured) {
       const r = o.guess / o.measured;
       const off = r >= 1 ? r : 1 / r;
       box.append(h("div.pverdict", off < 1.25 ? "Within 25% of the measurement." : `Your guess was ${fmtValue(off)} times ${r >= 1 ? "too high" : "too low"}.`));
