@@ -150,7 +150,10 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 			if err != nil {
 				return nil, err
 			}
-			data = wrapDeltaFirstInt32(data, at)
+			if data, err = deltaInt32Plain(bytes.Clone(data[:at]), data[at:], int(v.NumValues)); err != nil {
+				return nil, err
+			}
+			v.Encoding = format.Plain
 		}
 		return pr.col.DecodeDataPageV1(headerOf[parquet.DataPageHeaderV1](v), data, pr.dict)
 	case format.DataPageV2:
@@ -184,7 +187,11 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 			}
 		}
 		if pr.phys == format.Int32 && v.Encoding == format.DeltaBinaryPacked {
-			data = wrapDeltaFirstInt32(data, int(levels))
+			var err error
+			if data, err = deltaInt32Plain(bytes.Clone(data[:levels]), data[levels:], int(v.NumValues)); err != nil {
+				return nil, err
+			}
+			v.Encoding = format.Plain
 		}
 		return pr.col.DecodeDataPageV2(headerOf[parquet.DataPageHeaderV2](v), data, pr.dict)
 	case format.IndexPage:
@@ -245,35 +252,109 @@ func bits(x int) int {
 	return n
 }
 
-// wrapDeltaFirstInt32 rewrites, in the DELTA_BINARY_PACKED values of an
-// INT32 column starting at data[at:], a first value written as the
-// unsigned 32-bit number instead of the signed one, as DuckDB writes
-// UINTEGER values of 2^31 and above. The format's arithmetic on INT32
-// values wraps, so the value means int32(uint32(v)); parquet-go refuses it
-// ("first value out of range"). Anything else is left alone for the
-// decoder to judge. The rewritten varint is never longer, so data is
-// rewritten in place and returned shortened.
-func wrapDeltaFirstInt32(data []byte, at int) []byte {
-	if at < 0 || at > len(data) {
-		return data
+// deltaInt32Plain decodes the DELTA_BINARY_PACKED values of an INT32
+// column, src, into PLAIN ones appended to dst. parquet-go cannot be left
+// to do it for files DuckDB writes with PARQUET_VERSION V2: the format's
+// arithmetic on INT32 values wraps, and DuckDB, computing a UINTEGER
+// column's deltas in 64 bits, writes a first value above 2^31-1 (which
+// parquet-go refuses: "first value out of range") and miniblocks 33 bits
+// wide (which parquet-go decodes into wrong values). Here the first value
+// and the deltas are added in 64 bits and the sums cut to 32, which is
+// the wrapping arithmetic the format specifies.
+// The page holds at most maxValues values.
+func deltaInt32Plain(dst, src []byte, maxValues int) ([]byte, error) {
+	bad := func(what string) ([]byte, error) {
+		return nil, fmt.Errorf("%w: DELTA_BINARY_PACKED: %s", errCorrupt, what)
 	}
-	i := at
-	for range 3 { // block size, miniblocks per block, value count
-		_, n := binary.Uvarint(data[i:])
+	var hdr [3]uint64 // block size, miniblocks per block, value count
+	for k := range hdr {
+		x, n := binary.Uvarint(src)
 		if n <= 0 {
-			return data
+			return bad("truncated header")
 		}
-		i += n
+		hdr[k], src = x, src[n:]
 	}
-	first, n := binary.Varint(data[i:])
-	if n <= 0 || first <= math.MaxInt32 || first > math.MaxUint32 {
-		return data
+	blockSize, miniBlocks, count := hdr[0], hdr[1], hdr[2]
+	if blockSize == 0 || blockSize%128 != 0 || blockSize > 1<<20 || miniBlocks == 0 ||
+		blockSize%miniBlocks != 0 || (blockSize/miniBlocks)%32 != 0 {
+		return bad(fmt.Sprintf("blocks of %d values in %d miniblocks", blockSize, miniBlocks))
 	}
-	var buf [binary.MaxVarintLen64]byte
-	m := binary.PutVarint(buf[:], int64(int32(uint32(first))))
-	copy(data[i:], buf[:m])
-	copy(data[i+m:], data[i+n:])
-	return data[:len(data)-(n-m)]
+	if count > uint64(max(maxValues, 0)) {
+		return bad(fmt.Sprintf("%d values in a page of %d", count, maxValues))
+	}
+	first, n := binary.Varint(src)
+	if n <= 0 {
+		return bad("truncated first value")
+	}
+	src = src[n:]
+	if count == 0 {
+		return dst, nil
+	}
+	perMini := int(blockSize / miniBlocks)
+	dst = slicesGrow(dst, 4*int(count))
+	last := first
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(last))
+	left := int(count) - 1
+	for left > 0 {
+		minDelta, n := binary.Varint(src)
+		if n <= 0 {
+			return bad("truncated block")
+		}
+		src = src[n:]
+		if uint64(len(src)) < miniBlocks {
+			return bad("truncated block")
+		}
+		widths := src[:miniBlocks]
+		src = src[miniBlocks:]
+		for _, w := range widths {
+			if left == 0 {
+				break
+			}
+			if w > 64 {
+				return bad(fmt.Sprintf("a miniblock %d bits wide", w))
+			}
+			size := perMini * int(w) / 8
+			if len(src) < size {
+				// The last miniblock may be cut short of its padding.
+				size = len(src)
+			}
+			mb := src[:size]
+			src = src[size:]
+			k := min(perMini, left)
+			if int(w)*k > 8*len(mb) {
+				return bad("truncated miniblock")
+			}
+			for i := range k {
+				last += minDelta + int64(unpack(mb, i*int(w), int(w)))
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(last))
+			}
+			left -= k
+		}
+	}
+	return dst, nil
+}
+
+// unpack returns the w-bit value at bit offset off of b, packed from the
+// least significant bit on.
+func unpack(b []byte, off, w int) uint64 {
+	var x uint64
+	for got := 0; got < w; {
+		i, sh := off/8, off%8
+		take := min(8-sh, w-got)
+		x |= uint64(b[i]>>sh&(1<<take-1)) << got
+		got += take
+		off += take
+	}
+	return x
+}
+
+func slicesGrow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), len(b)+n)
+		copy(nb, b)
+		return nb
+	}
+	return b
 }
 
 // headerOf converts a page header of parquet-go's format package to
