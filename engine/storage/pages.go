@@ -46,13 +46,17 @@ type pageReader struct {
 	locs  []pageLoc
 	next  int
 	dict  parquet.Dictionary
-	raw   []byte // compressed page bytes, reused from page to page
+	raw   []byte // the page as read, reused from page to page
+	out   []byte // a data page's bytes decompressed, reused likewise
+	plain []byte // a delta page's values made PLAIN, reused likewise
 	dec   decompressors
 	state error // a sticky error: once a page failed, every read fails
 }
 
 // ReadPage returns the next data page of the chunk, or io.EOF after the
-// last one.
+// last one. The page is valid until the next call: its bytes are reused
+// for the next page (both readers of pages, rowGroup and ColumnStream,
+// release a page before they read the next).
 func (pr *pageReader) ReadPage() (parquet.Page, error) {
 	if pr.state != nil {
 		return nil, pr.state
@@ -84,17 +88,10 @@ func (pr *pageReader) Close() error { return nil }
 // page is kept for the pages after it (returning nil).
 func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 	n := loc.header + loc.size
-	// An uncompressed page is decoded in place: parquet-go's page may keep
-	// referring to its bytes, so they cannot be reused.
-	var raw []byte
-	if pr.codec == format.Uncompressed {
-		raw = make([]byte, n)
-	} else {
-		if cap(pr.raw) < n {
-			pr.raw = make([]byte, n)
-		}
-		raw = pr.raw[:n]
+	if cap(pr.raw) < n {
+		pr.raw = make([]byte, n)
 	}
+	raw := pr.raw[:n]
 	if _, err := pr.r.ReadAt(raw, loc.pos); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -123,8 +120,10 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		if pr.dict != nil {
 			return nil, fmt.Errorf("%w: a second dictionary page", errCorrupt)
 		}
-		data, err := pr.dec.decompress(pr.codec, body, size)
-		if err != nil {
+		// The dictionary may refer to its page's bytes for as long as the
+		// chunk is read: they are its own.
+		data := make([]byte, size)
+		if err := pr.dec.decompressInto(pr.codec, data, body); err != nil {
 			return nil, err
 		}
 		d, err := pr.col.DecodeDictionary(headerOf[parquet.DictionaryPageHeader](&h.DictionaryPageHeader.V), data)
@@ -141,18 +140,26 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		if err := pr.needDict(v.Encoding); err != nil {
 			return nil, err
 		}
-		data, err := pr.dec.decompress(pr.codec, body, size)
-		if err != nil {
-			return nil, err
+		data := body
+		if pr.codec == format.Uncompressed {
+			if len(body) != size {
+				return nil, fmt.Errorf("%w: an uncompressed page of %d bytes, the header says %d", errCorrupt, len(body), size)
+			}
+		} else {
+			data = pr.outBuf(size)
+			if err := pr.dec.decompressInto(pr.codec, data, body); err != nil {
+				return nil, err
+			}
 		}
 		if pr.phys == format.Int32 && v.Encoding == format.DeltaBinaryPacked {
 			at, err := levelsV1(data, v, pr.col)
 			if err != nil {
 				return nil, err
 			}
-			if data, err = deltaInt32Plain(bytes.Clone(data[:at]), data[at:], int(v.NumValues)); err != nil {
+			if pr.plain, err = deltaInt32Plain(append(pr.plain[:0], data[:at]...), data[at:], int(v.NumValues)); err != nil {
 				return nil, err
 			}
+			data = pr.plain
 			v.Encoding = format.Plain
 		}
 		return pr.col.DecodeDataPageV1(headerOf[parquet.DataPageHeaderV1](v), data, pr.dict)
@@ -176,11 +183,8 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 				return nil, fmt.Errorf("%w: an uncompressed page of %d bytes, the header says %d", errCorrupt, len(body), size)
 			}
 			data = body
-			if pr.codec != format.Uncompressed {
-				data = bytes.Clone(body) // body is pr.raw, reused
-			}
 		} else {
-			data = make([]byte, size)
+			data = pr.outBuf(size)
 			copy(data, body[:levels])
 			if err := pr.dec.decompressInto(pr.codec, data[levels:], body[levels:]); err != nil {
 				return nil, err
@@ -188,9 +192,10 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		}
 		if pr.phys == format.Int32 && v.Encoding == format.DeltaBinaryPacked {
 			var err error
-			if data, err = deltaInt32Plain(bytes.Clone(data[:levels]), data[levels:], int(v.NumValues)); err != nil {
+			if pr.plain, err = deltaInt32Plain(append(pr.plain[:0], data[:levels]...), data[levels:], int(v.NumValues)); err != nil {
 				return nil, err
 			}
+			data = pr.plain
 			v.Encoding = format.Plain
 		}
 		return pr.col.DecodeDataPageV2(headerOf[parquet.DataPageHeaderV2](v), data, pr.dict)
@@ -198,6 +203,14 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("%w: unknown page type %d", errCorrupt, h.Type)
+}
+
+// outBuf returns pr.out sized to n bytes.
+func (pr *pageReader) outBuf(n int) []byte {
+	if cap(pr.out) < n {
+		pr.out = make([]byte, n)
+	}
+	return pr.out[:n]
 }
 
 // needDict fails when a dictionary-encoded page comes before any
@@ -439,22 +452,6 @@ func codecName(c format.CompressionCodec) string {
 // chunk from page to page.
 type decompressors struct {
 	gz *gzip.Reader
-}
-
-// decompress returns src decompressed with codec, which must give exactly
-// size bytes.
-func (d *decompressors) decompress(codec format.CompressionCodec, src []byte, size int) ([]byte, error) {
-	if codec == format.Uncompressed {
-		if len(src) != size {
-			return nil, fmt.Errorf("%w: an uncompressed page of %d bytes, the header says %d", errCorrupt, len(src), size)
-		}
-		return src, nil
-	}
-	dst := make([]byte, size)
-	if err := d.decompressInto(codec, dst, src); err != nil {
-		return nil, err
-	}
-	return dst, nil
 }
 
 // decompressInto decompresses src with codec into dst, which it must fill
