@@ -36,7 +36,10 @@ type SLTRecord struct {
 	SQL       string // the statement text
 	Types     string // query: one letter per result column
 	Sort      string // query: "nosort", "rowsort" or "valuesort"
-	Expected  []string
+	// Label names a query whose result must equal that of the other
+	// queries with the label (its Expected is then often empty).
+	Label    string
+	Expected []string
 	// Skip, when not "", says why the record is not run (inside a loop,
 	// skipif duckdb, mode skip).
 	Skip string
@@ -141,6 +144,9 @@ func ParseSLT(src string) *SLTFile {
 				if len(tok) > 2 {
 					r.Sort = tok[2]
 				}
+				if len(tok) > 3 {
+					r.Label = tok[3]
+				}
 			} else {
 				r.WantError = len(tok) > 1 && tok[1] == "error"
 			}
@@ -175,7 +181,9 @@ type SLTOutcome struct {
 	File, SQL string
 	Line      int
 	// Status is "pass", "unsupported", "wrong", "error" (an error that
-	// does not say "not supported"), or "skip".
+	// does not say "not supported"), "drift" (cachebook answers as the
+	// DuckDB linked here, whose answer is not the file's: the file is
+	// newer or older), "bad-expected" (VerifyDuck) or "skip".
 	Status string
 	// Detail is the error, the reason for a skip, or the mismatch.
 	Detail string
@@ -301,6 +309,17 @@ func (r *SLTRunner) RunFile(ctx context.Context, name, src string) ([]SLTOutcome
 			out = append(out, o)
 			continue
 		}
+		if len(rec.Expected) == 0 && rec.Label != "" {
+			// A labelled query without a result must give what the
+			// other queries of its label give: DuckDB's answer.
+			dgot, derr := duckStrings(ctx, duck, text)
+			if derr != nil {
+				o.Status, o.Detail = "skip", "labelled query DuckDB does not answer here: "+derr.Error()
+				out = append(out, o)
+				continue
+			}
+			rec.Expected = rowsToLines(dgot)
+		}
 		if r.VerifyDuck {
 			dgot, derr := duckStrings(ctx, duck, text)
 			if derr == nil && compareSLT(rec, dgot) != "" {
@@ -335,11 +354,15 @@ func (r *SLTRunner) RunFile(ctx context.Context, name, src string) ([]SLTOutcome
 				if isHash(rec.Expected) {
 					mismatch = ""
 				} else {
+					o.Status = "drift"
 					mismatch += "\n(cachebook equals this DuckDB's answer: the file expects another version's)"
 				}
 			}
 			if mismatch != "" {
-				o.Status, o.Detail = "wrong", mismatch
+				if o.Status == "" {
+					o.Status = "wrong"
+				}
+				o.Detail = mismatch
 				out = append(out, o)
 				continue
 			}
@@ -580,7 +603,10 @@ func compareSLT(rec SLTRecord, rows [][]string) string {
 	}
 	for _, l := range rec.Expected {
 		if rowWise {
-			want = append(want, strings.Split(l, "\t")...)
+			for _, v := range strings.Split(l, "\t") {
+				// DuckDB's runner ignores spaces around a value.
+				want = append(want, strings.TrimSpace(v))
+			}
 		} else {
 			want = append(want, l)
 		}

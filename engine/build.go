@@ -119,6 +119,16 @@ func (s *Session) build(q *query) operator {
 		shown[i] += " (hidden: ORDER BY key)"
 	}
 	op = &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{op}}, exprs: q.out, names: shown}
+	if q.distinct {
+		// SELECT DISTINCT over an aggregation: group the projected rows
+		// by every column.
+		keys := make([]expr.Expr, len(q.cols))
+		for i, c := range q.cols {
+			keys[i] = &expr.ColumnRef{Index: i, T: c.Type, Name: c.Name}
+		}
+		op = &hashAggOp{opBase: opBase{label: "DISTINCT", children: []operator{op}},
+			keys: keys, keyNames: names, rowsHint: -1, settings: s.settings, cache: s.db.cache}
+	}
 	if len(q.order) > 0 {
 		label, keep := "ORDER_BY", int64(-1)
 		if q.limit >= 0 {

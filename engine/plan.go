@@ -47,8 +47,12 @@ type query struct {
 	limit    int64 // -1: none
 	offset   int64
 
-	need      []bool // relation columns the query reads
-	rewritten int    // sums rewritten by sum_rewrite
+	need []bool // relation columns the query reads
+	// distinct is set for SELECT DISTINCT over an aggregation (GROUP BY,
+	// aggregates or HAVING): the distinct rows are found after the
+	// projection, by a step of their own.
+	distinct  bool
+	rewritten int // sums rewritten by sum_rewrite
 
 	// aliases maps a SELECT alias (lower case) to its item's expression,
 	// for aliases used inside WHERE, HAVING and ORDER BY expressions.
@@ -124,13 +128,17 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		q.where = w
 	}
 
-	grouped := len(sel.GroupBy) > 0 || sel.Distinct || sel.Having != nil
+	aggregated := len(sel.GroupBy) > 0 || sel.Having != nil
 	for _, e := range items {
-		grouped = grouped || sql.HasAggregate(e)
+		aggregated = aggregated || sql.HasAggregate(e)
 	}
 	for _, o := range sel.OrderBy {
-		grouped = grouped || sql.HasAggregate(o.Expr)
+		aggregated = aggregated || sql.HasAggregate(o.Expr)
 	}
+	// SELECT DISTINCT without aggregation groups by the select items;
+	// over an aggregation it is a step after the projection.
+	grouped := aggregated || sel.Distinct
+	q.distinct = sel.Distinct && aggregated
 	q.grouped = grouped
 
 	// ORDER BY items that name a select item (ordinal or alias) refer to it.
@@ -143,6 +151,18 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			}
 			orderItem[i] = int(lit.Int - 1)
 			continue
+		}
+		if sel.Distinct {
+			// SELECT DISTINCT a … ORDER BY a: the key is the select item.
+			for j, it := range items {
+				if sql.Equal(it, o.Expr) {
+					orderItem[i] = j
+					break
+				}
+			}
+			if orderItem[i] >= 0 {
+				continue
+			}
 		}
 		if id, ok := o.Expr.(*sql.Ident); ok && id.Table == "" {
 			for j, it := range sel.Items {
@@ -187,7 +207,7 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		q.having = b
 	}
 	for i, o := range sel.OrderBy {
-		k := orderKey{col: orderItem[i], desc: o.Desc}
+		k := orderKey{col: orderItem[i], desc: o.Desc, nullsFirst: s.settings.NullsFirst(o.Desc)}
 		if o.NullsFirst != nil {
 			k.nullsFirst = *o.NullsFirst
 		}
@@ -201,6 +221,9 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			b, err := ob.Bind(e)
 			if err != nil {
 				return nil, q.explainBindError(err)
+			}
+			if sel.Distinct {
+				return nil, posErr(o.Expr.Pos(), "for SELECT DISTINCT, ORDER BY expressions must appear in the select list")
 			}
 			k.col = len(q.out)
 			q.out = append(q.out, b)
@@ -299,7 +322,7 @@ func isIdent(e sql.Expr) bool { _, ok := e.(*sql.Ident); return ok }
 // the select list, HAVING and ORDER BY.
 func (q *query) planAggregation(items []sql.Expr, sel *sql.Select, relBinder *expr.Binder, rewrite bool) error {
 	var keys []sql.Expr
-	if sel.Distinct && len(sel.GroupBy) == 0 {
+	if sel.Distinct && !q.distinct {
 		keys = append(keys, items...)
 	}
 	for _, g := range sel.GroupBy {
