@@ -35,6 +35,23 @@ func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*r
 
 func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relation, error) {
 	t, err := s.db.catalog.Table(name, isFile)
+	var nf *storage.NotFoundError
+	if !isFile && errors.As(err, &nf) {
+		// Table names are case-insensitive, as in DuckDB: FROM TEST
+		// reads test.parquet when there is no TEST.parquet.
+		var match string
+		for _, n := range s.db.catalog.Names() {
+			if strings.EqualFold(n, name) {
+				if match != "" {
+					return nil, posErr(pos, "table name %q is ambiguous: %q and %q differ only in case", name, match, n)
+				}
+				match = n
+			}
+		}
+		if match != "" {
+			t, err = s.db.catalog.Table(match, false)
+		}
+	}
 	if err != nil {
 		var nf *storage.NotFoundError
 		if !isFile && errors.As(err, &nf) {

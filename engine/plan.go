@@ -75,6 +75,9 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		return nil, err
 	}
 	q := &query{sel: sel, rel: rel, limit: -1, need: make([]bool, len(rel.cols))}
+	if err := unqualify(sel); err != nil {
+		return nil, err
+	}
 
 	// Expand the select list.
 	var items []sql.Expr
@@ -558,4 +561,79 @@ func isFloat32(e sql.Expr, cols []vec.Column) bool {
 func isNumLit(e sql.Expr) bool {
 	l, ok := e.(*sql.Literal)
 	return ok && (l.Kind == sql.LitInt || l.Kind == sql.LitFloat)
+}
+
+// qualifiers returns the names a column of the FROM relation ref may be
+// qualified with: the alias, else the table's name (a file's name without
+// .parquet, a file path's last element too).
+func qualifiers(ref sql.TableRef) []string {
+	switch r := ref.(type) {
+	case *sql.TableName:
+		if r.Alias != "" {
+			return []string{r.Alias}
+		}
+		return []string{r.Name}
+	case *sql.FileRef:
+		if r.Alias != "" {
+			return []string{r.Alias}
+		}
+		base := r.Path[strings.LastIndexAny(r.Path, `/\`)+1:]
+		return []string{r.Path, base, strings.TrimSuffix(base, ".parquet")}
+	case *sql.Subquery:
+		if r.Alias != "" {
+			return []string{r.Alias}
+		}
+	}
+	return nil
+}
+
+// unqualify resolves the qualified column names of sel (t.a, t.*) against
+// its one FROM relation: a qualifier that names the relation is dropped, so
+// that test.a is the column a in every clause (GROUP BY a then covers
+// SELECT test.a); any other qualifier is an error. It edits sel's syntax
+// tree in place.
+func unqualify(sel *sql.Select) error {
+	names := qualifiers(sel.From)
+	check := func(table string, p sql.Pos) error {
+		for _, n := range names {
+			if strings.EqualFold(n, table) {
+				return nil
+			}
+		}
+		if len(names) == 0 {
+			return posErr(p, "table %q is not in the FROM clause", table)
+		}
+		return posErr(p, "table %q is not in the FROM clause (it names %q)", table, names[0])
+	}
+	for i, it := range sel.Items {
+		if it.Star && it.StarTable != "" {
+			if err := check(it.StarTable, it.Pos); err != nil {
+				return err
+			}
+			sel.Items[i].StarTable = ""
+		}
+	}
+	var err error
+	fix := func(e sql.Expr) {
+		sql.Walk(e, func(x sql.Expr) bool {
+			if id, ok := x.(*sql.Ident); ok && id.Table != "" && err == nil {
+				if err = check(id.Table, id.At); err == nil {
+					id.Table = ""
+				}
+			}
+			return err == nil
+		})
+	}
+	for _, it := range sel.Items {
+		fix(it.Expr)
+	}
+	fix(sel.Where)
+	for _, g := range sel.GroupBy {
+		fix(g)
+	}
+	fix(sel.Having)
+	for _, o := range sel.OrderBy {
+		fix(o.Expr)
+	}
+	return err
 }
