@@ -54,7 +54,8 @@ func TestSLT(t *testing.T) {
 			if bad {
 				t.Errorf("%s:%d: %s\n%s\n%s", o.File, o.Line, o.Status, o.SQL, o.Detail)
 			} else if external && testing.Verbose() && o.Status != "pass" && o.Status != "skip" {
-				t.Logf("%s:%d: %s: %s", o.File, o.Line, o.Status, firstLineOf(o.Detail))
+				q := strings.Join(strings.Fields(o.SQL), " ")
+				t.Logf("%s:%d: %s: %s\n\t%.160s", o.File, o.Line, o.Status, firstLineOf(o.Detail), q)
 			}
 		}
 		all = append(all, outs...)

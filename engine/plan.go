@@ -214,6 +214,9 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		if o.NullsFirst != nil {
 			k.nullsFirst = *o.NullsFirst
 		}
+		if k.col < 0 && sel.Distinct {
+			return nil, posErr(o.Expr.Pos(), "ORDER BY %s, which is not in the SELECT DISTINCT list, is not supported", sql.Format(o.Expr))
+		}
 		if k.col < 0 {
 			e := o.Expr
 			if s.settings.SumRewrite {
@@ -224,9 +227,6 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			b, err := ob.Bind(e)
 			if err != nil {
 				return nil, q.explainBindError(err)
-			}
-			if sel.Distinct {
-				return nil, posErr(o.Expr.Pos(), "for SELECT DISTINCT, ORDER BY expressions must appear in the select list")
 			}
 			k.col = len(q.out)
 			q.out = append(q.out, b)
@@ -416,14 +416,15 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 	}
 	var spec agg.Spec
 	var arg expr.Expr
-	if c.Star {
+	// count() is count(*), as in DuckDB.
+	if c.Star || name == "count" && len(c.Args) == 0 {
 		if name != "count" {
 			return posErr(c.Pos(), "%s(*) is not supported; only count(*)", c.Name)
 		}
 		spec.Kind = agg.CountStar
 	} else {
 		if len(c.Args) != 1 {
-			return posErr(c.Pos(), "%s takes exactly one argument, found %d", c.Name, len(c.Args))
+			return posErr(c.Pos(), "%s with %d arguments is not supported", c.Name, len(c.Args))
 		}
 		if sql.HasAggregate(c.Args[0]) {
 			return posErr(c.Args[0].Pos(), "aggregate function calls cannot be nested")
@@ -442,7 +443,7 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 			}
 		case "sum", "avg":
 			if !b.Type().IsNumeric() && b.Type() != vec.Null {
-				return posErr(c.Args[0].Pos(), "%s needs a numeric argument, found %s", c.Name, b.Type())
+				return posErr(c.Args[0].Pos(), "%s of %s is not supported: it needs a numeric argument", c.Name, b.Type())
 			}
 			spec.Kind = agg.Sum
 			if name == "avg" {
@@ -456,7 +457,7 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 		case "max":
 			spec.Kind = agg.Max
 		default:
-			return posErr(c.Pos(), "unknown aggregate function %s", c.Name)
+			return posErr(c.Pos(), "aggregate function %s is not supported", c.Name)
 		}
 		spec.Distinct = c.Distinct && (spec.Kind == agg.Sum || spec.Kind == agg.Avg)
 	}

@@ -174,7 +174,7 @@ func (b *Binder) bindNode(e sql.Expr, depth int) (Expr, error) {
 		}
 		t, ok := TypeByName(e.Type)
 		if !ok {
-			return nil, errAt(e.At, "unknown type %s", e.Type)
+			return nil, errAt(e.At, "type %s is not supported", e.Type)
 		}
 		if !canCast(x.Type(), t) {
 			return nil, errAt(e.At, "cannot cast %s to %s", x.Type(), t)
@@ -209,6 +209,9 @@ func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
 				idx = i
 			}
 		}
+	}
+	if idx < 0 && strings.EqualFold(e.Name, "rowid") {
+		return nil, &sql.Error{Pos: e.At, Msg: "the rowid pseudo-column is not supported", Err: &UnknownColumnError{Name: e.Name}}
 	}
 	if idx < 0 {
 		msg := fmt.Sprintf("column %q not found", e.Name)
