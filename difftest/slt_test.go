@@ -2,6 +2,8 @@ package difftest
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -79,4 +81,61 @@ func countLine(c map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, c[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TestCompareSLT checks the comparison of a result with a file's expected
+// lines: sort modes, row and value layouts, hashes, numbers and booleans.
+func TestCompareSLT(t *testing.T) {
+	rows := [][]string{{"2", "b"}, {"1", "a"}}
+	for _, tc := range []struct {
+		rec  SLTRecord
+		rows [][]string
+		ok   bool
+	}{
+		{SLTRecord{Types: "IT", Sort: "rowsort", Expected: []string{"1\ta", "2\tb"}}, rows, true},
+		{SLTRecord{Types: "IT", Sort: "nosort", Expected: []string{"1\ta", "2\tb"}}, rows, false},
+		{SLTRecord{Types: "IT", Sort: "nosort", Expected: []string{"2", "b", "1", "a"}}, rows, true},
+		{SLTRecord{Types: "IT", Sort: "valuesort", Expected: []string{"1", "2", "a", "b"}}, rows, true},
+		{SLTRecord{Types: "IT", Sort: "rowsort", Expected: []string{"1\ta"}}, rows, false},
+		{SLTRecord{Types: "IT", Sort: "rowsort", Expected: []string{"4 values hashing to 0c6a0fd6a6aefc1bb4cbe5eb3f6a7d4e"}}, rows, false},
+		{SLTRecord{Types: "R", Expected: []string{"0.30000000000000004"}}, [][]string{{"0.3"}}, true},
+		{SLTRecord{Types: "R", Expected: []string{"0.31"}}, [][]string{{"0.3"}}, false},
+		{SLTRecord{Types: "I", Expected: []string{"101"}}, [][]string{{"100"}}, false},
+		{SLTRecord{Types: "T", Expected: []string{"true"}}, [][]string{{"1"}}, true},
+		{SLTRecord{Types: "I", Expected: []string{"NULL"}}, [][]string{{"NULL"}}, true},
+		{SLTRecord{Types: "I", Expected: []string{" 1"}}, [][]string{{"1"}}, true},
+	} {
+		if got := compareSLT(tc.rec, tc.rows) == ""; got != tc.ok {
+			t.Errorf("%+v with %v: equal %v, want %v", tc.rec, tc.rows, got, tc.ok)
+		}
+	}
+	// The hash of DuckDB's runner: every value and a newline, sorted.
+	h := "4 values hashing to " + md5Hex("1\na\n2\nb\n")
+	if m := compareSLT(SLTRecord{Types: "IT", Sort: "rowsort", Expected: []string{h}}, rows); m != "" {
+		t.Errorf("hash: %s", m)
+	}
+}
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// TestParseSLT checks the records a file yields.
+func TestParseSLT(t *testing.T) {
+	src := "# c\nstatement ok\nCREATE TABLE t (i INT)\n\nquery I rowsort lbl\nSELECT 1\n----\n1\n\nloop i 0 2\nquery I\nSELECT 2\n----\n2\n\nendloop\n\nskipif duckdb\nquery I\nSELECT 3\n----\n3\n"
+	f := ParseSLT(src)
+	if len(f.Records) != 4 {
+		t.Fatalf("%d records, want 4: %+v", len(f.Records), f.Records)
+	}
+	r := f.Records[1]
+	if !r.Query || r.Sort != "rowsort" || r.Label != "lbl" || r.SQL != "SELECT 1" || len(r.Expected) != 1 {
+		t.Errorf("query record %+v", r)
+	}
+	if f.Records[2].Skip == "" || f.Records[3].Skip == "" {
+		t.Errorf("records in a loop and after skipif duckdb are not skipped: %+v", f.Records[2:])
+	}
+	if ParseSLT("require tpch\n").Skip == "" {
+		t.Error("require tpch does not skip the file")
+	}
 }
