@@ -198,12 +198,12 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 	if c.Star {
 		return nil, errAt(c.At, "%s(*) is not a function call; only count(*) takes *", c.Name)
 	}
-	if c.Distinct {
-		return nil, errAt(c.At, "DISTINCT is only allowed in aggregate functions, not in %s", c.Name)
-	}
 	f, ok := LookupBuiltin(c.Name)
 	if !ok {
-		return nil, errAt(c.At, "unknown function %s", c.Name)
+		return nil, errAt(c.At, "function %s is not supported", c.Name)
+	}
+	if c.Distinct {
+		return nil, errAt(c.At, "DISTINCT is only allowed in aggregate functions, not in %s", c.Name)
 	}
 	args, err := b.bindList(c.Args, depth)
 	if err != nil {
