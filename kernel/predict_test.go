@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"cachebook/kernel/perf"
 	"cachebook/notebook/predict"
 )
 
@@ -187,6 +188,37 @@ func TestPredictionOverRounds(t *testing.T) {
 		rec = recorder{}
 		if _, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: "SELECT 1", Attrs: map[string]string{"reps": bad}}, rec.emit); err == nil || !strings.Contains(err.Error(), "reps="+bad) {
 			t.Errorf("reps=%s: err %v, want one naming the attribute", bad, err)
+		}
+	}
+}
+
+// TestBaselineWaitingShare: baseline=N prints, for the other queries,
+// the share of their time per row beyond the in-cache baseline's, and
+// adds it to the counters beside cpus-utilized.
+func TestBaselineWaitingShare(t *testing.T) {
+	x := newEngineExecutor(t)
+	const src = "SET group_by = 'naive'; SELECT RegionID, count(*) FROM hits GROUP BY RegionID ORDER BY 2 DESC, 1 LIMIT 3; " +
+		"SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC, 1 LIMIT 3"
+	var rec recorder
+	reply, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: src, Attrs: map[string]string{"baseline": "1", "reps": "2", "counters": "on"}}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := rec.streamText(); !strings.Contains(out, "waiting on memory") || !strings.Contains(out, "query 2") {
+		t.Errorf("no estimate in the output: %q", out)
+	}
+	b := reply.Outcome.Data[MIMEResult].(*ResultBundle)
+	rep, ok := b.Counters.(*perf.Report)
+	if !ok {
+		t.Fatalf("counters %T, want a report", b.Counters)
+	}
+	if _, ok := rep.Total.Metric(MetricWaiting); !ok {
+		t.Errorf("the counters lack %s: %+v", MetricWaiting, rep.Total.Derived)
+	}
+	for _, bad := range []string{"0", "x", "3"} {
+		rec = recorder{}
+		if _, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: src, Attrs: map[string]string{"baseline": bad}}, rec.emit); err == nil || !strings.Contains(err.Error(), "baseline") {
+			t.Errorf("baseline=%s: err %v, want one about the baseline", bad, err)
 		}
 	}
 }

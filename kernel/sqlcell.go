@@ -83,6 +83,10 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	if err != nil {
 		return nil, err
 	}
+	base, err := baselineOf(cell)
+	if err != nil {
+		return nil, err
+	}
 	rounds, err := timedRounds(ctx, s, cell.Source, reps, env)
 	if err != nil {
 		return nil, err
@@ -117,6 +121,16 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	}
 	if err != nil {
 		return out, &stmtIndexError{index: len(results), err: err}
+	}
+	if base > 0 {
+		shares, werr := waitingShares(out, base)
+		if werr != nil {
+			return out, &CellError{Ename: ErrExecution, Err: werr}
+		}
+		for _, w := range shares {
+			env.Stream("stdout", w.String()+"\n")
+		}
+		addWaiting(bundle.Counters, shares)
 	}
 	return out, nil
 }
@@ -210,7 +224,7 @@ func settingText(st engine.Settings, name string) (string, bool) {
 func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 	names := make([]string, 0, len(cell.Attrs))
 	for k := range cell.Attrs {
-		if !kernelAttrs[k] && !modelAttr(cell, k) && k != "reps" {
+		if !kernelAttrs[k] && !modelAttr(cell, k) && k != "reps" && k != "baseline" {
 			names = append(names, k)
 		}
 	}
@@ -226,7 +240,7 @@ func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 		prev, ok := settingText(s.Settings(), k)
 		if !ok {
 			restore()
-			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, pre_aggregate, memory_limit) and timeout, counters, reps", k, cell.Attrs[k])}
+			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, pre_aggregate, memory_limit) and timeout, counters, reps, baseline", k, cell.Attrs[k])}
 		}
 		if err := s.Set(k, cell.Attrs[k]); err != nil {
 			restore()

@@ -136,6 +136,7 @@ var quick = map[string]map[string]string{
 	"c2c":             {"duration": "2ms", "reps": "1"},
 	"substring":       {"reps": "1"},
 	"page-reuse":      {"size": "1MiB", "rounds": "2"},
+	"branches":        {"reps": "1", "sample": "1ms"},
 }
 
 // cellColumns returns the output column names of a code cell, by running

@@ -251,6 +251,7 @@ type Table struct {
 func Catalog() []Spec {
 	return []Spec{
 		falseSharingSpec(),
+		branchesSpec(),
 		lockContentionSpec(),
 		parallelMergeSpec(),
 		zeroingSpec(),
