@@ -119,11 +119,30 @@ func (x *Executor) emitPrediction(cell Cell, out *Outcome, ec *ErrorContent, ses
 			Note: "no measured value: " + verr.Error()}
 	} else {
 		o = predict.CompareRounds(cell.ID, cell.Predict, cell.Guess, res, failed)
+		measuredVerdict(&o, res)
 	}
 	emit(NewMessage(ChannelIOPub, MsgDisplayData, session, Header{}, DisplayData{
 		Data:     map[string]any{MIMEPrediction: o, MIMEText: o.Text()},
 		Metadata: map[string]any{},
 	}))
+}
+
+// measuredVerdict gives o the verdict a measurement states of its own
+// key comparison (its "verdict" and "noisy" members: experiments, the
+// bandwidth cell and the sweep alternate their sides and judge the
+// spread), so that a prediction over a noisy run is not graded either.
+func measuredVerdict(o *predict.Outcome, rounds []predict.Result) {
+	if o.Measured == nil || o.Verdict != "" || len(rounds) != 1 {
+		return
+	}
+	d, ok := rounds[0].Data.(map[string]any)
+	if !ok {
+		return
+	}
+	if v, ok := d["verdict"].(string); ok && v != "" {
+		o.Verdict = v
+		o.Noisy, _ = d["noisy"].(bool)
+	}
 }
 
 // scanned is the number of rows a query's plan read from its tables: the

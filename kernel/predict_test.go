@@ -222,3 +222,25 @@ func TestBaselineWaitingShare(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictionTakesMeasuredVerdict: a measurement that judges its own
+// spread passes its verdict, noisy or not, to the prediction's outcome.
+func TestPredictionTakesMeasuredVerdict(t *testing.T) {
+	tests := []struct {
+		data  map[string]any
+		want  string
+		noisy bool
+	}{
+		{map[string]any{"slowdown": 1.0, "verdict": "too noisy to tell here", "noisy": true}, "too noisy to tell here", true},
+		{map[string]any{"slowdown": 4.2, "verdict": "packed 4.2× slower", "noisy": false}, "packed 4.2× slower", false},
+		{map[string]any{"slowdown": 4.2}, "", false},
+	}
+	for _, tt := range tests {
+		v := tt.data["slowdown"].(float64)
+		o := predict.Outcome{Measured: &v}
+		measuredVerdict(&o, []predict.Result{{Data: tt.data}})
+		if o.Verdict != tt.want || o.Noisy != tt.noisy {
+			t.Errorf("%v: verdict %q noisy %v, want %q %v", tt.data, o.Verdict, o.Noisy, tt.want, tt.noisy)
+		}
+	}
+}
