@@ -20,7 +20,7 @@ import (
 // minPredictions is the number of predictions each lesson must have at
 // least: one on its key cell.
 var minPredictions = map[string]int{
-	"01-latency": 1, "02-waiting": 1, "03-radix": 1, "04-many-cores": 1, "05-contention": 2, "06-bandwidth": 2, "07-access-patterns": 2,
+	"01-latency": 1, "02-waiting": 1, "03-radix": 1, "04-many-cores": 1, "05-contention": 2, "06-bandwidth": 2, "07-access-patterns": 2, "08-transfer": 2,
 }
 
 // TestPredictionsValid checks every prediction of every lesson: the spec
@@ -84,6 +84,7 @@ var small = map[string]map[string]string{
 	"experiment mlp":            {"size": "2MiB", "chains": "1,8", "sample": "2ms", "reps": "1"},
 	"experiment stride":         {"size": "2MiB", "sample": "2ms", "reps": "1"},
 	"experiment c2c":            {"duration": "5ms", "reps": "1"},
+	"experiment transpose":      {"n": "256", "reps": "1", "sample": "1ms"},
 }
 
 // TestPredictionsMeasure runs every lesson cell that has a prediction, on

@@ -137,6 +137,7 @@ var quick = map[string]map[string]string{
 	"substring":       {"reps": "1"},
 	"page-reuse":      {"size": "1MiB", "rounds": "2"},
 	"branches":        {"reps": "1", "sample": "1ms"},
+	"transpose":       {"n": "256", "reps": "1", "sample": "1ms"},
 }
 
 // cellColumns returns the output column names of a code cell, by running

@@ -45,6 +45,7 @@ var cheap = map[string]map[string]string{
 	"experiment substring":       {"reps": "1", "limit": "20000"},
 	"experiment page-reuse":      {"size": "1MiB", "rounds": "2"},
 	"experiment branches":        {"reps": "1", "sample": "2ms"},
+	"experiment transpose":       {"n": "256", "reps": "1", "sample": "2ms"},
 }
 
 // TestLessonsRun runs every cell of every lesson on small data and fails

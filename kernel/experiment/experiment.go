@@ -262,6 +262,7 @@ func Catalog() []Spec {
 		c2cSpec(),
 		substringSpec(),
 		pageReuseSpec(),
+		transposeSpec(),
 	}
 }
 
