@@ -82,7 +82,9 @@ func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vecto
 			}
 		}
 		if e.Type() == vec.String {
-			n := liveBytes([]*vec.Vector{v})
+			// What the result holds, its arrays' spare capacity
+			// included (a string function's output grows by appending).
+			n := vecBytes([]*vec.Vector{v})
 			if err := x.grow(op, n); err != nil {
 				return fail(err)
 			}
@@ -101,20 +103,22 @@ func evalBounded(x *execCtx, op operator, e expr.Expr, b *vec.Batch) (*vec.Vecto
 		}
 		return v, 0, nil
 	}
-	// The copy into one vector, while the parts are still held.
-	if held > vec.MaxStringBytes {
+	// The copy into one vector, sized exactly, while the parts are still
+	// held.
+	total := liveBytes(parts)
+	if total > vec.MaxStringBytes {
 		return fail(errors.New("more than 4 GiB of strings in one batch"))
 	}
-	if err := x.grow(op, held); err != nil {
+	if err := x.grow(op, total); err != nil {
 		return fail(err)
 	}
 	v, err := vec.Concat(e.Type(), parts)
 	x.release(op, held) // the parts, garbage now
 	if err != nil {
-		x.release(op, held)
+		x.release(op, total)
 		return nil, 0, err
 	}
-	return v, held, nil
+	return v, total, nil
 }
 
 // fitRows returns the end of the longest slice [lo, end) with end <= hi

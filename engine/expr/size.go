@@ -84,7 +84,12 @@ func (s Size) times(k int64) Size {
 	return out
 }
 
-func satAdd(a, b int64) int64 { return min(a+b, maxSize) } // a, b <= 1<<62: no overflow
+func satAdd(a, b int64) int64 {
+	if a > maxSize-b {
+		return maxSize
+	}
+	return a + b
+}
 
 func satMul(a, b int64) int64 {
 	if a == 0 || b == 0 {
@@ -112,39 +117,47 @@ const castStringBytes = 40
 // type (LENGTH(REGEXP_REPLACE(…)) builds the replaced strings first). A
 // column reference builds nothing. ok is false when e has a string node
 // whose result this package cannot bound; the caller must then measure.
+// It visits each node once.
 func BuildSize(e Expr) (s Size, ok bool) {
-	ok = true
-	Walk(e, func(n Expr) bool {
-		if !ok || n.Type() != vec.String {
-			return ok
-		}
-		if _, ref := n.(*ColumnRef); ref {
-			return true
-		}
-		r, rok := resultSize(n)
-		if !rok {
-			ok = false
-			return false
-		}
-		s = s.Plus(r)
-		s.fixed = satAdd(s.fixed, rowOverhead)
-		return true
-	})
-	if !ok {
-		return Size{}, false
-	}
-	return s, true
+	_, built, ok := sizes(e)
+	return built, ok
 }
 
-// resultSize bounds the bytes of e's result per row; for a non-string e it
-// is zero.
-func resultSize(e Expr) (Size, bool) {
-	if e.Type() != vec.String {
-		return Size{}, true
+// sizes returns bounds of e's result per row and of all that evaluating e
+// builds (its result included).
+func sizes(e Expr) (res, built Size, ok bool) {
+	var kids []Expr
+	if n, isNode := e.(node); isNode {
+		kids = n.children()
 	}
+	args := make([]Size, len(kids))
+	for i, c := range kids {
+		r, b, ok := sizes(c)
+		if !ok {
+			return Size{}, Size{}, false
+		}
+		args[i] = r
+		built = built.Plus(b)
+	}
+	if e.Type() != vec.String {
+		return Size{}, built, true
+	}
+	if c, ref := e.(*ColumnRef); ref {
+		return Size{cols: []colSize{{index: c.Index, k: 1}}}, built, true
+	}
+	if res, ok = resultSize(e, args); !ok {
+		return Size{}, Size{}, false
+	}
+	built = built.Plus(res)
+	built.fixed = satAdd(built.fixed, rowOverhead)
+	return res, built, true
+}
+
+// resultSize bounds the bytes of the string e's result per row, given the
+// bounds of its operands' results (zero for operands that are not
+// strings).
+func resultSize(e Expr, args []Size) (Size, bool) {
 	switch e := e.(type) {
-	case *ColumnRef:
-		return Size{cols: []colSize{{index: e.Index, k: 1}}}, true
 	case *Const:
 		if e.V.IsNull(0) {
 			return Size{}, true
@@ -152,17 +165,10 @@ func resultSize(e Expr) (Size, bool) {
 		return Size{fixed: int64(len(e.V.Str(0)))}, true
 	case *cast:
 		if e.x.Type() == vec.String {
-			return resultSize(e.x)
+			return args[0], true
 		}
 		return Size{fixed: castStringBytes}, true
 	case *fn:
-		args := make([]Size, len(e.args))
-		for i, a := range e.args {
-			var ok bool
-			if args[i], ok = resultSize(a); !ok {
-				return Size{}, false
-			}
-		}
 		if e.size != nil {
 			return e.size(args), true
 		}
@@ -184,12 +190,8 @@ func resultSize(e Expr) (Size, bool) {
 	case *caseExpr, *coalesce, *nullIf:
 		// The result is one of the string operands' values, row by row.
 		var s Size
-		for _, c := range e.(node).children() {
-			r, ok := resultSize(c)
-			if !ok {
-				return Size{}, false
-			}
-			s = s.Plus(r)
+		for _, a := range args {
+			s = s.Plus(a)
 		}
 		return s, true
 	}
@@ -197,17 +199,28 @@ func resultSize(e Expr) (Size, bool) {
 }
 
 // size bounds regexp_replace's result per row from its input's bound. A
-// replacement with k references to groups (each no longer than the input)
-// and lit other bytes makes of an input of n bytes at most (1+k)·n + lit
-// bytes when it replaces the first match, and (1+k+lit)·n + lit when it
-// replaces them all (at most n+1 matches, whose groups together are no
-// longer than the input, k times over).
+// match of m bytes of an input of n is replaced by lit bytes and k copies
+// of groups no longer than the match: replacing the first match makes at
+// most n - m + lit + k·m <= max(k, 1)·n + lit bytes. Replacing them all
+// (at most n+1 matches, empty ones included, together no longer than the
+// input) makes at most max(k, 1)·n + (n+1)·lit.
 func (r *regexpReplacer) size(args []Size) Size {
-	k := int64(bytes.Count(r.template, []byte("${")))
-	lit := int64(len(r.template))
-	in := args[0]
-	if r.global {
-		return in.times(satAdd(1+k, lit)).Plus(Size{fixed: lit})
+	var k, lit int64
+	t := r.template
+	for len(t) > 0 {
+		if bytes.HasPrefix(t, []byte("${")) {
+			if end := bytes.IndexByte(t, '}'); end > 0 {
+				k++
+				t = t[end+1:]
+				continue
+			}
+		}
+		lit++
+		t = t[1:]
 	}
-	return in.times(1 + k).Plus(Size{fixed: lit})
+	in := args[0].times(max(k, 1))
+	if r.global {
+		return in.Plus(args[0].times(lit)).Plus(Size{fixed: lit})
+	}
+	return in.Plus(Size{fixed: lit})
 }
