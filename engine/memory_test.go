@@ -337,6 +337,7 @@ func TestCellsWithinLimit(t *testing.T) {
 	}{
 		{"30 nested doublings", "SELECT " + doubled(30) + " AS u FROM hits LIMIT 1", false},
 		{"24 nested doublings", "SELECT " + doubled(24) + " AS u FROM hits LIMIT 1", false},
+		{"30 nested doublings of a 1 KB literal", "SELECT " + nest("'"+strings.Repeat("k", 1000)+"'", `REGEXP_REPLACE(x, '^(.*)$', '\1\1')`, 30) + " AS u", false},
 		{"12 nested doublings", "SELECT length(" + doubled(12) + ") AS n FROM hits LIMIT 10", true},
 		{"30 nested doublings in WHERE", "SELECT URL FROM hits WHERE " + doubled(30) + " LIKE '%x%' LIMIT 1", false},
 		// The SQL of a doubling by concatenation doubles with each level.

@@ -224,3 +224,16 @@ func (r *regexpReplacer) size(args []Size) Size {
 	}
 	return in.Plus(Size{fixed: lit})
 }
+
+// foldMaxBytes is the most bytes of strings binding may build to fold a
+// node with constant operands into a constant: binding runs outside any
+// statement's memory budget, so a larger node is left to be evaluated,
+// and bounded, with the query.
+const foldMaxBytes = 1 << 20
+
+// foldable reports whether x, whose operands are constants, may be folded
+// at bind time: what evaluating it builds is bounded and small.
+func foldable(x Expr) bool {
+	s, ok := BuildSize(x)
+	return ok && len(s.cols) == 0 && s.fixed <= foldMaxBytes
+}

@@ -125,3 +125,34 @@ func TestBuildSizeSaturates(t *testing.T) {
 		t.Errorf("bound over the batch %d, want %d", got, int64(maxSize))
 	}
 }
+
+// TestFoldBounded: binding folds constant string expressions that build
+// little and leaves one that would build more than foldMaxBytes to be
+// evaluated under a statement's budget (thirty doublings of a 1 KB
+// literal built a terabyte while binding).
+func TestFoldBounded(t *testing.T) {
+	k := "'" + strings.Repeat("a", 1000) + "'"
+	for _, tc := range []struct {
+		levels int
+		folded bool
+	}{{1, true}, {9, true}, {11, false}, {30, false}} {
+		x := k
+		for range tc.levels {
+			x = `regexp_replace(` + x + `, '^(.*)$', '\1\1')`
+		}
+		pe, err := sql.ParseExpr(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := (&Binder{}).Bind(pe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, isConst := e.(*Const); isConst != tc.folded {
+			t.Errorf("%d doublings: folded %v, want %v", tc.levels, isConst, tc.folded)
+		}
+		if f, err := Fold(e); err != nil || !tc.folded && f != e {
+			t.Errorf("%d doublings: Fold gave %T, %v", tc.levels, f, err)
+		}
+	}
+}
