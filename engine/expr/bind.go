@@ -100,6 +100,9 @@ func foldNode(x Expr) (Expr, error) {
 			return x, nil
 		}
 	}
+	if !foldable(x) {
+		return x, nil
+	}
 	c, err := evalConst(x)
 	if err != nil {
 		return nil, err

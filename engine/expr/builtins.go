@@ -271,7 +271,7 @@ func bindRegexpReplace(fc *funcCall) (Expr, error) {
 	if rr.re, err = regexp.Compile(pat); err != nil {
 		return nil, errAt(fc.pos(1), "invalid regular expression: %v", err)
 	}
-	return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, extra: extra, pos: c.At}, nil
+	return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, size: rr.size, extra: extra, pos: c.At}, nil
 }
 
 func bindToDateTime(fc *funcCall) (Expr, error) {

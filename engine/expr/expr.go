@@ -338,7 +338,7 @@ func Fold(e Expr) (Expr, error) {
 			allConst = false
 		}
 	}
-	if !allConst {
+	if !allConst || !foldable(e) {
 		return e, nil
 	}
 	return evalConst(e)

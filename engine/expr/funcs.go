@@ -25,6 +25,9 @@ type fn struct {
 	// pattern) after the arguments in String.
 	extra []string
 	pos   sql.Pos // the call, for errors
+	// size, if set, bounds the result's bytes per row from the
+	// arguments' bounds (see BuildSize).
+	size func(args []Size) Size
 }
 
 func (f *fn) Type() vec.Type         { return f.t }
