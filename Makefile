@@ -16,8 +16,10 @@ FUZZ_SEED    ?= $(shell date +%s)
 RUNENV   := GODEBUG=madvdontneed=0
 # make vet-cross: the platforms vetted and built besides this one.
 CROSS    ?= darwin/arm64 windows/amd64
+# make dist: the release archives' platforms.
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build run query test vet vet-cross test-wasm test-race test-interrupt test-diff chromium \
+.PHONY: all build run query test vet vet-cross dist test-wasm test-race test-interrupt test-diff chromium \
 	test-direction bench duckbench data wasm web screenshots fuzz clean reference
 
 all: build
@@ -59,6 +61,11 @@ vet-cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet ./... && \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/cachebook || exit 1; \
 	done
+
+# Release archives for learners without a Go toolchain: dist/cachebook-OS-ARCH
+# .tar.gz (.zip for Windows) with the binary and README, and dist/SHA256SUMS.
+dist: wasm
+	GO=$(GO) scripts/dist.sh dist $(DIST_PLATFORMS)
 
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) build ./engine/... ./kernel/... ./web/wasm
@@ -113,7 +120,7 @@ fuzz:
 	cd difftest && $(GO) test -count=1 -timeout 60m -run TestRandom . -random $(FUZZ_QUERIES) -tlp 1000 -seed $(FUZZ_SEED)
 
 clean:
-	rm -rf bin $(WASM)
+	rm -rf bin dist $(WASM)
 
 # Every lesson's reference outputs (lessons/reference/NAME.json), from a
 # real run on this machine and the demo data; commit them with the lessons.
