@@ -2,6 +2,8 @@ package latency
 
 import (
 	"encoding/binary"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -287,4 +289,20 @@ func FuzzParseProcessorCaches(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOSCachesPrefersPlatform checks that, on Linux, what sysfs reports is
+// what OSCaches returns, ahead of CPUID.
+func TestOSCachesPrefersPlatform(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("sysfs is Linux's")
+	}
+	want, err := ReadSysfsCaches(os.DirFS("/sys/devices/system/cpu/cpu0/cache"))
+	if err != nil || len(want) == 0 {
+		t.Skipf("no sysfs cache directory here (%v)", err)
+	}
+	got, src := OSCaches()
+	if src != "sysfs" || !slices.Equal(got, want) {
+		t.Errorf("OSCaches = %+v, %q; want sysfs's %+v", got, src, want)
+	}
 }
