@@ -3,7 +3,6 @@ package latency
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"runtime"
 	"sort"
@@ -25,14 +24,15 @@ type Cache struct {
 	Note       string `json:"note,omitempty"`
 }
 
-// OSCaches returns cpu0's caches from sysfs
-// (/sys/devices/system/cpu/cpu0/cache), falling back to CPUID. The source is
-// "sysfs", "cpuid" or "none" (e.g. in a browser, where nothing tells).
+// OSCaches returns what the operating system says the caches of the first
+// CPU are, falling back to CPUID (x86 only). The source says where they came
+// from: "sysfs" (Linux, /sys/devices/system/cpu/cpu0/cache), "sysctl"
+// (macOS: the performance cores' hw.perflevel0.*, else hw.*), "windows"
+// (GetLogicalProcessorInformationEx), "cpuid", or "none" (e.g. in a
+// browser, where nothing tells).
 func OSCaches() ([]Cache, string) {
-	if runtime.GOOS == "linux" {
-		if c, err := ReadSysfsCaches(os.DirFS("/sys/devices/system/cpu/cpu0/cache")); err == nil && len(c) > 0 {
-			return c, "sysfs"
-		}
+	if c, src := platformCaches(); len(c) > 0 {
+		return c, src
 	}
 	if runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
 		return nil, "none"
@@ -85,13 +85,18 @@ func ReadSysfsCaches(fsys fs.FS) ([]Cache, error) {
 		}
 		out = append(out, Cache{Level: level, Type: read("type"), SizeBytes: size, SharedCPUs: read("shared_cpu_list")})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Level != out[j].Level {
-			return out[i].Level < out[j].Level
-		}
-		return out[i].Type < out[j].Type
-	})
+	sortCaches(out)
 	return out, nil
+}
+
+// sortCaches orders caches by level, then type.
+func sortCaches(c []Cache) {
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].Level != c[j].Level {
+			return c[i].Level < c[j].Level
+		}
+		return c[i].Type < c[j].Type
+	})
 }
 
 // FormatSize prints a byte count with a binary unit: "48 KiB", "1.5 MiB".

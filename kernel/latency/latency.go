@@ -100,7 +100,7 @@ type Result struct {
 	Points []Point `json:"points"`
 	Levels []Level `json:"levels"`
 	// Caches are the sizes the OS reports, CacheSource where they came
-	// from ("sysfs", "cpuid" or "none").
+	// from ("sysfs", "sysctl", "windows", "cpuid" or "none"; see OSCaches).
 	Caches      []Cache `json:"os_caches"`
 	CacheSource string  `json:"os_cache_source"`
 	Pages       Pages   `json:"pages"`
