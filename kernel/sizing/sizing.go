@@ -208,6 +208,7 @@ func (p Plan) String() string {
 // sourceWords says where a cache size came from, for the output.
 func sourceWords(source string) string {
 	if w, ok := map[string]string{"sysfs": "reported by the OS", "cpuid": "reported by CPUID",
+		"sysctl": "reported by macOS (sysctl)", "windows": "reported by Windows",
 		"assumed": "assumed: nothing reports cache sizes here"}[source]; ok {
 		return w
 	}
