@@ -64,12 +64,20 @@ func startKernel(t *testing.T) (*Kernel, *client, <-chan error) {
 
 func startKernelOn(t *testing.T, conn *ConnectionInfo) (*Kernel, *client, <-chan error) {
 	t.Helper()
+	return startKernelWith(t, Config{Conn: conn})
+}
+
+// startKernelWith is startKernelOn with more of the kernel's Config.
+func startKernelWith(t *testing.T, cfg Config) (*Kernel, *client, <-chan error) {
+	t.Helper()
+	conn := cfg.Conn
 	p := []int{conn.ShellPort, conn.ControlPort, conn.IOPubPort}
 	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := New(Config{Conn: conn, Executor: kernel.Config{DB: db}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.Executor, cfg.Logger = kernel.Config{DB: db}, slog.New(slog.NewTextHandler(io.Discard, nil))
+	k, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

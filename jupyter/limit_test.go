@@ -199,3 +199,24 @@ func TestLimitConnVerify(t *testing.T) {
 
 // errRefused stands for any refusal in TestLimitConnVerify.
 var errRefused = errors.New("refused")
+
+// TestMaxMessageBytes: a kernel with a smaller limit closes the connection
+// of a signed message over it, and keeps serving the others.
+func TestMaxMessageBytes(t *testing.T) {
+	p := freePorts(t, 5)
+	k, c, _ := startKernelWith(t, Config{MaxMessageBytes: 64 << 10, Conn: &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1",
+		ShellPort: p[0], ControlPort: p[1], IOPubPort: p[2], StdinPort: p[3], HBPort: p[4], Key: "k", SignatureScheme: "hmac-sha256"}})
+	big := c.send(c.dial(k.cfg.Conn.ShellPort), "execute_request", map[string]any{"code": "SELECT 1 -- " + strings.Repeat("x", 100<<10)}, c.sign)
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1 -- " + strings.Repeat("x", 10<<10)}, c.sign)
+	if _, rep := c.reply(c.shell, id); rep["status"] != "ok" {
+		t.Fatalf("a message under the limit: %v", rep)
+	}
+	if ms, _ := c.waitIdle(big, 200*time.Millisecond); len(ms) != 0 {
+		t.Errorf("the message over the limit got output: %s", msgTypes(ms))
+	}
+	// Only the small cells counted.
+	id = c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 2"}, c.sign)
+	if _, rep := c.reply(c.shell, id); rep["execution_count"] != 2.0 {
+		t.Errorf("the next cell: %v, want execution_count 2", rep)
+	}
+}
