@@ -62,7 +62,8 @@ func interruptCases() []interruptCase {
 // experiment) mid-run, at several points of its run, and measures how long
 // the work goes on after the interrupt: until the runner has returned and
 // the executor is idle, which is when the next cell can start. The p99 of
-// the trials (their maximum, with this few) must be within interruptBound.
+// the trials (their maximum, with this few) must be within interruptBound
+// (without the race detector).
 func TestInterruptEveryKind(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: interrupts every cell kind several times")
@@ -84,7 +85,11 @@ func TestInterruptEveryKind(t *testing.T) {
 			p99 := percentile(lat, 0.99)
 			t.Logf("%s: work stopped p50 %v, p99 %v after the interrupt (%v)", c.name, percentile(lat, 0.5).Round(time.Millisecond),
 				p99.Round(time.Millisecond), roundAll(lat))
-			if p99 > interruptBound {
+			// The race detector slows the engine's batches several times
+			// over (and SQL on a loaded machine misses even its loose
+			// bound): race builds check that every kind is interrupted and
+			// log the times; the 200 ms bound is checked without it.
+			if p99 > interruptBound && !raceDetector {
 				t.Errorf("%s: the work went on %v (p99) after the interrupt, want ≤ %v", c.name, p99, interruptBound)
 			}
 		})
