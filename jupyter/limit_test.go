@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zeromq/zmq4"
 )
 
 func greeting() []byte {
@@ -206,7 +208,18 @@ func TestMaxMessageBytes(t *testing.T) {
 	p := freePorts(t, 5)
 	k, c, _ := startKernelWith(t, Config{MaxMessageBytes: 64 << 10, Conn: &ConnectionInfo{Transport: "tcp", IP: "127.0.0.1",
 		ShellPort: p[0], ControlPort: p[1], IOPubPort: p[2], StdinPort: p[3], HBPort: p[4], Key: "k", SignatureScheme: "hmac-sha256"}})
-	big := c.send(c.dial(k.cfg.Conn.ShellPort), "execute_request", map[string]any{"code": "SELECT 1 -- " + strings.Repeat("x", 100<<10)}, c.sign)
+	// The kernel may close the connection while the message is written:
+	// the send's error is expected.
+	m, err := newMessage("execute_request", c.session, nil, map[string]any{"code": "SELECT 1 -- " + strings.Repeat("x", 100<<10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := c.sign.encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.dial(k.cfg.Conn.ShellPort).Send(zmq4.NewMsgFrom(frames...))
+	big := m.Header.MsgID
 	id := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1 -- " + strings.Repeat("x", 10<<10)}, c.sign)
 	if _, rep := c.reply(c.shell, id); rep["status"] != "ok" {
 		t.Fatalf("a message under the limit: %v", rep)
