@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cachebook/engine/gen/gentest"
+	"cachebook/kernel/experiment"
 )
 
 // interruptCase is a cell that runs well past the longest delay of its
@@ -55,6 +56,22 @@ func interruptCases() []interruptCase {
 		{"experiment-c2c", Cell{Kind: KindExperiment, Source: "c2c\nduration=2s reps=20"}, short},
 		{"experiment-substring", Cell{Kind: KindExperiment, Source: "substring\nreps=50"}, ms(10, 60)},
 		{"experiment-page-reuse", Cell{Kind: KindExperiment, Source: "page-reuse\nrounds=1000"}, short},
+		// On main since this test was written; skipped where it is not.
+		{"experiment-branches", Cell{Kind: KindExperiment, Source: "branches\nreps=50"}, short},
+	}
+}
+
+// TestInterruptCasesCoverCatalog: every experiment has a case in
+// TestInterruptEveryKind.
+func TestInterruptCasesCoverCatalog(t *testing.T) {
+	have := map[string]bool{}
+	for _, c := range interruptCases() {
+		have[strings.TrimPrefix(c.name, "experiment-")] = true
+	}
+	for _, s := range experiment.Catalog() {
+		if !have[s.Name] {
+			t.Errorf("experiment %s has no case in interruptCases: add one that runs for a second or more", s.Name)
+		}
 	}
 }
 
@@ -74,6 +91,11 @@ func TestInterruptEveryKind(t *testing.T) {
 	}
 	for _, c := range interruptCases() {
 		t.Run(c.name, func(t *testing.T) {
+			if name, ok := strings.CutPrefix(c.name, "experiment-"); ok {
+				if _, err := experiment.Lookup(name); err != nil {
+					t.Skipf("no experiment %s in this build", name)
+				}
+			}
 			// The bound is on the kernel, not on a loaded machine's
 			// scheduler (a measurement thread pinned to a busy core waits
 			// for it): a kind over the bound is measured once more, and
