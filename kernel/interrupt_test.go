@@ -56,8 +56,9 @@ func interruptCases() []interruptCase {
 		{"experiment-c2c", Cell{Kind: KindExperiment, Source: "c2c\nduration=2s reps=20"}, short},
 		{"experiment-substring", Cell{Kind: KindExperiment, Source: "substring\nreps=50"}, ms(10, 60)},
 		{"experiment-page-reuse", Cell{Kind: KindExperiment, Source: "page-reuse\nrounds=1000"}, short},
-		// On main since this test was written; skipped where it is not.
+		// On main since this test was written; skipped where they are not.
 		{"experiment-branches", Cell{Kind: KindExperiment, Source: "branches\nreps=50"}, short},
+		{"experiment-transpose", Cell{Kind: KindExperiment, Source: "transpose\nreps=50"}, short},
 	}
 }
 
