@@ -37,6 +37,8 @@ func interruptCases() []interruptCase {
 	return []interruptCase{
 		{"sql", Cell{Kind: KindSQL, Source: strings.Repeat("SELECT UserID, SearchPhrase, count(*) FROM hits GROUP BY UserID, SearchPhrase ORDER BY 3 DESC LIMIT 3;\n", 2000)}, trials},
 		{"latency", Cell{Kind: KindLatency, Source: "min=4K max=256M reps=50"}, trials},
+		// One large working set: building its random cycle takes a second.
+		{"latency-large", Cell{Kind: KindLatency, Source: "min=512M max=512M reps=50"}, trials},
 		// Four threads on their own buffers: the interrupt must reach every
 		// worker, during the setup (allocating and writing the buffers) as
 		// well as during a timed pass.
