@@ -35,6 +35,23 @@ func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*r
 
 func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relation, error) {
 	t, err := s.db.catalog.Table(name, isFile)
+	var nf *storage.NotFoundError
+	if !isFile && errors.As(err, &nf) {
+		// Table names are case-insensitive, as in DuckDB: FROM TEST
+		// reads test.parquet when there is no TEST.parquet.
+		var match string
+		for _, n := range s.db.catalog.Names() {
+			if strings.EqualFold(n, name) {
+				if match != "" {
+					return nil, posErr(pos, "table name %q is ambiguous: %q and %q differ only in case", name, match, n)
+				}
+				match = n
+			}
+		}
+		if match != "" {
+			t, err = s.db.catalog.Table(match, false)
+		}
+	}
 	if err != nil {
 		var nf *storage.NotFoundError
 		if !isFile && errors.As(err, &nf) {
@@ -119,6 +136,16 @@ func (s *Session) build(q *query) operator {
 		shown[i] += " (hidden: ORDER BY key)"
 	}
 	op = &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{op}}, exprs: q.out, names: shown}
+	if q.distinct {
+		// SELECT DISTINCT over an aggregation: group the projected rows
+		// by every column.
+		keys := make([]expr.Expr, len(q.cols))
+		for i, c := range q.cols {
+			keys[i] = &expr.ColumnRef{Index: i, T: c.Type, Name: c.Name}
+		}
+		op = &hashAggOp{opBase: opBase{label: "DISTINCT", children: []operator{op}},
+			keys: keys, keyNames: names, rowsHint: -1, settings: s.settings, cache: s.db.cache}
+	}
 	if len(q.order) > 0 {
 		label, keep := "ORDER_BY", int64(-1)
 		if q.limit >= 0 {

@@ -111,6 +111,12 @@ func FormatPlan(root *PlanNode, analyze bool) string {
 		}
 	}
 	walk(root, 0)
+	if analyze && len(root.Children) > 0 {
+		// Operators pull their input, so times nest: without this line the
+		// phases of an aggregate and the scan below it seem to add up to
+		// more than the statement took.
+		b.WriteString("times are inclusive: an operator's time, and the first phase of an aggregate, include pulling rows from the operators below it\n")
+	}
 	return b.String()
 }
 

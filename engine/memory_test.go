@@ -305,3 +305,70 @@ func TestEstimateLeftover(t *testing.T) {
 		}
 	}
 }
+
+// TestCellsWithinLimit runs the cells that used to take the server past
+// its memory (issue 32), on the generated table, under SET memory_limit =
+// '256MB': each must answer or fail with ErrMemoryLimit, and the heap must
+// stay within the limit plus 10 % and a small fixed slack. The functions
+// that build strings are bounded before they build (thirty nested
+// doublings of a row fail before the first), and a sort charges what it
+// holds and makes before making it.
+func TestCellsWithinLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(10)) // the heap then tracks what is live
+	const limit = 256_000_000
+	const slack = 24 << 20
+	nest := func(x, f string, n int) string {
+		for range n {
+			x = strings.ReplaceAll(f, "x", x)
+		}
+		return x
+	}
+	doubled := func(n int) string { return nest("URL", `REGEXP_REPLACE(x, '^(.*)$', '\1\1')`, n) }
+	tests := []struct {
+		name, sql string
+		answer    bool // an answer is required (else ErrMemoryLimit or an answer)
+	}{
+		{"30 nested doublings", "SELECT " + doubled(30) + " AS u FROM hits LIMIT 1", false},
+		{"24 nested doublings", "SELECT " + doubled(24) + " AS u FROM hits LIMIT 1", false},
+		{"30 nested doublings of a 1 KB literal", "SELECT " + nest("'"+strings.Repeat("k", 1000)+"'", `REGEXP_REPLACE(x, '^(.*)$', '\1\1')`, 30) + " AS u", false},
+		{"12 nested doublings", "SELECT length(" + doubled(12) + ") AS n FROM hits LIMIT 10", true},
+		{"30 nested doublings in WHERE", "SELECT URL FROM hits WHERE " + doubled(30) + " LIKE '%x%' LIMIT 1", false},
+		// The SQL of a doubling by concatenation doubles with each level.
+		{"20 doublings, 4 concatenations", "SELECT " + nest(doubled(20), "(x || x)", 4) + " AS u FROM hits LIMIT 1", false},
+		{"12 concatenations", "SELECT length(" + nest("URL", "concat(x, x)", 12) + ") AS n FROM hits LIMIT 3", true},
+		{"20 doublings, upper and lower", "SELECT " + nest(doubled(20), "upper(lower(x))", 2) + " AS u FROM hits LIMIT 1", false},
+		{"30 nested doublings grouped", "SELECT " + doubled(30) + " AS u, count(*) FROM hits GROUP BY u LIMIT 1", false},
+		{"30 nested doublings sorted", "SELECT URL FROM hits ORDER BY " + doubled(30) + " LIMIT 1", false},
+		{"1000 back-references, top 5", "SELECT REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, 1000) + "') AS u FROM hits ORDER BY u DESC LIMIT 5", false},
+		{"sort everything by URL", "SELECT * FROM hits ORDER BY URL", false},
+		{"top-N with a large offset", "SELECT * FROM hits ORDER BY URL DESC LIMIT 10 OFFSET 270000", false},
+		{"group by URL, Title", "SELECT URL, Title, count(*) FROM hits GROUP BY URL, Title", false},
+		{"sort by URL, a few columns", "SELECT URL, Title, EventTime FROM hits ORDER BY URL", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := db.NewSession()
+			if err := s.Set("memory_limit", "256MB"); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			grew := peakHeap(func() { _, err = s.Exec(context.Background(), tc.sql, nil) })
+			switch {
+			case err == nil:
+			case tc.answer || !errors.Is(err, ErrMemoryLimit):
+				t.Fatalf("want an answer%s, got %v", map[bool]string{false: " or ErrMemoryLimit"}[tc.answer], err)
+			}
+			if bound := int64(limit*11/10 + slack); grew > bound {
+				t.Errorf("heap grew by %d MB, bound %d MB", grew>>20, bound>>20)
+			}
+			t.Logf("heap grew by %.1f MB; error: %v", float64(grew)/(1<<20), err)
+		})
+	}
+}

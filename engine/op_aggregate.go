@@ -166,7 +166,8 @@ func evalAll(x *execCtx, op operator, exprs []expr.Expr, b *vec.Batch) ([]*vec.V
 		if e == nil {
 			continue
 		}
-		v, err := evalBounded(x, op, e, b)
+		v, held, err := evalBounded(x, op, e, b)
+		x.release(op, held) // the caller checks what it holds with fits
 		if err != nil {
 			return nil, err
 		}

@@ -266,7 +266,8 @@ func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
 }
 
 // step returns the cursor's next morsel, from its streams or from its
-// decoded row group; nil when no row of a streamed row group's rest passes.
+// decoded row group; nil when no row of the morsel (of a streamed row
+// group: of its rest) passes the filter.
 func (s *scanOp) step(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	if c.streams != nil {
 		return s.streamMorsel(x, c)
@@ -274,23 +275,34 @@ func (s *scanOp) step(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	return s.morsel(x, c)
 }
 
-// morsel returns the cursor's next morsel.
+// morsel returns the cursor's next morsel; nil when no row of it passes
+// the filter.
 func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	t0 := time.Now()
 	defer s.stats.since(t0)
 	start, end := c.pos, min(c.pos+morselRows, c.rows)
 	c.pos = end
+	var sel []int32
+	if c.sels != nil {
+		sel = c.sels[start/morselRows]
+		if len(sel) == 0 {
+			// Nothing to hand on. A batch of no columns is no answer: the
+			// operators above index its columns by the table's positions
+			// (a lookup failed with "index 8 out of range for a batch of
+			// 0 columns"). The other columns' rows of a lazily read row
+			// group are skipped when the next morsel with a match reads.
+			if c.lazy != nil {
+				c.skip += end - start
+			}
+			return nil, nil
+		}
+	}
 	b := &vec.Batch{Vecs: make([]*vec.Vector, len(c.vecs)), Len: end - start}
 	for i, v := range c.vecs {
 		b.Vecs[i] = sliceVec(v, start, end)
 	}
 	if c.sels != nil {
-		sel := c.sels[start/morselRows]
 		if c.lazy != nil {
-			if len(sel) == 0 {
-				c.skip += b.Len
-				return &vec.Batch{Len: 0}, nil
-			}
 			t1 := time.Now()
 			for _, j := range s.rest {
 				st := c.lazy[j]
@@ -310,6 +322,11 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
 				out.Vecs[i] = gather(v, sel)
+			}
+			// The passing rows are copied out: the lazy streams may
+			// convert their next morsels into these vectors.
+			for j, st := range c.lazy {
+				st.Recycle(b.Vecs[j])
 			}
 			b = out
 		}

@@ -52,15 +52,21 @@ func (s *sortOp) sortKeys(cols []*vec.Vector) []sortKey {
 	return keys
 }
 
+// next takes in its whole input and returns it sorted (or its best keep
+// rows). Every byte it keeps or builds is charged before it is taken: the
+// input's rows as they come (a batch may be a view into a projection's or
+// a row group's vectors), the copy of several batches into one set of
+// vectors, the permutation and its merge buffer, and the gathered rows,
+// whose size is counted from the permutation before they are copied.
+// What it returns stays charged until the query is done.
 func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	if s.done {
 		return nil, nil
 	}
 	s.done = true
 	child := s.children[0]
-	var acc []*vec.Vector
-	var single *vec.Batch // the input, when it came as one batch
-	n := 0
+	var parts []*vec.Batch // rows taken in but not yet sorted (the kept ones first)
+	rows := 0
 	for {
 		if err := x.ctx.Err(); err != nil {
 			return nil, err
@@ -72,74 +78,144 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		if b == nil {
 			break
 		}
-		t0 := time.Now()
-		s.stats.rowsIn.Add(int64(b.Len))
-		if s.crowded(b.Len) {
-			// An aggregation's output comes in large parts (one per
-			// worker or radix partition): selecting from each where it
-			// lies costs one pass, where appending it to the buffer
-			// first copied every row.
-			if b, err = s.sorted(x, b.Vecs, b.Len); err != nil {
-				return nil, err
-			}
-		}
-		if acc == nil && single == nil {
-			single = b
-			s.stats.since(t0)
+		if b.Len == 0 {
 			continue
 		}
-		if acc == nil {
-			acc = make([]*vec.Vector, len(s.cols))
-			for i, c := range s.cols {
-				acc[i] = emptyVec(c.Type)
-				acc[i].AppendVector(single.Vecs[i])
-			}
-			n = single.Len
-			single = nil
-		}
-		for i := range acc {
-			acc[i].AppendVector(b.Vecs[i])
-		}
-		n += b.Len
-		// Top-N keeps its best rows plus at most about one batch.
-		if s.crowded(n) {
-			kept, err := s.sorted(x, acc, n)
+		t0 := time.Now()
+		s.stats.rowsIn.Add(int64(b.Len))
+		if s.crowded(b.Len) && len(parts) > 0 {
+			// Select from a large part where it lies rather than copy
+			// it next to the rows kept so far: sorted charges b, then
+			// its best rows, on top of what is held already.
+			held := s.held
+			s.held = 0
+			top, err := s.sortedBatch(x, b)
+			s.held += held
 			if err != nil {
 				return nil, err
 			}
-			acc, n = kept.Vecs, kept.Len
-		}
-		if err := s.charge(x, vecBytes(acc)); err != nil {
+			b = top
+		} else if err := s.charge(x, s.held+liveBytes(b.Vecs)); err != nil {
 			return nil, err
+		}
+		parts = append(parts, b)
+		rows += b.Len
+		// Top-N keeps its best rows plus at most about one batch. An
+		// aggregation's output comes in large parts (one per worker or
+		// radix partition): selecting from each as it comes keeps one.
+		if s.crowded(rows) {
+			kept, err := s.sorted(x, parts)
+			if err != nil {
+				return nil, err
+			}
+			parts, rows = []*vec.Batch{kept}, kept.Len
 		}
 		s.stats.since(t0)
 	}
 	t0 := time.Now()
 	defer s.stats.since(t0)
-	if single != nil {
-		acc, n = single.Vecs, single.Len
-	}
-	if acc == nil {
+	if len(parts) == 0 {
 		return nil, nil
 	}
-	// The permutation (and its merge buffer) and the gathered output: all
-	// rows for ORDER BY, only the kept ones for a top-N (the input itself
-	// is charged already, by this operator or, when it came as one batch,
-	// by the operator that made it).
-	out := vecBytes(acc)
-	if s.keep >= 0 && s.keep < int64(n) {
-		out = out/int64(n)*s.keep + 1
-	}
-	if err := x.fits(s, int64(n)*8+out); err != nil {
-		return nil, err
-	}
-	res, err := s.sorted(x, acc, n)
+	res, err := s.sorted(x, parts)
 	if err != nil {
 		return nil, err
 	}
-	s.charge(x, 0)
 	s.stats.rowsOut.Add(int64(res.Len))
 	return res, nil
+}
+
+// sorted returns the first rows of parts, which hold all the operator's
+// rows and are charged (s.held), in the sort's order: the kept ones for a
+// top-N, all for ORDER BY. Afterwards only the result is charged.
+func (s *sortOp) sorted(x *execCtx, parts []*vec.Batch) (*vec.Batch, error) {
+	vs, n := parts[0].Vecs, parts[0].Len
+	if len(parts) > 1 {
+		// One copy of every row, charged while the parts are held.
+		var size int64
+		for _, p := range parts {
+			size += liveBytes(p.Vecs)
+		}
+		if err := s.charge(x, s.held+size); err != nil {
+			return nil, err
+		}
+		vs = make([]*vec.Vector, len(s.cols))
+		col := make([]*vec.Vector, len(parts))
+		for i, c := range s.cols {
+			for k, p := range parts {
+				col[k] = p.Vecs[i]
+			}
+			v, err := vec.Concat(c.Type, col)
+			if err != nil {
+				return nil, fmt.Errorf("sorting: column %s: %w", c.Name, err)
+			}
+			vs[i] = v
+		}
+		n = 0
+		for _, p := range parts {
+			n += p.Len
+		}
+		clear(parts) // garbage from here on: only the copy is charged
+		if err := s.charge(x, size); err != nil {
+			return nil, err
+		}
+	}
+	// The permutation, and for a full sort its merge buffer.
+	perm := int64(n) * 8
+	if s.keep >= 0 && s.keep < int64(n)/8 {
+		perm = s.keep * 4
+	}
+	if err := s.charge(x, s.held+perm); err != nil {
+		return nil, err
+	}
+	idx, err := sortIndices(x.ctx, s.sortKeys(vs), n, int(s.keep))
+	if err != nil {
+		return nil, err
+	}
+	// The gathered rows, counted before they are copied.
+	in := s.held - perm
+	if err := s.charge(x, s.held+gatherBytes(vs, idx)); err != nil {
+		return nil, err
+	}
+	b := &vec.Batch{Vecs: make([]*vec.Vector, len(vs)), Len: len(idx)}
+	for i, v := range vs {
+		b.Vecs[i] = gather(v, idx)
+	}
+	if err := s.charge(x, s.held-perm-in); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// sortedBatch is sorted over the one batch b, charging it first.
+func (s *sortOp) sortedBatch(x *execCtx, b *vec.Batch) (*vec.Batch, error) {
+	if err := s.charge(x, s.held+liveBytes(b.Vecs)); err != nil {
+		return nil, err
+	}
+	return s.sorted(x, []*vec.Batch{b})
+}
+
+// gatherBytes is the memory liveBytes will count for the rows idx of vs,
+// computed before they are gathered.
+func gatherBytes(vs []*vec.Vector, idx []int32) int64 {
+	k := int64(len(idx))
+	var n int64
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		n += k * 8
+		if v.Valid != nil {
+			n += k
+		}
+		if v.Type == vec.String {
+			n += k * 4
+			for _, i := range idx {
+				n += int64(v.Offsets[i+1] - v.Offsets[i])
+			}
+		}
+	}
+	return n
 }
 
 // crowded reports whether a top-N holding n rows holds many more than it
@@ -147,20 +223,6 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 // twice N.
 func (s *sortOp) crowded(n int) bool {
 	return s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+morselRows/4)
-}
-
-// sorted returns the first rows of the n rows of vs in the sort's order:
-// the kept ones for a top-N, all for ORDER BY.
-func (s *sortOp) sorted(x *execCtx, vs []*vec.Vector, n int) (*vec.Batch, error) {
-	idx, err := sortIndices(x.ctx, s.sortKeys(vs), n, int(s.keep))
-	if err != nil {
-		return nil, err
-	}
-	b := &vec.Batch{Vecs: make([]*vec.Vector, len(vs)), Len: len(idx)}
-	for i, v := range vs {
-		b.Vecs[i] = gather(v, idx)
-	}
-	return b, nil
 }
 
 // charge sets the bytes the operator holds to n.

@@ -47,8 +47,12 @@ type query struct {
 	limit    int64 // -1: none
 	offset   int64
 
-	need      []bool // relation columns the query reads
-	rewritten int    // sums rewritten by sum_rewrite
+	need []bool // relation columns the query reads
+	// distinct is set for SELECT DISTINCT over an aggregation (GROUP BY,
+	// aggregates or HAVING): the distinct rows are found after the
+	// projection, by a step of their own.
+	distinct  bool
+	rewritten int // sums rewritten by sum_rewrite
 
 	// aliases maps a SELECT alias (lower case) to its item's expression,
 	// for aliases used inside WHERE, HAVING and ORDER BY expressions.
@@ -71,6 +75,9 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		return nil, err
 	}
 	q := &query{sel: sel, rel: rel, limit: -1, need: make([]bool, len(rel.cols))}
+	if err := unqualify(sel); err != nil {
+		return nil, err
+	}
 
 	// Expand the select list.
 	var items []sql.Expr
@@ -124,13 +131,17 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		q.where = w
 	}
 
-	grouped := len(sel.GroupBy) > 0 || sel.Distinct || sel.Having != nil
+	aggregated := len(sel.GroupBy) > 0 || sel.Having != nil
 	for _, e := range items {
-		grouped = grouped || sql.HasAggregate(e)
+		aggregated = aggregated || sql.HasAggregate(e)
 	}
 	for _, o := range sel.OrderBy {
-		grouped = grouped || sql.HasAggregate(o.Expr)
+		aggregated = aggregated || sql.HasAggregate(o.Expr)
 	}
+	// SELECT DISTINCT without aggregation groups by the select items;
+	// over an aggregation it is a step after the projection.
+	grouped := aggregated || sel.Distinct
+	q.distinct = sel.Distinct && aggregated
 	q.grouped = grouped
 
 	// ORDER BY items that name a select item (ordinal or alias) refer to it.
@@ -143,6 +154,18 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			}
 			orderItem[i] = int(lit.Int - 1)
 			continue
+		}
+		if sel.Distinct {
+			// SELECT DISTINCT a … ORDER BY a: the key is the select item.
+			for j, it := range items {
+				if sql.Equal(it, o.Expr) {
+					orderItem[i] = j
+					break
+				}
+			}
+			if orderItem[i] >= 0 {
+				continue
+			}
 		}
 		if id, ok := o.Expr.(*sql.Ident); ok && id.Table == "" {
 			for j, it := range sel.Items {
@@ -187,9 +210,12 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		q.having = b
 	}
 	for i, o := range sel.OrderBy {
-		k := orderKey{col: orderItem[i], desc: o.Desc}
+		k := orderKey{col: orderItem[i], desc: o.Desc, nullsFirst: s.settings.NullsFirst(o.Desc)}
 		if o.NullsFirst != nil {
 			k.nullsFirst = *o.NullsFirst
+		}
+		if k.col < 0 && sel.Distinct {
+			return nil, posErr(o.Expr.Pos(), "ORDER BY %s, which is not in the SELECT DISTINCT list, is not supported", sql.Format(o.Expr))
 		}
 		if k.col < 0 {
 			e := o.Expr
@@ -299,7 +325,7 @@ func isIdent(e sql.Expr) bool { _, ok := e.(*sql.Ident); return ok }
 // the select list, HAVING and ORDER BY.
 func (q *query) planAggregation(items []sql.Expr, sel *sql.Select, relBinder *expr.Binder, rewrite bool) error {
 	var keys []sql.Expr
-	if sel.Distinct && len(sel.GroupBy) == 0 {
+	if sel.Distinct && !q.distinct {
 		keys = append(keys, items...)
 	}
 	for _, g := range sel.GroupBy {
@@ -390,14 +416,15 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 	}
 	var spec agg.Spec
 	var arg expr.Expr
-	if c.Star {
+	// count() is count(*), as in DuckDB.
+	if c.Star || name == "count" && len(c.Args) == 0 {
 		if name != "count" {
 			return posErr(c.Pos(), "%s(*) is not supported; only count(*)", c.Name)
 		}
 		spec.Kind = agg.CountStar
 	} else {
 		if len(c.Args) != 1 {
-			return posErr(c.Pos(), "%s takes exactly one argument, found %d", c.Name, len(c.Args))
+			return posErr(c.Pos(), "%s with %d arguments is not supported", c.Name, len(c.Args))
 		}
 		if sql.HasAggregate(c.Args[0]) {
 			return posErr(c.Args[0].Pos(), "aggregate function calls cannot be nested")
@@ -416,7 +443,7 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 			}
 		case "sum", "avg":
 			if !b.Type().IsNumeric() && b.Type() != vec.Null {
-				return posErr(c.Args[0].Pos(), "%s needs a numeric argument, found %s", c.Name, b.Type())
+				return posErr(c.Args[0].Pos(), "%s of %s is not supported: it needs a numeric argument", c.Name, b.Type())
 			}
 			spec.Kind = agg.Sum
 			if name == "avg" {
@@ -430,7 +457,7 @@ func (q *query) addAggregate(c *sql.Call, relBinder *expr.Binder) error {
 		case "max":
 			spec.Kind = agg.Max
 		default:
-			return posErr(c.Pos(), "unknown aggregate function %s", c.Name)
+			return posErr(c.Pos(), "aggregate function %s is not supported", c.Name)
 		}
 		spec.Distinct = c.Distinct && (spec.Kind == agg.Sum || spec.Kind == agg.Avg)
 	}
@@ -535,4 +562,79 @@ func isFloat32(e sql.Expr, cols []vec.Column) bool {
 func isNumLit(e sql.Expr) bool {
 	l, ok := e.(*sql.Literal)
 	return ok && (l.Kind == sql.LitInt || l.Kind == sql.LitFloat)
+}
+
+// qualifiers returns the names a column of the FROM relation ref may be
+// qualified with: the alias, else the table's name (a file's name without
+// .parquet, a file path's last element too).
+func qualifiers(ref sql.TableRef) []string {
+	switch r := ref.(type) {
+	case *sql.TableName:
+		if r.Alias != "" {
+			return []string{r.Alias}
+		}
+		return []string{r.Name}
+	case *sql.FileRef:
+		if r.Alias != "" {
+			return []string{r.Alias}
+		}
+		base := r.Path[strings.LastIndexAny(r.Path, `/\`)+1:]
+		return []string{r.Path, base, strings.TrimSuffix(base, ".parquet")}
+	case *sql.Subquery:
+		if r.Alias != "" {
+			return []string{r.Alias}
+		}
+	}
+	return nil
+}
+
+// unqualify resolves the qualified column names of sel (t.a, t.*) against
+// its one FROM relation: a qualifier that names the relation is dropped, so
+// that test.a is the column a in every clause (GROUP BY a then covers
+// SELECT test.a); any other qualifier is an error. It edits sel's syntax
+// tree in place.
+func unqualify(sel *sql.Select) error {
+	names := qualifiers(sel.From)
+	check := func(table string, p sql.Pos) error {
+		for _, n := range names {
+			if strings.EqualFold(n, table) {
+				return nil
+			}
+		}
+		if len(names) == 0 {
+			return posErr(p, "table %q is not in the FROM clause", table)
+		}
+		return posErr(p, "table %q is not in the FROM clause (it names %q)", table, names[0])
+	}
+	for i, it := range sel.Items {
+		if it.Star && it.StarTable != "" {
+			if err := check(it.StarTable, it.Pos); err != nil {
+				return err
+			}
+			sel.Items[i].StarTable = ""
+		}
+	}
+	var err error
+	fix := func(e sql.Expr) {
+		sql.Walk(e, func(x sql.Expr) bool {
+			if id, ok := x.(*sql.Ident); ok && id.Table != "" && err == nil {
+				if err = check(id.Table, id.At); err == nil {
+					id.Table = ""
+				}
+			}
+			return err == nil
+		})
+	}
+	for _, it := range sel.Items {
+		fix(it.Expr)
+	}
+	fix(sel.Where)
+	for _, g := range sel.GroupBy {
+		fix(g)
+	}
+	fix(sel.Having)
+	for _, o := range sel.OrderBy {
+		fix(o.Expr)
+	}
+	return err
 }

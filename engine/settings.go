@@ -25,10 +25,30 @@ type Settings struct {
 	// through the cache model (SET counters = 'model'; the kernel acts on
 	// it), "off" otherwise.
 	Counters string
+	// NullOrder is where ORDER BY puts NULLs when a key does not say
+	// NULLS FIRST or NULLS LAST (SET default_null_order, as DuckDB):
+	// "nulls_last" (the default), "nulls_first",
+	// "nulls_first_on_asc_last_on_desc" or
+	// "nulls_last_on_asc_first_on_desc".
+	NullOrder string
+}
+
+// NullsFirst reports where NullOrder puts the NULLs of an ORDER BY key
+// without NULLS FIRST or NULLS LAST.
+func (st Settings) NullsFirst(desc bool) bool {
+	switch st.NullOrder {
+	case "nulls_first":
+		return true
+	case "nulls_first_on_asc_last_on_desc":
+		return !desc
+	case "nulls_last_on_asc_first_on_desc":
+		return desc
+	}
+	return false
 }
 
 // settingNames lists the settings SET accepts, for error messages.
-const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg, pre_aggregate, counters"
+const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg, pre_aggregate, counters, default_null_order"
 
 // defaultSettings are a new session's settings: group_by = 'auto', threads
 // = GOMAXPROCS (capped by Options.MaxThreads), radix_bits = 'auto' (derived
@@ -49,6 +69,7 @@ func (db *DB) defaultSettings() Settings {
 		HugePages:    true,
 		Counters:     "off",
 		PreAggregate: true,
+		NullOrder:    "nulls_last",
 	}
 }
 
@@ -66,8 +87,10 @@ func settingName(name string) (string, bool) {
 	switch n {
 	case "worker_threads":
 		return "threads", true
-	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg", "pre_aggregate", "counters":
+	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg", "pre_aggregate", "counters", "default_null_order":
 		return n, true
+	case "null_order":
+		return "default_null_order", true
 	}
 	return n, false
 }
@@ -135,6 +158,20 @@ func (s *Session) Set(name, value string) error {
 		default:
 			return fmt.Errorf("counters must be 'model' or 'off', got %q", value)
 		}
+	case "default_null_order":
+		// The values and synonyms DuckDB accepts.
+		switch v {
+		case "nulls_first", "nulls first", "null first", "first":
+			s.settings.NullOrder = "nulls_first"
+		case "nulls_last", "nulls last", "null last", "last":
+			s.settings.NullOrder = "nulls_last"
+		case "nulls_first_on_asc_last_on_desc", "sqlite", "mysql":
+			s.settings.NullOrder = "nulls_first_on_asc_last_on_desc"
+		case "nulls_last_on_asc_first_on_desc", "postgres":
+			s.settings.NullOrder = "nulls_last_on_asc_first_on_desc"
+		default:
+			return fmt.Errorf("default_null_order must be 'nulls_first', 'nulls_last', 'nulls_first_on_asc_last_on_desc' or 'nulls_last_on_asc_first_on_desc', got %q", value)
+		}
 	case "memory_limit":
 		b, err := units.ParseBytes(v)
 		if err != nil {
@@ -179,6 +216,8 @@ func (s *Session) Reset(name string) error {
 		s.settings.PreAggregate = def.PreAggregate
 	case "counters":
 		s.settings.Counters = def.Counters
+	case "default_null_order":
+		s.settings.NullOrder = def.NullOrder
 	}
 	return nil
 }

@@ -232,6 +232,10 @@ type ResultBundle struct {
 	// Counters is the cell's measurement JSON (docs/measurement-json.md),
 	// when counters were collected.
 	Counters any `json:"counters,omitempty"`
+	// Rounds holds, for a cell run several times (attribute reps=N), the
+	// elapsed time of each statement in each timed round, in order; the
+	// statements above are the last round's.
+	Rounds [][]int64 `json:"rounds,omitempty"`
 }
 
 // Progress is the value of an application/vnd.cachebook.progress+json

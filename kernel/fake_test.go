@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
@@ -86,3 +87,20 @@ func (r *recorder) types() []string {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// streamText returns the text of every stream message, in order.
+func (r *recorder) streamText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, m := range r.msgs {
+		if m.Header.MsgType != MsgStream {
+			continue
+		}
+		var s Stream
+		if m.DecodeContent(&s) == nil {
+			b.WriteString(s.Text)
+		}
+	}
+	return b.String()
+}

@@ -3,9 +3,13 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sync"
+	"time"
 
+	"cachebook/kernel/latency"
 	"cachebook/kernel/sizing"
 )
 
@@ -13,25 +17,65 @@ import (
 // on one engine, so that sessions sharing the engine generate it once:
 // the Manager gives all its sessions one, NewExecutor makes one for an
 // executor on its own.
-type KeysTable struct{ mu sync.Mutex }
+type KeysTable struct {
+	mu sync.Mutex
+	// measured is the last cache level measured on this machine, and
+	// probed whether it was looked for (0: it could not be measured).
+	measured int64
+	probed   bool
+}
+
+// lastLevel returns this machine's last cache level as a short latency
+// probe measures it: stored under the user's cache directory for a week,
+// else probed now (a second or two) and stored. It returns 0 when the
+// probe finds no memory plateau; the caller then sizes from the OS's
+// figure. k.mu must be held.
+func (k *KeysTable) lastLevel(ctx context.Context) int64 {
+	if k.probed {
+		return k.measured
+	}
+	dir := ""
+	if d, err := os.UserCacheDir(); err == nil {
+		dir = filepath.Join(d, "cachebook")
+	}
+	now := time.Now()
+	if b, ok := sizing.LoadMeasured(dir, now); dir != "" && ok {
+		k.measured, k.probed = b, true
+		return b
+	}
+	b, err := latency.ProbeLastLevel(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			k.probed = true // no plateau here: do not probe again
+		}
+		return 0
+	}
+	k.measured, k.probed = b, true
+	if dir != "" {
+		_ = sizing.SaveMeasured(dir, b, now) // a cache: failing to store it costs a probe next time
+	}
+	return b
+}
 
 // mentionsKeys matches SQL that names the generated keys table.
 var mentionsKeys = regexp.MustCompile(`(?i)\b(from|join|describe)\s+keys\b`)
 
 // ensureKeys generates and registers the keys table (package sizing) the
-// first time a cell names it, sized from this machine's caches within the
-// cell memory cap, and returns the sentence that states the sizes, for
+// first time a cell names it, sized from this machine's measured last
+// cache level (KeysTable.lastLevel) within the cell memory cap, and returns the sentence that states the sizes, for
 // the cell's output. It returns "" for SQL that does not name keys, and
 // leaves alone a keys table the data directory already has.
 func ensureKeys(ctx context.Context, env *Env, src string) (string, error) {
 	if env.db == nil || env.engine == nil || !mentionsKeys.MatchString(src) {
 		return "", nil
 	}
-	plan := sizing.ForRuntime(env.Limits().CellMemory)
-	if env.keys != nil {
-		env.keys.mu.Lock()
-		defer env.keys.mu.Unlock()
+	keys := env.keys
+	if keys == nil {
+		keys = new(KeysTable)
 	}
+	keys.mu.Lock()
+	defer keys.mu.Unlock()
+	plan := sizing.ForMeasured(keys.lastLevel(ctx), sizing.RuntimeBudget(env.Limits().CellMemory))
 	res, err := env.engine.Exec(ctx, "SHOW TABLES", nil)
 	if err != nil {
 		return "", fmt.Errorf("keys table: %w", err)

@@ -229,23 +229,27 @@ func cellGeometry(cell Cell, def float64) (cachesim.Geometry, string, cachesim.S
 
 // ModelCounts are modelled totals of one run or phase.
 type ModelCounts struct {
-	Lines      int64 `json:"lines"`
-	L1Misses   int64 `json:"l1_misses"`
-	L2Misses   int64 `json:"l2_misses"`
-	L3Misses   int64 `json:"l3_misses"`
-	DRAMReads  int64 `json:"dram_lines_read"`
-	DRAMWrites int64 `json:"dram_lines_written"`
-	Prefetched int64 `json:"dram_lines_prefetched"`
-	DRAMBytesR int64 `json:"dram_bytes_read"`
-	DRAMBytesW int64 `json:"dram_bytes_written"`
-	TLB1Misses int64 `json:"dtlb_l1_misses"`
-	TLBWalks   int64 `json:"dtlb_walks"`
+	Lines     int64 `json:"lines"`
+	L1Misses  int64 `json:"l1_misses"`
+	L2Misses  int64 `json:"l2_misses"`
+	L3Misses  int64 `json:"l3_misses"`
+	DRAMReads int64 `json:"dram_lines_read"`
+	// L1LoadMisses and DRAMLoadReads count loads alone, like the
+	// counters L1-dcache-load-misses and Intel's loads-l3-miss.
+	L1LoadMisses  int64 `json:"l1_load_misses"`
+	DRAMLoadReads int64 `json:"dram_lines_read_by_loads"`
+	DRAMWrites    int64 `json:"dram_lines_written"`
+	Prefetched    int64 `json:"dram_lines_prefetched"`
+	DRAMBytesR    int64 `json:"dram_bytes_read"`
+	DRAMBytesW    int64 `json:"dram_bytes_written"`
+	TLB1Misses    int64 `json:"dtlb_l1_misses"`
+	TLBWalks      int64 `json:"dtlb_walks"`
 }
 
 func countsOf(s cachesim.Stats) ModelCounts {
 	r, w := s.DRAMBytes()
 	return ModelCounts{Lines: s.Lines, L1Misses: s.L1.Misses, L2Misses: s.L2.Misses, L3Misses: s.L3.Misses,
-		DRAMReads: s.DRAMReads, DRAMWrites: s.DRAMWrites, Prefetched: s.PrefetchReads, DRAMBytesR: r, DRAMBytesW: w,
+		DRAMReads: s.DRAMReads, DRAMWrites: s.DRAMWrites, L1LoadMisses: s.L1LoadMisses, DRAMLoadReads: s.DRAMLoadReads, Prefetched: s.PrefetchReads, DRAMBytesR: r, DRAMBytesW: w,
 		TLB1Misses: s.TLB1Misses, TLBWalks: s.TLBWalks}
 }
 
@@ -606,6 +610,8 @@ func (q ModelQuery) planLines() []string {
 		}
 		c := p.Counts
 		s.L1Misses += c.L1Misses
+		s.L1LoadMisses += c.L1LoadMisses
+		s.DRAMLoadReads += c.DRAMLoadReads
 		s.L2Misses += c.L2Misses
 		s.L3Misses += c.L3Misses
 		s.DRAMReads += c.DRAMReads

@@ -18,6 +18,39 @@ import (
 // predict.Outcome.
 const MIMEPrediction = predict.MIME
 
+// predictRounds turns a cell's outcome into what a measure reads, one
+// Result a timed round: an SQL cell run with reps=N has a Result for each
+// round, whose queries take that round's times; any other outcome has one.
+func predictRounds(out *Outcome) ([]predict.Result, error) {
+	last, err := predictResult(out)
+	if err != nil || out == nil || out.Data == nil {
+		return []predict.Result{last}, err
+	}
+	b, ok := out.Data[MIMEResult].(*ResultBundle)
+	if !ok || b == nil || len(b.Rounds) < 2 {
+		return []predict.Result{last}, nil
+	}
+	rounds := make([]predict.Result, 0, len(b.Rounds))
+	for _, times := range b.Rounds {
+		if len(times) != len(b.Statements) {
+			return []predict.Result{last}, nil // a round the bundle cannot be matched with
+		}
+		var r predict.Result
+		q := 0
+		for i, st := range b.Statements {
+			if len(st.Columns) == 0 {
+				continue
+			}
+			c := last.Queries[q]
+			c.ElapsedNs = times[i]
+			r.Queries = append(r.Queries, c)
+			q++
+		}
+		rounds = append(rounds, r)
+	}
+	return rounds, nil
+}
+
 // predictResult turns a cell's outcome into what a measure reads: the
 // queries of an SQL result (statements that returned a table), or the
 // measurement as decoded JSON (an experiment's "data").
@@ -75,7 +108,7 @@ func (x *Executor) emitPrediction(cell Cell, out *Outcome, ec *ErrorContent, ses
 	if ec != nil {
 		failed = fmt.Errorf("%s: %s", ec.Ename, ec.Evalue)
 	}
-	res, err := predictResult(out)
+	res, err := predictRounds(out)
 	if err != nil && failed == nil {
 		failed = err
 	}
@@ -85,12 +118,31 @@ func (x *Executor) emitPrediction(cell Cell, out *Outcome, ec *ErrorContent, ses
 			Choices: append([]string{}, cell.Predict.Choices...), Check: cell.Predict.Check, Measure: cell.Predict.Measure,
 			Note: "no measured value: " + verr.Error()}
 	} else {
-		o = predict.Compare(cell.ID, cell.Predict, cell.Guess, res, failed)
+		o = predict.CompareRounds(cell.ID, cell.Predict, cell.Guess, res, failed)
+		measuredVerdict(&o, res)
 	}
 	emit(NewMessage(ChannelIOPub, MsgDisplayData, session, Header{}, DisplayData{
 		Data:     map[string]any{MIMEPrediction: o, MIMEText: o.Text()},
 		Metadata: map[string]any{},
 	}))
+}
+
+// measuredVerdict gives o the verdict a measurement states of its own
+// key comparison (its "verdict" and "noisy" members: experiments, the
+// bandwidth cell and the sweep alternate their sides and judge the
+// spread), so that a prediction over a noisy run is not graded either.
+func measuredVerdict(o *predict.Outcome, rounds []predict.Result) {
+	if o.Measured == nil || o.Verdict != "" || len(rounds) != 1 {
+		return
+	}
+	d, ok := rounds[0].Data.(map[string]any)
+	if !ok {
+		return
+	}
+	if v, ok := d["verdict"].(string); ok && v != "" {
+		o.Verdict = v
+		o.Noisy, _ = d["noisy"].(bool)
+	}
 }
 
 // scanned is the number of rows a query's plan read from its tables: the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"cachebook/kernel/perf"
 	"cachebook/notebook/predict"
 )
 
@@ -152,5 +153,94 @@ func TestPredictionMeasurement(t *testing.T) {
 	m, _ = predict.Parse("points[last].ns")
 	if v, err := m.Eval(r); err != nil || v != 1.5 {
 		t.Errorf("latency: %v, %v", v, err)
+	}
+}
+
+// TestPredictionOverRounds: an sql cell with reps=N runs N timed rounds
+// after a warm-up, alternating its statements; its prediction is the
+// median over the rounds with their spread, and its result keeps every
+// round's statement times.
+func TestPredictionOverRounds(t *testing.T) {
+	x := newEngineExecutor(t)
+	ratio := &predict.Spec{Question: "How many times slower is naive?", Unit: "×", Measure: "elapsed(1) / elapsed(2)"}
+	const two = "SET group_by = 'naive'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC, 1 LIMIT 3; " +
+		"SET group_by = 'radix'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC, 1 LIMIT 3"
+	var rec recorder
+	reply, err := x.Execute(context.Background(), Cell{Kind: KindSQL, ID: "r", Source: two, Predict: ratio, Attrs: map[string]string{"reps": "3"}}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := reply.Outcome.Data[MIMEResult].(*ResultBundle)
+	if len(b.Rounds) != 3 {
+		t.Fatalf("%d rounds in the result, want 3", len(b.Rounds))
+	}
+	for i, r := range b.Rounds {
+		if len(r) != len(b.Statements) || r[1] <= 0 || r[3] <= 0 {
+			t.Errorf("round %d times %v, want one per statement", i, r)
+		}
+	}
+	p := predictions(t, &rec)[0]
+	lo, hi, med := p["low"].(float64), p["high"].(float64), p["measured"].(float64)
+	if p["rounds"] != 3.0 || lo > med || med > hi || !strings.Contains(p["verdict"].(string), "over 3 alternating runs") {
+		t.Errorf("display %v", p)
+	}
+	for _, bad := range []string{"0", "21", "x"} {
+		rec = recorder{}
+		if _, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: "SELECT 1", Attrs: map[string]string{"reps": bad}}, rec.emit); err == nil || !strings.Contains(err.Error(), "reps="+bad) {
+			t.Errorf("reps=%s: err %v, want one naming the attribute", bad, err)
+		}
+	}
+}
+
+// TestBaselineWaitingShare: baseline=N prints, for the other queries,
+// the share of their time per row beyond the in-cache baseline's, and
+// adds it to the counters beside cpus-utilized.
+func TestBaselineWaitingShare(t *testing.T) {
+	x := newEngineExecutor(t)
+	const src = "SET group_by = 'naive'; SELECT RegionID, count(*) FROM hits GROUP BY RegionID ORDER BY 2 DESC, 1 LIMIT 3; " +
+		"SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC, 1 LIMIT 3"
+	var rec recorder
+	reply, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: src, Attrs: map[string]string{"baseline": "1", "reps": "2", "counters": "on"}}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := rec.streamText(); !strings.Contains(out, "waiting on memory") || !strings.Contains(out, "query 2") {
+		t.Errorf("no estimate in the output: %q", out)
+	}
+	b := reply.Outcome.Data[MIMEResult].(*ResultBundle)
+	rep, ok := b.Counters.(*perf.Report)
+	if !ok {
+		t.Fatalf("counters %T, want a report", b.Counters)
+	}
+	if _, ok := rep.Total.Metric(MetricWaiting); !ok {
+		t.Errorf("the counters lack %s: %+v", MetricWaiting, rep.Total.Derived)
+	}
+	for _, bad := range []string{"0", "x", "3"} {
+		rec = recorder{}
+		if _, err := x.Execute(context.Background(), Cell{Kind: KindSQL, Source: src, Attrs: map[string]string{"baseline": bad}}, rec.emit); err == nil || !strings.Contains(err.Error(), "baseline") {
+			t.Errorf("baseline=%s: err %v, want one about the baseline", bad, err)
+		}
+	}
+}
+
+// TestPredictionTakesMeasuredVerdict: a measurement that judges its own
+// spread passes its verdict, noisy or not, to the prediction's outcome.
+func TestPredictionTakesMeasuredVerdict(t *testing.T) {
+	tests := []struct {
+		data  map[string]any
+		want  string
+		noisy bool
+	}{
+		{map[string]any{"slowdown": 1.0, "verdict": "too noisy to tell here", "noisy": true}, "too noisy to tell here", true},
+		{map[string]any{"slowdown": 4.2, "verdict": "packed 4.2× slower", "noisy": false}, "packed 4.2× slower", false},
+		{map[string]any{"slowdown": 4.2}, "", false},
+	}
+	for _, tt := range tests {
+		v := tt.data["slowdown"].(float64)
+		o := predict.Outcome{Measured: &v}
+		measuredVerdict(&o, []predict.Result{{Data: tt.data}})
+		if o.Verdict != tt.want || o.Noisy != tt.noisy {
+			t.Errorf("%v: verdict %q noisy %v, want %q %v", tt.data, o.Verdict, o.Noisy, tt.want, tt.noisy)
+		}
 	}
 }

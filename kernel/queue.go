@@ -271,6 +271,7 @@ func (s *Kernel) loop() {
 			return
 		}
 		j := s.queue[0]
+		s.queue[0] = nil // the backing array would keep the job's cell alive
 		s.queue = s.queue[1:]
 		jctx, cancel := context.WithCancel(s.ctx)
 		s.running, s.runCancel = j, cancel

@@ -79,13 +79,31 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	} else {
 		hooks = sessionModel(hooks, s, cell, &model) // SET counters = 'model'
 	}
+	reps, err := cellReps(cell)
+	if err != nil {
+		return nil, err
+	}
+	base, err := baselineOf(cell)
+	if err != nil {
+		return nil, err
+	}
+	rounds, err := timedRounds(ctx, s, cell.Source, reps, env)
+	if err != nil {
+		return nil, err
+	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
+	if len(rounds) > 0 && err == nil {
+		rounds = append(rounds, elapsedOf(results))
+	}
 	var rep *ModelReport
 	if model != nil && (len(results) > 0 || err == nil) {
 		rep = model.Finish(ctx)
 		rep.Annotate(results) // EXPLAIN ANALYZE shows them on the aggregate's node
 	}
 	bundle := BuildResult(results, env.Limits())
+	if len(rounds) > 1 {
+		bundle.Rounds = rounds
+	}
 	if counters != nil {
 		bundle.Counters = counters.finish()
 	}
@@ -104,7 +122,70 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	if err != nil {
 		return out, &stmtIndexError{index: len(results), err: err}
 	}
+	if base > 0 {
+		shares, werr := waitingShares(out, base)
+		if werr != nil {
+			return out, &CellError{Ename: ErrExecution, Err: werr}
+		}
+		for _, w := range shares {
+			env.Stream("stdout", w.String()+"\n")
+		}
+		addWaiting(bundle.Counters, shares)
+	}
 	return out, nil
+}
+
+// maxReps bounds the reps attribute of an sql cell.
+const maxReps = 20
+
+// cellReps returns the number of timed rounds an sql cell asks for with
+// reps=N (1 when it does not).
+func cellReps(cell Cell) (int, error) {
+	v, ok := cell.Attrs["reps"]
+	if !ok {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxReps {
+		return 0, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute reps=%s: want a whole number of rounds from 1 to %d", v, maxReps)}
+	}
+	return n, nil
+}
+
+// timedRounds runs src once untimed, so that pools, caches and decoded
+// columns are warm for every timed round alike, and then reps-1 timed
+// rounds, returning each round's statement times; the caller runs the
+// last round itself, with the cell's counters. Running the whole cell
+// each round alternates its sides (naive, radix, naive, radix, …), so
+// that a slow minute of a shared machine falls on both. With reps=1 it
+// does nothing.
+func timedRounds(ctx context.Context, s *engine.Session, src string, reps int, env *Env) ([][]int64, error) {
+	if reps <= 1 {
+		return nil, nil
+	}
+	env.Stream("stdout", fmt.Sprintf("running the cell %d times, alternating its statements, after one untimed warm-up run; the results below are the last run's\n", reps))
+	var rounds [][]int64
+	for i := range reps {
+		res, err := s.Exec(ctx, src, nil)
+		if err != nil {
+			return nil, &stmtIndexError{index: len(res), err: err}
+		}
+		if i > 0 {
+			rounds = append(rounds, elapsedOf(res))
+		}
+	}
+	return rounds, nil
+}
+
+// elapsedOf returns the elapsed time of each result.
+func elapsedOf(results []*engine.Result) []int64 {
+	out := make([]int64, len(results))
+	for i, r := range results {
+		if r != nil {
+			out[i] = int64(r.Elapsed)
+		}
+	}
+	return out
 }
 
 // settingText renders the setting name of st as SET accepts it, so that
@@ -143,7 +224,7 @@ func settingText(st engine.Settings, name string) (string, bool) {
 func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 	names := make([]string, 0, len(cell.Attrs))
 	for k := range cell.Attrs {
-		if !kernelAttrs[k] && !modelAttr(cell, k) {
+		if !kernelAttrs[k] && !modelAttr(cell, k) && k != "reps" && k != "baseline" {
 			names = append(names, k)
 		}
 	}
@@ -159,7 +240,7 @@ func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 		prev, ok := settingText(s.Settings(), k)
 		if !ok {
 			restore()
-			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, pre_aggregate, memory_limit) and timeout, counters", k, cell.Attrs[k])}
+			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, pre_aggregate, memory_limit) and timeout, counters, reps, baseline", k, cell.Attrs[k])}
 		}
 		if err := s.Set(k, cell.Attrs[k]); err != nil {
 			restore()

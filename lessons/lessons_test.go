@@ -15,8 +15,8 @@ func TestList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 7 {
-		t.Fatalf("got %d lessons, want 7", len(list))
+	if len(list) != 8 {
+		t.Fatalf("got %d lessons, want 8", len(list))
 	}
 	for i, l := range list {
 		if l.Order != i+1 {

@@ -3,12 +3,16 @@ package lessons_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"cachebook/engine/gen/gentest"
 	"cachebook/engine/sql"
 	"cachebook/kernel"
+	"cachebook/lessons"
 	"cachebook/notebook"
 	"cachebook/notebook/predict"
 )
@@ -16,7 +20,7 @@ import (
 // minPredictions is the number of predictions each lesson must have at
 // least: one on its key cell.
 var minPredictions = map[string]int{
-	"01-latency": 1, "02-waiting": 1, "03-radix": 1, "04-many-cores": 1, "05-contention": 2, "06-bandwidth": 2, "07-access-patterns": 2,
+	"01-latency": 1, "02-waiting": 1, "03-radix": 1, "04-many-cores": 1, "05-contention": 2, "06-bandwidth": 2, "07-access-patterns": 2, "08-transfer": 2,
 }
 
 // TestPredictionsValid checks every prediction of every lesson: the spec
@@ -80,6 +84,7 @@ var small = map[string]map[string]string{
 	"experiment mlp":            {"size": "2MiB", "chains": "1,8", "sample": "2ms", "reps": "1"},
 	"experiment stride":         {"size": "2MiB", "sample": "2ms", "reps": "1"},
 	"experiment c2c":            {"duration": "5ms", "reps": "1"},
+	"experiment transpose":      {"n": "256", "reps": "1", "sample": "1ms"},
 }
 
 // TestPredictionsMeasure runs every lesson cell that has a prediction, on
@@ -147,6 +152,76 @@ func TestPredictionsMeasure(t *testing.T) {
 				}
 				t.Logf("%s: measured %s %s", spec.Question, predict.FormatValue(*outcome.Measured), spec.Unit)
 			})
+		}
+	}
+}
+
+// checkTextProblems returns what is wrong with a prediction's check text,
+// given the text of everything the lesson runs (its cells' sources,
+// attributes and reference outputs): every name it quotes in backticks (a
+// table, a column, an attribute, a column of an experiment's output) must
+// occur there, and it may not promise a table size ("the 2-million-row
+// table"), which the sizing code chooses per machine and the cell states.
+func checkTextProblems(check, used string) []string {
+	var problems []string
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(check, -1) {
+		if !strings.Contains(used, m[1]) {
+			problems = append(problems, fmt.Sprintf("names `%s`, which none of the lesson's cells or their reference outputs use", m[1]))
+		}
+	}
+	if m := regexp.MustCompile(`\d[\d.,]*[- ](?:million|M)-row`).FindString(check); m != "" {
+		problems = append(problems, fmt.Sprintf("promises a %q table; say where the cell states the size instead", m))
+	}
+	return problems
+}
+
+// TestCheckTextsNameWhatTheLessonRuns applies checkTextProblems to every
+// prediction of every lesson.
+func TestCheckTextsNameWhatTheLessonRuns(t *testing.T) {
+	for _, l := range lessonNotebooks(t) {
+		opened, err := lessons.Opened(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var used strings.Builder
+		for _, c := range opened.Cells {
+			if !c.Kind.IsCode() {
+				continue
+			}
+			used.WriteString(c.Name + "\n" + c.Source + "\n")
+			for k, v := range c.Attrs {
+				used.WriteString(k + "=" + v + "\n")
+			}
+			for _, o := range c.Outputs {
+				used.WriteString(o.Text + "\n")
+			}
+		}
+		for _, c := range l.nb.Cells {
+			spec, _, err := c.Prediction()
+			if err != nil || spec == nil {
+				continue
+			}
+			for _, p := range checkTextProblems(spec.Check, used.String()) {
+				t.Errorf("%s: cell %s: the check text %s", l.Name, c.ID, p)
+			}
+		}
+	}
+}
+
+func TestCheckTextProblems(t *testing.T) {
+	used := "SELECT s, count(*) FROM keys GROUP BY s"
+	tests := []struct {
+		check string
+		want  int
+	}{
+		{"compare it with the `s` query above, on `keys`", 0},
+		{"compare it with the `RegionID` query above", 1},
+		{"On the 2-million-row demo table expect 40 ns", 1},
+		{"the reference run had 16 M rows (the cell states them)", 0},
+	}
+	for _, tt := range tests {
+		if got := checkTextProblems(tt.check, used); len(got) != tt.want {
+			t.Errorf("%q: problems %q, want %d", tt.check, got, tt.want)
 		}
 	}
 }

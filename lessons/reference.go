@@ -43,7 +43,7 @@ type Machine struct {
 
 // Label is the one-line description shown above a reference output.
 func (m Machine) Label() string {
-	s := fmt.Sprintf("reference run on %s (%d cores, %s), %s, on %s; counters: %s", m.CPU, m.Cores, m.OS, m.Date, m.Data, m.Counters)
+	s := fmt.Sprintf(notebook.ReferencePrefix+"%s (%d cores, %s), %s, on %s; counters: %s", m.CPU, m.Cores, m.OS, m.Date, m.Data, m.Counters)
 	if m.Modelled != "" {
 		s += "; " + m.Modelled
 	}

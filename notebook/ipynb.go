@@ -131,6 +131,12 @@ func (n *Notebook) Ipynb() ([]byte, error) {
 		if ex := execution(c.Meta); len(ex) > 0 {
 			cm["execution"] = ex
 		}
+		if c.HidesAnswer() {
+			// Jupyter collapses these outputs until the learner opens
+			// them: a reference run would answer the prediction first.
+			cm["jupyter"] = map[string]any{"outputs_hidden": true}
+			cm["collapsed"] = true
+		}
 		var execCount any // null until run
 		if len(c.Outputs) > 0 || cm["execution"] != nil {
 			count++

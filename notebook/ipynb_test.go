@@ -242,3 +242,58 @@ func FuzzImportIpynb(f *testing.F) {
 		}
 	})
 }
+
+// TestIpynbHidesReferenceAnswers: a lesson exported with its reference
+// outputs collapses them under every prediction the learner has not
+// answered (Jupyter's outputs_hidden), and leaves the others open.
+func TestIpynbHidesReferenceAnswers(t *testing.T) {
+	nb, err := lessons.Opened("07-access-patterns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withGuess string
+	for _, c := range nb.Cells {
+		if _, ok := c.Meta["predict"]; ok && c.IsReference() && withGuess == "" {
+			withGuess = c.ID
+			c.Meta["guess"] = map[string]any{"value": 100}
+		}
+	}
+	if withGuess == "" {
+		t.Fatal("lesson 7 has no prediction cell with a reference output")
+	}
+	data, err := nb.Ipynb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, nbformatSchema(t), data)
+	var doc struct {
+		Cells []struct {
+			ID       string         `json:"id"`
+			Metadata map[string]any `json:"metadata"`
+			Outputs  []any          `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	hidden, open := 0, 0
+	for i, c := range doc.Cells {
+		jm, _ := c.Metadata["jupyter"].(map[string]any)
+		isHidden := jm["outputs_hidden"] == true && c.Metadata["collapsed"] == true
+		want := nb.Cells[i].HidesAnswer()
+		if c.ID == withGuess && want {
+			t.Errorf("cell %s has a guess but HidesAnswer", c.ID)
+		}
+		switch {
+		case isHidden != want:
+			t.Errorf("cell %s: outputs hidden %v, want %v", c.ID, isHidden, want)
+		case isHidden:
+			hidden++
+		case len(c.Outputs) > 0:
+			open++
+		}
+	}
+	if hidden == 0 || open == 0 {
+		t.Errorf("%d cells hidden and %d open: want both kinds in lesson 7", hidden, open)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"cachebook/notebook/predict"
 )
@@ -86,4 +87,26 @@ func (n *Notebook) CheckPredictions() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ReferencePrefix starts the label that heads a lesson's reference
+// outputs (package lessons writes it): the outputs below it come from a
+// reference run, not from the learner's machine.
+const ReferencePrefix = "reference run on "
+
+// IsReference reports whether the cell's outputs are a reference run.
+func (c *Cell) IsReference() bool {
+	return len(c.Outputs) > 0 && c.Outputs[0].Type == OutputStream && strings.HasPrefix(c.Outputs[0].Text, ReferencePrefix)
+}
+
+// HidesAnswer reports whether the cell's outputs would answer its
+// prediction before the learner has guessed: a reference run under a
+// prediction without a guess. Front ends keep such outputs hidden (or, in
+// an .ipynb, collapsed) until the learner commits a guess or skips it.
+func (c *Cell) HidesAnswer() bool {
+	if _, ok := c.Meta["predict"]; !ok || !c.IsReference() {
+		return false
+	}
+	g, ok := c.Meta["guess"]
+	return !ok || g == nil
 }

@@ -72,6 +72,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if source != "cookie" && w != nil {
 		http.SetCookie(w, s.tokenCookie())
 	}
+	markAuthed(r)
 	return true
 }
 

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"cachebook/kernel"
 	"cachebook/notebook/predict"
@@ -32,6 +30,19 @@ type ClassConfig struct {
 	Code string
 	// MaxLearners bounds the roster (200).
 	MaxLearners int
+	// WrongCodes bounds the wrong join codes one address may send (20
+	// at once, then one every 3 s): past it, every join from that
+	// address is refused with 429 and Retry-After until its bucket
+	// refills, the right code included (or guessing would go on).
+	WrongCodes Rate
+	// Joins bounds the successful joins of the whole class (40 at once,
+	// then 5 a second): a class arriving at once behind one address (a
+	// school's NAT, a reverse proxy) gets in within a minute, a script
+	// cannot fill the roster before the teacher sees it happen. Learners
+	// are not capped per address.
+	Joins Rate
+	// Now is the class's clock (nil: time.Now); tests step it.
+	Now func() time.Time
 	// MaxSessions bounds the kernel sessions (tabs) of one learner (3).
 	MaxSessions int
 	// MaxQueued bounds the cells one learner may have queued or running
@@ -92,7 +103,13 @@ type learner struct {
 	joined  time.Time
 	removed bool
 
-	sessions    map[string]bool // kernel session ids
+	// sessions counts the open websockets of each kernel session of the
+	// learner that has one; only those count against MaxSessions.
+	// detached holds the sessions whose last websocket closed, oldest
+	// first, at most MaxSessions: they keep their replay for a tab that
+	// comes back, and older ones are shut down.
+	sessions    map[string]int
+	detached    []string
 	connections int
 	pending     map[string]pendingCell // by execute_request msg_id, until observe sees the reply
 	// inflight holds the cells the learner's limit counts: sent and not
@@ -171,6 +188,22 @@ type class struct {
 	teachers map[chan []byte]bool
 	dirty    bool
 	stopped  bool
+
+	now        func() time.Time
+	wrongCodes *limiter // by address
+	joins      *limiter // one bucket for the class
+	// joinLog holds the times of the latest joins (the last minute's);
+	// refused counts the joins refused, by why.
+	joinLog []time.Time
+	refused JoinRefusals
+}
+
+// JoinRefusals counts the joins the class refused, by why.
+type JoinRefusals struct {
+	WrongCode int `json:"wrong_code"`
+	Name      int `json:"name"`
+	Full      int `json:"full"`
+	Rate      int `json:"rate"`
 }
 
 func newClass(cfg ClassConfig, notebooksRoot string) *class {
@@ -190,9 +223,20 @@ func newClass(cfg ClassConfig, notebooksRoot string) *class {
 		cfg.Code = newCode(6)
 	}
 	cfg.Code = strings.ToUpper(cfg.Code)
+	if cfg.WrongCodes.Burst <= 0 {
+		cfg.WrongCodes = Rate{Burst: 20, Every: 3 * time.Second}
+	}
+	if cfg.Joins.Burst <= 0 {
+		cfg.Joins = Rate{Burst: 40, Every: 200 * time.Millisecond}
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &class{cfg: cfg, root: notebooksRoot, frames: make(chan classFrame, 8192), done: make(chan struct{}),
 		learners: map[string]*learner{}, byToken: map[string]*learner{}, locks: map[string]bool{},
-		teachers: map[chan []byte]bool{}}
+		teachers: map[chan []byte]bool{}, now: now,
+		wrongCodes: newLimiter(cfg.WrongCodes, now), joins: newLimiter(cfg.Joins, now)}
 }
 
 func newCode(n int) string {
@@ -256,43 +300,87 @@ func (c *class) tap(session string, data []byte) {
 	}
 }
 
-// cleanName validates a learner's display name.
-func cleanName(name string) (string, error) {
-	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
-		return "", fmt.Errorf("%w: a display name is needed", errBadRequest)
-	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > 40:
-		return "", fmt.Errorf("%w: a display name is 1-40 characters", errBadRequest)
-	case strings.ContainsFunc(name, unicode.IsControl):
-		return "", fmt.Errorf("%w: a display name has no control characters", errBadRequest)
-	}
-	return name, nil
+// retryError is a refusal that may be tried again after a while: the
+// HTTP reply says when (Retry-After).
+type retryError struct {
+	err   error
+	after time.Duration
 }
 
-// join adds a learner to the roster when code is the class's code.
-func (c *class) join(code, name string) (*learner, error) {
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+
+// retryAfter returns how long err says to wait, or 0.
+func retryAfter(err error) time.Duration {
+	var re *retryError
+	if errors.As(err, &re) {
+		return re.after
+	}
+	return 0
+}
+
+// seconds is d as whole seconds, rounded up, at least 1.
+func seconds(d time.Duration) int64 { return max(1, int64((d+time.Second-1)/time.Second)) }
+
+// join adds a learner to the roster when code is the class's code. addr
+// is the rate-limit key of the sender's address (addrKey).
+func (c *class) join(addr, code, name string) (*learner, error) {
+	if d := c.wrongCodes.wait(addr); d > 0 {
+		c.refuse(func(r *JoinRefusals) { r.WrongCode++ })
+		return nil, &retryError{fmt.Errorf("%w: too many wrong join codes from your network; try again in %d s", errTooMany, seconds(d)), d}
+	}
 	if subtle.ConstantTimeCompare([]byte(strings.ToUpper(strings.TrimSpace(code))), []byte(c.cfg.Code)) != 1 {
+		c.wrongCodes.spend(addr)
+		c.refuse(func(r *JoinRefusals) { r.WrongCode++ })
 		return nil, fmt.Errorf("%w: wrong join code", errForbidden)
 	}
 	name, err := cleanName(name)
 	if err != nil {
+		c.refuse(func(r *JoinRefusals) { r.Name++ })
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.dirty = true
 	if len(c.learners) >= c.cfg.MaxLearners {
-		return nil, fmt.Errorf("%w: the class is full (%d learners)", errUnavailable, c.cfg.MaxLearners)
+		c.refused.Full++
+		return nil, fmt.Errorf("%w: the class is full (%d learners); tell the teacher", errUnavailable, c.cfg.MaxLearners)
 	}
-	l := &learner{ID: newLearnerID(), Name: name, token: NewToken(), joined: time.Now(),
-		sessions: map[string]bool{}, pending: map[string]pendingCell{}, inflight: map[string]time.Time{},
+	if ok, d := c.joins.take(""); !ok {
+		c.refused.Rate++
+		return nil, &retryError{fmt.Errorf("%w: many learners are joining at once; trying again in %d s", errTooMany, seconds(d)), d}
+	}
+	now := c.now()
+	l := &learner{ID: newLearnerID(), Name: name, token: NewToken(), joined: now,
+		sessions: map[string]int{}, pending: map[string]pendingCell{}, inflight: map[string]time.Time{},
 		predictions: map[string]*predict.Outcome{}, sql: map[string]*sqlResult{}, events: map[chan []byte]bool{}}
 	c.learners[l.ID] = l
 	c.index.Store(l.ID, l)
 	c.byToken[l.token] = l
 	c.order = append(c.order, l.ID)
-	c.dirty = true
+	c.joinLog = append(c.joinLog, now)
+	c.trimJoinLog(now)
 	return l, nil
+}
+
+// refuse counts a refused join.
+func (c *class) refuse(count func(*JoinRefusals)) {
+	c.mu.Lock()
+	count(&c.refused)
+	c.dirty = true
+	c.mu.Unlock()
+}
+
+// joinWindow is how far back the class view's join rate looks.
+const joinWindow = time.Minute
+
+// trimJoinLog forgets the joins older than joinWindow; c.mu held.
+func (c *class) trimJoinLog(now time.Time) {
+	i := 0
+	for i < len(c.joinLog) && now.Sub(c.joinLog[i]) > joinWindow {
+		i++
+	}
+	c.joinLog = c.joinLog[i:]
 }
 
 // byTok returns the learner presenting tok, or nil.
@@ -325,18 +413,21 @@ func (c *class) remove(id string) ([]string, error) {
 		close(ch)
 	}
 	l.events = nil
-	var sessions []string
+	sessions := append([]string(nil), l.detached...)
 	for s := range l.sessions {
 		sessions = append(sessions, s)
 	}
+	l.detached = nil
 	c.dirty = true
 	return sessions, nil
 }
 
 // session maps the session id a learner asks for to its own kernel
-// session id: ids of other learners are refused, any other id is put in
-// the learner's namespace, and a learner has at most MaxSessions.
-func (c *class) session(l *learner, id string, live func(string) bool) (string, error) {
+// session id and counts a websocket on it: ids of other learners are
+// refused, any other id is put in the learner's namespace, and a learner
+// has websockets on at most MaxSessions sessions at once. Each session
+// it returns must be given back with release when its websocket closes.
+func (c *class) session(l *learner, id string) (string, error) {
 	if id == "" {
 		id = kernel.NewID()
 	}
@@ -355,16 +446,48 @@ func (c *class) session(l *learner, id string, live func(string) bool) (string, 
 	if l.removed {
 		return "", fmt.Errorf("%w: removed from the class", errForbidden)
 	}
-	for s := range l.sessions {
-		if s != id && !live(s) {
-			delete(l.sessions, s) // forgotten by the kernel manager
+	if l.sessions[id] == 0 && len(l.sessions) >= c.cfg.MaxSessions {
+		tabs := "tabs"
+		if c.cfg.MaxSessions == 1 {
+			tabs = "tab"
+		}
+		return "", fmt.Errorf("%w: you have %d %s open on this class, the limit; close one and this tab connects by itself",
+			errTooMany, c.cfg.MaxSessions, tabs)
+	}
+	l.sessions[id]++
+	for i, s := range l.detached {
+		if s == id {
+			l.detached = append(l.detached[:i], l.detached[i+1:]...)
+			break
 		}
 	}
-	if !l.sessions[id] && len(l.sessions) >= c.cfg.MaxSessions {
-		return "", fmt.Errorf("%w: a learner may have %d sessions open", errTooMany, c.cfg.MaxSessions)
-	}
-	l.sessions[id] = true
 	return id, nil
+}
+
+// release gives back a websocket on session id of l. When it was the
+// session's last, the session stops counting against MaxSessions and is
+// kept detached; it returns the detached sessions past MaxSessions, oldest
+// first, for the caller to shut down.
+func (c *class) release(l *learner, id string) (stop []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.sessions[id] == 0 {
+		return nil
+	}
+	l.sessions[id]--
+	if l.sessions[id] > 0 {
+		return nil
+	}
+	delete(l.sessions, id)
+	if l.removed {
+		return nil
+	}
+	l.detached = append(l.detached, id)
+	if n := len(l.detached) - c.cfg.MaxSessions; n > 0 {
+		stop = append(stop, l.detached[:n]...)
+		l.detached = append(l.detached[:0:0], l.detached[n:]...)
+	}
+	return stop
 }
 
 var errTooMany = errors.New("too many")
@@ -390,7 +513,7 @@ func (c *class) admit(l *learner, m *kernel.Message) (ename, evalue string) {
 	if er.CellID != "" && c.locks[er.CellID] {
 		return ErrLocked, "the teacher has locked this cell until they say run"
 	}
-	now := time.Now()
+	now := c.now()
 	for id, p := range l.pending {
 		if now.Sub(p.sent) > c.cfg.CellTimeout+time.Minute {
 			delete(l.pending, id) // its reply was lost with its session
@@ -402,11 +525,15 @@ func (c *class) admit(l *learner, m *kernel.Message) (ename, evalue string) {
 			delete(l.inflight, id)
 		}
 	}
+	_, dup := l.inflight[m.Header.MsgID]
 	n := len(l.inflight)
-	if n < c.cfg.MaxQueued {
+	if !dup && n < c.cfg.MaxQueued {
 		l.inflight[m.Header.MsgID] = now
 	}
 	l.inflightMu.Unlock()
+	if dup {
+		return kernel.ErrBadMessage, fmt.Sprintf("a cell with msg_id %q is already queued or running: every execute_request needs a msg_id of its own", m.Header.MsgID)
+	}
 	if n >= c.cfg.MaxQueued {
 		return kernel.ErrQueueFull, fmt.Sprintf("you already have %d cells queued or running (the class limit); wait for one to finish", n)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"cachebook/kernel"
@@ -59,6 +60,14 @@ func (s *Server) ClassURLs(addr net.Addr) (teacher, join, code string) {
 // identify returns who sent r: the teacher (the server's token), a
 // learner (its token, normally in its cookie) or nobody.
 func (s *Server) identify(r *http.Request) identity {
+	who := s.who(r)
+	if who.role != roleNone {
+		markAuthed(r)
+	}
+	return who
+}
+
+func (s *Server) who(r *http.Request) identity {
 	if s.cfg.NoToken {
 		return identity{role: roleTeacher}
 	}
@@ -113,6 +122,8 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r, false) {
 		return
 	}
+	// An unauthenticated body may not trickle in for ever.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(10 * time.Second))
 	var req struct {
 		Code string `json:"code"`
 		Name string `json:"name"`
@@ -120,12 +131,15 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	err := decodeBody(r, &req)
 	var l *learner
 	if err == nil {
-		l, err = s.class.join(req.Code, req.Name)
+		l, err = s.class.join(addrKey(r), req.Code, req.Name)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if err != nil {
 		s.metrics.rejected.WithLabelValues("join").Inc()
+		if d := retryAfter(err); d > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(seconds(d), 10))
+		}
 		w.WriteHeader(statusOf(err))
 		_ = json.NewEncoder(w).Encode(errorReply(err))
 		return
@@ -177,17 +191,24 @@ func (s *Server) handleRemove(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, sid := range sessions {
+	s.stopSessions(sessions, "learner removed")
+	s.log.Info("learner removed", "class", s.class.cfg.Name, "learner", id, "sessions", len(sessions))
+	return map[string]any{"status": kernel.StatusOK, "removed": id, "sessions": len(sessions)}, nil
+}
+
+// stopSessions shuts the kernel sessions ids down (those still live).
+func (s *Server) stopSessions(ids []string, why string) {
+	for _, sid := range ids {
 		if k, ok := s.mgr.Kernel(sid); ok {
 			m := kernel.NewMessage(kernel.ChannelControl, kernel.MsgShutdownRequest, "", kernel.Header{MsgID: kernel.NewID()},
 				kernel.ShutdownRequest{Restart: false})
 			if err := k.Handle(nil, &m); err != nil {
-				s.log.Warn("stopping a removed learner's session", "session", sid, "err", err)
+				s.log.Warn("stopping a session", "session", sid, "why", why, "err", err)
+			} else {
+				s.log.Info("session stopped", "session", sid, "why", why)
 			}
 		}
 	}
-	s.log.Info("learner removed", "class", s.class.cfg.Name, "learner", id, "sessions", len(sessions))
-	return map[string]any{"status": kernel.StatusOK, "removed": id, "sessions": len(sessions)}, nil
 }
 
 // handleClassEvents streams the class view's snapshots (server-sent

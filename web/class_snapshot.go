@@ -20,6 +20,18 @@ type ClassSnapshot struct {
 	Locks       []string             `json:"locks"`
 	Push        map[string]any       `json:"push,omitempty"`
 	Stats       ClassStats           `json:"stats"`
+	Joins       JoinStats            `json:"joins"`
+}
+
+// JoinStats is what the class view shows of the joins: the roster's
+// limit and whether it is reached, the joins of the last minute with the
+// latest's time, and the refused joins by why.
+type JoinStats struct {
+	MaxLearners int          `json:"max_learners"`
+	Full        bool         `json:"full"`
+	LastMinute  int          `json:"last_minute"`
+	Latest      string       `json:"latest,omitempty"`
+	Refused     JoinRefusals `json:"refused"`
 }
 
 // LearnerView is one row of the roster.
@@ -146,6 +158,12 @@ func (c *class) snapshot() ClassSnapshot {
 	sort.Slice(totals, func(i, j int) bool { return totals[i] < totals[j] })
 	s.Stats.P50Ms = quantileMs(totals, 0.50)
 	s.Stats.P99Ms = quantileMs(totals, 0.99)
+	c.trimJoinLog(c.now())
+	s.Joins = JoinStats{MaxLearners: c.cfg.MaxLearners, Full: len(c.learners) >= c.cfg.MaxLearners,
+		LastMinute: len(c.joinLog), Refused: c.refused}
+	if n := len(c.joinLog); n > 0 {
+		s.Joins.Latest = c.joinLog[n-1].UTC().Format(time.RFC3339)
+	}
 	return s
 }
 

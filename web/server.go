@@ -59,6 +59,13 @@ type Config struct {
 	// PingInterval and PongWait drive websocket keep-alive (30 s, 60 s).
 	PingInterval time.Duration
 	PongWait     time.Duration
+	// UnauthIdleTimeout closes a keep-alive connection that has carried
+	// no authenticated request after it sat idle that long (15 s); the
+	// others keep IdleTimeout (2 min).
+	UnauthIdleTimeout time.Duration
+	// Now is the server's clock for its connection timeouts (nil:
+	// time.Now); tests step it.
+	Now func() time.Time
 	// MetricsPublic serves /metrics without the token.
 	MetricsPublic bool
 	// Logger receives structured logs (nil: slog.Default()).
@@ -96,6 +103,8 @@ type Server struct {
 	gz      gzipCache
 	// class is the classroom state (nil without Config.Class).
 	class *class
+	// conns closes idle unauthenticated connections (Serve).
+	conns *connTracker
 }
 
 // New returns a server. It fails for NoToken on a non-loopback server and
@@ -125,7 +134,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(), instance: kernel.NewID()}
+	if cfg.UnauthIdleTimeout <= 0 {
+		cfg.UnauthIdleTimeout = DefaultUnauthIdleTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(), instance: kernel.NewID(),
+		conns: newConnTracker(cfg.UnauthIdleTimeout, cfg.Now)}
 	s.metrics = newMetrics(prometheus.NewRegistry(), func() *kernel.Manager { return s.mgr }, func() float64 {
 		return float64(s.metrics.connections.Load())
 	})
@@ -234,7 +250,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnContext:       s.conns.connContext,
+		ConnState:         s.conns.connState,
 	}
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go s.conns.run(sweepCtx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.log.Info("serving", "addr", ln.Addr().String(), "protocol", kernel.Protocol, "token", s.Token() != "")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -47,8 +48,13 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 	who := s.identify(r)
 	if who.role == roleLearner {
 		// A learner's sessions live in its own namespace (class.go).
-		live := func(sid string) bool { _, ok := s.mgr.Kernel(sid); return ok }
-		sid, err := s.class.session(who.learner, id, live)
+		sid, err := s.class.session(who.learner, id)
+		if errors.Is(err, errTooMany) {
+			// Over the tab limit: the page can read a close frame's
+			// reason, not a refused handshake's status.
+			s.closeUpgrade(w, r, CloseTooManySessions, err)
+			return
+		}
 		if err != nil {
 			code := statusOf(err)
 			if errors.Is(err, kernel.ErrBadSessionID) {
@@ -58,6 +64,9 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		id = sid
+		defer func() {
+			s.stopSessions(s.class.release(who.learner, sid), "a learner's tab closed, over its detached sessions")
+		}()
 	}
 	sub, err := s.mgr.Attach(id, since)
 	if err != nil {
@@ -110,6 +119,34 @@ func (s *Server) handleKernel(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = conn.Close()
 	log.Info("websocket closed", "reason", reason)
+}
+
+// CloseTooManySessions is the websocket close code that refuses a
+// learner's tab over its session limit (ClassConfig.MaxSessions); the
+// close reason says so in words. The page shows it and tries again now
+// and then.
+const CloseTooManySessions = 4429
+
+// closeUpgrade completes the websocket handshake only to close it at once
+// with code and err's text (at most 123 bytes, the close frame's limit):
+// a browser's page cannot read the status of a refused handshake.
+func (s *Server) closeUpgrade(w http.ResponseWriter, r *http.Request, code int, err error) {
+	s.metrics.rejected.WithLabelValues("class").Inc()
+	s.log.Warn("websocket refused", "remote", r.RemoteAddr, "code", code, "err", err)
+	conn, uerr := s.up.Upgrade(w, r, nil)
+	if uerr != nil {
+		return
+	}
+	msg := strings.TrimPrefix(err.Error(), errTooMany.Error()+": ")
+	for len(msg) > 123 {
+		_, size := utf8.DecodeLastRuneInString(msg)
+		msg = msg[:len(msg)-size]
+	}
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, msg), time.Now().Add(writeWait))
+	// Wait briefly for the client's close so that ours is read first.
+	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	_, _, _ = conn.ReadMessage()
+	_ = conn.Close()
 }
 
 // wsConn is one websocket attached to a session subscription.

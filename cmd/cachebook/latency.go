@@ -48,6 +48,7 @@ func cmdLatency(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	cfg.WallClock = *wall
+	cfg = cfg.WithDefaults() // so that the header names the real sample time
 
 	// Cycles per access when the CPU's cycle counter can be opened.
 	avail := perf.Probe()

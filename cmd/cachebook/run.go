@@ -12,6 +12,7 @@ import (
 
 	"cachebook/jupyter"
 	"cachebook/kernel"
+	"cachebook/lessons"
 	"cachebook/notebook"
 )
 
@@ -76,9 +77,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			total++
 		}
 	}
+	refs := referenceOutputs(pos[0], nb)
 	runErr := nb.RunAll(ctx, KernelRunner{X: x}, func(c *notebook.Cell) {
 		n++
-		printCell(stdout, n, total, c)
+		printCell(stdout, n, total, c, refs[c])
 	})
 	if *reference != "" {
 		if err := writeReference(*reference, nb, dir); err != nil {
@@ -114,8 +116,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// printCell writes one executed cell: a header, the source, the outputs.
-func printCell(w io.Writer, n, total int, c *notebook.Cell) {
+// printCell writes one executed cell: a header, the source, the outputs,
+// and after them ref, the lesson's reference outputs for the cell (the
+// first, its label, included), if any.
+func printCell(w io.Writer, n, total int, c *notebook.Cell, ref []notebook.Output) {
 	head := string(c.Kind)
 	if c.Name != "" {
 		head += " " + c.Name
@@ -134,7 +138,19 @@ func printCell(w io.Writer, n, total int, c *notebook.Cell) {
 			fmt.Fprintf(w, "  │ %s\n", line)
 		}
 	}
-	for _, o := range c.Outputs {
+	printOutputs(w, c.Outputs, "")
+	if len(ref) > 0 {
+		// The reference comes after the cell's own result, so that it
+		// cannot answer a prediction before the learner's run has.
+		fmt.Fprintln(w, "  ┄ for comparison, the lesson's reference run:")
+		printOutputs(w, ref, "  ┆ ")
+	}
+	fmt.Fprintln(w)
+}
+
+// printOutputs writes outputs as text, each line after indent.
+func printOutputs(w io.Writer, outs []notebook.Output, indent string) {
+	for _, o := range outs {
 		text := o.Text
 		switch o.Type {
 		case notebook.OutputError:
@@ -142,9 +158,31 @@ func printCell(w io.Writer, n, total int, c *notebook.Cell) {
 		case notebook.OutputStream:
 			text = "[" + o.Name + "] " + o.Text
 		}
-		fmt.Fprintln(w, strings.TrimRight(text, "\n"))
+		for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			fmt.Fprintln(w, indent+line)
+		}
 	}
-	fmt.Fprintln(w)
+}
+
+// referenceOutputs returns the reference outputs of the cells of nb, the
+// lesson named by arg (none for a notebook file), labelled, before any of
+// them runs: a cell's key is its source, which the run leaves alone.
+func referenceOutputs(arg string, nb *notebook.Notebook) map[*notebook.Cell][]notebook.Output {
+	if st, err := os.Stat(arg); err == nil && st.Mode().IsRegular() {
+		return nil
+	}
+	ref, err := lessons.LoadReference(arg)
+	if err != nil || ref == nil {
+		return nil
+	}
+	label := notebook.Output{Type: notebook.OutputStream, Name: "stdout", Text: ref.Machine.Label()}
+	out := map[*notebook.Cell][]notebook.Output{}
+	for _, c := range nb.Cells {
+		if outs := ref.Cells[lessons.CellKey(c)]; c.Kind.IsCode() && len(outs) > 0 {
+			out[c] = append([]notebook.Output{label}, outs...)
+		}
+	}
+	return out
 }
 
 // KernelRunner runs notebook cells on a kernel Executor (one engine

@@ -44,6 +44,8 @@ var cheap = map[string]map[string]string{
 	"experiment c2c":             {"duration": "5ms", "reps": "1"},
 	"experiment substring":       {"reps": "1", "limit": "20000"},
 	"experiment page-reuse":      {"size": "1MiB", "rounds": "2"},
+	"experiment branches":        {"reps": "1", "sample": "2ms"},
+	"experiment transpose":       {"n": "256", "reps": "1", "sample": "2ms"},
 }
 
 // TestLessonsRun runs every cell of every lesson on small data and fails
@@ -195,5 +197,38 @@ func TestLessonsExportImportCommands(t *testing.T) {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temporary file %s left behind", e.Name())
 		}
+	}
+}
+
+// TestRunPrintsReferenceAfterResult: cachebook run shows a lesson cell's
+// reference outputs only after the cell's own, so a prediction's answer
+// never comes first; every code cell of a lesson with a reference has one.
+func TestRunPrintsReferenceAfterResult(t *testing.T) {
+	nb, err := lessons.Notebook("01-latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := referenceOutputs("01-latency", nb)
+	var c *notebook.Cell
+	for _, cell := range nb.Cells {
+		if cell.Kind.IsCode() {
+			if len(refs[cell]) < 2 || !strings.HasPrefix(refs[cell][0].Text, notebook.ReferencePrefix) {
+				t.Errorf("cell %s: reference outputs %v, want the label and the run", cell.ID, refs[cell])
+			}
+			if c == nil {
+				c = cell
+			}
+		}
+	}
+	c.Outputs = []notebook.Output{{Type: notebook.OutputResult, Text: "own result"}}
+	var b bytes.Buffer
+	printCell(&b, 1, 1, c, refs[c])
+	out := b.String()
+	own, ref := strings.Index(out, "own result"), strings.Index(out, notebook.ReferencePrefix)
+	if own < 0 || ref < 0 || own > ref {
+		t.Errorf("own result at %d, reference at %d, want the own result first:\n%s", own, ref, out)
+	}
+	if refs := referenceOutputs(filepath.Join("..", "..", "lessons", "01-latency.md"), nb); refs != nil {
+		t.Errorf("a notebook file got reference outputs: %v", refs)
 	}
 }

@@ -377,7 +377,7 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 		for g := range out.I64 {
 			lo, hi := s.lo[g], s.hi[g]
 			if (hi != 0 || int64(lo) < 0) && (hi != -1 || int64(lo) >= 0) {
-				return nil, fmt.Errorf("integer overflow in sum: the total does not fit in BIGINT")
+				return nil, fmt.Errorf("integer overflow in sum: the total does not fit in BIGINT (a HUGEINT sum is not supported)")
 			}
 			out.I64[g] = int64(lo)
 		}

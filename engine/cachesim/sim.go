@@ -305,6 +305,7 @@ type rawStats struct {
 	fresh                     int64 // accesses to another line than the last of its residue
 	l1Miss, l2Acc, l2Miss     int64
 	l3Acc, memReads           int64
+	l1LoadMiss, memLoadReads  int64 // the misses of loads alone
 	l1WB, l2WB, memWrites     int64 // dirty evictions; memWrites reach memory
 	pfIssued, pfFill          int64
 	tlb1Miss, tlb2Miss, pages int64
@@ -558,7 +559,12 @@ func (s *Sim) line(line uint64, write bool) {
 	if s.geo.Prefetch != PrefetchOff {
 		s.prefetch(line)
 	}
+	reads := s.raw.memReads
 	s.fetch(line, r)
+	if !write {
+		s.raw.l1LoadMiss++
+		s.raw.memLoadReads += s.raw.memReads - reads
+	}
 	s.install(&s.l1, line, write, r, 1)
 }
 

@@ -31,6 +31,11 @@ type Stats struct {
 	DRAMReads int64
 	// DRAMWrites are dirty lines written back to memory.
 	DRAMWrites int64
+	// L1LoadMisses and DRAMLoadReads are the L1 misses and DRAM fills of
+	// loads alone (the rest are stores' reads for ownership): what counters
+	// such as L1-dcache-load-misses and Intel's MEM_LOAD_RETIRED.L3_MISS
+	// count.
+	L1LoadMisses, DRAMLoadReads int64
 	// PrefetchReads are lines the prefetcher brought from memory;
 	// PrefetchIssued counts every prefetch request.
 	PrefetchReads, PrefetchIssued int64
@@ -116,6 +121,7 @@ func (s *Sim) Since(m Mark) Stats {
 		sampled:  r.sampled - o.sampled, fresh: r.fresh - o.fresh,
 		l1Miss: r.l1Miss - o.l1Miss, l2Acc: r.l2Acc - o.l2Acc, l2Miss: r.l2Miss - o.l2Miss,
 		l3Acc: r.l3Acc - o.l3Acc, memReads: r.memReads - o.memReads,
+		l1LoadMiss: r.l1LoadMiss - o.l1LoadMiss, memLoadReads: r.memLoadReads - o.memLoadReads,
 		l1WB: r.l1WB - o.l1WB, l2WB: r.l2WB - o.l2WB, memWrites: r.memWrites - o.memWrites,
 		pfIssued: r.pfIssued - o.pfIssued, pfFill: r.pfFill - o.pfFill,
 		tlb1Miss: r.tlb1Miss - o.tlb1Miss, tlb2Miss: r.tlb2Miss - o.tlb2Miss, pages: r.pages - o.pages,
@@ -172,6 +178,8 @@ func (s *Sim) stats(r rawStats, res [][nResStat]int64, ex exactStats, ws winSums
 		L1:             LevelStats{Accesses: lines, Misses: scale(r.l1Miss), Writebacks: scale(r.l1WB)},
 		DRAMReads:      scale(r.memReads),
 		DRAMWrites:     scale(r.memWrites),
+		L1LoadMisses:   scale(r.l1LoadMiss),
+		DRAMLoadReads:  scale(r.memLoadReads),
 		PrefetchReads:  scaleBy(r.pfFill, timeScale),
 		PrefetchIssued: scaleBy(r.pfIssued, timeScale),
 		TLB1Misses:     scaleBy(r.tlb1Miss, timeScale),
@@ -278,6 +286,8 @@ func (st Stats) Sub(o Stats) Stats {
 	d.L1, d.L2, d.L3 = sub(st.L1, o.L1), sub(st.L2, o.L2), sub(st.L3, o.L3)
 	d.DRAMReads -= o.DRAMReads
 	d.DRAMWrites -= o.DRAMWrites
+	d.L1LoadMisses -= o.L1LoadMisses
+	d.DRAMLoadReads -= o.DRAMLoadReads
 	d.PrefetchReads -= o.PrefetchReads
 	d.PrefetchIssued -= o.PrefetchIssued
 	d.TLB1Misses -= o.TLB1Misses
@@ -298,6 +308,8 @@ func (st Stats) Add(o Stats) Stats {
 	d.L1, d.L2, d.L3 = add(st.L1, o.L1), add(st.L2, o.L2), add(st.L3, o.L3)
 	d.DRAMReads += o.DRAMReads
 	d.DRAMWrites += o.DRAMWrites
+	d.L1LoadMisses += o.L1LoadMisses
+	d.DRAMLoadReads += o.DRAMLoadReads
 	d.PrefetchReads += o.PrefetchReads
 	d.PrefetchIssued += o.PrefetchIssued
 	d.TLB1Misses += o.TLB1Misses

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 
 	"cachebook/engine/sql"
@@ -99,6 +100,9 @@ func foldNode(x Expr) (Expr, error) {
 			return x, nil
 		}
 	}
+	if !foldable(x) {
+		return x, nil
+	}
 	c, err := evalConst(x)
 	if err != nil {
 		return nil, err
@@ -173,7 +177,7 @@ func (b *Binder) bindNode(e sql.Expr, depth int) (Expr, error) {
 		}
 		t, ok := TypeByName(e.Type)
 		if !ok {
-			return nil, errAt(e.At, "unknown type %s", e.Type)
+			return nil, errAt(e.At, "type %s is not supported", e.Type)
 		}
 		if !canCast(x.Type(), t) {
 			return nil, errAt(e.At, "cannot cast %s to %s", x.Type(), t)
@@ -208,6 +212,9 @@ func (b *Binder) bindIdent(e *sql.Ident) (Expr, error) {
 				idx = i
 			}
 		}
+	}
+	if idx < 0 && strings.EqualFold(e.Name, "rowid") {
+		return nil, &sql.Error{Pos: e.At, Msg: "the rowid pseudo-column is not supported", Err: &UnknownColumnError{Name: e.Name}}
 	}
 	if idx < 0 {
 		msg := fmt.Sprintf("column %q not found", e.Name)
@@ -279,6 +286,9 @@ func bindLiteral(e *sql.Literal) (Expr, error) {
 	case sql.LitInt:
 		return NewConst(vec.Int64, e.Int), nil
 	case sql.LitFloat:
+		if c, ok := exactLiteral(e.Text); ok {
+			return c, nil
+		}
 		c := NewConst(vec.Float64, e.Float)
 		c.decimal = !strings.ContainsAny(e.Text, "eE")
 		return c, nil
@@ -523,6 +533,10 @@ func (b *Binder) bindUnary(e *sql.Unary, depth int) (Expr, error) {
 		if e.Op == sql.OpPlus {
 			return x, nil
 		}
+		if v, ok := exactValue(x); ok && isExactLit(x) {
+			// -0.5, -9223372036854775808: exactly.
+			return exactConst(new(big.Rat).Neg(v), isDecimal(x)), nil
+		}
 		if t == vec.UInt64 {
 			if x, err = coerce(x, vec.Float64, e.X.Pos()); err != nil {
 				return nil, err
@@ -578,6 +592,19 @@ func bindCompare(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := foldExactCompare(op, l, r); ok {
+		return c, nil
+	}
+	if needsExact(l, r) {
+		if x, ok := exactIntCompare(op, l, r); ok {
+			return x, nil
+		}
+	}
+	if needsExact(r, l) {
+		if x, ok := exactIntCompare(flipOp(op), r, l); ok {
+			return x, nil
+		}
+	}
 	if l, r, err = floatLits2(l, r, lp, rp); err != nil {
 		return nil, err
 	}
@@ -624,6 +651,9 @@ func bindArith(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 	l, r, err := resolveUntyped(l, r, lp, rp)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := foldExactArith(op, l, r); ok {
+		return c, nil
 	}
 	if l, r, err = floatLits2(l, r, lp, rp); err != nil {
 		return nil, err
@@ -854,7 +884,9 @@ func (b *Binder) bindIn(e *sql.In, depth int) (Expr, error) {
 	}
 	allConst := true
 	for _, it := range list {
-		if _, ok := it.(*Const); !ok {
+		if _, ok := it.(*Const); !ok || needsExact(x, it) {
+			// An integer x IN (0.5, -1, 9223372036854775808) compares
+			// each value exactly, as x = v.
 			allConst = false
 		}
 	}
@@ -910,6 +942,9 @@ func (b *Binder) bindIn(e *sql.In, depth int) (Expr, error) {
 			kt = vec.String
 		}
 		want := xt
+		if xt == vec.UInt64 && isSigned(kt) && k.Int() >= 0 {
+			kt = vec.UInt64 // UBIGINT IN (5): compared as UBIGINT
+		}
 		if xt == vec.Float32 && k.decimal {
 			kt = vec.Float32 // FLOAT IN (1.5) compares as FLOAT
 		}

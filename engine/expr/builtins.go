@@ -198,12 +198,12 @@ func (b *Binder) bindCall(c *sql.Call, depth int) (Expr, error) {
 	if c.Star {
 		return nil, errAt(c.At, "%s(*) is not a function call; only count(*) takes *", c.Name)
 	}
-	if c.Distinct {
-		return nil, errAt(c.At, "DISTINCT is only allowed in aggregate functions, not in %s", c.Name)
-	}
 	f, ok := LookupBuiltin(c.Name)
 	if !ok {
-		return nil, errAt(c.At, "unknown function %s", c.Name)
+		return nil, errAt(c.At, "function %s is not supported", c.Name)
+	}
+	if c.Distinct {
+		return nil, errAt(c.At, "DISTINCT is only allowed in aggregate functions, not in %s", c.Name)
 	}
 	args, err := b.bindList(c.Args, depth)
 	if err != nil {
@@ -271,7 +271,7 @@ func bindRegexpReplace(fc *funcCall) (Expr, error) {
 	if rr.re, err = regexp.Compile(pat); err != nil {
 		return nil, errAt(fc.pos(1), "invalid regular expression: %v", err)
 	}
-	return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, extra: extra, pos: c.At}, nil
+	return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, size: rr.size, extra: extra, pos: c.At}, nil
 }
 
 func bindToDateTime(fc *funcCall) (Expr, error) {

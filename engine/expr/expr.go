@@ -22,6 +22,7 @@ package expr
 
 import (
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -90,6 +91,11 @@ type Const struct {
 	// which DuckDB types as DECIMAL: with a FLOAT operand it becomes FLOAT
 	// (f32 * 1.5 is FLOAT, f32 * 1.5e0 DOUBLE).
 	decimal bool
+	// exact, when set, is the exact value of a numeric literal that a
+	// DOUBLE cannot hold exactly (0.1, 12345678901234567890123), and of
+	// constants folded from such literals: DuckDB types them DECIMAL or
+	// HUGEINT, so 0.1 + 0.2 = 0.3 is true and 10.0 % 0.0 is NULL.
+	exact *big.Rat
 }
 
 // NewConst returns a constant of type t holding x: nil (NULL), bool, an
@@ -332,7 +338,7 @@ func Fold(e Expr) (Expr, error) {
 			allConst = false
 		}
 	}
-	if !allConst {
+	if !allConst || !foldable(e) {
 		return e, nil
 	}
 	return evalConst(e)

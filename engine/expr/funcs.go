@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/bits"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -24,6 +25,9 @@ type fn struct {
 	// pattern) after the arguments in String.
 	extra []string
 	pos   sql.Pos // the call, for errors
+	// size, if set, bounds the result's bytes per row from the
+	// arguments' bounds (see BuildSize).
+	size func(args []Size) Size
 }
 
 func (f *fn) Type() vec.Type         { return f.t }
@@ -310,20 +314,53 @@ func absFn(args []*vec.Vector, n int) (*vec.Vector, error) {
 	return out, nil
 }
 
-// roundHalfAway rounds to digits decimal places, halves away from zero.
+// roundHalfAway rounds a double to digits decimal places, halves away from
+// zero, as DuckDB does: with digits >= 0 as round(f·10^d)/10^d (f itself
+// when that overflows), with digits < 0 as round(f/10^-d)·10^-d (0 when
+// that overflows: round(42, -400) is 0).
 func roundHalfAway(f float64, digits int64) float64 {
 	if digits == 0 {
 		return math.Round(f)
 	}
-	if digits > 300 || digits < -300 {
-		return f
+	if digits < 0 {
+		m := math.Pow(10, -float64(max(digits, -400)))
+		r := math.Round(f/m) * m
+		if math.IsInf(r, 0) || math.IsNaN(r) {
+			return 0
+		}
+		return r
 	}
-	p := math.Pow(10, float64(digits))
-	r := math.Round(f*p) / p
+	m := math.Pow(10, float64(min(digits, 400)))
+	r := math.Round(f*m) / m
 	if math.IsInf(r, 0) || math.IsNaN(r) {
 		return f
 	}
 	return r
+}
+
+// pow10u64 holds 10^0 … 10^19, the powers of ten a uint64 holds.
+var pow10u64 = func() (p [20]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// roundInt rounds the magnitude m of an integer to a multiple of 10^-d
+// (d < 0), halves away from zero, exactly; ok is false when the result
+// does not fit in a uint64.
+func roundInt(m uint64, d int64) (uint64, bool) {
+	if d <= -20 {
+		return 0, true
+	}
+	p := pow10u64[-d]
+	q := m / p
+	if m%p >= p-p/2 { // the remainder is at least half of p (p is even)
+		q++
+	}
+	hi, lo := bits.Mul64(q, p)
+	return lo, hi == 0
 }
 
 func roundFn(args []*vec.Vector, n int) (*vec.Vector, error) {
@@ -333,10 +370,33 @@ func roundFn(args []*vec.Vector, n int) (*vec.Vector, error) {
 		copy(out.I64, x.I64[:n])
 		if len(args) == 2 {
 			// Negative digits round integers to tens, hundreds, …
+			// exactly, halves away from zero; round(53, -19) is 0.
 			for i := range out.I64 {
-				if d := args[1].I64[i]; d < 0 && d > -19 {
-					p := int64(math.Pow10(int(-d)))
-					out.I64[i] = int64(math.Round(float64(x.I64[i])/float64(p))) * p
+				d := args[1].I64[i]
+				if d >= 0 || x.IsNull(i) || args[1].IsNull(i) {
+					continue
+				}
+				v := x.I64[i]
+				if x.Type == vec.UInt64 {
+					r, ok := roundInt(uint64(v), d)
+					if !ok {
+						return nil, fmt.Errorf("round(%d, %d) is out of range for UBIGINT", uint64(v), d)
+					}
+					out.I64[i] = int64(r)
+					continue
+				}
+				m := uint64(v)
+				if v < 0 {
+					m = -m
+				}
+				r, ok := roundInt(m, d)
+				switch {
+				case ok && v >= 0 && r <= math.MaxInt64:
+					out.I64[i] = int64(r)
+				case ok && v < 0 && r <= 1<<63:
+					out.I64[i] = int64(-r)
+				default:
+					return nil, fmt.Errorf("round(%d, %d) is out of range for BIGINT", v, d)
 				}
 			}
 		}

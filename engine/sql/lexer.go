@@ -342,6 +342,17 @@ func (l *lexer) next() (Token, error) {
 	l.advance()
 	if k == 0 {
 		t := tok(TokIllegal)
+		switch r {
+		case '[', ']':
+			return t, l.errorf(start, "lists ([…] literals and subscripts) are not supported")
+		case '{', '}':
+			return t, l.errorf(start, "structs ({…} literals) are not supported")
+		case ':':
+			if strings.HasPrefix(l.src[l.pos.Offset:], "=") {
+				return t, l.errorf(start, "named parameters (name := value) are not supported")
+			}
+			return t, l.errorf(start, "slices and ':' are not supported")
+		}
 		return t, l.errorf(start, "unexpected character %q", r)
 	}
 	return tok(k), nil

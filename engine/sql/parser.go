@@ -59,6 +59,9 @@ func ParseLimit(ctx context.Context, src string, maxBytes int64, cause error) ([
 		switch p.tok().Kind {
 		case TokSemi, TokEOF:
 		default:
+			if err := p.unsupportedClause(); err != nil {
+				return nil, err
+			}
 			return nil, p.expected("';' or end of input")
 		}
 	}
@@ -267,7 +270,31 @@ func (p *parser) statement() (Statement, error) {
 		}
 		return &Explain{Span: p.span(t), Analyze: analyze, Stmt: s}, nil
 	}
+	if f := unsupportedStatement(t); f != "" {
+		return nil, p.errorf(t.Pos, "%s is not supported", f)
+	}
 	return nil, p.expected("SELECT, SET, RESET, SHOW, DESCRIBE or EXPLAIN")
+}
+
+// unsupportedStatement names the feature of a statement that starts with
+// t and that the engine does not have, or returns "".
+func unsupportedStatement(t Token) string {
+	if t.Kind != TokIdent {
+		return ""
+	}
+	switch strings.ToUpper(t.Text) {
+	case "WITH":
+		return "WITH (common table expressions)"
+	case "FROM":
+		return "FROM-first syntax (FROM t SELECT …)"
+	case "VALUES":
+		return "VALUES"
+	case "DESCRIBE", "SHOW":
+		return strings.ToUpper(t.Text) + " as a query"
+	case "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "COPY", "ATTACH", "CHECKPOINT", "PRAGMA", "CALL", "SUMMARIZE", "PIVOT", "UNPIVOT", "TABLE":
+		return strings.ToUpper(t.Text) + " statement"
+	}
+	return ""
 }
 
 func (p *parser) setStmt() (*Set, error) {
@@ -321,6 +348,9 @@ func (p *parser) selectStmt() (*Select, error) {
 	s := &Select{}
 	if p.acceptKw("DISTINCT") {
 		s.Distinct = true
+		if p.isKw("ON") {
+			return nil, p.errorf(p.tok().Pos, "DISTINCT ON is not supported")
+		}
 	} else {
 		p.acceptKw("ALL")
 	}
@@ -332,6 +362,9 @@ func (p *parser) selectStmt() (*Select, error) {
 		s.Items = append(s.Items, item)
 		if !p.accept(TokComma) {
 			break
+		}
+		if t := p.tok(); t.Kind == TokEOF || t.Kind == TokSemi || t.Kind == TokRParen || isKwTok(t, "FROM") {
+			break // a trailing comma, as DuckDB allows
 		}
 	}
 	var err error
@@ -355,8 +388,20 @@ func (p *parser) selectStmt() (*Select, error) {
 		if err := p.expectKw("BY"); err != nil {
 			return nil, err
 		}
-		if p.isKw("ALL") {
+		if p.isKw("ALL") || p.tok().Kind == TokStar {
 			return nil, p.errorf(p.tok().Pos, "GROUP BY ALL is not supported; list the grouping columns")
+		}
+		for i := 0; ; i++ {
+			t := p.peek(i)
+			if t.Kind == TokEOF || t.Kind == TokSemi || isKwTok(t, "HAVING") || isKwTok(t, "ORDER") || isKwTok(t, "LIMIT") {
+				break
+			}
+			if isKwTok(t, "GROUPING") && isKwTok(p.peek(i+1), "SETS") || (isKwTok(t, "ROLLUP") || isKwTok(t, "CUBE")) && p.peek(i+1).Kind == TokLParen {
+				return nil, p.errorf(t.Pos, "GROUPING SETS, ROLLUP and CUBE are not supported")
+			}
+			if t.Kind == TokLParen && p.peek(i+1).Kind == TokRParen && (i == 0 || p.peek(i-1).Kind == TokComma) {
+				return nil, p.errorf(t.Pos, "GROUP BY () (the empty grouping set) is not supported")
+			}
 		}
 		if s.GroupBy, err = p.exprList(); err != nil {
 			return nil, err
@@ -370,6 +415,9 @@ func (p *parser) selectStmt() (*Select, error) {
 	if p.acceptKw("ORDER") {
 		if err := p.expectKw("BY"); err != nil {
 			return nil, err
+		}
+		if p.isKw("ALL") || p.tok().Kind == TokStar {
+			return nil, p.errorf(p.tok().Pos, "ORDER BY ALL is not supported; list the ORDER BY keys")
 		}
 		for {
 			e, err := p.expr(0)
@@ -482,11 +530,17 @@ func (p *parser) tableRef(aliasOK bool) (TableRef, error) {
 		ref = &FileRef{Path: t.Value, At: t.Pos}
 	case t.Kind == TokLParen:
 		p.next()
+		if f := unsupportedStatement(p.tok()); f != "" && !p.isKw("SELECT") {
+			return nil, p.errorf(p.tok().Pos, "%s in FROM is not supported", f)
+		}
 		if !p.isKw("SELECT") {
 			return nil, p.expected("SELECT")
 		}
 		s, err := p.selectStmt()
 		if err != nil {
+			return nil, err
+		}
+		if err := p.unsupportedClause(); err != nil {
 			return nil, err
 		}
 		if _, err := p.expect(TokRParen); err != nil {
@@ -532,9 +586,12 @@ func (p *parser) tableRef(aliasOK bool) (TableRef, error) {
 			return nil, err
 		}
 		alias = a
-	} else if a := p.tok(); a.Kind == TokQIdent || (a.Kind == TokIdent && !isKeyword(a.Text) && !joinWords[strings.ToUpper(a.Text)]) {
+	} else if a := p.tok(); a.Kind == TokQIdent || (a.Kind == TokIdent && !isKeyword(a.Text) && !joinWords[strings.ToUpper(a.Text)] && !unsupportedClauses[strings.ToUpper(a.Text)]) {
 		p.next()
 		alias = a.Value
+	}
+	if p.tok().Kind == TokLParen && alias != "" {
+		return nil, p.errorf(p.tok().Pos, "column aliases of a table (%s(c1, …)) are not supported", alias)
 	}
 	switch r := ref.(type) {
 	case *TableName:
@@ -724,8 +781,12 @@ func (p *parser) typeName() (string, error) {
 	if name == "DOUBLE" && p.acceptKw("PRECISION") {
 		name = "DOUBLE PRECISION"
 	}
-	if name == "TIMESTAMP" && p.acceptKw("WITH") {
-		return "", p.errorf(t.Pos, "TIMESTAMP WITH TIME ZONE is not supported")
+	if (name == "TIMESTAMP" || name == "TIME") && p.acceptKw("WITH") {
+		return "", p.errorf(t.Pos, "%s WITH TIME ZONE is not supported", name)
+	}
+	switch name {
+	case "STRUCT", "MAP", "UNION", "LIST", "ROW":
+		return "", p.errorf(t.Pos, "type %s is not supported", name)
 	}
 	if p.accept(TokLParen) {
 		var params []string
@@ -789,6 +850,9 @@ func (p *parser) prefix() (Expr, error) {
 		x, err := p.expr(0)
 		if err != nil {
 			return nil, err
+		}
+		if p.tok().Kind == TokComma {
+			return nil, p.errorf(p.tok().Pos, "row values ((a, b)) are not supported")
 		}
 		if _, err := p.expect(TokRParen); err != nil {
 			return nil, err
@@ -873,6 +937,9 @@ func (p *parser) prefix() (Expr, error) {
 		p.i += 2
 		return typedLiteral(t, next)
 	case "INTERVAL":
+		if next.Kind == TokLParen {
+			return nil, p.errorf(t.Pos, "INTERVAL (expression) unit is not supported; only constant intervals")
+		}
 		if next.Kind != TokString && next.Kind != TokInt {
 			break
 		}
@@ -880,6 +947,10 @@ func (p *parser) prefix() (Expr, error) {
 		return p.interval(t, next)
 	case "EXISTS":
 		return nil, p.errorf(t.Pos, "EXISTS is not supported")
+	case "TIME", "TIMETZ", "TIMESTAMPTZ", "BLOB", "BITSTRING", "UUID", "HUGEINT", "UHUGEINT", "DECIMAL", "NUMERIC":
+		if next.Kind == TokString {
+			return nil, p.errorf(t.Pos, "%s literals are not supported", strings.ToUpper(t.Text))
+		}
 	}
 	if isKeyword(t.Text) {
 		return nil, p.expected("expression")
@@ -913,10 +984,10 @@ func (p *parser) call(name Token) (Expr, error) {
 		if _, err := p.expect(TokRParen); err != nil {
 			return nil, err
 		}
-		return c, nil
+		return c, p.afterCall()
 	}
 	if p.accept(TokRParen) {
-		return c, nil
+		return c, p.afterCall()
 	}
 	if p.acceptKw("DISTINCT") {
 		c.Distinct = true
@@ -931,13 +1002,41 @@ func (p *parser) call(name Token) (Expr, error) {
 	if p.isKw("ORDER") {
 		return nil, p.errorf(p.tok().Pos, "ORDER BY inside a function call is not supported")
 	}
+	if p.isKw("EXPORT_STATE") {
+		return nil, p.errorf(p.tok().Pos, "EXPORT_STATE is not supported")
+	}
 	if _, err := p.expect(TokRParen); err != nil {
 		return nil, err
 	}
-	if p.isKw("FILTER") || p.isKw("OVER") {
-		return nil, p.errorf(p.tok().Pos, "%s is not supported", strings.ToUpper(p.tok().Text))
+	if err := p.afterCall(); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// unsupportedClauses are the clauses of a SELECT, and the set operations,
+// that the engine does not have.
+var unsupportedClauses = map[string]bool{"QUALIFY": true, "WINDOW": true, "INTERSECT": true, "EXCEPT": true, "UNION": true, "USING": true, "TABLESAMPLE": true}
+
+// unsupportedClause returns the error for one of unsupportedClauses where
+// a SELECT ends.
+func (p *parser) unsupportedClause() error {
+	if t := p.tok(); t.Kind == TokIdent && unsupportedClauses[strings.ToUpper(t.Text)] {
+		return p.errorf(t.Pos, "%s is not supported", strings.ToUpper(t.Text))
+	}
+	return nil
+}
+
+// afterCall refuses the clauses that may follow a function call and that
+// the engine does not have.
+func (p *parser) afterCall() error {
+	switch {
+	case p.isKw("FILTER") || p.isKw("OVER") || p.isKw("EXPORT_STATE"):
+		return p.errorf(p.tok().Pos, "%s is not supported", strings.ToUpper(p.tok().Text))
+	case p.isKw("WITHIN"):
+		return p.errorf(p.tok().Pos, "WITHIN GROUP is not supported")
+	}
+	return nil
 }
 
 func (p *parser) caseExpr() (Expr, error) {

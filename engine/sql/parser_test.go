@@ -404,7 +404,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestCaret(t *testing.T) {
-	src := "SELECT a,\n\tFROM hits"
+	src := "SELECT a +\n\tFROM hits"
 	_, err := Parse(src)
 	e := err.(*Error)
 	want := "\tFROM hits\n\t^"

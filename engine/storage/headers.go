@@ -6,15 +6,26 @@ import (
 	"io"
 )
 
+// pageLoc is where a page of a column chunk lies in the file.
+type pageLoc struct {
+	pos    int64 // offset of the page header
+	header int   // bytes of the header
+	size   int   // bytes of the page after the header (compressed_page_size)
+	crc    bool  // the header holds a CRC of the page
+}
+
 // checkChunkHeaders walks the page headers of a column chunk occupying
-// [start, end) of r and checks that every length inside them fits in the
-// chunk, before parquet-go decodes them: its thrift decoder allocates a
-// buffer of whatever length a (corrupt) header declares, up to 2 GiB, before
-// reading it. Only the headers are read, a few KiB per page.
-func checkChunkHeaders(r io.ReaderAt, start, end int64) error {
+// [start, end) of r, checks that every length inside them fits in the
+// chunk and that the uncompressed sizes are plausible, and returns where
+// the pages are. It runs before any header is decoded by parquet-go's
+// thrift decoder, which allocates a buffer of whatever length a (corrupt)
+// header declares, up to 2 GiB, before reading it. Only the headers are
+// read, a few KiB per page.
+func checkChunkHeaders(r io.ReaderAt, start, end int64) ([]pageLoc, error) {
 	if start < 0 || end < start {
-		return fmt.Errorf("%w: column chunk range [%d,%d)", errCorrupt, start, end)
+		return nil, fmt.Errorf("%w: column chunk range [%d,%d)", errCorrupt, start, end)
 	}
+	var locs []pageLoc
 	buf := make([]byte, 4096)
 	for pos := start; pos < end; {
 		size := min(int64(len(buf)), end-pos)
@@ -24,10 +35,10 @@ func checkChunkHeaders(r io.ReaderAt, start, end int64) error {
 				if err == nil {
 					err = io.ErrUnexpectedEOF
 				}
-				return fmt.Errorf("%w: reading page header: %v", errCorrupt, err)
+				return nil, fmt.Errorf("%w: reading page header: %v", errCorrupt, err)
 			}
 			p := thriftScan{b: buf[:size]}
-			compressed, err := p.pageHeader()
+			compressed, crc, err := p.pageHeader()
 			if errors.Is(err, errShort) && size < end-pos {
 				size = min(size*4, end-pos)
 				if int64(len(buf)) < size {
@@ -36,17 +47,18 @@ func checkChunkHeaders(r io.ReaderAt, start, end int64) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("%w: page header at offset %d: %v", errCorrupt, pos, err)
+				return nil, fmt.Errorf("%w: page header at offset %d: %v", errCorrupt, pos, err)
 			}
 			if compressed < 0 || int64(compressed) > end-pos-int64(p.i) {
-				return fmt.Errorf("%w: page at offset %d claims %d bytes, the chunk has %d left",
+				return nil, fmt.Errorf("%w: page at offset %d claims %d bytes, the chunk has %d left",
 					errCorrupt, pos, compressed, end-pos-int64(p.i))
 			}
+			locs = append(locs, pageLoc{pos: pos, header: p.i, size: int(compressed), crc: crc})
 			pos += int64(p.i) + int64(compressed)
 			break
 		}
 	}
-	return nil
+	return locs, nil
 }
 
 var errShort = errors.New("header longer than the bytes read")
@@ -83,8 +95,8 @@ func (s *thriftScan) uvarint() (uint64, error) {
 }
 
 // pageHeader scans a PageHeader struct and returns its field 3,
-// compressed_page_size.
-func (s *thriftScan) pageHeader() (compressed int32, err error) {
+// compressed_page_size, and whether it has field 4, crc.
+func (s *thriftScan) pageHeader() (compressed int32, crc bool, err error) {
 	compressed = -1
 	var uncompressed int64 = -1
 	err = s.structFields(func(id int16, typ byte) (bool, error) {
@@ -104,6 +116,9 @@ func (s *thriftScan) pageHeader() (compressed int32, err error) {
 			compressed = int32(uint32(v>>1) ^ -uint32(v&1))
 			return true, nil
 		}
+		if id == 4 && typ == 5 {
+			crc = true
+		}
 		return false, nil
 	})
 	if err == nil && compressed < 0 {
@@ -114,7 +129,7 @@ func (s *thriftScan) pageHeader() (compressed int32, err error) {
 	if err == nil && (uncompressed < 0 || uncompressed > 1<<30 || uncompressed > 1<<20+4096*int64(compressed)) {
 		err = fmt.Errorf("implausible uncompressed page size %d (compressed %d)", uncompressed, compressed)
 	}
-	return compressed, err
+	return compressed, crc, err
 }
 
 // structFields scans struct fields until the stop field; visit may consume

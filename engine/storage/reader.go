@@ -50,13 +50,18 @@ func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMe
 	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
 		start = md.DictionaryPageOffset
 	}
-	if err := checkChunkHeaders(rd.r, start, start+md.TotalCompressedSize); err != nil {
+	locs, err := checkChunkHeaders(rd.r, start, start+md.TotalCompressedSize)
+	if err != nil {
 		return nil, nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
 	}
-	if fc, ok := chunks[leaf].(*parquet.FileColumnChunk); ok {
-		return fc.PagesFrom(rd.r), md, nil
+	bare, err := t.bare()
+	if err != nil {
+		return nil, nil, fmt.Errorf("storage: %s: %w", t.Path, err)
 	}
-	return chunks[leaf].Pages(), md, nil
+	if leaf >= len(bare) {
+		return nil, nil, fmt.Errorf("storage: %s: corrupt schema", t.Path)
+	}
+	return &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, locs: locs}, md, nil
 }
 
 // Open opens t's file for reading row groups. It fails if the file changed

@@ -79,7 +79,11 @@ type Table struct {
 	mem      *memFile
 	// file is the footer as read when the table was resolved. Its own
 	// handle is closed: a Reader reads pages through one it opens.
-	file    *parquet.File
+	file *parquet.File
+	// bare returns the file's leaf columns without a codec, which decode
+	// the pages that a pageReader decompressed (see bareColumns); made
+	// once, on the first read of a page.
+	bare    func() ([]*parquet.Column, error)
 	relPath string // path relative to the data directory
 	modTime time.Time
 	size    int64
@@ -356,7 +360,8 @@ func openParquet(r io.ReaderAt, size int64, path string) (f *parquet.File, err e
 }
 
 func newTable(name, path string, f *parquet.File) (*Table, error) {
-	t := &Table{Name: name, Path: path, Rows: f.NumRows(), file: f}
+	t := &Table{Name: name, Path: path, Rows: f.NumRows(), file: f,
+		bare: sync.OnceValues(func() ([]*parquet.Column, error) { return bareColumns(f) })}
 	schema := f.Schema()
 	for _, field := range schema.Fields() {
 		fname := field.Name()

@@ -251,6 +251,7 @@ type Table struct {
 func Catalog() []Spec {
 	return []Spec{
 		falseSharingSpec(),
+		branchesSpec(),
 		lockContentionSpec(),
 		parallelMergeSpec(),
 		zeroingSpec(),
@@ -261,6 +262,7 @@ func Catalog() []Spec {
 		c2cSpec(),
 		substringSpec(),
 		pageReuseSpec(),
+		transposeSpec(),
 	}
 }
 

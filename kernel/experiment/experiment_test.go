@@ -16,8 +16,8 @@ import (
 
 func TestCatalogIsFreshAndComplete(t *testing.T) {
 	a, b := Catalog(), Catalog()
-	want := []string{"false-sharing", "lock-contention", "parallel-merge", "zeroing", "sum-rewrite",
-		"mlp", "stride", "associativity", "c2c", "substring", "page-reuse"}
+	want := []string{"false-sharing", "branches", "lock-contention", "parallel-merge", "zeroing", "sum-rewrite",
+		"mlp", "stride", "associativity", "c2c", "substring", "page-reuse", "transpose"}
 	if len(a) != len(want) {
 		t.Fatalf("Catalog has %d specs, want %d", len(a), len(want))
 	}

@@ -427,3 +427,28 @@ func checkChart(t *testing.T, r *Result, required bool) {
 		}
 	}
 }
+
+// TestBranchesDirection asserts the direction lesson 2's counter-example
+// states: the same filter over the same L1-resident values costs more per
+// element shuffled than sorted (branch mispredictions, not memory), or
+// the experiment says it was too noisy to tell; never the opposite.
+func TestBranchesDirection(t *testing.T) {
+	timing.Skip(t)
+	timing.Eventually(t, func() string {
+		r, err := runSpec(t, "branches", map[string]string{"reps": "3", "sample": "5ms"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := r.Data.(*BranchesData)
+		if d.ModelledL1MissesPerElement > 0.01 {
+			t.Errorf("the model counts %.4f L1 misses per element of an L1-resident array", d.ModelledL1MissesPerElement)
+		}
+		if d.Noisy {
+			return ""
+		}
+		if d.Slowdown < 1.5 {
+			return fmt.Sprintf("shuffled %.2fx sorted (%.2f–%.2f), want at least 1.5x", d.Slowdown, d.Low, d.High)
+		}
+		return ""
+	})
+}

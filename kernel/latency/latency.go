@@ -5,10 +5,12 @@
 // shows one plateau per cache level and then DRAM; DetectLevels finds them
 // and OSCaches reports what the operating system says the caches are.
 //
-// The chase uses uint32 word indices (base+index addressing, about one
-// cycle more than a raw pointer chase in L1 and no difference beyond), so
-// the same code runs natively and in WebAssembly. On Linux the buffer is
-// mmap'd and, when asked, advised to use transparent huge pages.
+// The chain is built as uint32 word indices and then turned into raw
+// pointers, so that each step is one load through a plain base register:
+// an indexed load (base+index·4) costs one more cycle on many cores, which
+// would read as a quarter more than the true L1 latency. The same code runs
+// natively and in WebAssembly. On Linux the buffer is mmap'd and, when
+// asked, advised to use transparent huge pages.
 package latency
 
 import (
@@ -19,6 +21,7 @@ import (
 	"runtime"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // NodeBytes is the size of one chain node: one cache line.
@@ -55,7 +58,8 @@ type Config struct {
 	Progress func(p Point, done, total int)
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero field set to the value Run uses.
+func (c Config) WithDefaults() Config {
 	if c.MinBytes <= 0 {
 		c.MinBytes = 4 << 10
 	}
@@ -156,7 +160,7 @@ func Sizes(minBytes, maxBytes int64, perOctave int) []int64 {
 // between sizes (and samples) when ctx is cancelled, returning the points
 // measured so far with ctx's error.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	sizes := Sizes(cfg.MinBytes, cfg.MaxBytes, cfg.PointsPerOctave)
 	maxBytes := sizes[len(sizes)-1]
 	if maxBytes/NodeBytes*wordsPerNode > math.MaxUint32 {
@@ -172,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer buf.free()
 
 	res := &Result{
-		Method:   "random cyclic pointer chase (Sattolo), one 64 B node per line, uint32 indices",
+		Method:   "random cyclic pointer chase (Sattolo), one 64 B node per line, raw pointers",
 		Reps:     cfg.Reps,
 		SampleNs: int64(cfg.SampleTime),
 	}
@@ -209,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		err := buildCycle(ctx, words[:nodes*wordsPerNode], nodes, rng)
 		var p Point
 		if err == nil {
-			p, err = measure(ctx, words, cfg, cc, clock)
+			p, err = measure(ctx, linkNodes(words, nodes), cfg, cc, clock)
 		}
 		if err != nil {
 			res.Levels = DetectLevels(res.Points)
@@ -255,23 +259,43 @@ func buildCycle(ctx context.Context, words []uint32, nodes int, rng *rand.Rand) 
 	return nil
 }
 
+// node is one line of the chain as the chase reads it: the address of the
+// next node, then padding to NodeBytes.
+type node struct {
+	next *node
+	_    [NodeBytes - unsafe.Sizeof(uintptr(0))]byte
+}
+
+// linkNodes turns the cycle BuildCycle left in the first nodes nodes of
+// words into pointers, in place, and returns the first node. The buffer
+// holds no Go heap pointers (it is mmap'd, or a pointer-free slice that
+// words keeps alive), so the collector need not see these.
+func linkNodes(words []uint32, nodes int) *node {
+	ns := unsafe.Slice((*node)(unsafe.Pointer(&words[0])), nodes)
+	for i := range ns {
+		next := words[i*wordsPerNode] / wordsPerNode // read before the store overwrites it
+		ns[i].next = &ns[next]
+	}
+	return &ns[0]
+}
+
 // chase follows the chain n times (n a multiple of 8) from p.
-func chase(words []uint32, p uint32, n int) uint32 {
+func chase(p *node, n int) *node {
 	for i := 0; i < n; i += 8 {
-		p = words[p]
-		p = words[p]
-		p = words[p]
-		p = words[p]
-		p = words[p]
-		p = words[p]
-		p = words[p]
-		p = words[p]
+		p = p.next
+		p = p.next
+		p = p.next
+		p = p.next
+		p = p.next
+		p = p.next
+		p = p.next
+		p = p.next
 	}
 	return p
 }
 
 // sink keeps the chase result alive so the loop is not removed.
-type sink struct{ v uint32 }
+type sink struct{ v *node }
 
 // wallClock returns a monotonic wall clock reading function.
 func wallClock() func() time.Duration {
@@ -279,15 +303,14 @@ func wallClock() func() time.Duration {
 	return func() time.Duration { return time.Since(t0) }
 }
 
-func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter, now func() time.Duration) (Point, error) {
+func measure(ctx context.Context, p *node, cfg Config, cc CycleCounter, now func() time.Duration) (Point, error) {
 	var s sink
 	// Warm up and calibrate: double the count until one run takes at least
 	// a quarter of the sample time.
 	n := 1024
-	var p uint32
 	for {
 		t0 := now()
-		p = chase(words, p, n)
+		p = chase(p, n)
 		d := now() - t0
 		if d >= cfg.SampleTime/4 || n >= 1<<34 {
 			n = int(float64(n) * float64(cfg.SampleTime) / float64(max(d, time.Microsecond)))
@@ -298,7 +321,7 @@ func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter, n
 	}
 	// A preemption during calibration makes n too small: check once more.
 	t0 := now()
-	p = chase(words, p, n)
+	p = chase(p, n)
 	if d := now() - t0; d < cfg.SampleTime/2 && n < 1<<34 {
 		n = int(float64(n) * float64(cfg.SampleTime) / float64(max(d, time.Microsecond)))
 		n = max(8, n/8*8)
@@ -315,7 +338,7 @@ func measure(ctx context.Context, words []uint32, cfg Config, cc CycleCounter, n
 			c0, cerr = cc.Cycles()
 		}
 		t0 := now()
-		p = chase(words, p, n)
+		p = chase(p, n)
 		d := now() - t0
 		if cc != nil && cerr == nil {
 			if c1, err := cc.Cycles(); err == nil {

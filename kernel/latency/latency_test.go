@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+	"unsafe"
 )
 
 func TestSizes(t *testing.T) {
@@ -277,5 +278,56 @@ func TestRunCancel(t *testing.T) {
 	}
 	if len(res.Points) != 2 {
 		t.Errorf("%d points after cancel at 2", len(res.Points))
+	}
+}
+
+// TestLinkNodesFollowsTheCycle: the pointer chain linkNodes makes visits
+// every node once per lap, in the order of BuildCycle's indices.
+func TestLinkNodesFollowsTheCycle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, nodes := range []int{2, 5, 64, 1000} {
+		words := make([]uint32, nodes*wordsPerNode)
+		BuildCycle(words, nodes, rng)
+		order := make([]uint32, 0, nodes)
+		for p, i := uint32(0), 0; i < nodes; i++ {
+			order = append(order, p/wordsPerNode)
+			p = words[p]
+		}
+		first := linkNodes(words, nodes)
+		base := uintptr(unsafe.Pointer(first))
+		p := first
+		for i, want := range order {
+			if got := (uintptr(unsafe.Pointer(p)) - base) / NodeBytes; got != uintptr(want) {
+				t.Fatalf("nodes=%d: step %d at node %d, want %d", nodes, i, got, want)
+			}
+			p = p.next
+		}
+		if p != first {
+			t.Fatalf("nodes=%d: did not return to the first node after one lap", nodes)
+		}
+		if q := chase(first, 8*nodes); q != first {
+			t.Fatalf("nodes=%d: chase of 8 laps ended away from the start", nodes)
+		}
+	}
+}
+
+func TestLastLevel(t *testing.T) {
+	tests := []struct {
+		name   string
+		levels []Level
+		want   int64
+		ok     bool
+	}{
+		{"L1 L2 memory", []Level{{Name: "L1", SizeBytes: 48 << 10}, {Name: "L2", SizeBytes: 2 << 20}, {Name: "memory"}}, 2 << 20, true},
+		{"three caches", []Level{{Name: "L1", SizeBytes: 32 << 10}, {Name: "L2", SizeBytes: 1 << 20}, {Name: "L3", SizeBytes: 24 << 20}, {Name: "memory"}}, 24 << 20, true},
+		{"no memory plateau", []Level{{Name: "L1", SizeBytes: 32 << 10}, {Name: "L2"}}, 0, false},
+		{"memory only", []Level{{Name: "memory"}}, 0, false},
+		{"none", nil, 0, false},
+	}
+	for _, tt := range tests {
+		got, err := LastLevel(tt.levels)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("%s: LastLevel = %d, %v; want %d, ok %v", tt.name, got, err, tt.want, tt.ok)
+		}
 	}
 }

@@ -85,6 +85,10 @@ type Plan struct {
 	// L3Source where that figure came from ("sysfs", "cpuid", "assumed").
 	L3Bytes  int64  `json:"l3_bytes"`
 	L3Source string `json:"l3_source"`
+	// OSL3Bytes and OSL3Source are what the operating system reports,
+	// kept beside a measured L3Bytes so that the output can name both.
+	OSL3Bytes  int64  `json:"os_l3_bytes,omitempty"`
+	OSL3Source string `json:"os_l3_source,omitempty"`
 	// Capped says the budget stopped the table short of TargetFactor × L3.
 	Capped bool   `json:"capped"`
 	Budget Budget `json:"budget"`
@@ -152,13 +156,29 @@ func ForMachine(b Budget) Plan {
 	return New(l3, src, b)
 }
 
-// ForRuntime plans with the budget of where this binary runs: the
-// browser's under js/wasm, the server's elsewhere.
-func ForRuntime(cellMemory int64) Plan {
-	if runtime.GOOS == "js" {
-		return ForMachine(BrowserBudget(cellMemory))
+// ForMeasured plans against measured, the last cache level this machine
+// shows one thread (latency.ProbeLastLevel): on a VM the OS and CPUID
+// often report the whole host's L3, far more than a guest can use. It
+// falls back to the OS figure when measured is 0, and keeps the OS figure
+// for the output either way.
+func ForMeasured(measured int64, b Budget) Plan {
+	caches, source := latency.OSCaches()
+	osL3, osSrc := L3(caches, source)
+	if measured <= 0 {
+		return New(osL3, osSrc, b)
 	}
-	return ForMachine(ServerBudget(cellMemory))
+	p := New(measured, "measured", b)
+	p.OSL3Bytes, p.OSL3Source = osL3, osSrc
+	return p
+}
+
+// RuntimeBudget is the budget of where this binary runs: the browser's
+// under js/wasm, the server's elsewhere.
+func RuntimeBudget(cellMemory int64) Budget {
+	if runtime.GOOS == "js" {
+		return BrowserBudget(cellMemory)
+	}
+	return ServerBudget(cellMemory)
 }
 
 // Ratio is TableBytes over L3Bytes.
@@ -166,23 +186,32 @@ func (p Plan) Ratio() float64 { return float64(p.TableBytes) / float64(p.L3Bytes
 
 // String describes the plan in one paragraph, for a cell's output.
 func (p Plan) String() string {
-	src := map[string]string{"sysfs": "reported by the OS", "cpuid": "reported by CPUID",
-		"assumed": "assumed: nothing reports cache sizes here"}[p.L3Source]
-	if src == "" {
-		src = p.L3Source
+	level := fmt.Sprintf("the L3 of %s (%s)", latency.FormatSize(p.L3Bytes), sourceWords(p.L3Source))
+	if p.L3Source == "measured" {
+		level = fmt.Sprintf("the last cache level measured here, %s (a short latency probe; used instead of the %s L3 %s, which on a VM is often the whole host's)",
+			latency.FormatSize(p.L3Bytes), latency.FormatSize(p.OSL3Bytes), sourceWords(p.OSL3Source))
 	}
 	s := fmt.Sprintf("keys: %s rows in shuffled order, %s distinct keys (%d rows per key); "+
-		"the naive hash table of k is %s = %.2f× the L3 of %s (%s); s has %d distinct keys (a %s table)",
+		"the naive hash table of k is %s = %.2f× %s; s has %d distinct keys (a %s table)",
 		count(p.Rows), count(p.Groups), RowsPerGroup, latency.FormatSize(p.TableBytes), p.Ratio(),
-		latency.FormatSize(p.L3Bytes), src, SmallGroups, latency.FormatSize(TableBytes(SmallGroups)))
+		level, SmallGroups, latency.FormatSize(TableBytes(SmallGroups)))
 	if p.Capped {
-		s += fmt.Sprintf("; %d× the L3 would need more than this run's budget (%s rows, %s of memory), so the table is capped there",
+		s += fmt.Sprintf("; %d× that cache would need more than this run's budget (%s rows, %s of memory), so the table is capped there",
 			TargetFactor, count(p.Budget.MaxRows), latency.FormatSize(p.Budget.Memory))
-		if p.L3Source != "assumed" {
+		if p.L3Source != "assumed" && p.L3Source != "measured" {
 			s += " — a VM's reported L3 is often the whole host socket's, larger than the share its vCPUs get; the sweep of lesson 3 shows where this machine's cache really ends"
 		}
 	}
 	return s + "."
+}
+
+// sourceWords says where a cache size came from, for the output.
+func sourceWords(source string) string {
+	if w, ok := map[string]string{"sysfs": "reported by the OS", "cpuid": "reported by CPUID",
+		"assumed": "assumed: nothing reports cache sizes here"}[source]; ok {
+		return w
+	}
+	return source
 }
 
 func count(n int64) string {

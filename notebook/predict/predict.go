@@ -249,7 +249,75 @@ type Outcome struct {
 	GuessAt string `json:"guess_at,omitempty"`
 	// Note says why Measured is null.
 	Note string `json:"note,omitempty"`
+	// Rounds is how many alternating repetitions the measured value is
+	// the median of (0 or 1: a single run), Low and High their extremes.
+	Rounds int      `json:"rounds,omitempty"`
+	Low    *float64 `json:"low,omitempty"`
+	High   *float64 `json:"high,omitempty"`
+	// Verdict says how sure the measurement is: the median with its
+	// spread, or that it was too noisy to tell (see CompareRounds).
+	Verdict string `json:"verdict,omitempty"`
+	// Noisy is set when Verdict says the spread was too wide to conclude.
+	Noisy bool `json:"noisy,omitempty"`
 }
+
+// CompareRounds is Compare over several alternating repetitions of a
+// cell (rounds, each a Result): the measured value is the median of the
+// rounds' values, and the verdict states its spread. A ratio (unit ×)
+// whose rounds fall on both sides of 1 says "too noisy to tell" rather
+// than a direction, as does any measure whose extremes differ by more
+// than twice: a busy machine may make the verdict say less, never the
+// opposite.
+func CompareRounds(cell string, s *Spec, g *Guess, rounds []Result, failed error) Outcome {
+	if len(rounds) <= 1 {
+		var r Result
+		if len(rounds) == 1 {
+			r = rounds[0]
+		}
+		return Compare(cell, s, g, r, failed)
+	}
+	o := Compare(cell, s, g, rounds[len(rounds)-1], failed)
+	if o.Measured == nil {
+		return o
+	}
+	m, _ := Parse(s.Measure) // Compare parsed it
+	vals := make([]float64, 0, len(rounds))
+	for _, r := range rounds {
+		v, err := m.Eval(r)
+		if err != nil {
+			o.Measured, o.MeasuredChoice = nil, nil
+			o.Note = fmt.Sprintf("no measured value: round %d of %d: %v", len(vals)+1, len(rounds), err)
+			return o
+		}
+		vals = append(vals, v)
+	}
+	slices.Sort(vals)
+	med := vals[len(vals)/2]
+	if len(vals)%2 == 0 {
+		med = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
+	}
+	lo, hi := vals[0], vals[len(vals)-1]
+	o.Measured, o.Low, o.High, o.Rounds = &med, &lo, &hi, len(vals)
+	o.MeasuredChoice = nil
+	if c := s.Choice(med); c != "" {
+		o.MeasuredChoice = &c
+	}
+	spread := fmt.Sprintf("%s–%s over %d alternating runs", FormatValue(lo)+unitSuffix(s.Unit), FormatValue(hi)+unitSuffix(s.Unit), len(vals))
+	switch {
+	case isRatio(s.Unit) && lo < 1 && hi > 1:
+		o.Noisy = true
+		o.Verdict = fmt.Sprintf("too noisy to tell here: the ratio fell on both sides of 1 (%s). Run it again on a quieter machine.", spread)
+	case lo > 0 && hi > 2*lo:
+		o.Noisy = true
+		o.Verdict = fmt.Sprintf("too noisy to tell here: the runs differed by more than twice (%s). Run it again on a quieter machine.", spread)
+	default:
+		o.Verdict = fmt.Sprintf("%s (%s)", FormatValue(med)+unitSuffix(s.Unit), spread)
+	}
+	return o
+}
+
+// isRatio reports whether unit is that of a ratio of two sides.
+func isRatio(unit string) bool { return unit == "×" || unit == "x" }
 
 // Compare evaluates s's measure on res and returns the outcome for the
 // cell with the given id. failed, when not nil, is why the cell did not
@@ -319,6 +387,9 @@ func (o Outcome) Text() string {
 	}
 	if o.Article != nil {
 		fmt.Fprintf(&b, "  article:    %s%s (%s)\n", FormatValue(*o.Article), unitSuffix(o.Unit), o.ArticleSource)
+	}
+	if o.Verdict != "" {
+		fmt.Fprintf(&b, "  verdict:    %s\n", o.Verdict)
 	}
 	if o.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", o.Note)

@@ -3,6 +3,7 @@ package predict
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -267,4 +268,46 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = o.Text()
 	})
+}
+
+// TestCompareRounds: over alternating repetitions the measured value is
+// the median, the verdict states the spread, and a ratio whose rounds
+// fall on both sides of 1 (or that vary more than twice) is too noisy to
+// give a direction.
+func TestCompareRounds(t *testing.T) {
+	ratio := &Spec{Question: "How much slower?", Unit: "×", Measure: "elapsed(1) / elapsed(2)"}
+	ns := &Spec{Question: "ns per row?", Unit: "ns", Measure: "elapsed(1) / 100"}
+	round := func(a, b int64) Result { return Result{Queries: []Query{{ElapsedNs: a}, {ElapsedNs: b}}} }
+	tests := []struct {
+		name        string
+		spec        *Spec
+		rounds      []Result
+		median      float64
+		noisy       bool
+		verdictPart string
+	}{
+		{"steady ratio", ratio, []Result{round(160, 100), round(150, 100), round(170, 100), round(140, 100), round(180, 100)}, 1.6, false, "1.60× (1.40×–1.80× over 5 alternating runs)"},
+		{"crosses one", ratio, []Result{round(120, 100), round(90, 100), round(130, 100)}, 1.2, true, "too noisy to tell here"},
+		{"wide spread", ns, []Result{round(1000, 1), round(2500, 1), round(1200, 1)}, 12, true, "differed by more than twice"},
+		{"even count", ns, []Result{round(1000, 1), round(1200, 1)}, 11, false, "11.0 ns (10.0 ns–12.0 ns over 2"},
+	}
+	for _, tt := range tests {
+		o := CompareRounds("c", tt.spec, nil, tt.rounds, nil)
+		if o.Measured == nil || math.Abs(*o.Measured-tt.median) > 1e-9 {
+			t.Errorf("%s: measured %v, want the median %v", tt.name, o.Measured, tt.median)
+			continue
+		}
+		if o.Noisy != tt.noisy || !strings.Contains(o.Verdict, tt.verdictPart) || o.Rounds != len(tt.rounds) {
+			t.Errorf("%s: noisy %v, verdict %q, rounds %d; want noisy %v and %q", tt.name, o.Noisy, o.Verdict, o.Rounds, tt.noisy, tt.verdictPart)
+		}
+		if !strings.Contains(o.Text(), "verdict:") {
+			t.Errorf("%s: text lacks the verdict: %q", tt.name, o.Text())
+		}
+	}
+	if o := CompareRounds("c", ratio, nil, []Result{round(150, 100)}, nil); o.Verdict != "" || o.Rounds != 0 || *o.Measured != 1.5 {
+		t.Errorf("one round: %+v", o)
+	}
+	if o := CompareRounds("c", ratio, nil, []Result{{}, round(150, 100)}, nil); o.Measured != nil || !strings.Contains(o.Note, "round 1 of 2") {
+		t.Errorf("a round without the query: %+v", o)
+	}
 }

@@ -26,6 +26,13 @@ import (
 // e2e data set.
 func classServer(t *testing.T) (base string) {
 	t.Helper()
+	return classServerWith(t, web.ClassConfig{})
+}
+
+// classServerWith is classServer with the class's limits of cc.
+func classServerWith(t *testing.T, cc web.ClassConfig) (base string) {
+	t.Helper()
+	cc.Name, cc.Code = "Memory latency, 2nd year", "CACHE7"
 	if env.data == "" {
 		t.Skip("needs the e2e data set (not with CACHEBOOK_E2E_URL)")
 	}
@@ -37,7 +44,7 @@ func classServer(t *testing.T) (base string) {
 		Static:    static.FS(),
 		Lessons:   web.BuiltinLessons(),
 		Notebooks: &web.NotebookDir{Root: t.TempDir()},
-		Class:     &web.ClassConfig{Name: "Memory latency, 2nd year", Code: "CACHE7"},
+		Class:     &cc,
 		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: env.data,
 			Limits: kernel.Limits{CellMemory: 256 << 20}}, Scheduler: kernel.NewScheduler(1)},
 	})

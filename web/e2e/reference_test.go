@@ -8,14 +8,17 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestReferenceOutputsShown opens lesson 1 and, before running anything,
-// wants its reference outputs: the latency curve and the SQL table, each
+// TestReferenceOutputsShown opens lesson 1 and, before running anything
+// (but after skipping the latency cell's guess), wants its reference outputs: the latency curve and the SQL table, each
 // under a "reference run on …" label. Running the SQL cell replaces its
 // reference output with its own; the latency cell keeps its.
 func TestReferenceOutputsShown(t *testing.T) {
 	ctx := browser(t)
 	do(t, ctx, "open lesson 1",
 		chromedp.Navigate(env.url+"#/lesson/01-latency"),
+		// The latency cell has a prediction: its reference run shows once
+		// the learner skips (or commits) the guess (veil_test.go).
+		chromedp.Click(chromedp.CSS(`.notebook .cell[data-kind="latency"] .veil button.skip`)),
 		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="latency"] .reference-label`)),
 		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="latency"] .chart.measurement canvas`)),
 		chromedp.WaitVisible(chromedp.CSS(`.status[data-connection="connected"]`)),

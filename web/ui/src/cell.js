@@ -43,6 +43,7 @@ export class Cell {
     this.kind = this.type === "code" ? data.kind || "sql" : "";
     this.attrs = { ...(data.attrs || {}) };
     this.meta = data.meta;
+    this.skipped = !!data.skipped;
     this.stored = data.outputs || [];
     this.html = typeof data.html === "string" ? data.html : null;
     this.source = data.source || "";
@@ -139,6 +140,7 @@ export class Cell {
       this.proseEl.addEventListener("dblclick", () => this.editProse());
     }
     this.renderStored();
+    this.veil();
   }
 
   showPrompt() {
@@ -193,6 +195,49 @@ export class Cell {
     }
     if (this.type === "code" && this.kind === "sql" && this.counters) this.showCounters(true);
     if (this.stored.length) this.timerEl.textContent = "saved output";
+  }
+
+  // isReference reports whether the stored outputs are a lesson's
+  // reference run (their first output is its label, see output.js).
+  isReference() {
+    const o = this.stored[0];
+    return !!o && o.type === "stream" && String(o.text || "").startsWith("reference run on ");
+  }
+
+  // veil hides a reference run that would give a prediction's answer away
+  // (its numbers, chart and prediction panel) until the learner commits a
+  // guess or chooses to skip it; a run of the learner's own is not hidden.
+  veil() {
+    const spec = this.meta && this.meta.predict;
+    if (!spec || this.guessed() || !this.isReference()) return;
+    this.outEl.classList.add("hidden");
+    this.veilEl = h(
+      "div.veil",
+      h("span", "The reference run's result is hidden until you commit a guess, so that it cannot answer the question for you."),
+      h("button.skip", { title: "Show the reference run without guessing", onclick: () => this.skipGuess() }, "Skip the guess"),
+    );
+    this.outEl.before(this.veilEl);
+  }
+
+  // guessed reports whether the learner committed a guess or skipped it.
+  guessed() {
+    return !!(this.meta && this.meta.guess) || !!this.skipped;
+  }
+
+  // reveal shows what veil hid.
+  reveal() {
+    if (!this.veilEl) return;
+    this.veilEl.remove();
+    this.veilEl = null;
+    this.outEl.classList.remove("hidden");
+  }
+
+  // skipGuess shows the reference run without a guess; in a lesson the
+  // choice is remembered like a guess (see Notebook.keepGuess).
+  skipGuess() {
+    this.skipped = true;
+    this.nb.keepGuess(this, { skipped: true, at: new Date().toISOString() });
+    this.reveal();
   }
 
   // record keeps an output of the current run for saving (notebook.Output
@@ -251,6 +296,7 @@ export class Cell {
 
   // start resets the outputs for a new run and starts the ticking timer.
   start() {
+    this.reveal();
     this.running = true;
     this.outputs = [];
     this.outEl.replaceChildren();

@@ -46,6 +46,17 @@ async function api(method, path, body) {
   return v;
 }
 
+// dropToken takes the token out of the address bar and the history: the
+// server set the token cookie with the page, and the class view's event
+// stream and requests use it.
+function dropToken() {
+  const q = new URLSearchParams(location.search);
+  if (!q.has("token")) return;
+  q.delete("token");
+  const rest = q.toString();
+  history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+}
+
 // ---------------------------------------------------------------- teacher
 
 class ClassView {
@@ -58,7 +69,10 @@ class ClassView {
   }
 
   async start() {
+    dropToken();
     if (localStorage.getItem("cachebook.large") === "1") document.body.classList.add("large");
+    this.fullEl = h("div.banner.bad.hidden#classfull");
+    this.joinsEl = h("span.joins#joins");
     this.statusEl = h("span.status", h("span.dot.off"), "connecting");
     this.codeEl = h("span.joincode");
     this.linkEl = h("code.joinlink");
@@ -83,7 +97,9 @@ class ClassView {
         h("span.group", this.lockIn, h("button#lock", { onclick: () => this.lock(true) }, "Lock"), h("button#unlock", { onclick: () => this.lock(false) }, "Unlock")),
         h("span.group", this.demoKind, this.demoCode, h("button#demo", { onclick: () => this.runDemo() }, "Run on projector")),
         h("span.classstate#classstate"),
+        this.joinsEl,
       ),
+      this.fullEl,
       h(
         "main.classmain",
         h("section.panel#curves", h("div.paneltitle", "latency curves: every learner's latest, and the class median"), h("div.plot#curveplot")),
@@ -130,10 +146,43 @@ class ClassView {
     if (s.locks && s.locks.length) parts.push(`locked: ${s.locks.join(", ")}`);
     if (s.push) parts.push(`pushed: ${[s.push.lesson, s.push.cell].filter(Boolean).join(" · ")}`);
     this.root.querySelector("#classstate").textContent = parts.join(" · ");
+    this.renderJoins(s);
     this.renderRoster(s);
     this.drawCurves();
     this.renderPredictions(s);
     this.renderSQL(s);
+  }
+
+  // renderJoins shows the joins as they happen: the roster against its
+  // limit, the last minute's joins and the refused ones; a full class
+  // gets a banner.
+  renderJoins(s) {
+    const j = s.joins;
+    if (!j) return;
+    const r = j.refused || {};
+    const refused = [
+      r.wrong_code ? `${r.wrong_code} wrong code${r.wrong_code === 1 ? "" : "s"}` : "",
+      r.rate ? `${r.rate} over the join rate` : "",
+      r.full ? `${r.full} while full` : "",
+      r.name ? `${r.name} refused name${r.name === 1 ? "" : "s"}` : "",
+    ].filter(Boolean);
+    const newest = s.learners.length ? s.learners[s.learners.length - 1].name : "";
+    this.joinsEl.textContent =
+      `${s.learners.length}/${j.max_learners} learners · ${j.last_minute} joined in the last minute` +
+      (newest ? ` (latest: ${newest})` : "") +
+      (refused.length ? ` · refused: ${refused.join(", ")}` : "");
+    this.joinsEl.classList.toggle("bad", !!j.full);
+    this.fullEl.classList.toggle("hidden", !j.full);
+    this.fullEl.replaceChildren(
+      j.full
+        ? h(
+            "b",
+            `The class is full: ${s.learners.length} of ${j.max_learners} learners. New learners are refused` +
+              (r.full ? ` (${r.full} so far)` : "") +
+              `. Remove names that should not be here from the roster, or restart the class with a new code.`,
+          )
+        : "",
+    );
   }
 
   renderRoster(s) {
@@ -436,12 +485,31 @@ function joinPage(root) {
   const name = h("input#joinname", { placeholder: "your name", maxlength: 40, autofocus: true });
   const code = h("input#joincode", { placeholder: "code", value: q.get("code") || "", size: 8 });
   const msg = h("div.note");
+  let timer = 0;
   const go = async () => {
+    clearTimeout(timer);
+    let r;
     try {
-      await api("POST", "/api/class/join", { code: code.value, name: name.value });
-      location.href = "/";
+      r = await fetch("/api/class/join", {
+        method: "POST",
+        cache: "no-store",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ code: code.value, name: name.value }),
+      });
     } catch (e) {
-      msg.textContent = e.message;
+      msg.textContent = `the server did not answer: ${e.message}`;
+      return;
+    }
+    if (r.ok) {
+      location.href = "/";
+      return;
+    }
+    const v = await r.json().catch(() => ({}));
+    const wait = Number(r.headers.get("Retry-After")) || 0;
+    msg.textContent = v.evalue || `join: ${r.status}`;
+    // Many learners joining at once: try again by itself when told to.
+    if (r.status === 429 && wait > 0 && /joining at once/.test(v.evalue || "")) {
+      timer = setTimeout(go, wait * 1000 + Math.random() * 1000);
     }
   };
   root.replaceChildren(

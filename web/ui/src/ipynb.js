@@ -19,13 +19,22 @@ export function toIpynb(nb) {
         : {
             id: c.id,
             cell_type: "code",
-            metadata: { cachebook: { kind: c.kind || "sql", attrs: c.attrs || {}, ...cellMeta(c.meta) } },
+            metadata: { cachebook: { kind: c.kind || "sql", attrs: c.attrs || {}, ...cellMeta(c.meta) }, ...hidden(c) },
             execution_count: null,
             outputs: (c.outputs || []).map(nbOutput),
             source: lines(c.source),
           },
     ),
   };
+}
+
+// hidden collapses a reference run that would answer the cell's
+// prediction before a guess (notebook.Cell.HidesAnswer does the same).
+function hidden(c) {
+  const m = c.meta || {};
+  const first = (c.outputs || [])[0];
+  const ref = first && first.type === "stream" && String(first.text || "").startsWith("reference run on ");
+  return m.predict && !m.guess && ref ? { jupyter: { outputs_hidden: true }, collapsed: true } : {};
 }
 
 // nbOutput converts a saved output ({type, name, text, html, data}, the

@@ -134,7 +134,7 @@ class App {
     this.statusEl.title = s.detail || "";
     if (s.kind === "wasm" && s.detail) this.showBanner(s.detail);
     if (s.kind === "server") {
-      if (s.connection === "token refused") this.showServerBanner(s.detail);
+      if (s.connection === "token refused" || s.connection === "too many tabs") this.showServerBanner(s.detail);
       else if (s.connection === "connected") this.showServerBanner(null);
       if (s.detail === "the server restarted") this.flash("the server restarted: cells that were running are lost", true);
     }

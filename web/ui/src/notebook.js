@@ -17,7 +17,13 @@ export class Notebook {
     this.selected = null;
     this.mode = "command";
     this.queue = Promise.resolve();
-    for (const c of nb.cells || []) this.cells.push(new Cell(this, c));
+    const kept = this.keptGuesses();
+    for (let c of nb.cells || []) {
+      const g = c.id && kept[c.id];
+      if (g && g.skipped) c = { ...c, skipped: true };
+      else if (g && !(c.meta && c.meta.guess)) c = { ...c, meta: { ...(c.meta || {}), guess: g } };
+      this.cells.push(new Cell(this, c));
+    }
     if (this.cells.length === 0) this.cells.push(new Cell(this, { cell_type: "code", kind: "sql", source: "" }));
     this.render();
     this.isDirty = false;
@@ -25,6 +31,41 @@ export class Notebook {
 
   render() {
     this.el.replaceChildren(h("h1.nbtitle", this.title), ...this.cells.map((c) => c.el));
+  }
+
+  // guessKey is where a lesson's guesses are kept in the browser's
+  // storage ("" for a notebook file, whose guesses are saved with it).
+  guessKey() {
+    return this.source && this.source.lesson ? "cachebook.guesses." + this.source.lesson : "";
+  }
+
+  // keptGuesses returns the guesses (and skips) kept for this lesson, by
+  // cell id.
+  keptGuesses() {
+    const key = this.guessKey();
+    if (!key) return {};
+    try {
+      return JSON.parse(localStorage.getItem(key) || "{}") || {};
+    } catch {
+      return {};
+    }
+  }
+
+  // keepGuess keeps a lesson cell's guess (or {skipped: true}) in the
+  // browser's storage, so that it survives a reload without making the
+  // read-only lesson unsaved. It returns false for a notebook file, whose
+  // guesses are saved in the file instead.
+  keepGuess(cell, guess) {
+    const key = this.guessKey();
+    if (!key) return false;
+    const kept = this.keptGuesses();
+    kept[cell.id] = guess;
+    try {
+      localStorage.setItem(key, JSON.stringify(kept));
+    } catch {
+      // Storage full or disabled: the guess still holds for this visit.
+    }
+    return true;
   }
 
   dirty(v) {

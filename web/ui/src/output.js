@@ -114,6 +114,8 @@ const COUNTER_ROWS = [
 const SOFTWARE_ROWS = [
   ["task-clock", "CPU time", (v) => fmtNs(v)],
   ["cpus-utilized", "CPUs utilized", (v) => v.toFixed(2)],
+  // Only with baseline=N (kernel/baseline.go): estimated from the cell's own timings.
+  ["waiting-on-memory", "… of which waiting on memory (est.)", (v) => (100 * v).toFixed(0) + " %", true],
   ["page-faults", "page faults", (v) => fmtCount(Math.round(v))],
   ["context-switches", "context switches", (v) => fmtCount(Math.round(v))],
 ];
@@ -174,7 +176,8 @@ export function renderCounters(m, where) {
       }),
     );
   };
-  box.append(h("table.countertable", h("thead", head), h("tbody", COUNTER_ROWS.map(row), SOFTWARE_ROWS.map(row))));
+  const shown = SOFTWARE_ROWS.filter(([key, , , optional]) => !optional || metricOf(m.total, key).value !== undefined);
+  box.append(h("table.countertable", h("thead", head), h("tbody", COUNTER_ROWS.map(row), shown.map(row))));
   const lines = [];
   if (hwReason) lines.push(`Hardware counters unavailable: ${hwReason}`);
   if (rawReason && rawReason !== hwReason) lines.push(`CPU-specific counters unavailable: ${rawReason}`);

@@ -139,8 +139,11 @@ export class PredictionPanel {
     }
     this.cell.meta = { ...(this.cell.meta || {}), guess };
     this.editing = false;
-    this.cell.nb.dirty(true);
+    // A lesson is read-only: its guesses are kept in the browser instead
+    // of marking it unsaved (Notebook.keepGuess).
+    if (!this.cell.nb.keepGuess(this.cell, guess)) this.cell.nb.dirty(true);
     this.render();
+    this.cell.reveal();
   }
 }
 
@@ -205,7 +208,9 @@ export function renderPrediction(o) {
       }
       box.append(line);
     }
-    if (o.guess !== null && o.measured !== null && o.guess !== undefined && o.measured) {
+    if (o.verdict) box.append(h("div.pspread" + (o.noisy ? ".bad" : ""), (o.noisy ? "" : "measured: ") + o.verdict));
+    if (o.noisy) box.append(h("div.pnote", "The measurement is too noisy to grade your guess."));
+    else if (o.guess !== null && o.measured !== null && o.guess !== undefined && o.measured) {
       const r = o.guess / o.measured;
       const off = r >= 1 ? r : 1 / r;
       box.append(h("div.pverdict", off < 1.25 ? "Within 25% of the measurement." : `Your guess was ${fmtValue(off)} times ${r >= 1 ? "too high" : "too low"}.`));

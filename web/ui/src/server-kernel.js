@@ -200,6 +200,10 @@ export class KernelClient {
   }
 }
 
+// CLOSE_TOO_MANY_SESSIONS is the close code of a learner's tab over the
+// class's session limit (web.CloseTooManySessions); the reason says so.
+const CLOSE_TOO_MANY_SESSIONS = 4429;
+
 export class ServerKernel extends KernelClient {
   constructor(onStatus) {
     super(onStatus, "server");
@@ -236,8 +240,16 @@ export class ServerKernel extends KernelClient {
       }
       this.handle(m);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws) return;
+      if (ev.code === CLOSE_TOO_MANY_SESSIONS) {
+        // A learner over the class's tab limit: say so, and try again
+        // now and then (a tab closed elsewhere frees a slot).
+        this.connection = "too many tabs";
+        this.status(ev.reason || "You have too many tabs open on this class: close one of them.");
+        setTimeout(() => this.connect(), 5000);
+        return;
+      }
       // Cells sent before the drop are lost if the server restarted.
       if (ws.opened) {
         this.inflight = [...this.cells.keys()];
