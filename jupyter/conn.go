@@ -85,12 +85,11 @@ func (c *ConnectionInfo) endpoint(port int) string {
 	return "tcp://" + net.JoinHostPort(c.IP, strconv.Itoa(port))
 }
 
-// listenEndpoint is endpoint through the size-limited transports the
-// kernel listens on (see MaxMessageBytes).
-func (c *ConnectionInfo) listenEndpoint(port int) string {
-	registerTransports()
+// listenEndpoint is endpoint through the checked transports the kernel
+// listens on (see DefaultMaxMessageBytes): tcp and ipc are their names.
+func (c *ConnectionInfo) listenEndpoint(tcp, ipc string, port int) string {
 	if c.Transport == "ipc" {
-		return transportIPC + "://" + c.IP + "-" + strconv.Itoa(port)
+		return ipc + "://" + c.IP + "-" + strconv.Itoa(port)
 	}
-	return transportTCP + "://" + net.JoinHostPort(c.IP, strconv.Itoa(port))
+	return tcp + "://" + net.JoinHostPort(c.IP, strconv.Itoa(port))
 }

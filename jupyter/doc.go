@@ -6,8 +6,12 @@
 // cell runs the same way in the browser notebook, in `cachebook run` and in
 // Jupyter. Kernel binds the five sockets named by a connection file
 // (shell, control and stdin as ROUTER, iopub as PUB, heartbeat as a ROUTER
-// echo), checks the HMAC-SHA256 signature of every incoming message and
-// drops (and logs) any message whose signature is wrong.
+// echo), checks the HMAC-SHA256 signature of every incoming message as its
+// frames are read, and closes (and logs) the connection of any message
+// whose signature is wrong or that is larger than Config.MaxMessageBytes,
+// before the message is queued or any of its JSON decoded (see
+// DefaultMaxMessageBytes). An interrupt stops the running cell and aborts
+// every execute request sent before it (status "aborted").
 //
 // Code cells are SQL by default. A first line of the form %%kind args runs
 // a cachebook measurement cell instead (%%latency max=256M, %%bandwidth,

@@ -175,6 +175,12 @@ type clientReport struct {
 		Alive     bool      `json:"alive"`
 		Next      reply     `json:"next"`
 	} `json:"sigint"`
+	InterruptQueue struct {
+		First      reply          `json:"first"`
+		Queued     map[string]int `json:"queued"`
+		Unanswered int            `json:"unanswered"`
+		After      reply          `json:"after"`
+	} `json:"interrupt_queue"`
 	AfterInterrupt struct {
 		Reply reply   `json:"reply"`
 		Ms    float64 `json:"ms"`
@@ -324,6 +330,12 @@ func TestJupyterClient(t *testing.T) {
 		t.Errorf("cell after the interrupt: %+v", r.AfterInterrupt.Reply)
 	}
 
+	// An interrupt aborts every request sent before it; one sent after
+	// it runs.
+	iq := r.InterruptQueue
+	if iq.First.Ename != "Interrupted" || iq.Unanswered != 0 || iq.Queued["aborted"] != 300 || iq.After.Status != "ok" {
+		t.Errorf("interrupt with 300 requests queued: %+v, want the first interrupted, all 300 aborted, the next ok", iq)
+	}
 	if r.SIGINT.Reply.Ename != "Interrupted" || !r.SIGINT.Alive || r.SIGINT.LatencyMs > 200 || r.SIGINT.Next.Status != "ok" {
 		t.Errorf("SIGINT: %+v", r.SIGINT)
 	}

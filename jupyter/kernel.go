@@ -31,6 +31,9 @@ type Config struct {
 	Version string
 	// Logger receives the kernel's logs (nil: slog.Default()).
 	Logger *slog.Logger
+	// MaxMessageBytes bounds one incoming message, enforced as its frames
+	// are read (0: DefaultMaxMessageBytes).
+	MaxMessageBytes int64
 }
 
 // Kernel is one running Jupyter kernel: its sockets and the executor its
@@ -52,6 +55,9 @@ type Kernel struct {
 	cancel   context.CancelFunc // interrupts the running cell
 	shutdown chan bool          // receives restart when a shutdown_request came
 	dropped  int                // messages refused for a bad signature
+	// The last interrupt: when it arrived, and the date its client gave
+	// it (zero after SIGINT). See interrupted.
+	interruptAt, interruptDate time.Time
 
 	shellQ chan *Message
 	held   []*Message // queued requests taken out by holdQueued (shell goroutine only)
@@ -126,8 +132,26 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 			_ = s.s.Close()
 		}
 	}()
+	// Shell, control and stdin carry signed messages, checked as they are
+	// read; iopub (subscriptions) and heartbeat (raw pings) only sizes.
+	max := k.cfg.MaxMessageBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	signedTCP, signedIPC, err := registerTransport(wireCheck{max: max, key: append([]byte{}, k.sign.key...), refused: k.refused})
+	if err != nil {
+		return false, err
+	}
+	rawTCP, rawIPC, err := registerTransport(wireCheck{max: max, refused: k.refused})
+	if err != nil {
+		return false, err
+	}
 	for _, s := range socks {
-		if err := s.s.Listen(c.listenEndpoint(s.port)); err != nil {
+		ep := c.listenEndpoint(signedTCP, signedIPC, s.port)
+		if s.s == k.iopub || s.s == k.hb {
+			ep = c.listenEndpoint(rawTCP, rawIPC, s.port)
+		}
+		if err := s.s.Listen(ep); err != nil {
 			return false, fmt.Errorf("jupyter: listen %s on %s: %w", s.name, c.endpoint(s.port), err)
 		}
 	}
@@ -163,16 +187,63 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 	}
 }
 
-// Interrupt stops the running cell (as interrupt_request does); SIGINT
-// calls it too.
+// Interrupt stops the running cell and aborts every execute request
+// queued before it (as interrupt_request does); SIGINT calls it too.
 func (k *Kernel) Interrupt() bool {
+	return k.interrupt(time.Now(), time.Time{})
+}
+
+// abortWindow is how long after an interrupt an execute_request that its
+// client dated before the interrupt_request is still aborted when it
+// arrives (see interrupted).
+const abortWindow = 5 * time.Second
+
+// interrupt stops the running cell and notes the interrupt: it arrived
+// at, dated date by its client (zero: unknown).
+func (k *Kernel) interrupt(at, date time.Time) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.interruptAt, k.interruptDate = at, date
 	if k.cancel != nil {
 		k.cancel()
 		return true
 	}
 	return false
+}
+
+// interrupted reports whether the execute request m was queued before the
+// last interrupt, which aborts it (as ipykernel aborts its queue): it
+// arrived before the interrupt did, or its client dated it before the
+// interrupt_request and it arrived within abortWindow after it. The dates
+// catch what was still in the sockets' buffers when the interrupt came (a
+// "Run all" of a long notebook: the interrupt aborts all of it), while a
+// request sent after the interrupt runs.
+func (k *Kernel) interrupted(m *Message) bool {
+	k.mu.Lock()
+	at, date := k.interruptAt, k.interruptDate
+	k.mu.Unlock()
+	if at.IsZero() {
+		return false
+	}
+	if m.received.Before(at) {
+		return true
+	}
+	if date.IsZero() || m.received.After(at.Add(abortWindow)) {
+		return false
+	}
+	d, err := time.Parse(time.RFC3339Nano, m.Header.Date)
+	return err == nil && d.Before(date)
+}
+
+// refused counts and logs a connection closed for what it sent: a
+// message over the size limit or wrongly signed.
+func (k *Kernel) refused(err error) {
+	if errors.Is(err, ErrSignature) {
+		k.mu.Lock()
+		k.dropped++
+		k.mu.Unlock()
+	}
+	k.log.Warn("jupyter: dropped a message and closed its connection", "err", err)
 }
 
 // heartbeat echoes every heartbeat message back to its sender.
@@ -200,6 +271,9 @@ func (k *Kernel) readLoop(s zmq4.Socket, name string, handle func(*Message)) {
 			return
 		}
 		m, err := k.sign.decode(zm.Frames)
+		if m != nil {
+			m.received = time.Now()
+		}
 		if err != nil {
 			if errors.Is(err, ErrSignature) {
 				k.mu.Lock()
@@ -259,7 +333,8 @@ func (k *Kernel) handleControl(s zmq4.Socket, m *Message) {
 	defer k.status("idle", m)
 	switch m.Header.MsgType {
 	case "interrupt_request":
-		interrupted := k.Interrupt()
+		date, _ := time.Parse(time.RFC3339Nano, m.Header.Date) // zero when it has none
+		interrupted := k.interrupt(m.received, date)
 		k.log.Info("jupyter: interrupt", "running", interrupted)
 		k.reply(s, m, "interrupt_reply", map[string]any{"status": "ok"})
 	case "shutdown_request":
@@ -287,6 +362,10 @@ func (k *Kernel) shellLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-k.shellQ:
+			if m.Header.MsgType == "execute_request" && k.interrupted(m) {
+				k.abort(m)
+				continue
+			}
 			if k.handleShell(ctx, m) {
 				k.abortHeld()
 			}
@@ -319,10 +398,16 @@ func (k *Kernel) abortHeld() {
 			k.handleShell(context.Background(), m)
 			continue
 		}
-		k.status("busy", m)
-		k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.x.ExecutionCount()})
-		k.status("idle", m)
+		k.abort(m)
 	}
+}
+
+// abort answers the execute request m with status "aborted", without
+// running it.
+func (k *Kernel) abort(m *Message) {
+	k.status("busy", m)
+	k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.x.ExecutionCount()})
+	k.status("idle", m)
 }
 
 // handleShell handles one shell request; it reports whether queued

@@ -64,12 +64,20 @@ func startKernel(t *testing.T) (*Kernel, *client, <-chan error) {
 
 func startKernelOn(t *testing.T, conn *ConnectionInfo) (*Kernel, *client, <-chan error) {
 	t.Helper()
+	return startKernelWith(t, Config{Conn: conn})
+}
+
+// startKernelWith is startKernelOn with more of the kernel's Config.
+func startKernelWith(t *testing.T, cfg Config) (*Kernel, *client, <-chan error) {
+	t.Helper()
+	conn := cfg.Conn
 	p := []int{conn.ShellPort, conn.ControlPort, conn.IOPubPort}
 	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := New(Config{Conn: conn, Executor: kernel.Config{DB: db}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.Executor, cfg.Logger = kernel.Config{DB: db}, slog.New(slog.NewTextHandler(io.Discard, nil))
+	k, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +147,21 @@ func startKernelOn(t *testing.T, conn *ConnectionInfo) (*Kernel, *client, <-chan
 	}
 	t.Fatal("no iopub messages from the kernel")
 	return nil, nil, nil
+}
+
+// dial connects another DEALER to port (of a test kernel on tcp).
+func (c *client) dial(port int) zmq4.Socket {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity(kernel.NewID())))
+	c.t.Cleanup(func() {
+		s.Close()
+		cancel()
+	})
+	if err := s.Dial("tcp://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(port))); err != nil {
+		c.t.Fatal(err)
+	}
+	return s
 }
 
 func (c *client) send(s zmq4.Socket, msgType string, content any, sg signer) string {
@@ -283,10 +306,11 @@ func TestKernelInProcess(t *testing.T) {
 	}
 	countBefore++
 
-	// A wrongly signed execute_request is dropped: nothing runs.
+	// A wrongly signed execute_request is dropped, and its connection
+	// closed, as it is read: nothing runs.
 	before := k.Dropped()
-	bad := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1"}, signer{key: []byte("other")})
-	badCtl := c.send(c.control, "shutdown_request", map[string]any{"restart": false}, signer{key: []byte("other")})
+	bad := c.send(c.dial(k.cfg.Conn.ShellPort), "execute_request", map[string]any{"code": "SELECT 1"}, signer{key: []byte("other")})
+	badCtl := c.send(c.dial(k.cfg.Conn.ControlPort), "shutdown_request", map[string]any{"restart": false}, signer{key: []byte("other")})
 	id = c.send(c.shell, "execute_request", map[string]any{"code": "SELECT nosuch FROM hits"}, c.sign)
 	_, rep = c.reply(c.shell, id)
 	if rep["status"] != "error" || rep["ename"] != kernel.ErrSQL || rep["execution_count"] != float64(countBefore+1) {
@@ -369,5 +393,58 @@ func TestKernelInProcess(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the kernel did not stop after shutdown_request")
+	}
+}
+
+// TestInterruptAbortsQueue: an interrupt aborts every execute request sent
+// before it — those the kernel has queued and those still in the sockets'
+// buffers — and a request sent after it runs.
+func TestInterruptAbortsQueue(t *testing.T) {
+	_, c, _ := startKernel(t)
+	stmt := "SELECT regexp_replace(URL, '^https?://([^/]+)/.*$', '\\1') AS k, count(*) FROM hits GROUP BY k ORDER BY 2 DESC LIMIT 1;\n"
+	long := c.send(c.shell, "execute_request", map[string]any{"code": strings.Repeat(stmt, 5000)}, c.sign)
+	const n = 500
+	queued := map[string]bool{}
+	for range n {
+		queued[c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1", "stop_on_error": false}, c.sign)] = true
+	}
+	time.Sleep(200 * time.Millisecond)
+	ctl := c.send(c.control, "interrupt_request", map[string]any{}, c.sign)
+	c.reply(c.control, ctl)
+	after := c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 2 AS two"}, c.sign)
+	statuses := map[string]int{}
+	for len(queued) > 0 || after != "" {
+		zm, err := c.shell.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.sign.decode(zm.Frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parent Header
+		var r struct {
+			Status, Ename string
+		}
+		_ = json.Unmarshal(m.Parent, &parent)
+		_ = json.Unmarshal(m.Content, &r)
+		switch {
+		case parent.MsgID == long:
+			if r.Ename != kernel.ErrInterrupted {
+				t.Errorf("the running cell: %+v, want %s", r, kernel.ErrInterrupted)
+			}
+		case queued[parent.MsgID]:
+			delete(queued, parent.MsgID)
+			statuses[r.Status]++
+		case parent.MsgID == after:
+			after = ""
+			if r.Status != "ok" {
+				t.Errorf("the cell sent after the interrupt: %+v, want ok", r)
+			}
+		}
+	}
+	t.Logf("%d requests queued behind an interrupted cell: %v", n, statuses)
+	if statuses["aborted"] != n {
+		t.Errorf("replies to the queued requests: %v, want all %d aborted", statuses, n)
 	}
 }

@@ -43,6 +43,8 @@ type Message struct {
 	Buffers    [][]byte
 	// rawHeader is the header as received, echoed as parent_header.
 	rawHeader json.RawMessage
+	// received is when the kernel read the message off its socket.
+	received time.Time
 }
 
 // ErrSignature is wrapped by the error of a message whose signature does

@@ -260,6 +260,8 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 		"the cap measurement cells and experiments size their buffers against (default: a quarter of physical memory or the cgroup limit)")
 	maxRows := fs.Int("max-rows", 1000, "result rows sent per statement (the total count is always shown)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	maxMessage := fs.String("max-message", units.FormatBytes(jupyter.DefaultMaxMessageBytes),
+		"the largest incoming message (all its frames); a larger one closes its connection as it is read")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -279,6 +281,10 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--cell-memory: %w", err)
 	}
+	maxMsg, err := units.ParseBytes(*maxMessage)
+	if err != nil || maxMsg <= 0 {
+		return fmt.Errorf("--max-message %q: want a positive size such as 64MiB", *maxMessage)
+	}
 	conn, err := jupyter.ReadConnectionFile(*connFile)
 	if err != nil {
 		return err
@@ -287,7 +293,7 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 	// As under cachebook serve: the engine, and measurement cells pinned
 	// to a reserved core where there is one.
 	xc := executorConfig(dir, kernel.Limits{MaxRows: *maxRows, QueryMemory: qmem, CellMemory: cmem}, log)
-	k, err := jupyter.New(jupyter.Config{Conn: conn, Executor: xc, Logger: log, Version: version()})
+	k, err := jupyter.New(jupyter.Config{Conn: conn, Executor: xc, Logger: log, Version: version(), MaxMessageBytes: maxMsg})
 	if err != nil {
 		return err
 	}

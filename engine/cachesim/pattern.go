@@ -163,6 +163,13 @@ func (p Pattern) String() string {
 	return p.Name
 }
 
+// checkEvery is how many modelled accesses a pattern runs between two
+// looks at its context: a few milliseconds of work at the model's slowest
+// (about a microsecond an access when every level misses), so that an
+// interrupt stops it well within the kernel's 200 ms, and a negligible
+// cost at its fastest (a context check per 4096 accesses).
+const checkEvery = 4096
+
 // lcg advances the patterns' 64-bit linear congruential generator (Knuth's
 // MMIX constants).
 func lcg(x uint64) uint64 { return x*6364136223846793005 + 1442695040888963407 }
@@ -192,19 +199,22 @@ func mix64(x uint64) uint64 {
 
 // Run performs the pattern on s: its setup (the chase's writes), then the
 // pattern itself, and returns the counts of the pattern alone. The context
-// is checked every 1M accesses.
+// is checked every checkEvery accesses.
 func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 	if err := p.Validate(); err != nil {
 		return Stats{}, err
 	}
 	const base = PatternBase
-	var tick int64
-	check := func() error {
-		tick++
-		if tick&(1<<20-1) == 0 {
-			return ctx.Err()
+	// left counts the accesses down to the next look at ctx; check is
+	// called after every access (or, in the transposes, every row with
+	// the row's accesses).
+	left := int64(checkEvery)
+	check := func(n int64) error {
+		if left -= n; left > 0 {
+			return nil
 		}
-		return nil
+		left = checkEvery
+		return ctx.Err()
 	}
 	words := uint64(p.Size / 8)
 	switch p.Name {
@@ -213,7 +223,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 		k := uint(bits.TrailingZeros64(lines))
 		for i := uint64(0); i < lines; i++ {
 			s.Store(base+64*scramble(i, k), 8)
-			if err := check(); err != nil {
+			if err := check(1); err != nil {
 				return Stats{}, err
 			}
 		}
@@ -222,7 +232,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 		// lines.
 		for i := int64(0); i < p.N; i++ {
 			s.Load(base+64*scramble(uint64(i)%lines, k), 8)
-			if err := check(); err != nil {
+			if err := check(1); err != nil {
 				return Stats{}, err
 			}
 		}
@@ -235,7 +245,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 		for pass := 0; pass < p.Passes && err == nil; pass++ {
 			for i := uint64(0); i < words; i++ {
 				s.Load(base+8*i, 8)
-				if err = check(); err != nil {
+				if err = check(1); err != nil {
 					break
 				}
 			}
@@ -244,7 +254,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 		for pass := 0; pass < p.Passes && err == nil; pass++ {
 			for off := uint64(0); off < uint64(p.Size); off += uint64(p.Stride) {
 				s.Load(base+off, 8)
-				if err = check(); err != nil {
+				if err = check(1); err != nil {
 					break
 				}
 			}
@@ -254,7 +264,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 		for i := int64(0); i < p.N; i++ {
 			x = lcg(x)
 			s.Load(base+8*((x>>33)%words), 8)
-			if err = check(); err != nil {
+			if err = check(1); err != nil {
 				break
 			}
 		}
@@ -262,7 +272,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 		mask := uint64(p.Size/16 - 1)
 		for k := int64(0); k < p.N; k++ {
 			s.Load(base+16*(mix64(uint64(k))&mask), 8)
-			if err = check(); err != nil {
+			if err = check(1); err != nil {
 				break
 			}
 		}
@@ -281,7 +291,7 @@ func (p Pattern) Run(ctx context.Context, s *Sim) (Stats, error) {
 						s.Load(a+8*(i*n+j), 8)
 						s.Store(b+8*(j*n+i), 8)
 					}
-					if err = check(); err != nil {
+					if err = check(2 * int64(min(jj+blk, n)-jj)); err != nil {
 						break tiles
 					}
 				}

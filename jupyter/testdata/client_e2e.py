@@ -141,6 +141,28 @@ t1 = time.monotonic()
 r, msgs = run(kc, "SELECT count(*) FROM hits")
 out["after_interrupt"] = {"reply": r["content"], "ms": (time.monotonic() - t1) * 1000, "iopub": summary(msgs)}
 
+# An interrupt aborts every execute request sent before it, however many
+# are still in the sockets' buffers ("Run all" of a long notebook), and a
+# request sent after it runs.
+first = kc.execute(long_cell)
+flood = {kc.execute("SELECT 1", stop_on_error=False) for _ in range(300)}
+time.sleep(0.5)
+km.interrupt_kernel()
+after = kc.execute("SELECT 7 AS seven")
+statuses, first_reply, after_reply = {}, None, None
+deadline = time.monotonic() + 60
+while (flood or first_reply is None or after_reply is None) and time.monotonic() < deadline:
+    m = kc.get_shell_msg(timeout=max(0.01, deadline - time.monotonic()))
+    mid = m["parent_header"].get("msg_id")
+    if mid == first:
+        first_reply = m["content"]
+    elif mid == after:
+        after_reply = m["content"]
+    elif mid in flood:
+        flood.discard(mid)
+        statuses[m["content"]["status"]] = statuses.get(m["content"]["status"], 0) + 1
+out["interrupt_queue"] = {"first": first_reply, "queued": statuses, "unanswered": len(flood), "after": after_reply}
+
 # SIGINT (what Jupyter sends to kernels without interrupt_mode "message")
 # stops the cell too, and does not kill the kernel.
 reply, lat = trials(lambda: km.signal_kernel(signal.SIGINT))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"cachebook/kernel/param"
@@ -120,5 +121,56 @@ func TestConfigFrom(t *testing.T) {
 		if tc.limit > 0 && Memory(cfg) > tc.limit {
 			t.Errorf("%v: memory %d over the limit %d", tc.raw, Memory(cfg), tc.limit)
 		}
+	}
+}
+
+// TestChunks: the chunks cover a buffer exactly, in order; a memset's are
+// never under 32 MiB (where clear() would leave its non-temporal stores),
+// unless the whole buffer is.
+func TestChunks(t *testing.T) {
+	const mib = 1 << 20 / 8 // words
+	for _, tc := range []struct {
+		op       Op
+		words    int
+		min, max int // chunk sizes in words, the last one aside
+	}{
+		{Read, 10*mib + 3, 4 * mib, 4 * mib},
+		{Copy, 100, 100, 100},
+		{Memset, 16 * mib, 16 * mib, 16 * mib},
+		{Memset, 40 * mib, 40 * mib, 40 * mib},
+		{Memset, 256 * mib, 32 * mib, 32 * mib},
+		{Memset, 100*mib + 5, 32 * mib, 64 * mib},
+	} {
+		next := 0
+		var sizes []int
+		for c := range chunks(tc.op, tc.words) {
+			if c.lo != next || c.hi <= c.lo {
+				t.Fatalf("%s of %d words: chunk %v after %d", tc.op, tc.words, c, next)
+			}
+			next = c.hi
+			sizes = append(sizes, c.hi-c.lo)
+		}
+		if next != tc.words {
+			t.Errorf("%s of %d words: chunks end at %d", tc.op, tc.words, next)
+		}
+		for i, s := range sizes {
+			last := i == len(sizes)-1
+			if s > tc.max || (s < tc.min && !(last && tc.op != Memset)) {
+				t.Errorf("%s of %d words: chunk %d of %d words, want %d..%d", tc.op, tc.words, i, s, tc.min, tc.max)
+			}
+		}
+	}
+}
+
+// TestRunStopsMidPass: once stop is set, a pass gives up at its next
+// chunk instead of reading the whole buffer.
+func TestRunStopsMidPass(t *testing.T) {
+	var stop atomic.Bool
+	src := [][]uint64{make([]uint64, 64<<20/8)}
+	full := runOnce(Read, 1, src, nil, &stop)
+	stop.Store(true)
+	cut := runOnce(Read, 1, src, nil, &stop)
+	if cut*4 > full {
+		t.Errorf("a stopped pass took %v, a whole one %v", cut, full)
 	}
 }

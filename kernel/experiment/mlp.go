@@ -181,6 +181,15 @@ func buildCycle(ctx context.Context, buf []uint32, lines int, seed uint64, n int
 	for i := range order {
 		order[i] = uint32(i)
 	}
+	// Fault the pages in first, in order and looking at ctx: the random
+	// stores below would fault them all within their first few thousand
+	// (zeroing the whole buffer, huge pages compacted) between two looks.
+	for i := 0; i < len(buf); i += 1024 { // a word every 4 KiB
+		if i&(1<<20-1) == 0 && ctx.Err() != nil { // every 4 MiB
+			return nil, ctx.Err()
+		}
+		buf[i] = 0
+	}
 	rng := splitmix64(seed)
 	for i := lines - 1; i > 0; i-- {
 		if i&0xfffff == 0 && ctx.Err() != nil {
@@ -190,6 +199,11 @@ func buildCycle(ctx context.Context, buf []uint32, lines int, seed uint64, n int
 		order[i], order[j] = order[j], order[i]
 	}
 	for i, l := range order {
+		// Each store misses the caches: look at ctx as often as in the
+		// shuffle's time, not its count.
+		if i&0xffff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		buf[int(l)*16] = order[(i+1)%lines] * 16
 	}
 	n = min(n, lines)

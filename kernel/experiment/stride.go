@@ -97,6 +97,9 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	defer release()
 	words := viewWords(raw)
 	for i := range words {
+		if i&(1<<20-1) == 0 && ctx.Err() != nil { // every 4 MiB, faults included
+			return ctx.Err()
+		}
 		words[i] = uint32(i)
 	}
 	var sink uint32

@@ -210,8 +210,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 		nodes := int(size / NodeBytes)
-		BuildCycle(words[:nodes*wordsPerNode], nodes, rng)
-		p, err := measure(ctx, linkNodes(words, nodes), cfg, cc, clock)
+		err := buildCycle(ctx, words[:nodes*wordsPerNode], nodes, rng)
+		var p Point
+		if err == nil {
+			p, err = measure(ctx, linkNodes(words, nodes), cfg, cc, clock)
+		}
 		if err != nil {
 			res.Levels = DetectLevels(res.Points)
 			res.Pages = buf.pages()
@@ -232,14 +235,28 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // random cycle with Sattolo's algorithm: word 16·i holds the word index of
 // the node after i. Every node is visited once per lap.
 func BuildCycle(words []uint32, nodes int, rng *rand.Rand) {
+	_ = buildCycle(context.Background(), words, nodes, rng)
+}
+
+// buildCycle is BuildCycle, stopping with ctx's error when it is
+// cancelled: it looks every 64K nodes (the swaps miss the caches, so a
+// 1 GiB working set takes seconds).
+func buildCycle(ctx context.Context, words []uint32, nodes int, rng *rand.Rand) error {
 	for i := range nodes {
+		if i&(1<<16-1) == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		words[i*wordsPerNode] = uint32(i * wordsPerNode)
 	}
 	for i := nodes - 1; i > 0; i-- {
+		if i&(1<<16-1) == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		j := rng.IntN(i) // j < i: Sattolo, a single cycle
 		a, b := i*wordsPerNode, j*wordsPerNode
 		words[a], words[b] = words[b], words[a]
 	}
+	return nil
 }
 
 // node is one line of the chain as the chase reads it: the address of the

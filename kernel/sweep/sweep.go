@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		db, keys, err := table(cfg, g)
+		db, keys, err := table(ctx, cfg, g)
 		if err != nil {
 			return rep, err
 		}
@@ -224,8 +224,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // table generates the table of g groups and opens an engine over it: in
 // memory, or as DataDir/groups-G/t.parquet when cfg.DataDir is set. The
 // keys are returned, in table order, when cfg.Model needs them.
-func table(cfg Config, g int64) (*engine.DB, []int64, error) {
-	keys := Keys(cfg.Rows, g, cfg.Seed)
+func table(ctx context.Context, cfg Config, g int64) (*engine.DB, []int64, error) {
+	keys, err := keysContext(ctx, cfg.Rows, g, cfg.Seed)
+	if err != nil {
+		return nil, nil, err
+	}
 	ret := func() []int64 {
 		if cfg.Model {
 			return keys
@@ -237,7 +240,7 @@ func table(cfg Config, g int64) (*engine.DB, []int64, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("sweep: %w", err)
 		}
-		if err := WriteKeys(filepath.Join(dir, "t.parquet"), keys); err != nil {
+		if err := writeKeysFile(ctx, filepath.Join(dir, "t.parquet"), keys); err != nil {
 			return nil, nil, err
 		}
 		db, err := engine.Open(engine.Options{DataDir: dir, QueryMemory: cfg.QueryMemory})
@@ -247,7 +250,7 @@ func table(cfg Config, g int64) (*engine.DB, []int64, error) {
 		return db, ret(), nil
 	}
 	var buf bytes.Buffer
-	if err := writeKeys(&buf, keys); err != nil {
+	if err := writeKeys(ctx, &buf, keys); err != nil {
 		return nil, nil, err
 	}
 	kept := ret()
@@ -369,17 +372,35 @@ func splitmix64(x uint64) uint64 {
 // values: every value appears at least once, the rest are drawn uniformly,
 // and the order is shuffled.
 func Keys(rows, groups int64, seed uint64) []int64 {
+	keys, _ := keysContext(context.Background(), rows, groups, seed)
+	return keys
+}
+
+// keysContext is Keys, stopping with ctx's error when it is cancelled (it
+// looks every 64K keys).
+func keysContext(ctx context.Context, rows, groups int64, seed uint64) ([]int64, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
 	keys := make([]int64, rows)
 	for i := range keys {
+		if i&(1<<16-1) == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		j := int64(i)
 		if j >= groups {
 			j = rng.Int64N(groups)
 		}
 		keys[i] = int64(splitmix64(uint64(j) ^ seed))
 	}
-	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-	return keys
+	// rng.Shuffle, written out to look at ctx: the same draws, so the
+	// same order.
+	for i := len(keys) - 1; i > 0; i-- {
+		if i&(1<<16-1) == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		j := int(rng.Uint64N(uint64(i + 1)))
+		keys[i], keys[j] = keys[j], keys[i]
+	}
+	return keys, nil
 }
 
 type keyRow struct {
@@ -388,11 +409,15 @@ type keyRow struct {
 
 // WriteKeys writes keys as a Parquet file with one int64 column k.
 func WriteKeys(path string, keys []int64) error {
+	return writeKeysFile(context.Background(), path, keys)
+}
+
+func writeKeysFile(ctx context.Context, path string, keys []int64) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	if err := writeKeys(f, keys); err != nil {
+	if err := writeKeys(ctx, f, keys); err != nil {
 		f.Close()
 		return fmt.Errorf("sweep: write %s: %w", path, err)
 	}
@@ -402,12 +427,17 @@ func WriteKeys(path string, keys []int64) error {
 	return nil
 }
 
-func writeKeys(w io.Writer, keys []int64) error {
+// writeKeys writes keys as Parquet to w, looking at ctx between batches
+// of 64K rows.
+func writeKeys(ctx context.Context, w io.Writer, keys []int64) error {
 	pw := parquet.NewGenericWriter[keyRow](w)
 	buf := make([]keyRow, 0, 64<<10)
 	for i, k := range keys {
 		buf = append(buf, keyRow{K: k})
 		if len(buf) == cap(buf) || i == len(keys)-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if _, err := pw.Write(buf); err != nil {
 				return err
 			}

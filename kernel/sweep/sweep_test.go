@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -227,5 +229,32 @@ func TestSweepModel(t *testing.T) {
 	// groups: only the key column.
 	if first, last := naive[0], naive[3]; last.DRAMPerRow < 3*first.DRAMPerRow || last.L2PerRow < 3*first.L2PerRow {
 		t.Errorf("naive DRAM/row %.3f → %.3f, L2/row %.3f → %.3f: want the 10⁵-group table to miss far more", first.DRAMPerRow, last.DRAMPerRow, first.L2PerRow, last.L2PerRow)
+	}
+}
+
+// TestKeysShuffle: Keys shuffles with the same draws as rand.Shuffle (it
+// writes the shuffle out to look at its context), so tables and reference
+// outputs stay the same.
+func TestKeysShuffle(t *testing.T) {
+	for _, tc := range []struct{ rows, groups int64 }{{1000, 10}, {200_000, 5000}} {
+		const seed = 42
+		rng := rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
+		want := make([]int64, tc.rows)
+		for i := range want {
+			j := int64(i)
+			if j >= tc.groups {
+				j = rng.Int64N(tc.groups)
+			}
+			want[i] = int64(splitmix64(uint64(j) ^ seed))
+		}
+		rng.Shuffle(len(want), func(i, j int) { want[i], want[j] = want[j], want[i] })
+		if got := Keys(tc.rows, tc.groups, seed); !slices.Equal(got, want) {
+			t.Errorf("Keys(%d, %d) differs from the rand.Shuffle order", tc.rows, tc.groups)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := keysContext(ctx, 1000, 10, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }
