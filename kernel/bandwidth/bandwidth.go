@@ -9,9 +9,11 @@ package bandwidth
 import (
 	"context"
 	"fmt"
+	"iter"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -120,6 +122,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if maxThreads > rep.GOMAXPROCS {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("GOMAXPROCS=%d is below %d threads: some threads share a processor", rep.GOMAXPROCS, maxThreads))
 	}
+	// Cancelling ctx sets stop, which the measuring threads look at
+	// between chunks of a millisecond or so of work; the loops here look
+	// at ctx itself as often. So the run ends within a few milliseconds
+	// of an interrupt, however many threads and bytes it has.
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	stopped := ctx.Err
 	words := int(cfg.Bytes / 8)
 	src := make([][]uint64, maxThreads)
 	var dst [][]uint64
@@ -128,7 +137,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		// Write every page first: untouched anonymous memory reads as the
 		// kernel's shared zero page, which stays in cache, so a read pass
 		// over it would measure the cache, not DRAM.
-		fill(src[i], uint64(i)+1)
+		for c := range chunks(Write, words) {
+			if err := stopped(); err != nil {
+				return rep, err
+			}
+			fill(src[i][c.lo:c.hi], uint64(i)+1)
+		}
 	}
 	if slices.Contains(cfg.Ops, Copy) {
 		dst = make([][]uint64, maxThreads)
@@ -140,17 +154,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	done := 0
 	for _, op := range cfg.Ops {
 		for _, n := range cfg.Threads {
-			if err := ctx.Err(); err != nil {
-				return rep, err
-			}
 			// One untimed pass faults the pages in and warms the path.
-			runOnce(op, n, src, dst)
+			runOnce(op, n, src, dst, &stop)
 			secs := make([]float64, 0, cfg.Reps)
 			for range cfg.Reps {
-				if err := ctx.Err(); err != nil {
+				if err := stopped(); err != nil {
 					return rep, err
 				}
-				secs = append(secs, runOnce(op, n, src, dst).Seconds())
+				secs = append(secs, runOnce(op, n, src, dst, &stop).Seconds())
+			}
+			if err := stopped(); err != nil { // the last pass may have been cut short
+				return rep, err
 			}
 			r := summarize(op, n, cfg.Bytes, secs)
 			rep.Results = append(rep.Results, r)
@@ -194,8 +208,10 @@ type sinkSlot struct {
 }
 
 // runOnce runs op on n threads at once and returns the wall time from the
-// common start to the end of the slowest thread.
-func runOnce(op Op, n int, src, dst [][]uint64) time.Duration {
+// common start to the end of the slowest thread. Each thread works through
+// its buffer in chunks and gives up, leaving the rest, once stop is set;
+// the caller then throws the time away.
+func runOnce(op Op, n int, src, dst [][]uint64, stop *atomic.Bool) time.Duration {
 	var ready, finished sync.WaitGroup
 	start := make(chan struct{})
 	sinks := make([]sinkSlot, n)
@@ -208,15 +224,24 @@ func runOnce(op Op, n int, src, dst [][]uint64) time.Duration {
 			defer runtime.UnlockOSThread()
 			ready.Done()
 			<-start
-			switch op {
-			case Read:
-				sinks[t].v = sum(src[t])
-			case Write:
-				fill(src[t], uint64(t)+1)
-			case Memset:
-				clear(src[t])
-			case Copy:
-				copy(dst[t], src[t])
+			for c := range chunks(op, len(src[t])) {
+				if stop.Load() {
+					return
+				}
+				s, d := src[t][c.lo:c.hi], []uint64(nil)
+				if dst != nil {
+					d = dst[t][c.lo:c.hi]
+				}
+				switch op {
+				case Read:
+					sinks[t].v += sum(s)
+				case Write:
+					fill(s, uint64(t)+1)
+				case Memset:
+					clear(s)
+				case Copy:
+					copy(d, s)
+				}
 			}
 		}()
 	}
@@ -227,6 +252,38 @@ func runOnce(op Op, n int, src, dst [][]uint64) time.Duration {
 	d := time.Since(t0)
 	runtime.KeepAlive(sinks)
 	return d
+}
+
+// chunkBytes is the work between two looks at the stop flag: 4 MiB, a
+// millisecond or less at DRAM bandwidth, and above the 1 MiB from which
+// the runtime's copy switches to non-temporal stores on amd64.
+const chunkBytes = 4 << 20
+
+// memsetChunkBytes is the smallest chunk of a memset: clear() zeroes
+// 32 MiB and more with non-temporal stores on amd64, and a chunk must keep
+// the same instructions as the whole buffer (8 ms at 4 GB/s).
+const memsetChunkBytes = 32 << 20
+
+// span is a chunk of a buffer, in words.
+type span struct{ lo, hi int }
+
+// chunks splits a buffer of words into the chunks op works through: of
+// chunkBytes, or for a memset of a buffer of 32 MiB or more, equal chunks
+// of 32 to 64 MiB (a smaller tail would be cleared with ordinary stores).
+func chunks(op Op, words int) iter.Seq[span] {
+	size := chunkBytes / 8
+	if op == Memset {
+		const m = memsetChunkBytes / 8
+		k := max(1, words/m)
+		size = (words + k - 1) / k
+	}
+	return func(yield func(span) bool) {
+		for lo := 0; lo < words; lo += size {
+			if !yield(span{lo, min(lo+size, words)}) {
+				return
+			}
+		}
+	}
 }
 
 func sum(b []uint64) uint64 {
