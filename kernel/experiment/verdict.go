@@ -67,12 +67,12 @@ func judge(c comparison, ratios []float64, apart string) Verdict {
 	switch {
 	case apart != "":
 		v.Noisy = true
-		v.Text = fmt.Sprintf("too noisy to tell here — %s (%s vs %s: %s–%s× %s); the model says %s; run it again on a quieter machine",
-			apart, c.A, c.B, fmtX(v.Low), fmtX(v.High), over, c.Model)
+		v.Text = fmt.Sprintf("too noisy to tell here — %s; %s vs %s: %s× (%s–%s %s); the model says %s; run it again on a quieter machine",
+			apart, c.A, c.B, fmtX(v.Ratio, v.Ratio), fmtX(v.Low, v.Ratio), fmtX(v.High, v.Ratio), over, c.Model)
 	case v.Low <= 1 && v.High >= 1:
 		v.Noisy = true
 		v.Text = fmt.Sprintf("too noisy to tell here — %s vs %s ranged %s–%s× %s, on both sides of 1; the model says %s; run it again on a quieter machine",
-			c.A, c.B, fmtX(v.Low), fmtX(v.High), over, c.Model)
+			c.A, c.B, fmtX(v.Low, 1), fmtX(v.High, 1), over, c.Model)
 	case v.Low > 1:
 		v.Text = c.state(c.A, c.B, v.Ratio, v.Low, v.High, over)
 	default: // every round the other way: say so, as measured
@@ -85,17 +85,19 @@ func judge(c comparison, ratios []float64, apart string) Verdict {
 // for Faster, "fast r× faster than slow (...)".
 func (c comparison) state(slow, fast string, r, lo, hi float64, over string) string {
 	if c.Faster {
-		return fmt.Sprintf("%s %s× faster than %s (%s–%s %s)", fast, fmtX(r), slow, fmtX(lo), fmtX(hi), over)
+		return fmt.Sprintf("%s %s× faster than %s (%s–%s %s)", fast, fmtX(r, r), slow, fmtX(lo, r), fmtX(hi, r), over)
 	}
-	return fmt.Sprintf("%s %s× slower than %s (%s–%s %s)", slow, fmtX(r), fast, fmtX(lo), fmtX(hi), over)
+	return fmt.Sprintf("%s %s× slower than %s (%s–%s %s)", slow, fmtX(r, r), fast, fmtX(lo, r), fmtX(hi, r), over)
 }
 
-// fmtX formats a ratio with two or three significant digits.
-func fmtX(r float64) string {
+// fmtX formats ratio r with the decimals that suit the size of like (the
+// median it goes with, so that a spread reads evenly): none from 10, one
+// from 2, else two.
+func fmtX(r, like float64) string {
 	switch {
-	case r >= 10:
+	case like >= 10:
 		return fmt.Sprintf("%.0f", r)
-	case r >= 2:
+	case like >= 2:
 		return fmt.Sprintf("%.1f", r)
 	}
 	return fmt.Sprintf("%.2f", r)
