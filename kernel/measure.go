@@ -252,6 +252,9 @@ func (SweepRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 			b.WriteString("  " + pt.Model.Columns())
 		}
 		b.WriteByte('\n')
+		if pt.Verdict != "" && pt.Strategy == "radix" {
+			fmt.Fprintf(&b, "%10s  %s\n", "", pt.Verdict)
+		}
 	}
 	if cfg.Model {
 		fmt.Fprintf(&b, "modelled (not measured) on %s (%s), sampling %s\n", rep.ModelGeometry, rep.ModelSource, rep.ModelSampling)

@@ -74,6 +74,21 @@ type Result struct {
 	// PerThreadGBps is GBps / Threads.
 	PerThreadGBps float64 `json:"per_thread_gb_per_s"`
 	MedianNs      int64   `json:"median_ns"`
+	// CPUShare is the median fraction of wall time x threads that the
+	// threads were on a CPU: the rates are wall-clock figures, meaningful
+	// only near 1 (0: unknown, no per-thread CPU clock).
+	CPUShare float64 `json:"cpu_share"`
+	// VsOne is the median over the rounds of this rate over the same op's
+	// one-thread rate in the same round, Low and High its extremes (set
+	// on results with more than one thread, when one thread was run).
+	VsOne float64 `json:"vs_one_thread,omitempty"`
+	Low   float64 `json:"low,omitempty"`
+	High  float64 `json:"high,omitempty"`
+	// Noisy is set when the comparison with one thread cannot be told
+	// here: a round where more threads moved fewer bytes than one, or
+	// threads that did not get their CPUs. Verdict states the comparison.
+	Noisy   bool   `json:"noisy,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Report is a whole run.
@@ -83,6 +98,10 @@ type Report struct {
 	GOMAXPROCS int      `json:"gomaxprocs"`
 	Reps       int      `json:"reps"`
 	Notes      []string `json:"notes"`
+	// Verdict is the first op's comparison of its most threads with one
+	// (see Result.Verdict), Noisy whether it could not be told.
+	Verdict string `json:"verdict,omitempty"`
+	Noisy   bool   `json:"noisy,omitempty"`
 }
 
 func (c Config) withDefaults() Config {
@@ -153,21 +172,46 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	total := len(cfg.Ops) * len(cfg.Threads)
 	done := 0
 	for _, op := range cfg.Ops {
+		// One untimed pass per thread count faults the pages in and warms
+		// the path; then the thread counts take turns, round after round
+		// (forwards, then backwards), so that a busy stretch of the machine
+		// falls on all of them rather than on one count's block of runs.
 		for _, n := range cfg.Threads {
-			// One untimed pass faults the pages in and warms the path.
 			runOnce(op, n, src, dst, &stop)
-			secs := make([]float64, 0, cfg.Reps)
-			for range cfg.Reps {
+		}
+		secs := make([][]float64, len(cfg.Threads))
+		shares := make([][]float64, len(cfg.Threads))
+		for round := range cfg.Reps {
+			for j := range cfg.Threads {
+				i := j
+				if round%2 == 1 {
+					i = len(cfg.Threads) - 1 - j
+				}
 				if err := stopped(); err != nil {
 					return rep, err
 				}
-				secs = append(secs, runOnce(op, n, src, dst, &stop).Seconds())
+				p := runOnce(op, cfg.Threads[i], src, dst, &stop)
+				secs[i] = append(secs[i], p.wall.Seconds())
+				shares[i] = append(shares[i], p.share())
 			}
-			if err := stopped(); err != nil { // the last pass may have been cut short
-				return rep, err
-			}
-			r := summarize(op, n, cfg.Bytes, secs)
+		}
+		if err := stopped(); err != nil { // the last pass may have been cut short
+			return rep, err
+		}
+		results := make([]Result, len(cfg.Threads))
+		for i, n := range cfg.Threads {
+			results[i] = summarize(op, n, cfg.Bytes, secs[i])
+			results[i].CPUShare = median(shares[i])
+		}
+		compare(results, secs)
+		for _, r := range results {
 			rep.Results = append(rep.Results, r)
+			if r.Verdict != "" {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %s", r.Op, r.Verdict))
+				if rep.Verdict == "" {
+					rep.Verdict, rep.Noisy = string(r.Op)+": "+r.Verdict, r.Noisy
+				}
+			}
 			done++
 			if cfg.Progress != nil {
 				cfg.Progress(r, done, total)
@@ -191,6 +235,54 @@ func summarize(op Op, threads int, bytes int64, secs []float64) Result {
 	return r
 }
 
+// minCPUShare is the least CPU share at which a multi-thread rate counts:
+// below it the threads took turns on the cores instead of running at once.
+const minCPUShare = 0.75
+
+// compare sets VsOne, Low, High, Noisy and Verdict on the results with
+// more than one thread, from the per-round times secs (secs[i] are
+// results[i]'s rounds, taken in the same alternations).
+func compare(results []Result, secs [][]float64) {
+	one := slices.IndexFunc(results, func(r Result) bool { return r.Threads == 1 })
+	if one < 0 {
+		return
+	}
+	for i := range results {
+		r := &results[i]
+		if r.Threads <= 1 {
+			continue
+		}
+		n := min(len(secs[i]), len(secs[one]))
+		ratios := make([]float64, 0, n)
+		for k := range n {
+			// bytes per second, n threads over one thread's
+			ratios = append(ratios, float64(r.Threads)*secs[one][k]/max(secs[i][k], 1e-12))
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		r.VsOne, r.Low, r.High = median(ratios), slices.Min(ratios), slices.Max(ratios)
+		spread := fmt.Sprintf("%.2f–%.2f over %d alternations", r.Low, r.High, len(ratios))
+		shares := fmt.Sprintf("CPU share %.0f%% with %d threads, %.0f%% with one", 100*r.CPUShare, r.Threads, 100*results[one].CPUShare)
+		switch {
+		case r.CPUShare > 0 && r.CPUShare < minCPUShare || results[one].CPUShare > 0 && results[one].CPUShare < minCPUShare:
+			r.Noisy = true
+			r.Verdict = fmt.Sprintf("too noisy to tell here — the threads did not get their CPUs (%s; %d threads moved %.2f× one thread's bytes per second, %s); the model says %d threads move more than one but less than %d×, since they share the memory channels; run it again on a quieter machine",
+				shares, r.Threads, r.VsOne, spread, r.Threads, r.Threads)
+		case r.Low < 1:
+			r.Noisy = true
+			r.Verdict = fmt.Sprintf("too noisy to tell here — %d threads moved fewer bytes per second than one in some rounds (%.2f×, %s; %s); the model says %d threads move more than one but less than %d×, since they share the memory channels; run it again on a quieter machine",
+				r.Threads, r.VsOne, spread, shares, r.Threads, r.Threads)
+		case r.VsOne < 0.9*float64(r.Threads):
+			r.Verdict = fmt.Sprintf("%d threads move %.2f× one thread's bytes per second (%s; %s): not %d×, the memory channels are shared",
+				r.Threads, r.VsOne, spread, shares, r.Threads)
+		default:
+			r.Verdict = fmt.Sprintf("%d threads move %.2f× one thread's bytes per second (%s; %s): close to %d×, so one thread did not fill the memory channels here",
+				r.Threads, r.VsOne, spread, shares, r.Threads)
+		}
+	}
+}
+
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -207,14 +299,35 @@ type sinkSlot struct {
 	_ [56]byte
 }
 
+// pass is what runOnce measured.
+type pass struct {
+	wall time.Duration   // from the common start to the end of the slowest thread
+	cpu  []time.Duration // each thread's CPU time (0 where unknown)
+}
+
+// share is the fraction of wall x threads the threads were on a CPU: near
+// 1 when they all ran throughout, lower when they waited for a core (0
+// when unknown).
+func (p pass) share() float64 {
+	var c time.Duration
+	for _, d := range p.cpu {
+		c += d
+	}
+	if p.wall <= 0 || c <= 0 {
+		return 0
+	}
+	return float64(c) / (float64(p.wall) * float64(len(p.cpu)))
+}
+
 // runOnce runs op on n threads at once and returns the wall time from the
-// common start to the end of the slowest thread. Each thread works through
-// its buffer in chunks and gives up, leaving the rest, once stop is set;
-// the caller then throws the time away.
-func runOnce(op Op, n int, src, dst [][]uint64, stop *atomic.Bool) time.Duration {
+// common start to the end of the slowest thread, and each thread's CPU
+// time. Each thread works through its buffer in chunks and gives up,
+// leaving the rest, once stop is set; the caller then throws the time away.
+func runOnce(op Op, n int, src, dst [][]uint64, stop *atomic.Bool) pass {
 	var ready, finished sync.WaitGroup
 	start := make(chan struct{})
 	sinks := make([]sinkSlot, n)
+	cpu := make([]time.Duration, n)
 	ready.Add(n)
 	finished.Add(n)
 	for t := range n {
@@ -224,6 +337,8 @@ func runOnce(op Op, n int, src, dst [][]uint64, stop *atomic.Bool) time.Duration
 			defer runtime.UnlockOSThread()
 			ready.Done()
 			<-start
+			c0 := threadCPU()
+			defer func() { cpu[t] = threadCPU() - c0 }()
 			for c := range chunks(op, len(src[t])) {
 				if stop.Load() {
 					return
@@ -251,7 +366,7 @@ func runOnce(op Op, n int, src, dst [][]uint64, stop *atomic.Bool) time.Duration
 	finished.Wait()
 	d := time.Since(t0)
 	runtime.KeepAlive(sinks)
-	return d
+	return pass{wall: d, cpu: cpu}
 }
 
 // chunkBytes is the work between two looks at the stop flag: 4 MiB, a

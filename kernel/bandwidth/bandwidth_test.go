@@ -170,7 +170,7 @@ func TestRunStopsMidPass(t *testing.T) {
 	full := runOnce(Read, 1, src, nil, &stop)
 	stop.Store(true)
 	cut := runOnce(Read, 1, src, nil, &stop)
-	if cut*4 > full {
-		t.Errorf("a stopped pass took %v, a whole one %v", cut, full)
+	if cut.wall*4 > full.wall {
+		t.Errorf("a stopped pass took %v, a whole one %v", cut.wall, full.wall)
 	}
 }

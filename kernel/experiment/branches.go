@@ -178,15 +178,3 @@ func modelPass(size int64) float64 {
 	pass()
 	return float64(sim.Since(m).L1.Misses) / float64(size/4)
 }
-
-// median returns the middle value of sorted v (the mean of the two middle
-// ones for an even count).
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}

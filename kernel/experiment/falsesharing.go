@@ -18,6 +18,9 @@ type FalseSharingData struct {
 	DurationNS int64             `json:"duration_ns"` // length of a timed run
 	Reps       int               `json:"reps"`
 	Rows       []FalseSharingRow `json:"rows"`
+	// Verdict compares packed with padded-128 in the first mode, round by
+	// round (two or more threads only).
+	Verdict
 }
 
 // FalseSharingRow is the median of Reps runs of one layout and update mode.
@@ -51,7 +54,7 @@ func falseSharingSpec() Spec {
 			{"threads", strconv.Itoa(defaultThreads()), "goroutines, each with its own counter (1..256)"},
 			{"duration", "100ms", "length of each run; every thread increments until it ends"},
 			{"iterations", "0", "if > 0, an exact number of increments per thread per run instead of a duration"},
-			{"reps", "3", "runs per layout; the median is reported"},
+			{"reps", "5", "rounds; each runs every layout once, in alternating order; the median is reported"},
 			{"modes", "atomic,plain", "update modes: atomic (LOCK XADD) and/or plain (load+store)"},
 		},
 	}
@@ -107,10 +110,13 @@ func falseSharing(ctx context.Context, p *params, r *Result, hooks *Hooks) error
 		data.DurationNS = dur.Nanoseconds()
 	}
 	for _, mode := range modes {
-		var rows []FalseSharingRow
-		for _, lay := range counterLayouts {
-			var runs []FalseSharingRow
-			for range reps {
+		// The layouts take turns, round after round (forwards, then
+		// backwards), so that a stretch of a busy machine falls on all of
+		// them rather than on one layout's block of runs.
+		runs := make([][]FalseSharingRow, len(counterLayouts))
+		for rep := range reps {
+			for _, li := range alternate(len(counterLayouts), rep) {
+				lay := counterLayouts[li]
 				words, first, step := counterBlock(threads, lay.stride)
 				label := fmt.Sprintf("%s/%s, %d threads", lay.name, mode, threads)
 				tracker := newOverlapTracker(threads)
@@ -143,12 +149,19 @@ func falseSharing(ctx context.Context, p *params, r *Result, hooks *Hooks) error
 						row.Overlap += f / float64(threads)
 					}
 				}
-				runs = append(runs, row)
+				runs[li] = append(runs[li], row)
 			}
+		}
+		if threads > 1 && data.Verdict.Text == "" {
+			data.Verdict = falseSharingVerdict(runs[0], runs[len(runs)-1])
+		}
+		var rows []FalseSharingRow
+		for _, rr := range runs {
 			// The median, not the fastest: on a busy machine the fastest
 			// run tends to be the one whose threads overlapped least.
-			slices.SortFunc(runs, func(a, b FalseSharingRow) int { return cmp.Compare(a.cost(), b.cost()) })
-			rows = append(rows, runs[len(runs)/2])
+			rr = slices.Clone(rr)
+			slices.SortFunc(rr, func(a, b FalseSharingRow) int { return cmp.Compare(a.cost(), b.cost()) })
+			rows = append(rows, rr[len(rr)/2])
 		}
 		base := rows[len(rows)-1].cost()
 		for i := range rows {
@@ -178,7 +191,33 @@ func falseSharing(ctx context.Context, p *params, r *Result, hooks *Hooks) error
 	if threads == 1 {
 		r.Notes = append(r.Notes, "with 1 thread nothing is shared: expect no slowdown")
 	}
+	if data.Verdict.Text != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("verdict (%s mode): %s", data.Rows[0].Mode, data.Verdict.Text))
+	}
 	return nil
+}
+
+// minOverlap is the least overlap (see FalseSharingRow.Overlap) at which a
+// false-sharing verdict is drawn: below it the threads mostly took turns,
+// and took turns sharing nothing.
+const minOverlap = 0.5
+
+// falseSharingVerdict compares packed with padded-128 round by round (the
+// i-th run of each was taken in the same alternation).
+func falseSharingVerdict(packed, padded []FalseSharingRow) Verdict {
+	n := min(len(packed), len(padded))
+	ratios := make([]float64, n)
+	var overlaps []float64
+	for i := range n {
+		ratios[i] = packed[i].cost() / padded[i].cost()
+		overlaps = append(overlaps, packed[i].Overlap, padded[i].Overlap)
+	}
+	var apart string
+	if ov := median(overlaps); ov < minOverlap {
+		apart = fmt.Sprintf("the threads overlapped only %.0f%% of the time (median), so they had little to share", 100*ov)
+	}
+	return judge(comparison{A: "packed", B: "padded-128",
+		Model: "packed counters cost several times more per increment whenever the threads run at the same time"}, ratios, apart)
 }
 
 // cost is what the median and the slowdown compare: CPU time per increment, or

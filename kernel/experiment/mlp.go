@@ -17,8 +17,11 @@ type MLPData struct {
 	Lines     int      `json:"lines"`      // 64-byte lines in the buffer, all on one random cycle
 	HugePages bool     `json:"huge_pages"` // 2 MiB pages were requested and the advice accepted
 	SampleNS  int64    `json:"sample_ns"`  // target length of one timed sample
-	Reps      int      `json:"reps"`       // timed samples per chain count; the median is reported
+	Reps      int      `json:"reps"`       // rounds, each timing every chain count once; the median is reported
 	Rows      []MLPRow `json:"rows"`
+	// Verdict compares one chain with 8 (or the most up to 8) per load,
+	// round by round.
+	Verdict
 }
 
 // MLPRow is one chain count.
@@ -47,7 +50,7 @@ func mlpSpec() Spec {
 			{"size", "128MiB", "buffer size (1MiB..1GiB); choose several times the L3 to measure DRAM. Memory used: size + size/16 while the chains are built"},
 			{"chains", "1,2,4,8,16,32,64", "numbers of independent chains to follow at once (each 1..64)"},
 			{"sample", "50ms", "target length of one timed sample (1ms..2s)"},
-			{"reps", "3", "timed samples per chain count (1..20); the median is reported"},
+			{"reps", "3", "rounds (1..20); each times every chain count once, in alternating order; the median is reported"},
 			{"huge", "true", "ask for 2 MiB pages (Linux), so that TLB misses do not add page walks to every load"},
 			{"seed", "1", "seed of the random cycle"},
 		},
@@ -98,15 +101,21 @@ func mlp(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	}
 	data := &MLPData{Bytes: size, Lines: lines, HugePages: advised, SampleNS: sample.Nanoseconds(), Reps: reps}
 	var sink uint32
-	for _, k := range counts {
+	// Each chain count is calibrated first (which also warms its path),
+	// then the counts take turns, round after round (forwards, then
+	// backwards), so that a busy stretch falls on all of them.
+	heads := make([][]uint32, len(counts))
+	steps := make([]int, len(counts))
+	for ci, k := range counts {
 		// The k chains start evenly spaced along the one cycle, so no chain
 		// ever reads a line another chain fetched recently.
 		ps := make([]uint32, k)
 		for i := range ps {
 			ps[i] = starts[i*len(starts)/k]
 		}
+		heads[ci] = ps
 		label := fmt.Sprintf("%d chains", k)
-		steps, err := calibrate(ctx, sample, 256, func(steps int) (time.Duration, error) {
+		steps[ci], err = calibrate(ctx, sample, 256, func(steps int) (time.Duration, error) {
 			st, err := runWorkers(ctx, nil, label+" (calibration)", 1, func(int) error {
 				sink ^= chaseChains(buf, ps, steps)
 				return nil
@@ -116,20 +125,27 @@ func mlp(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		if err != nil {
 			return err
 		}
-		var samples []float64
-		for range reps {
-			st, err := runWorkers(ctx, hooks, label, 1, func(int) error {
-				sink ^= chaseChains(buf, ps, steps)
+	}
+	samples := make([][]float64, len(counts)) // ns per load, by round
+	for rep := range reps {
+		for _, ci := range alternate(len(counts), rep) {
+			ps, n := heads[ci], steps[ci]
+			st, err := runWorkers(ctx, hooks, fmt.Sprintf("%d chains", counts[ci]), 1, func(int) error {
+				sink ^= chaseChains(buf, ps, n)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			samples = append(samples, float64(st.cost())/float64(steps*k))
+			samples[ci] = append(samples[ci], float64(st.cost())/float64(n*counts[ci]))
 		}
-		slices.SortFunc(samples, cmp.Compare)
-		data.Rows = append(data.Rows, MLPRow{Chains: k, Loads: int64(steps * k), NSPerLoad: samples[len(samples)/2]})
 	}
+	for ci, k := range counts {
+		s := slices.Clone(samples[ci])
+		slices.SortFunc(s, cmp.Compare)
+		data.Rows = append(data.Rows, MLPRow{Chains: k, Loads: int64(steps[ci] * k), NSPerLoad: s[len(s)/2]})
+	}
+	data.Verdict = mlpVerdict(counts, samples)
 	_ = sink
 	one := data.Rows[0].NSPerLoad
 	for i := range data.Rows {
@@ -169,7 +185,32 @@ func mlp(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	if !advised {
 		r.Notes = append(r.Notes, "4 KiB pages: with a buffer this size nearly every load also misses the TLB, and page walks can cap the overlap before the miss buffers do")
 	}
+	if data.Verdict.Text != "" {
+		r.Notes = append(r.Notes, "verdict (CPU time per load): "+data.Verdict.Text)
+	}
 	return nil
+}
+
+// mlpVerdict compares one chain with 8 (or the most chains up to 8) per
+// load, round by round; samples[i] are counts[i]'s rounds.
+func mlpVerdict(counts []int, samples [][]float64) Verdict {
+	one, many := slices.Index(counts, 1), -1
+	for i, k := range counts {
+		if k > 1 && k <= 8 && (many < 0 || k > counts[many]) {
+			many = i
+		}
+	}
+	if one < 0 || many < 0 {
+		return Verdict{}
+	}
+	n := min(len(samples[one]), len(samples[many]))
+	ratios := make([]float64, n)
+	for i := range n {
+		ratios[i] = samples[one][i] / samples[many][i]
+	}
+	k := counts[many]
+	return judge(comparison{A: "1 chain", B: fmt.Sprintf("%d chains", k), Faster: true,
+		Model: fmt.Sprintf("%d independent chains overlap their misses, up to %d× faster per load than one", k, k)}, ratios, "")
 }
 
 // buildCycle links the lines of buf (16 uint32 words each) into one random

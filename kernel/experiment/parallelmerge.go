@@ -1,9 +1,12 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/bits"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 )
@@ -13,7 +16,11 @@ type ParallelMergeData struct {
 	Rows    int                `json:"rows"`   // total rows, split over the threads
 	Groups  int                `json:"groups"` // distinct keys drawn from
 	Buckets int                `json:"buckets"`
+	Reps    int                `json:"reps"` // rounds per thread count; each row is the median
 	Runs    []ParallelMergeRow `json:"runs"`
+	// Verdict compares the serial merge's wall time with the two-level
+	// merge's at the largest thread count, round by round.
+	Verdict
 }
 
 // ParallelMergeRow is one strategy at one thread count.
@@ -30,6 +37,11 @@ type ParallelMergeRow struct {
 	Partial int64 `json:"partial"`
 	// Groups is the number of entries of the merged result.
 	Groups int `json:"groups"`
+	// MergeCPUShare is the fraction of the merge's wall time x its threads
+	// (at most GOMAXPROCS of them) that the merge threads were on a CPU:
+	// near 1 when they ran side by side, low when they waited for cores
+	// (0 when unknown).
+	MergeCPUShare float64 `json:"merge_cpu_share"`
 }
 
 func parallelMergeSpec() Spec {
@@ -42,6 +54,7 @@ func parallelMergeSpec() Spec {
 			{"rows", "1000000", "rows aggregated, split evenly over the threads"},
 			{"groups", "100000", "distinct keys the rows are drawn from"},
 			{"buckets", "256", "first-level buckets of the two-level table (a power of two, 2..65536)"},
+			{"reps", "3", "rounds per thread count (1..20), serial and two-level taking turns; the median is reported"},
 		},
 	}
 	s.Run = func(ctx context.Context, raw map[string]string, hooks *Hooks) (*Result, error) {
@@ -80,6 +93,7 @@ func parallelMerge(ctx context.Context, p *params, r *Result, hooks *Hooks) erro
 	rows := p.Int("rows", 1, 1<<34)
 	groups := p.Int("groups", 1, 1<<34)
 	buckets := p.Int("buckets", 2, 65536)
+	reps := p.Int("reps", 1, 20)
 	if buckets&(buckets-1) != 0 {
 		p.fail(fmt.Errorf("buckets must be a power of two, got %d", buckets))
 	}
@@ -88,35 +102,48 @@ func parallelMerge(ctx context.Context, p *params, r *Result, hooks *Hooks) erro
 	}
 	shift := uint(64 - bits.TrailingZeros(uint(buckets)))
 	g := uint64(groups)
-	data := &ParallelMergeData{Rows: rows, Groups: groups, Buckets: buckets}
+	data := &ParallelMergeData{Rows: rows, Groups: groups, Buckets: buckets, Reps: reps}
 
-	for _, n := range threadSteps(threads) {
-		serial, row, err := serialMerge(ctx, hooks, rows, g, n)
-		if err != nil {
-			return err
+	steps := threadSteps(threads)
+	for _, n := range steps {
+		var serialRuns, twoRuns []ParallelMergeRow
+		for rep := range reps {
+			var serial map[uint64]uint64
+			var merged []map[uint64]uint64
+			for _, side := range alternate(2, rep) {
+				var row ParallelMergeRow
+				var err error
+				if side == 0 {
+					serial, row, err = serialMerge(ctx, hooks, rows, g, n)
+					serialRuns = append(serialRuns, row)
+				} else {
+					merged, row, err = twoLevelMerge(ctx, hooks, rows, g, n, buckets)
+					twoRuns = append(twoRuns, row)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if err := checkMerged(serial, merged, shift, uint64(rows)); err != nil {
+				return fmt.Errorf("%d threads: %w", n, err)
+			}
 		}
-		data.Runs = append(data.Runs, row)
-		merged, row, err := twoLevelMerge(ctx, hooks, rows, g, n, buckets)
-		if err != nil {
-			return err
+		if n == steps[len(steps)-1] && n > 1 {
+			data.Verdict = mergeVerdict(serialRuns, twoRuns)
 		}
-		if err := checkMerged(serial, merged, shift, uint64(rows)); err != nil {
-			return fmt.Errorf("%d threads: %w", n, err)
-		}
-		row.Groups = len(serial)
-		data.Runs = append(data.Runs, row)
+		data.Runs = append(data.Runs, medianMergeRow(serialRuns), medianMergeRow(twoRuns))
 	}
 
 	r.Data = data
 	t := Table{
-		Title:   fmt.Sprintf("%d rows over %d distinct keys, %d buckets", rows, groups, buckets),
-		Columns: []string{"threads", "strategy", "build", "merge", "total", "merge share", "merge CPU", "entries merged", "groups"},
+		Title:   fmt.Sprintf("%d rows over %d distinct keys, %d buckets, median of %d alternating rounds", rows, groups, buckets, reps),
+		Columns: []string{"threads", "strategy", "build", "merge", "total", "merge share", "merge CPU", "merge CPU share", "entries merged", "groups"},
 	}
 	for _, row := range data.Runs {
 		total := row.BuildNS + row.MergeNS
 		t.Rows = append(t.Rows, []string{strconv.Itoa(row.Threads), row.Strategy, fmtMs(row.BuildNS), fmtMs(row.MergeNS),
 			fmtMs(total), fmt.Sprintf("%.0f%%", 100*float64(row.MergeNS)/float64(max(total, 1))), fmtMs(row.MergeCPUNS),
-			strconv.FormatInt(row.Partial, 10), strconv.Itoa(row.Groups)})
+			fmt.Sprintf("%.0f%%", 100*row.MergeCPUShare), strconv.FormatInt(row.Partial, 10), strconv.Itoa(row.Groups)})
 	}
 	r.Tables = append(r.Tables, t)
 	r.Notes = append(r.Notes,
@@ -126,6 +153,9 @@ func parallelMerge(ctx context.Context, p *params, r *Result, hooks *Hooks) erro
 		"merge CPU is the merge's CPU time over all threads: the two-level merge also needs less of it, because each bucket's maps are small enough to stay in cache while the serial merge writes into one table of every group",
 		"Go maps stand in for ClickHouse's open-addressing tables; here each thread builds the two-level layout directly instead of converting",
 	)
+	if data.Verdict.Text != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("verdict (merge phase, %d threads, wall time): %s", steps[len(steps)-1], data.Verdict.Text))
+	}
 	if threads > r.Machine.GOMAXPROCS {
 		r.Notes = append(r.Notes, fmt.Sprintf("threads above GOMAXPROCS (%d) time-share cores, so build and merge times there show the extra work, not extra parallelism", r.Machine.GOMAXPROCS))
 	}
@@ -239,6 +269,41 @@ func twoLevelMerge(ctx context.Context, hooks *Hooks, rows int, groups uint64, n
 func (r *ParallelMergeRow) setTimes(build, merge runStats) {
 	r.BuildNS, r.MergeNS = build.Wall.Nanoseconds(), merge.Wall.Nanoseconds()
 	r.BuildCPUNS, r.MergeCPUNS = build.CPUTotal().Nanoseconds(), merge.CPUTotal().Nanoseconds()
+	if merge.Wall > 0 && len(merge.CPU) > 0 {
+		r.MergeCPUShare = float64(merge.CPUTotal()) / (float64(merge.Wall) * float64(min(len(merge.CPU), runtime.GOMAXPROCS(0))))
+	}
+}
+
+// medianMergeRow returns the run with the median merge time.
+func medianMergeRow(runs []ParallelMergeRow) ParallelMergeRow {
+	rs := slices.Clone(runs)
+	slices.SortFunc(rs, func(a, b ParallelMergeRow) int { return cmp.Compare(a.MergeNS, b.MergeNS) })
+	return rs[len(rs)/2]
+}
+
+// minMergeShare is the least median CPU share of the two-level merge at
+// which the merge comparison draws a verdict: the merge is timed by the
+// wall clock, the point being that its threads run at once.
+const minMergeShare = 0.5
+
+// mergeVerdict compares the serial merge's wall time with the two-level
+// merge's, round by round.
+func mergeVerdict(serial, two []ParallelMergeRow) Verdict {
+	n := min(len(serial), len(two))
+	ratios := make([]float64, n)
+	var shares []float64
+	for i := range n {
+		ratios[i] = float64(serial[i].MergeNS) / float64(max(two[i].MergeNS, 1))
+		if two[i].MergeCPUShare > 0 {
+			shares = append(shares, two[i].MergeCPUShare)
+		}
+	}
+	var apart string
+	if len(shares) > 0 && median(shares) < minMergeShare {
+		apart = fmt.Sprintf("the two-level merge's threads were on a CPU only %.0f%% of the time (median CPU share)", 100*median(shares))
+	}
+	return judge(comparison{A: "serial merge", B: "two-level merge", Faster: true,
+		Model: "the two-level merge is faster, by more than its threads alone, since each bucket's tables stay in the caches"}, ratios, apart)
 }
 
 // checkMerged compares the serially merged table with the two-level one.

@@ -20,6 +20,9 @@ type StrideData struct {
 	HugePages bool        `json:"huge_pages"`
 	Reps      int         `json:"reps"`
 	Rows      []StrideRow `json:"rows"`
+	// Verdict compares random with sequential reads (or stride-64) per
+	// line, round by round.
+	Verdict
 }
 
 // StrideRow is one access pattern.
@@ -50,7 +53,7 @@ func strideSpec() Spec {
 			{"size", "64MiB", "buffer size (1MiB..1GiB, rounded down to a power of two); several times the L3 measures DRAM"},
 			{"patterns", "sequential,64,4096,random", "access patterns: sequential (every 8-byte word), a stride in bytes (a multiple of 64: every line once, stride apart, wrapping round), random (every line once, scrambled)"},
 			{"sample", "50ms", "target length of one timed sample (1ms..2s)"},
-			{"reps", "3", "timed samples per pattern (1..20); the median is reported"},
+			{"reps", "3", "rounds (1..20); each times every pattern once, in alternating order; the median is reported"},
 			{"huge", "false", "ask for 2 MiB pages (Linux); with 4 KiB pages a 4096-byte stride touches a new page on every access"},
 		},
 	}
@@ -103,6 +106,11 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		words[i] = uint32(i)
 	}
 	var sink uint32
+	// Each pattern is calibrated first (which also warms its path), then
+	// the patterns take turns, round after round (forwards, then
+	// backwards), so that a busy stretch falls on all of them.
+	measures := make([]func(n int) (time.Duration, error), len(rows))
+	passes := make([]int, len(rows))
 	for i := range rows {
 		row := &rows[i]
 		pass := func() uint32 {
@@ -115,7 +123,7 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 			return readStrided(words, int(row.Stride/4))
 		}
 		label := row.Pattern
-		measure := func(n int) (time.Duration, error) {
+		measures[i] = func(n int) (time.Duration, error) {
 			st, err := runWorkers(ctx, hooks, label, 1, func(int) error {
 				for range n {
 					if ctx.Err() != nil {
@@ -127,21 +135,26 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 			})
 			return st.cost(), err
 		}
-		passes, err := calibrate(ctx, sample, 1, measure)
-		if err != nil {
+		if passes[i], err = calibrate(ctx, sample, 1, measures[i]); err != nil {
 			return err
 		}
-		var samples []float64
-		for range reps {
-			d, err := measure(passes)
+	}
+	samples := make([][]float64, len(rows)) // ns per line, by round
+	for rep := range reps {
+		for _, i := range alternate(len(rows), rep) {
+			d, err := measures[i](passes[i])
 			if err != nil {
 				return err
 			}
-			samples = append(samples, float64(d)/float64(passes))
+			samples[i] = append(samples[i], float64(d)/float64(passes[i])/float64(size/64))
 		}
-		slices.SortFunc(samples, cmp.Compare)
-		perPass := samples[len(samples)/2]
-		row.NSPerLine = perPass / float64(size/64)
+	}
+	for i := range rows {
+		row := &rows[i]
+		perLine := slices.Clone(samples[i])
+		slices.SortFunc(perLine, cmp.Compare)
+		row.NSPerLine = perLine[len(perLine)/2]
+		perPass := row.NSPerLine * float64(size/64)
 		row.NSPerAccess = perPass / float64(row.Accesses)
 		row.GBps = float64(size) / perPass
 	}
@@ -153,7 +166,9 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 			}
 		}
 	}
-	r.Data = &StrideData{Bytes: size, HugePages: advised, Reps: reps, Rows: rows}
+	data := &StrideData{Bytes: size, HugePages: advised, Reps: reps, Rows: rows}
+	data.Verdict = strideVerdict(rows, samples)
+	r.Data = data
 	pages := "4 KiB pages"
 	if advised {
 		pages = "2 MiB pages requested"
@@ -184,7 +199,34 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		names = append(names, fmt.Sprintf("%s %.2f ns/line", row.Pattern, row.NSPerLine))
 	}
 	r.Notes = append(r.Notes, "here: "+strings.Join(names, ", "))
+	if data.Verdict.Text != "" {
+		r.Notes = append(r.Notes, "verdict (CPU time per line): "+data.Verdict.Text)
+	}
 	return nil
+}
+
+// strideVerdict compares random with sequential reads (or stride-64 where
+// sequential was not run) round by round; samples[i] are rows[i]'s rounds.
+func strideVerdict(rows []StrideRow, samples [][]float64) Verdict {
+	rnd, seq := -1, -1
+	for i, r := range rows {
+		switch {
+		case r.Pattern == "random":
+			rnd = i
+		case r.Pattern == "sequential", r.Pattern == "stride-64" && (seq < 0 || rows[seq].Pattern != "sequential"):
+			seq = i
+		}
+	}
+	if rnd < 0 || seq < 0 {
+		return Verdict{}
+	}
+	n := min(len(samples[rnd]), len(samples[seq]))
+	ratios := make([]float64, n)
+	for i := range n {
+		ratios[i] = samples[rnd][i] / samples[seq][i]
+	}
+	return judge(comparison{A: "random", B: rows[seq].Pattern,
+		Model: "random lines cost several times more than a stream the prefetchers follow, once the buffer is beyond the caches"}, ratios, "")
 }
 
 // readSequential reads every 8-byte word of w in order, a line per loop.

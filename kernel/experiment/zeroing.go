@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -17,6 +19,10 @@ type ZeroingData struct {
 	Live    int          `json:"live"`    // buffers alive per thread
 	Rows    []ZeroingRow `json:"rows"`
 	Skipped []string     `json:"skipped,omitempty"` // variants not run here, with the reason
+	Reps    int          `json:"reps"`              // rounds; each row is the median
+	// Verdict compares make with the pool on one thread (CPU time per
+	// operation), round by round.
+	Verdict
 }
 
 // ZeroingRow is one variant at one thread count.
@@ -76,6 +82,7 @@ func zeroingSpec() Spec {
 			{"live", "4", "buffers each thread keeps alive at once (1..64): 4 x 8 MiB per thread outgrows a 32 MiB L3, so reuse is not served from cache"},
 			{"threads", strconv.Itoa(defaultThreads()), "thread count of the parallel runs (the first runs use 1)"},
 			{"variants", "make,pool,pool-clear,mmap", "variants to run"},
+			{"reps", "3", "rounds (1..20); each runs every variant once, in alternating order; the median is reported"},
 		},
 	}
 	s.Run = func(ctx context.Context, raw map[string]string, hooks *Hooks) (*Result, error) {
@@ -142,6 +149,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	touch := p.Float("touch", 0, 1)
 	live := p.Int("live", 1, 64)
 	threads := p.Int("threads", 1, 256)
+	reps := p.Int("reps", 1, 20)
 	var variants []string
 	for v := range splitList(p.String("variants")) {
 		ok := false
@@ -163,7 +171,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	const page = 4096
 	touchedPages := int64((touched + page - 1) / page * page)
 	src := fillSource()
-	data := &ZeroingData{Size: size, Touched: int64(touched), Allocs: allocs, Live: live}
+	data := &ZeroingData{Size: size, Touched: int64(touched), Allocs: allocs, Live: live, Reps: reps}
 	if ok, why := mmapSupported(); !ok {
 		kept := variants[:0]
 		for _, v := range variants {
@@ -181,111 +189,132 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		steps = append(steps, threads)
 	}
 	var sink atomic.Uint64 // keeps the buffers' contents observably used
-	for _, n := range steps {
-		var rows []ZeroingRow
-		for _, variant := range variants {
-			// Each worker's pool starts with live buffers whose pages are all
-			// touched already: the steady state of a pool is reuse.
-			pools := make([]*bufPool, n)
-			for w := range pools {
-				pools[w] = &bufPool{size: int(size)}
-				if variant == "pool" || variant == "pool-clear" {
-					bufs := make([][]byte, live)
-					for i := range bufs {
-						bufs[i] = pools[w].get()
-						fill(bufs[i], len(bufs[i]), src)
-					}
-					for _, b := range bufs {
-						pools[w].put(b)
-					}
+	// measureVariant times one run of variant on n threads.
+	measureVariant := func(n int, variant string) (ZeroingRow, error) {
+		// Each worker's pool starts with live buffers whose pages are all
+		// touched already: the steady state of a pool is reuse.
+		pools := make([]*bufPool, n)
+		for w := range pools {
+			pools[w] = &bufPool{size: int(size)}
+			if variant == "pool" || variant == "pool-clear" {
+				bufs := make([][]byte, live)
+				for i := range bufs {
+					bufs[i] = pools[w].get()
+					fill(bufs[i], len(bufs[i]), src)
+				}
+				for _, b := range bufs {
+					pools[w].put(b)
 				}
 			}
-			var clearNS atomic.Int64
-			label := fmt.Sprintf("%s, %d threads", variant, n)
-			st, err := runWorkers(ctx, hooks, label, n, func(w int) error {
-				// Allocation i replaces the buffer in slot i%live, which is
-				// dropped (make), returned to the pool or unmapped.
-				pool := pools[w]
-				slots := make([][]byte, live)
-				unmap := make([]func() error, live)
-				evict := func(j int) error {
-					b := slots[j]
-					slots[j] = nil
-					switch {
-					case b == nil:
-					case variant == "pool" || variant == "pool-clear":
-						pool.put(b)
-					case variant == "mmap":
-						return unmap[j]()
-					}
-					return nil
+		}
+		var clearNS atomic.Int64
+		label := fmt.Sprintf("%s, %d threads", variant, n)
+		st, err := runWorkers(ctx, hooks, label, n, func(w int) error {
+			// Allocation i replaces the buffer in slot i%live, which is
+			// dropped (make), returned to the pool or unmapped.
+			pool := pools[w]
+			slots := make([][]byte, live)
+			unmap := make([]func() error, live)
+			evict := func(j int) error {
+				b := slots[j]
+				slots[j] = nil
+				switch {
+				case b == nil:
+				case variant == "pool" || variant == "pool-clear":
+					pool.put(b)
+				case variant == "mmap":
+					return unmap[j]()
 				}
-				defer func() {
-					for j := range slots {
-						_ = evict(j)
+				return nil
+			}
+			defer func() {
+				for j := range slots {
+					_ = evict(j)
+				}
+			}()
+			var local uint64
+			for i := range allocs {
+				if i&7 == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				j := i % live
+				if err := evict(j); err != nil {
+					return err
+				}
+				var b []byte
+				switch variant {
+				case "make":
+					b = make([]byte, size)
+				case "pool", "pool-clear":
+					b = pool.get()
+					if variant == "pool-clear" {
+						c0 := threadCPU()
+						clear(b)
+						clearNS.Add(int64(threadCPU() - c0))
 					}
-				}()
-				var local uint64
-				for i := range allocs {
-					if i&7 == 0 && ctx.Err() != nil {
-						return ctx.Err()
-					}
-					j := i % live
-					if err := evict(j); err != nil {
+				case "mmap":
+					var err error
+					if b, unmap[j], err = mmapBuffer(int(size)); err != nil {
 						return err
 					}
-					var b []byte
-					switch variant {
-					case "make":
-						b = make([]byte, size)
-					case "pool", "pool-clear":
-						b = pool.get()
-						if variant == "pool-clear" {
-							c0 := threadCPU()
-							clear(b)
-							clearNS.Add(int64(threadCPU() - c0))
-						}
-					case "mmap":
-						var err error
-						if b, unmap[j], err = mmapBuffer(int(size)); err != nil {
-							return err
-						}
-					}
-					fill(b, touched, src)
-					local += uint64(b[len(b)-1]) + uint64(b[0])
-					slots[j] = b
 				}
-				sink.Add(local)
-				return nil
-			})
-			if err != nil {
-				return err
+				fill(b, touched, src)
+				local += uint64(b[len(b)-1]) + uint64(b[0])
+				slots[j] = b
 			}
-			var made int64
-			for _, p := range pools {
-				made += p.made
+			sink.Add(local)
+			return nil
+		})
+		if err != nil {
+			return ZeroingRow{}, err
+		}
+		var made int64
+		for _, p := range pools {
+			made += p.made
+		}
+		wall := max(st.Wall, 1)
+		ops := float64(allocs) * float64(n)
+		row := ZeroingRow{Variant: variant, Threads: n, WallNS: wall.Nanoseconds(),
+			NSPerOp:     float64(wall.Nanoseconds()) / float64(allocs),
+			CPUNSPerOp:  float64(st.CPUTotal()) / ops,
+			CPUShare:    st.CPUShare(),
+			FaultsPerOp: float64(st.FaultsTotal()) / ops,
+		}
+		switch variant {
+		case "make", "pool-clear":
+			row.ZeroedPerOp = size
+		case "mmap":
+			row.ZeroedPerOp = touchedPages
+		}
+		if variant == "pool" || variant == "pool-clear" {
+			row.NewBuffers = made
+		}
+		if variant == "pool-clear" && clearNS.Load() > 0 {
+			row.ZeroGBps = float64(size) * ops / float64(clearNS.Load())
+		}
+		return row, nil
+	}
+	for _, n := range steps {
+		// The variants take turns, round after round (forwards, then
+		// backwards); each row is the median round by cost.
+		runs := make([][]ZeroingRow, len(variants))
+		for rep := range reps {
+			for _, vi := range alternate(len(variants), rep) {
+				row, err := measureVariant(n, variants[vi])
+				if err != nil {
+					return err
+				}
+				runs[vi] = append(runs[vi], row)
 			}
-			wall := max(st.Wall, 1)
-			ops := float64(allocs) * float64(n)
-			row := ZeroingRow{Variant: variant, Threads: n, WallNS: wall.Nanoseconds(),
-				NSPerOp:     float64(wall.Nanoseconds()) / float64(allocs),
-				CPUNSPerOp:  float64(st.CPUTotal()) / ops,
-				CPUShare:    st.CPUShare(),
-				FaultsPerOp: float64(st.FaultsTotal()) / ops,
-			}
-			switch variant {
-			case "make", "pool-clear":
-				row.ZeroedPerOp = size
-			case "mmap":
-				row.ZeroedPerOp = touchedPages
-			}
-			if variant == "pool" || variant == "pool-clear" {
-				row.NewBuffers = made
-			}
-			if variant == "pool-clear" && clearNS.Load() > 0 {
-				row.ZeroGBps = float64(size) * ops / float64(clearNS.Load())
-			}
-			rows = append(rows, row)
+		}
+		if n == 1 {
+			data.Verdict = zeroingVerdict(variants, runs)
+		}
+		var rows []ZeroingRow
+		for _, rr := range runs {
+			rr = slices.Clone(rr)
+			slices.SortFunc(rr, func(a, b ZeroingRow) int { return cmp.Compare(a.cost(), b.cost()) })
+			rows = append(rows, rr[len(rr)/2])
 		}
 		// Compare with the pool (no zeroing) at the same thread count.
 		var pool float64
@@ -309,8 +338,8 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 
 	r.Data = data
 	t := Table{
-		Title: fmt.Sprintf("%s buffers, %s filled each, %d allocations per thread, %d alive per thread", units.FormatBytes(size),
-			units.FormatBytes(int64(touched)), allocs, live),
+		Title: fmt.Sprintf("%s buffers, %s filled each, %d allocations per thread, %d alive per thread, median of %d alternating rounds", units.FormatBytes(size),
+			units.FormatBytes(int64(touched)), allocs, live, reps),
 		Columns: []string{"variant", "threads", "wall", "wall ns/op", "CPU ns/op", "vs pool", "extra vs pool",
 			"zeroed/op", "zeroing GB/s/thread", "faults/op", "CPU share"},
 	}
@@ -352,7 +381,26 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	if note := zeroingComparison(data.Rows, steps); note != "" {
 		r.Notes = append(r.Notes, note)
 	}
+	if data.Verdict.Text != "" {
+		r.Notes = append(r.Notes, "verdict (1 thread, CPU time per operation): "+data.Verdict.Text)
+	}
 	return nil
+}
+
+// zeroingVerdict compares make with the pool round by round (runs[i] are
+// variants[i]'s rounds); no verdict when either was not run.
+func zeroingVerdict(variants []string, runs [][]ZeroingRow) Verdict {
+	mk, pl := slices.Index(variants, "make"), slices.Index(variants, "pool")
+	if mk < 0 || pl < 0 {
+		return Verdict{}
+	}
+	n := min(len(runs[mk]), len(runs[pl]))
+	ratios := make([]float64, n)
+	for i := range n {
+		ratios[i] = runs[mk][i].cost() / runs[pl][i].cost()
+	}
+	return judge(comparison{A: "make", B: "pool",
+		Model: "make costs more per buffer than the pool, since it hands out zeroed memory (a clear, or a fault per fresh page)"}, ratios, "")
 }
 
 // zeroingComparison states the make-vs-pool cost ratio at 1 and N threads.

@@ -108,6 +108,16 @@ type Point struct {
 	Counters *perf.Report `json:"counters,omitempty"`
 	// Model is the modelled misses of the point, when asked for.
 	Model *Model `json:"model,omitempty"`
+	// NaiveOverRadix is, on the naive and the radix point of a group
+	// count, the median over the rounds of naive's time over radix's in
+	// the same round (above 1: radix is faster); Low and High are its
+	// extremes. Noisy is set when the rounds fall on both sides of 1, and
+	// Verdict states the comparison in words.
+	NaiveOverRadix float64 `json:"naive_over_radix,omitempty"`
+	Low            float64 `json:"low,omitempty"`
+	High           float64 `json:"high,omitempty"`
+	Noisy          bool    `json:"noisy,omitempty"`
+	Verdict        string  `json:"verdict,omitempty"`
 }
 
 // Model is the modelled (not measured) misses per row of one point: the
@@ -196,16 +206,38 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		err = func() error {
 			defer db.Close() // its huge-page mappings, sized for this point
-			for _, strategy := range cfg.Strategies {
-				p, info, err := measure(ctx, db, cfg, g, strategy, avail)
-				if err != nil {
+			// Every strategy runs once untimed (warming the column cache),
+			// then the strategies take turns, round after round (forwards,
+			// then backwards), so that a busy stretch of the machine falls
+			// on all of them rather than on one strategy's block of runs.
+			pts := make([]*pointRuns, len(cfg.Strategies))
+			for i, strategy := range cfg.Strategies {
+				if pts[i], err = warm(ctx, db, cfg, g, strategy); err != nil {
 					return err
 				}
-				if cfg.Model {
-					if p.Model, err = model(ctx, cfg, keys, info); err != nil {
+			}
+			for round := range cfg.Reps {
+				for j := range pts {
+					i := j
+					if round%2 == 1 {
+						i = len(pts) - 1 - j
+					}
+					if err := pts[i].timed(ctx, avail); err != nil {
 						return err
 					}
 				}
+			}
+			points := make([]Point, len(pts))
+			for i, pr := range pts {
+				points[i] = summarize(g, pr.strategy, cfg.Rows, pr.runs)
+				if cfg.Model {
+					if points[i].Model, err = model(ctx, cfg, keys, pr.info); err != nil {
+						return err
+					}
+				}
+			}
+			compareNaiveRadix(points, pts)
+			for _, p := range points {
 				rep.Points = append(rep.Points, p)
 				done++
 				if cfg.Progress != nil {
@@ -302,50 +334,120 @@ type run struct {
 	report  *perf.Report
 }
 
-// measure times one point. It also returns what the engine told the
-// warm-up run's Aggregate hook (when cfg.Model): the configuration the
-// model replays.
-func measure(ctx context.Context, db *engine.DB, cfg Config, groups int64, strategy string, avail *perf.Availability) (Point, *engine.AggregateInfo, error) {
-	sess := db.NewSession()
-	src := fmt.Sprintf("SET group_by = '%s'; %s", strategy, Query)
-	var runs []run
-	var info *engine.AggregateInfo
-	for i := 0; i <= cfg.Reps; i++ { // run 0 warms the column cache
-		if err := ctx.Err(); err != nil {
-			return Point{}, nil, err
-		}
-		var hooks *engine.Hooks
-		var m *perf.QueryMeter
-		if avail != nil && i > 0 {
-			m = perf.NewQueryMeter(perf.Options{Availability: avail})
-			hooks = m.Hooks(nil)
-		}
-		if cfg.Model && i == 0 {
-			hooks = &engine.Hooks{Aggregate: func(ai engine.AggregateInfo, src agg.Source) agg.Source {
-				info = &ai
-				return src
-			}}
-		}
-		res, err := sess.Exec(ctx, src, hooks)
-		if err != nil {
-			return Point{}, nil, fmt.Errorf("sweep: %d groups, %s: %w", groups, strategy, err)
-		}
-		if len(res) == 0 {
-			return Point{}, nil, errors.New("sweep: no result")
-		}
-		last := res[len(res)-1]
-		if int64(last.Rows) != groups {
-			return Point{}, nil, fmt.Errorf("sweep: %s returned %d groups, want %d", strategy, last.Rows, groups)
-		}
-		if i > 0 {
-			r := run{elapsed: last.Elapsed}
-			if m != nil {
-				r.report = m.Report()
-			}
-			runs = append(runs, r)
-		}
+// pointRuns is one (groups, strategy) point being measured: its session,
+// statement and timed runs so far.
+type pointRuns struct {
+	strategy string
+	groups   int64
+	sess     *engine.Session
+	src      string
+	runs     []run
+	// info is what the engine told the warm-up run's Aggregate hook (when
+	// cfg.Model): the configuration the model replays.
+	info *engine.AggregateInfo
+}
+
+// warm runs the point's statement once untimed, which fills the column
+// cache and checks the result.
+func warm(ctx context.Context, db *engine.DB, cfg Config, groups int64, strategy string) (*pointRuns, error) {
+	pr := &pointRuns{strategy: strategy, groups: groups, sess: db.NewSession(),
+		src: fmt.Sprintf("SET group_by = '%s'; %s", strategy, Query)}
+	var hooks *engine.Hooks
+	if cfg.Model {
+		hooks = &engine.Hooks{Aggregate: func(ai engine.AggregateInfo, src agg.Source) agg.Source {
+			pr.info = &ai
+			return src
+		}}
 	}
-	return summarize(groups, strategy, cfg.Rows, runs), info, nil
+	if _, err := pr.exec(ctx, hooks); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// timed runs the point's statement once more and keeps its time (and its
+// perf counters, when avail is set).
+func (pr *pointRuns) timed(ctx context.Context, avail *perf.Availability) error {
+	var hooks *engine.Hooks
+	var m *perf.QueryMeter
+	if avail != nil {
+		m = perf.NewQueryMeter(perf.Options{Availability: avail})
+		hooks = m.Hooks(nil)
+	}
+	d, err := pr.exec(ctx, hooks)
+	if err != nil {
+		return err
+	}
+	r := run{elapsed: d}
+	if m != nil {
+		r.report = m.Report()
+	}
+	pr.runs = append(pr.runs, r)
+	return nil
+}
+
+// exec runs the statement and checks its group count.
+func (pr *pointRuns) exec(ctx context.Context, hooks *engine.Hooks) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	res, err := pr.sess.Exec(ctx, pr.src, hooks)
+	if err != nil {
+		return 0, fmt.Errorf("sweep: %d groups, %s: %w", pr.groups, pr.strategy, err)
+	}
+	if len(res) == 0 {
+		return 0, errors.New("sweep: no result")
+	}
+	last := res[len(res)-1]
+	if int64(last.Rows) != pr.groups {
+		return 0, fmt.Errorf("sweep: %s returned %d groups, want %d", pr.strategy, last.Rows, pr.groups)
+	}
+	return last.Elapsed, nil
+}
+
+// compareNaiveRadix sets the naive-over-radix fields of the naive and
+// radix points of one group count from their runs, round by round (the
+// k-th run of each was taken in the same alternation).
+func compareNaiveRadix(points []Point, pts []*pointRuns) {
+	nv := slices.IndexFunc(pts, func(p *pointRuns) bool { return p.strategy == "naive" })
+	rx := slices.IndexFunc(pts, func(p *pointRuns) bool { return p.strategy == "radix" })
+	if nv < 0 || rx < 0 {
+		return
+	}
+	n := min(len(pts[nv].runs), len(pts[rx].runs))
+	ratios := make([]float64, 0, n)
+	for k := range n {
+		ratios = append(ratios, float64(pts[nv].runs[k].elapsed)/float64(max(pts[rx].runs[k].elapsed, 1)))
+	}
+	if len(ratios) == 0 {
+		return
+	}
+	sorted := slices.Clone(ratios)
+	slices.Sort(sorted)
+	med := sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		med = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
+	lo, hi := sorted[0], sorted[len(sorted)-1]
+	over := fmt.Sprintf("over %d alternations", len(sorted))
+	if len(sorted) == 1 {
+		over = "in 1 round, no spread"
+	}
+	var verdict string
+	noisy := false
+	switch {
+	case lo <= 1 && hi >= 1:
+		noisy = true
+		verdict = fmt.Sprintf("too noisy to tell here — naive vs radix ranged %.2f–%.2f× %s, on both sides of 1; the model says radix wins once naive's hash table outgrows the caches; run it again on a quieter machine", lo, hi, over)
+	case lo > 1:
+		verdict = fmt.Sprintf("radix %.2f× faster than naive (%.2f–%.2f %s)", med, lo, hi, over)
+	default:
+		verdict = fmt.Sprintf("naive %.2f× faster than radix (%.2f–%.2f %s)", 1/med, 1/hi, 1/lo, over)
+	}
+	for _, i := range []int{nv, rx} {
+		p := &points[i]
+		p.NaiveOverRadix, p.Low, p.High, p.Noisy, p.Verdict = med, lo, hi, noisy, verdict
+	}
 }
 
 // summarize picks the median run (by time) and converts to ns per row.
