@@ -621,3 +621,34 @@ func TestParseLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestCaretLongLine: on a long line Caret shows a window around the
+// column, marked with ellipses, and the caret still points at it.
+func TestCaretLongLine(t *testing.T) {
+	tests := []struct {
+		line       string
+		col        int
+		lead, tail bool
+	}{
+		{strings.Repeat("a", 10), 5, false, false},
+		{strings.Repeat("a", 1000) + "X" + strings.Repeat("b", 1000), 1001, true, true},
+		{"X" + strings.Repeat("é", 5000), 1, false, true},
+		{strings.Repeat("é", 5000) + "X", 5001, true, false},
+	}
+	for _, tt := range tests {
+		e := &Error{Pos: Pos{Line: 2, Col: tt.col}}
+		got := e.Caret("-- first\n" + tt.line + "\nSELECT 1")
+		shown, caret, ok := strings.Cut(got, "\n")
+		if !ok || len([]rune(shown)) > 2*caretContext+2 {
+			t.Errorf("col %d: %d characters shown, want a window of at most %d", tt.col, len([]rune(shown)), 2*caretContext+2)
+			continue
+		}
+		if strings.HasPrefix(shown, "…") != tt.lead || strings.HasSuffix(shown, "…") != tt.tail {
+			t.Errorf("col %d: %q: ellipses wrong", tt.col, shown)
+		}
+		at := len([]rune(caret)) - 1
+		if r := []rune(shown); at >= len(r) || (tt.col > 1 && r[at] != []rune(tt.line)[tt.col-1]) {
+			t.Errorf("col %d: the caret points at %d of %q", tt.col, at, shown)
+		}
+	}
+}

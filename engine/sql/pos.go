@@ -40,15 +40,36 @@ func (e *Error) Unwrap() error { return e.Err }
 //	SELECT UserId FROM hits
 //	       ^
 func (e *Error) Caret(src string) string {
-	lines := strings.Split(src, "\n")
-	if e.Pos.Line < 1 || e.Pos.Line > len(lines) {
+	// Only the error's line is split off: a cell may be megabytes long.
+	line, ok := nthLine(src, e.Pos.Line)
+	if !ok {
 		return ""
 	}
-	line := lines[e.Pos.Line-1]
-	pad := make([]byte, 0, e.Pos.Col)
-	col := 1
-	for _, r := range line {
-		if col >= e.Pos.Col {
+	// A long line is cut to a window around the column, so that an error
+	// in a huge cell does not copy the whole cell into every message.
+	col := max(e.Pos.Col, 1)
+	from, to := max(col-1-caretContext, 0), col-1+caretContext
+	start, end, i := len(line), len(line), 0
+	for off := range line { // rune by rune, stopping at the window's end
+		if i == from {
+			start = off
+		}
+		if i == to {
+			end = off
+			break
+		}
+		i++
+	}
+	lead, tail := "", ""
+	if from > 0 {
+		lead = "…"
+	}
+	if end < len(line) {
+		tail = "…"
+	}
+	pad := []rune(lead)
+	for j, r := range []rune(line[start:end]) {
+		if from+j >= col-1 {
 			break
 		}
 		if r == '\t' {
@@ -56,7 +77,28 @@ func (e *Error) Caret(src string) string {
 		} else {
 			pad = append(pad, ' ')
 		}
-		col++
 	}
-	return line + "\n" + string(pad) + "^"
+	return lead + line[start:end] + tail + "\n" + string(pad) + "^"
+}
+
+// caretContext is how many characters Caret shows on each side of the
+// error's column on a long line.
+const caretContext = 80
+
+// nthLine returns line n (1-based) of src without splitting the rest.
+func nthLine(src string, n int) (string, bool) {
+	if n < 1 {
+		return "", false
+	}
+	for i := 1; i < n; i++ {
+		j := strings.IndexByte(src, '\n')
+		if j < 0 {
+			return "", false
+		}
+		src = src[j+1:]
+	}
+	if j := strings.IndexByte(src, '\n'); j >= 0 {
+		src = src[:j]
+	}
+	return src, true
 }
