@@ -87,12 +87,15 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	if err != nil {
 		return nil, err
 	}
-	rounds, err := timedRounds(ctx, s, cell.Source, reps, env)
+	// Counters and the cache model slow the run they watch, so with either
+	// the last, watched run is not one of the timed rounds.
+	watched := counters != nil || model != nil
+	rounds, err := timedRounds(ctx, s, cell.Source, reps, watched, env)
 	if err != nil {
 		return nil, err
 	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
-	if len(rounds) > 0 && err == nil {
+	if len(rounds) > 0 && err == nil && !watched {
 		rounds = append(rounds, elapsedOf(results))
 	}
 	var rep *ModelReport
@@ -153,19 +156,26 @@ func cellReps(cell Cell) (int, error) {
 }
 
 // timedRounds runs src once untimed, so that pools, caches and decoded
-// columns are warm for every timed round alike, and then reps-1 timed
-// rounds, returning each round's statement times; the caller runs the
-// last round itself, with the cell's counters. Running the whole cell
-// each round alternates its sides (naive, radix, naive, radix, …), so
-// that a slow minute of a shared machine falls on both. With reps=1 it
-// does nothing.
-func timedRounds(ctx context.Context, s *engine.Session, src string, reps int, env *Env) ([][]int64, error) {
+// columns are warm for every timed round alike, and then its timed rounds,
+// returning each round's statement times: reps-1 of them, the caller
+// running and timing the last round itself with the cell's hooks, or all
+// reps when the caller's run is watched by counters or the model (which
+// slow it) and so not timed. Running the whole cell each round alternates
+// its sides (naive, radix, naive, radix, …), so that a slow minute of a
+// shared machine falls on both. With reps=1 it does nothing.
+func timedRounds(ctx context.Context, s *engine.Session, src string, reps int, watched bool, env *Env) ([][]int64, error) {
 	if reps <= 1 {
 		return nil, nil
 	}
-	env.Stream("stdout", fmt.Sprintf("running the cell %d times, alternating its statements, after one untimed warm-up run; the results below are the last run's\n", reps))
+	runs := reps
+	if watched {
+		runs++
+		env.Stream("stdout", fmt.Sprintf("running the cell %d times, alternating its statements, after one untimed warm-up run, then once more with its counters (not timed); the results below are that last run's\n", reps))
+	} else {
+		env.Stream("stdout", fmt.Sprintf("running the cell %d times, alternating its statements, after one untimed warm-up run; the results below are the last run's\n", reps))
+	}
 	var rounds [][]int64
-	for i := range reps {
+	for i := range runs {
 		res, err := s.Exec(ctx, src, nil)
 		if err != nil {
 			return nil, &stmtIndexError{index: len(res), err: err}

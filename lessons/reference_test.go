@@ -1,11 +1,13 @@
 package lessons_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"cachebook/lessons"
 	"cachebook/notebook"
+	"cachebook/notebook/predict"
 )
 
 // TestReferenceOutputs: every lesson ships reference outputs for every
@@ -96,5 +98,73 @@ func TestReferenceApply(t *testing.T) {
 	own.Cells[1].Outputs = []notebook.Output{{Type: notebook.OutputResult, Text: "mine"}}
 	if ref.Apply(own); len(own.Cells[1].Outputs) != 1 || own.Cells[1].Outputs[0].Text != "mine" {
 		t.Errorf("a cell's own outputs were replaced: %+v", own.Cells[1].Outputs)
+	}
+}
+
+// referenceDirections are the key comparisons whose direction a lesson
+// states: the measured ratio is above 1 (naive slower than radix, packed
+// slower than padded, …). TestReferenceVerdicts holds each reference run
+// to it.
+var referenceDirections = map[string]bool{
+	"branches":          true,
+	"naive-vs-radix":    true,
+	"merge-two-level":   true,
+	"false-sharing":     true,
+	"sum-rewrite":       true,
+	"stride":            true,
+	"mlp":               true,
+	"transfer-two-keys": true,
+}
+
+// TestReferenceVerdicts: each reference run shows its lesson's point —
+// the prediction's measured ratio goes the way the lesson says — or its
+// verdict says it was too noisy to tell, which the page then shows the
+// learner beside it. A reference recorded on a busy machine that says
+// the opposite fails here.
+func TestReferenceVerdicts(t *testing.T) {
+	seen := map[string]bool{}
+	for _, l := range lessonNotebooks(t) {
+		opened, err := lessons.Opened(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range opened.Cells {
+			if !referenceDirections[c.ID] {
+				continue
+			}
+			var o *predict.Outcome
+			for _, out := range c.Outputs {
+				raw, ok := out.Data[predict.MIME]
+				if !ok {
+					continue
+				}
+				b, err := json.Marshal(raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o = new(predict.Outcome)
+				if err := json.Unmarshal(b, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seen[c.ID] = true
+			switch {
+			case o == nil:
+				t.Errorf("%s: cell %s: the reference run has no prediction output", l.Name, c.ID)
+			case o.Measured == nil:
+				t.Errorf("%s: cell %s: the reference run measured nothing: %s", l.Name, c.ID, o.Note)
+			case o.Noisy:
+				t.Logf("%s: cell %s: the reference run says it was too noisy: %s", l.Name, c.ID, o.Verdict)
+			case *o.Measured <= 1:
+				t.Errorf("%s: cell %s: the reference run measured %.2f, against the lesson's direction (above 1), and did not say it was too noisy", l.Name, c.ID, *o.Measured)
+			default:
+				t.Logf("%s: cell %s: reference %.2f× %s", l.Name, c.ID, *o.Measured, o.Verdict)
+			}
+		}
+	}
+	for id := range referenceDirections {
+		if !seen[id] {
+			t.Errorf("no lesson has a cell %s", id)
+		}
 	}
 }

@@ -331,3 +331,29 @@ func TestLastLevel(t *testing.T) {
 		}
 	}
 }
+
+func TestHalfLatency(t *testing.T) {
+	pts := func(ns ...float64) []Point {
+		var out []Point
+		for i, v := range ns {
+			out = append(out, Point{Bytes: int64(1<<20) << i, Ns: v})
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		points []Point
+		want   int64
+	}{
+		{"slow fade into memory", pts(5, 30, 35, 40, 46, 60, 95), 16 << 20},
+		{"still in cache", pts(5, 6, 7, 30), 0},
+		{"memory at once", pts(100, 120, 130), 0},
+		{"one point", pts(100), 0},
+	}
+	for _, tt := range tests {
+		got, err := halfLatency(tt.points)
+		if got != tt.want || (err == nil) != (tt.want > 0) {
+			t.Errorf("%s: halfLatency = %d, %v; want %d", tt.name, got, err, tt.want)
+		}
+	}
+}

@@ -61,5 +61,34 @@ func ProbeLastLevel(ctx context.Context) (int64, error) {
 			}
 		}
 	}
-	return LastLevel(DetectLevels(best))
+	if b, err := LastLevel(DetectLevels(best)); err == nil {
+		return b, nil
+	}
+	return halfLatency(best)
+}
+
+// halfLatency is the fallback of ProbeLastLevel for a curve that rises
+// into memory without a plateau of its own by the end of the sweep, as on
+// a VM whose share of a large host L3 fades out slowly: the largest
+// working set whose latency stays under half the latency at the largest
+// size, provided that one is slower than any cache (MemoryNs).
+func halfLatency(points []Point) (int64, error) {
+	if len(points) < 2 {
+		return 0, fmt.Errorf("latency: %d points are no curve", len(points))
+	}
+	top := points[len(points)-1].Ns
+	if top < MemoryNs {
+		return 0, fmt.Errorf("latency: the sweep ended at %.0f ns, still in the caches", top)
+	}
+	var last int64
+	for _, p := range points {
+		if p.Ns > top/2 {
+			break
+		}
+		last = p.Bytes
+	}
+	if last == 0 {
+		return 0, fmt.Errorf("latency: no cache level under half the memory latency")
+	}
+	return last, nil
 }
