@@ -7,6 +7,7 @@
 package bandwidth
 
 import (
+	"cachebook/kernel/internal/threadclock"
 	"context"
 	"fmt"
 	"iter"
@@ -337,8 +338,8 @@ func runOnce(op Op, n int, src, dst [][]uint64, stop *atomic.Bool) pass {
 			defer runtime.UnlockOSThread()
 			ready.Done()
 			<-start
-			c0 := threadCPU()
-			defer func() { cpu[t] = threadCPU() - c0 }()
+			c0 := threadclock.CPU()
+			defer func() { cpu[t] = threadclock.CPU() - c0 }()
 			for c := range chunks(op, len(src[t])) {
 				if stop.Load() {
 					return

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"cachebook/kernel/internal/threadclock"
 	"context"
 	"errors"
 	"fmt"
@@ -351,7 +352,7 @@ func TestPageReuseFaults(t *testing.T) {
 	}
 	d := r.Data.(*PageReuseData)
 	pages := float64(d.Bytes / 4096)
-	if threadFaults() == 0 && d.Rows[2].FaultsPerRound == 0 {
+	if threadclock.Faults() == 0 && d.Rows[2].FaultsPerRound == 0 {
 		t.Skip("this OS does not count page faults per thread")
 	}
 	for _, row := range d.Rows {

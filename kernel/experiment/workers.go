@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cachebook/kernel/internal/threadclock"
 	"context"
 	"runtime"
 	"sync"
@@ -80,10 +81,10 @@ func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body fun
 			}
 			ready.Done()
 			<-release
-			f0, c0 := threadFaults(), threadCPU()
+			f0, c0 := threadclock.Faults(), threadclock.CPU()
 			err := body(w)
-			stats.CPU[w] = threadCPU() - c0
-			stats.Faults[w] = threadFaults() - f0
+			stats.CPU[w] = threadclock.CPU() - c0
+			stats.Faults[w] = threadclock.Faults() - f0
 			if hooks != nil && hooks.WorkerStop != nil {
 				hooks.WorkerStop(w)
 			}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cachebook/engine/cachesim"
+	"cachebook/kernel/internal/threadclock"
 	"cmp"
 	"context"
 	"fmt"
@@ -252,9 +253,9 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 				case "pool", "pool-clear":
 					b = pool.get()
 					if variant == "pool-clear" {
-						c0 := threadCPU()
+						c0 := threadclock.CPU()
 						clear(b)
-						clearNS.Add(int64(threadCPU() - c0))
+						clearNS.Add(int64(threadclock.CPU() - c0))
 					}
 				case "mmap":
 					var err error
