@@ -7,7 +7,6 @@
 package bandwidth
 
 import (
-	"cachebook/kernel/internal/threadclock"
 	"context"
 	"fmt"
 	"iter"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"cachebook/kernel/internal/threadclock"
 )
 
 // Op is one access pattern.

@@ -2,7 +2,11 @@ package experiment
 
 import (
 	"bytes"
-	"cachebook/kernel/internal/threadclock"
+	"cachebook/engine"
+	"cachebook/engine/gen"
+	"cachebook/engine/vec"
+	"cachebook/kernel/internal/timing"
+	"cachebook/kernel/param"
 	"context"
 	"errors"
 	"fmt"
@@ -11,11 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"cachebook/engine"
-	"cachebook/engine/gen"
-	"cachebook/engine/vec"
-	"cachebook/kernel/internal/timing"
-	"cachebook/kernel/param"
+	"cachebook/kernel/internal/threadclock"
 )
 
 // TestBuildCycleIsOneCycle checks that the chase visits every line exactly

@@ -1,11 +1,12 @@
 package experiment
 
 import (
-	"cachebook/kernel/internal/threadclock"
 	"context"
 	"runtime"
 	"sync"
 	"time"
+
+	"cachebook/kernel/internal/threadclock"
 )
 
 // runStats is what runWorkers measured.

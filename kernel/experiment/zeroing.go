@@ -2,7 +2,7 @@ package experiment
 
 import (
 	"cachebook/engine/cachesim"
-	"cachebook/kernel/internal/threadclock"
+	"cachebook/engine/units"
 	"cmp"
 	"context"
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"cachebook/engine/units"
+	"cachebook/kernel/internal/threadclock"
 )
 
 // ZeroingData is the typed result of the zeroing experiment.
