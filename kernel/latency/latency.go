@@ -274,6 +274,11 @@ func linkNodes(words []uint32, nodes int) *node {
 	ns := unsafe.Slice((*node)(unsafe.Pointer(&words[0])), nodes)
 	for i := range ns {
 		next := words[i*wordsPerNode] / wordsPerNode // read before the store overwrites it
+		// The slot holds index bits, which the garbage collector's write
+		// barrier would read as the pointer being overwritten (and, where
+		// heap addresses are small, as in WebAssembly, take for a bad heap
+		// pointer): clear it with a plain store first.
+		*(*uintptr)(unsafe.Pointer(&ns[i].next)) = 0
 		ns[i].next = &ns[next]
 	}
 	return &ns[0]
