@@ -155,6 +155,9 @@ func mlp(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	one := data.Rows[0].NSPerLoad
 	for i := range data.Rows {
 		row := &data.Rows[i]
+		if row.NSPerLoad <= 0 || one <= 0 {
+			continue // a coarse clock measured no time: no ratio
+		}
 		row.Speedup = one / row.NSPerLoad
 		row.InFlight = row.Speedup
 		row.GBps = 64 / row.NSPerLoad

@@ -160,12 +160,14 @@ func stride(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 		row.NSPerLine = perLine[len(perLine)/2]
 		perPass := row.NSPerLine * float64(size/64)
 		row.NSPerAccess = perPass / float64(row.Accesses)
-		row.GBps = float64(size) / perPass
+		if perPass > 0 { // a coarse clock can measure no time at all
+			row.GBps = float64(size) / perPass
+		}
 	}
 	_ = sink
 	for i := range rows {
 		for _, base := range rows {
-			if base.Pattern == "sequential" {
+			if base.Pattern == "sequential" && base.NSPerLine > 0 {
 				rows[i].VsSequential = rows[i].NSPerLine / base.NSPerLine
 			}
 		}

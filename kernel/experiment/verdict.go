@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -49,7 +50,9 @@ type comparison struct {
 // verdict is "too noisy" whatever the ratios. No rounds give no verdict.
 func judge(c comparison, ratios []float64, apart string) Verdict {
 	var v Verdict
-	rs := slices.DeleteFunc(slices.Clone(ratios), func(r float64) bool { return !(r > 0) })
+	// A round one of whose sides measured no time (a coarse clock: the
+	// browser's) has no ratio to give.
+	rs := slices.DeleteFunc(slices.Clone(ratios), func(r float64) bool { return !(r > 0) || math.IsInf(r, 0) })
 	if len(rs) == 0 {
 		return v
 	}
