@@ -74,7 +74,12 @@ export class Cell {
         ? h(
             "label.ctoggle" + (this.kind === "sql" ? "" : ".hidden"),
             { title: "Collect perf counters for this cell (counters=on; the cell then runs alone on the machine)" },
-            h("input", { type: "checkbox", checked: this.attrs.counters === "on" ? "" : null, onchange: (ev) => this.setAttr("counters", ev.target.checked ? "on" : null) }),
+            h("input", {
+              type: "checkbox",
+              checked: this.attrs.counters === "on" || this.attrs.counters === "both" ? "" : null,
+              // Unticking drops the measured counters but keeps the model.
+              onchange: (ev) => this.setAttr("counters", ev.target.checked ? (this.attrs.counters === "model" ? "both" : "on") : this.attrs.counters === "both" ? "model" : null),
+            }),
             " counters",
           )
         : null,
