@@ -170,23 +170,7 @@ func foldExactCompare(op sql.Op, l, r Expr) (*Const, bool) {
 	if !ok1 || !ok2 {
 		return nil, false
 	}
-	return NewConst(vec.Bool, cmpHolds(op, a.Cmp(b))), true
-}
-
-func cmpHolds(op sql.Op, c int) bool {
-	switch op {
-	case sql.OpEq:
-		return c == 0
-	case sql.OpNe:
-		return c != 0
-	case sql.OpLt:
-		return c < 0
-	case sql.OpLe:
-		return c <= 0
-	case sql.OpGt:
-		return c > 0
-	}
-	return c >= 0
+	return NewConst(vec.Bool, cmpResult(op, a.Cmp(b))), true
 }
 
 // exactIntCompare rewrites col op k, with col a non-constant integer
