@@ -601,7 +601,7 @@ func bindCompare(op sql.Op, l, r Expr, lp, rp, opPos sql.Pos) (Expr, error) {
 		}
 	}
 	if needsExact(r, l) {
-		if x, ok := exactIntCompare(flipOp(op), r, l); ok {
+		if x, ok := exactIntCompare(flip(op), r, l); ok {
 			return x, nil
 		}
 	}

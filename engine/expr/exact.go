@@ -101,17 +101,25 @@ func isExactLit(x Expr) bool {
 	return ok && !c.IsNull() && (c.exact != nil || c.decimal || c.Type() == vec.UInt64)
 }
 
+// exactOperands returns the exact values of l and r when both are exact
+// constants and one of them is a decimal literal or a UBIGINT: the
+// operands the exact folds take over from the DOUBLE ones.
+func exactOperands(l, r Expr) (a, b *big.Rat, ok bool) {
+	if !isExactLit(l) && !isExactLit(r) {
+		return nil, nil, false
+	}
+	a, ok1 := exactValue(l)
+	b, ok2 := exactValue(r)
+	return a, b, ok1 && ok2
+}
+
 // foldExactArith folds l op r when both are exact constants and one of
 // them is a decimal literal or a UBIGINT: + - * exactly, % exactly with
 // NULL for a zero divisor (DuckDB's DECIMAL modulo), / in DOUBLE from the
 // exact operands. ok is false when the operation is not folded here.
 func foldExactArith(op sql.Op, l, r Expr) (*Const, bool) {
-	if !isExactLit(l) && !isExactLit(r) {
-		return nil, false
-	}
-	a, ok1 := exactValue(l)
-	b, ok2 := exactValue(r)
-	if !ok1 || !ok2 {
+	a, b, ok := exactOperands(l, r)
+	if !ok {
 		return nil, false
 	}
 	decimal := isDecimal(l) || isDecimal(r)
@@ -162,12 +170,8 @@ func isDecimal(x Expr) bool {
 // foldExactCompare folds l op r when both are exact constants and one is
 // a decimal literal or a UBIGINT.
 func foldExactCompare(op sql.Op, l, r Expr) (*Const, bool) {
-	if !isExactLit(l) && !isExactLit(r) {
-		return nil, false
-	}
-	a, ok1 := exactValue(l)
-	b, ok2 := exactValue(r)
-	if !ok1 || !ok2 {
+	a, b, ok := exactOperands(l, r)
+	if !ok {
 		return nil, false
 	}
 	return NewConst(vec.Bool, cmpResult(op, a.Cmp(b))), true
@@ -262,21 +266,6 @@ func laneCompare(op sql.Op, col Expr, n *big.Rat) Expr {
 		return &compare{op: op, l: col, r: NewConst(vec.UInt64, n.Num().Uint64()), lane: laneUint}
 	}
 	return &compare{op: op, l: col, r: NewConst(vec.Int64, n.Num().Int64()), lane: laneInt}
-}
-
-// flipOp returns the operator of k op col written as col op' k.
-func flipOp(op sql.Op) sql.Op {
-	switch op {
-	case sql.OpLt:
-		return sql.OpGt
-	case sql.OpLe:
-		return sql.OpGe
-	case sql.OpGt:
-		return sql.OpLt
-	case sql.OpGe:
-		return sql.OpLe
-	}
-	return op
 }
 
 // needsExact reports whether the comparison of col, an integer column, with
