@@ -26,9 +26,11 @@ all: build
 
 # The WebAssembly engine is embedded in the binary, so build it first.
 build: wasm
+	@echo "building $(BIN) (the server, the engine and the lessons in one binary)"
 	$(GO) build -o $(BIN) ./cmd/cachebook
 
 wasm:
+	@echo "building the WebAssembly engine for the browser runtime ($(WASM))"
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o $(WASM) ./web/wasm
 
 # Rebuild the committed UI bundle (needs node and npm; go build does not).
@@ -37,7 +39,7 @@ web:
 
 # Generate the demo data set if it is missing.
 data: build
-	@test -f $(DATA)/hits.parquet || $(BIN) gen --rows $(ROWS) --order $(ORDER) --seed 1 --out $(DATA)
+	@test -f $(DATA)/hits.parquet || { echo "generating $(ROWS) rows of demo data into $(DATA)/hits.parquet (once)"; $(BIN) gen --rows $(ROWS) --order $(ORDER) --seed 1 --out $(DATA); }
 
 # Start the notebook server on the demo data; it prints the URL to open.
 run: data
