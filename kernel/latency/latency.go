@@ -53,8 +53,14 @@ type Config struct {
 	// OpenCycles, if set, is called on the measuring thread to count
 	// cycles per access too. An error just leaves cycles out.
 	OpenCycles func() (CycleCounter, error)
+	// DiskBytes, if positive, extends the curve past DRAM: after the
+	// sweep a file of this size in DiskDir (default os.TempDir()) is
+	// read at random 4 KiB offsets (MeasureStorage) and its median read
+	// becomes the last point and a level named "disk".
+	DiskBytes int64
+	DiskDir   string
 	// Progress is called after each size with the point and the count of
-	// sizes done and planned.
+	// sizes done and planned (the storage point counts as one).
 	Progress func(p Point, done, total int)
 }
 
@@ -111,6 +117,12 @@ type Result struct {
 	SampleNs int64  `json:"sample_ns"`
 	// CyclesNote says why cycles are missing, when they are.
 	CyclesNote string `json:"cycles_note,omitempty"`
+	// Storage is the level past DRAM when the sweep was asked for it
+	// (Config.DiskBytes); its point is the last of Points and its level
+	// the last of Levels, named "disk". StorageNote says why it is
+	// missing when it was asked for and could not be measured.
+	Storage     *Storage `json:"storage,omitempty"`
+	StorageNote string   `json:"storage_note,omitempty"`
 }
 
 // Pages tells which page size backed the buffer.
@@ -203,6 +215,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xda3e39cb94b95bdb))
 	words := buf.words
+	total := len(sizes)
+	if cfg.DiskBytes > 0 {
+		total++
+	}
 	for i, size := range sizes {
 		if err := ctx.Err(); err != nil {
 			res.Levels = DetectLevels(res.Points)
@@ -223,12 +239,40 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		p.Bytes = size
 		res.Points = append(res.Points, p)
 		if cfg.Progress != nil {
-			cfg.Progress(p, i+1, len(sizes))
+			cfg.Progress(p, i+1, total)
 		}
 	}
 	res.Levels = DetectLevels(res.Points)
 	res.Pages = buf.pages()
+	if cfg.DiskBytes > 0 {
+		buf.free() // the chain is done with; the file needs none of it
+		if err := res.addStorage(ctx, cfg, total); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// addStorage measures the storage level and appends it to res as its last
+// point and level. A failure other than cancellation is kept as a note:
+// the memory curve stands without it.
+func (res *Result) addStorage(ctx context.Context, cfg Config, total int) error {
+	st, err := MeasureStorage(ctx, StorageConfig{Dir: cfg.DiskDir, Bytes: cfg.DiskBytes, Seed: cfg.Seed})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		res.StorageNote = "disk not measured: " + err.Error()
+		return nil
+	}
+	res.Storage = st
+	p := Point{Bytes: st.FileBytes, Ns: st.ReadNs, MinNs: st.MinNs, MaxNs: st.MaxNs, Accesses: int64(st.Reads)}
+	res.Points = append(res.Points, p)
+	res.Levels = append(res.Levels, Level{Name: "disk", Ns: st.ReadNs, FromBytes: st.FileBytes, ToBytes: st.FileBytes})
+	if cfg.Progress != nil {
+		cfg.Progress(p, total, total)
+	}
+	return nil
 }
 
 // BuildCycle links nodes 0..nodes-1 of words (16 words per node) into one

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 	"unsafe"
+
+	"cachebook/kernel/param"
 )
 
 func TestSizes(t *testing.T) {
@@ -354,6 +357,37 @@ func TestHalfLatency(t *testing.T) {
 		got, err := halfLatency(tt.points)
 		if got != tt.want || (err == nil) != (tt.want > 0) {
 			t.Errorf("%s: halfLatency = %d, %v; want %d", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+func TestConfigFromDisk(t *testing.T) {
+	tests := []struct {
+		args    map[string]string
+		want    int64
+		wantErr string
+	}{
+		{map[string]string{"max": "64M"}, 0, ""},
+		{map[string]string{"max": "64M", "disk": "true"}, 128 << 20, ""},
+		{map[string]string{"max": "4K", "disk": "true"}, 64 << 20, ""},
+		{map[string]string{"max": "64M", "disk": "true", "disk_size": "1G"}, 1 << 30, ""},
+		{map[string]string{"max": "64M", "disk": "true", "disk_size": "32M"}, 0, "must be larger than max"},
+		{map[string]string{"max": "64M", "disk_size": "1G"}, 0, "without disk=true"},
+	}
+	for _, tt := range tests {
+		v, err := param.Parse(Params(), tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := ConfigFrom(v, 0)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: err = %v, want %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || cfg.DiskBytes != tt.want {
+			t.Errorf("%v: DiskBytes %d, err %v; want %d", tt.args, cfg.DiskBytes, err, tt.want)
 		}
 	}
 }

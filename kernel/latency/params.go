@@ -25,6 +25,10 @@ func Params() []param.Param {
 		{Name: "sample", Type: param.Duration, Min: 1e5, Max: 10e9,
 			Help: "duration of one sample (default 20ms; 100ms in WebAssembly, whose timers are coarse)"},
 		{Name: "huge", Type: param.Bool, Default: "true", Help: "ask for 2 MiB transparent huge pages (Linux only)"},
+		{Name: "disk", Type: param.Bool, Default: "false",
+			Help: "extend the curve past DRAM to the disk: random 4 KiB reads of a temporary file, the page cache bypassed where the OS allows (server only)"},
+		{Name: "disk_size", Type: param.Bytes, Unit: "bytes", Min: 1 << 20, Max: 64 << 30,
+			Help: "size of the disk test's file (default twice max, from 64 MiB to 4 GiB); larger than max, so its point lies past DRAM"},
 		{Name: "seed", Type: param.Int, Default: "0", Min: 0, Max: 1 << 53, Help: "random seed of the chain (0: a fixed default)"},
 	}
 }
@@ -53,6 +57,22 @@ func ConfigFrom(v param.Values, memoryLimit int64) (Config, error) {
 	}
 	if cfg.MinBytes > cfg.MaxBytes {
 		cfg.MinBytes = cfg.MaxBytes // the default min and a fitted default max
+	}
+	if v.IsSet("disk_size") && !v.Bool("disk") {
+		return Config{}, fmt.Errorf("disk_size=%s is given without disk=true", v.Text("disk_size"))
+	}
+	if v.Bool("disk") {
+		if !storageSupported {
+			return Config{}, fmt.Errorf("disk=true: %w: a browser page cannot read a file around its caches; run this cell on the server to see the disk", errNoStorage)
+		}
+		cfg.DiskBytes = StorageSize(cfg.MaxBytes)
+		if v.IsSet("disk_size") {
+			cfg.DiskBytes = v.Int("disk_size")
+		}
+		if cfg.DiskBytes <= cfg.MaxBytes {
+			return Config{}, fmt.Errorf("disk_size=%s must be larger than max=%s, so that the disk's point lies past DRAM on the curve",
+				FormatSize(cfg.DiskBytes), FormatSize(cfg.MaxBytes))
+		}
 	}
 	return cfg, nil
 }
