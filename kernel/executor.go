@@ -498,7 +498,7 @@ func (x *Executor) classify(parent, cctx context.Context, cell Cell, err error, 
 	case errors.As(err, &ce):
 		ec = ErrorContent{Ename: ce.Ename, Evalue: ce.Error(), Position: ce.Position}
 	case isMemoryLimit(err):
-		ec = ErrorContent{Ename: ErrMemoryLimit, Evalue: err.Error()}
+		ec = ErrorContent{Ename: ErrMemoryLimit, Evalue: err.Error() + memoryHint(x.limits)}
 	default:
 		ec = ErrorContent{Ename: ErrExecution, Evalue: err.Error()}
 	}

@@ -1,0 +1,17 @@
+package kernel
+
+import "cachebook/engine/units"
+
+// memoryHint completes a MemoryLimit error with the browser's facts: the
+// engine's own advice (SET memory_limit) cannot raise the WebAssembly
+// kernel's cap, so the learner is told what can help instead.
+func memoryHint(l Limits) string {
+	limit := l.QueryMemory
+	if limit == 0 {
+		limit = l.CellMemory
+	}
+	return "; in this browser a query may hold at most " + units.HumanBytes(limit) +
+		" (the WebAssembly kernel's cap, which SET memory_limit cannot raise): group fewer rows " +
+		"(a WHERE, or reopen the lesson with ?hits_rows=1000000 for a smaller hits table), " +
+		"or run the cell on the server, whose limit is the machine's"
+}
