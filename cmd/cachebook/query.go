@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,6 +21,23 @@ import (
 	"cachebook/kernel"
 )
 
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -28,6 +47,7 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&counters, "counters", "measure perf counters per phase and per worker (--counters), model them (--counters=model: engine/cachesim), or both")
 	cacheSize := fs.String("cache", "8GiB", "memory for decoded columns kept between queries (a SET memory_limit covers each query's own memory, not this cache)")
 	geometry := fs.String("geometry", "", `modelled geometry and sampling for --counters=model, e.g. "l1=32K l2=1M l3=32M sample=1/16 dram_ns=90"`)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run, opening the data included, to this file (go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: cachebook query [--data DIR] [--cache SIZE] [--format table|tsv|json] [--counters[=model|both]] [--geometry "l3=32M ..."] "SQL; SQL; ..."`)
 		fs.PrintDefaults()
@@ -47,6 +67,13 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cacheBytes, err := units.ParseBytes(*cacheSize)
 	if err != nil || cacheBytes <= 0 {
 		return fmt.Errorf("--cache %q: want a size such as 512MiB", *cacheSize)
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	db, err := openEngine(engine.Options{DataDir: dataDir(*data), Cache: hostCacheSizes(), CacheBytes: cacheBytes})
 	if err != nil {
