@@ -32,6 +32,7 @@ func (s *Server) classRoutes(mux *http.ServeMux) {
 		return s.class.state(s.identify(r).learner), nil
 	}))
 	mux.HandleFunc("GET /api/class/me/events", s.handleLearnerEvents)
+	mux.HandleFunc("POST /api/class/me/own", s.api(s.handleOwn))
 }
 
 // ClassURLs returns the teacher's URL and the learners' join link for a
