@@ -356,6 +356,9 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	emit := func(m Message) {
 		m.ParentHeader = j.req
 		s.Broadcast(m)
+		if lead != nil {
+			lead.relay(m)
+		}
 	}
 	start := time.Now()
 	reply, _ := s.x.execute(ctx, j.cell, execOpts{silent: j.silent, queued: queued}, emit)

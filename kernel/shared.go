@@ -45,6 +45,43 @@ type sharedRun struct {
 	at  time.Time
 	run time.Duration
 	ok  bool
+
+	// relays get the live output (progress, the growing curve) of the
+	// run, for the cells waiting for it.
+	relayMu sync.Mutex
+	relays  map[int]func(Message)
+	next    int
+}
+
+// relay passes a live output message of the run to its waiters.
+func (r *sharedRun) relay(m Message) {
+	switch m.Header.MsgType {
+	case MsgDisplayData, MsgUpdateDisplayData:
+	default:
+		return
+	}
+	r.relayMu.Lock()
+	defer r.relayMu.Unlock()
+	for _, f := range r.relays {
+		f(m)
+	}
+}
+
+// listen adds a waiter's relay and returns the function that removes it.
+func (r *sharedRun) listen(f func(Message)) (stop func()) {
+	r.relayMu.Lock()
+	defer r.relayMu.Unlock()
+	if r.relays == nil {
+		r.relays = map[int]func(Message){}
+	}
+	id := r.next
+	r.next++
+	r.relays[id] = f
+	return func() {
+		r.relayMu.Lock()
+		delete(r.relays, id)
+		r.relayMu.Unlock()
+	}
 }
 
 // sharedKinds are the kinds whose cells share: measurements whose result
@@ -242,6 +279,12 @@ func (s *Kernel) runShared(ctx context.Context, j *job, sh *SharedMeasurements, 
 	if wait != nil {
 		s.Broadcast(NewMessage(ChannelIOPub, MsgStatus, s.x.KernelSession(), j.req,
 			Status{ExecutionState: StateQueued, Shared: true, ExpectedWaitNs: sh.remaining(wait).Nanoseconds()}))
+		// The waiting cell shows the run's progress as it goes.
+		stop := wait.listen(func(m Message) {
+			m.Header.MsgID, m.Header.Session, m.ParentHeader = NewID(), s.x.KernelSession(), j.req
+			s.Broadcast(m)
+		})
+		defer stop()
 		select {
 		case <-wait.done:
 		case <-ctx.Done():

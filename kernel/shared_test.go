@@ -47,6 +47,7 @@ type sharedResult struct {
 	queued   bool // a status said it waits for a shared run
 	status   string
 	hasInput bool
+	live     bool // it showed live output before its result
 }
 
 func runLatency(t *testing.T, sub *Subscription, attrs map[string]string) sharedResult {
@@ -60,6 +61,8 @@ func runLatency(t *testing.T, sub *Subscription, attrs map[string]string) shared
 		switch f.Header.MsgType {
 		case MsgExecuteInput:
 			r.hasInput = true
+		case MsgDisplayData, MsgUpdateDisplayData:
+			r.live = true
 		case MsgStatus:
 			var st Status
 			_ = f.DecodeContent(&st)
@@ -95,6 +98,7 @@ func TestSharedMeasurements(t *testing.T) {
 	m.Registry().Register(KindLatency, runnerFunc{class: Exclusive, run: func(ctx context.Context, c Cell, env *Env) (*Outcome, error) {
 		runs.Add(1)
 		<-gate
+		env.Display("progress", map[string]any{MIMEText: "half way"})
 		if fail.Load() {
 			return nil, context.DeadlineExceeded
 		}
@@ -119,8 +123,8 @@ func TestSharedMeasurements(t *testing.T) {
 	var sharedN, queuedN int
 	for range 3 {
 		r := <-results
-		if r.status != StatusOK || !r.hasInput {
-			t.Fatalf("a cell of the first round: %+v", r)
+		if r.status != StatusOK || !r.hasInput || !r.live {
+			t.Fatalf("a cell of the first round: %+v; want ok, with its input and the run's live output", r)
 		}
 		if r.shared {
 			sharedN++

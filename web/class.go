@@ -202,6 +202,10 @@ type class struct {
 	mu       sync.Mutex
 	learners map[string]*learner
 	byToken  map[string]*learner
+	// removedTok holds the tokens of removed learners (at most
+	// MaxLearners, oldest dropped), so that their tabs are told why they
+	// are refused.
+	removedTok []string
 	order    []string // learner ids in joining order
 	locks    map[string]bool
 	push     map[string]any // the latest push ("open this now")
@@ -403,6 +407,21 @@ func (c *class) trimJoinLog(now time.Time) {
 	c.joinLog = c.joinLog[i:]
 }
 
+// wasRemoved reports whether tok was the token of a removed learner.
+func (c *class) wasRemoved(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.removedTok {
+		if constantEq(t, tok) {
+			return true
+		}
+	}
+	return false
+}
+
 // byTok returns the learner presenting tok, or nil.
 func (c *class) byTok(tok string) *learner {
 	c.mu.Lock()
@@ -423,6 +442,10 @@ func (c *class) remove(id string) ([]string, error) {
 	delete(c.learners, id)
 	c.index.Delete(id)
 	delete(c.byToken, l.token)
+	c.removedTok = append(c.removedTok, l.token)
+	if n := len(c.removedTok) - c.cfg.MaxLearners; n > 0 {
+		c.removedTok = append(c.removedTok[:0:0], c.removedTok[n:]...)
+	}
 	for i, x := range c.order {
 		if x == id {
 			c.order = append(c.order[:i], c.order[i+1:]...)

@@ -180,7 +180,7 @@ func New(cfg Config) (*Server, error) {
 			if prevConf != nil {
 				prevConf(session, xc)
 			}
-			if m := cfg.Class.CellMemory; m > 0 && learnerOfSession(session) != "" &&
+			if m := cfg.Class.CellMemory; m > 0 && (learnerOfSession(session) != "" || session == WarmSession) &&
 				(xc.Limits.CellMemory <= 0 || m < xc.Limits.CellMemory) {
 				xc.Limits.CellMemory = m
 			}
