@@ -206,12 +206,12 @@ type class struct {
 	// MaxLearners, oldest dropped), so that their tabs are told why they
 	// are refused.
 	removedTok []string
-	order    []string // learner ids in joining order
-	locks    map[string]bool
-	push     map[string]any // the latest push ("open this now")
-	teachers map[chan []byte]bool
-	dirty    bool
-	stopped  bool
+	order      []string // learner ids in joining order
+	locks      map[string]bool
+	push       map[string]any // the latest push ("open this now")
+	teachers   map[chan []byte]bool
+	dirty      bool
+	stopped    bool
 
 	now        func() time.Time
 	wrongCodes *limiter // by address
