@@ -190,10 +190,15 @@ func TestClassLessonOneWaits(t *testing.T) {
 		name   string
 		spread time.Duration
 		push   string
+		// read is how long the learners read after the push; warmed:
+		// until the pushed lesson's shared run is done.
+		read   time.Duration
+		warmed bool
 	}{
-		{"all at once", 0, ""},
-		{"over a minute", time.Minute, ""},
-		{"all at once after the teacher pushed lesson 1", 0, "01-latency"},
+		{name: "all at once", spread: 0},
+		{name: "over a minute", spread: time.Minute},
+		{name: "all at once, 10 s after the teacher pushed lesson 1", push: "01-latency", read: 10 * time.Second},
+		{name: "over 20 s, once the pushed lesson's shared run is done", spread: 20 * time.Second, push: "01-latency", warmed: true},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			ts := newTestServer(t, Config{Class: &ClassConfig{Name: "bench", Code: "JOIN42", CellMemory: 512 << 20}, Lessons: BuiltinLessons(),
@@ -202,7 +207,14 @@ func TestClassLessonOneWaits(t *testing.T) {
 				if code, body := ts.do(t, "teacher", "POST", "/api/class/push", fmt.Sprintf(`{"lesson":%q}`, sc.push)); code != 200 {
 					t.Fatalf("push: %d %s", code, body)
 				}
-				time.Sleep(10 * time.Second) // the learners read the lesson's first lines
+				time.Sleep(sc.read) // the learners read the lesson's first lines
+				if sc.warmed {
+					for deadline := time.Now().Add(3 * time.Minute); ts.class.shared.Typical() == 0; time.Sleep(100 * time.Millisecond) {
+						if time.Now().After(deadline) {
+							t.Fatal("the pushed lesson's shared run did not finish in 3 min")
+						}
+					}
+				}
 			}
 			w := simulateClass(t, ts, 30, strings.TrimSpace(src), sc.spread, "")
 			t.Logf("%s: %v", sc.name, w)
