@@ -191,8 +191,11 @@ type class struct {
 	// shared is the server's shared measurements (nil: none), for the
 	// roster's expected waits.
 	shared *kernel.SharedMeasurements
-	frames chan classFrame
-	done   chan struct{}
+	// measRuns are the run times of the latest measurement cells (at
+	// most 16), for the expected waits when nothing is shared.
+	measRuns []time.Duration
+	frames   chan classFrame
+	done     chan struct{}
 	// dropped counts frames the tap could not keep up with.
 	dropped atomic.Int64
 	// index maps learner ids to learners for the tap, which may not take

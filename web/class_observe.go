@@ -82,6 +82,12 @@ func (c *class) observe(f classFrame) {
 			l.totals = l.totals[1:]
 		}
 		if isMeasurement(p.kind) && r.Timings != nil {
+			if r.Timings.RunNs > int64(5*time.Millisecond) {
+				c.measRuns = append(c.measRuns, time.Duration(r.Timings.RunNs))
+				if len(c.measRuns) > 16 {
+					c.measRuns = c.measRuns[1:]
+				}
+			}
 			l.lastWait = time.Duration(r.Timings.QueuedNs)
 			if l.lastWait > 5*time.Millisecond {
 				l.measWaits++

@@ -1,9 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
+
+	"cachebook/kernel"
 )
 
 // TestClassRemovedLearnerTold: a removed learner's tab is told why it is
@@ -55,5 +59,58 @@ func TestClassPageMarked(t *testing.T) {
 				t.Fatalf("%d %q: data-class present = %v, want %v", code, body, !tc.want, tc.want)
 			}
 		})
+	}
+}
+
+// TestClassRosterQueue: the roster numbers the learners waiting for the
+// measurement core in the order they queued, with an expected wait from
+// the measurements' run times, and tells apart one waiting for a shared
+// run.
+func TestClassRosterQueue(t *testing.T) {
+	clock := newFakeClock()
+	c := newClass(ClassConfig{Code: "JOIN42", Now: clock.Now}, "")
+	var ls []*learner
+	for _, name := range []string{"ada", "bob", "cy"} {
+		l, err := c.join("addr", "JOIN42", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.pending["m-"+name] = pendingCell{kind: kernel.KindLatency, sent: clock.Now()}
+		ls = append(ls, l)
+	}
+	c.measRuns = []time.Duration{20 * time.Second}
+	frame := func(l *learner, typ string, content string) {
+		data := fmt.Sprintf(`{"header":{"msg_type":%q},"parent_header":{"msg_id":"m-%s"},"content":%s}`, typ, l.Name, content)
+		c.observe(classFrame{session: prefix(l.ID) + "tab", data: []byte(data)})
+	}
+	frame(ls[0], kernel.MsgStatus, `{"execution_state":"queued","queue_position":1}`)
+	clock.Add(time.Second)
+	frame(ls[1], kernel.MsgStatus, `{"execution_state":"queued","queue_position":2}`)
+	frame(ls[2], kernel.MsgStatus, `{"execution_state":"queued","shared":true,"expected_wait_ns":10000000000}`)
+	clock.Add(time.Second)
+	type row struct {
+		pos    int
+		shared bool
+		waitS  float64
+	}
+	got := func() []row {
+		var out []row
+		for _, v := range c.snapshot().Learners {
+			out = append(out, row{v.QueuePosition, v.WaitingShared, v.ExpectedWaitMs / 1000})
+		}
+		return out
+	}
+	want := []row{{1, false, 20}, {2, false, 40}, {0, true, 9}}
+	if g := got(); fmt.Sprint(g) != fmt.Sprint(want) {
+		t.Fatalf("roster %v, want %v", g, want)
+	}
+	if s := c.snapshot().Stats; s.Waiting != 3 {
+		t.Errorf("%d waiting, want 3", s.Waiting)
+	}
+	// ada starts: bob moves up.
+	frame(ls[0], kernel.MsgExecuteInput, `{"code":"","kind":"latency"}`)
+	want = []row{{0, false, 0}, {1, false, 20}, {0, true, 9}}
+	if g := got(); fmt.Sprint(g) != fmt.Sprint(want) {
+		t.Fatalf("after ada started: roster %v, want %v", g, want)
 	}
 }

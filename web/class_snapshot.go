@@ -134,6 +134,13 @@ func (c *class) snapshot() ClassSnapshot {
 	if c.shared != nil {
 		typical = c.shared.Typical()
 	}
+	if typical == 0 && len(c.measRuns) > 0 {
+		runs := make([]float64, len(c.measRuns))
+		for i, d := range c.measRuns {
+			runs[i] = float64(d)
+		}
+		typical = time.Duration(median(runs))
+	}
 	for _, id := range c.order {
 		l := c.learners[id]
 		v := LearnerView{ID: l.ID, Name: l.Name, Connected: l.connections > 0, Running: l.running, RunningCell: l.runningCell,

@@ -199,8 +199,9 @@ class ClassView {
     const ms = (x) => fmtWait(x * 1e6);
     const doing = (l) => {
       if (l.running) return `${l.running}${l.running_cell ? " · " + l.running_cell : ""}`;
-      if (l.waiting_shared) return `waiting for the shared run · about ${ms(l.expected_wait_ms)} left (waited ${ms(l.waited_ms)})`;
-      if (l.queue_position) return `${ordinal(l.queue_position)} in line for the measurement core · about ${ms(l.expected_wait_ms)} (waited ${ms(l.waited_ms)})`;
+      const left = l.expected_wait_ms ? `about ${ms(l.expected_wait_ms)} left, ` : "";
+      if (l.waiting_shared) return `waiting for the shared run · ${left}waited ${ms(l.waited_ms)}`;
+      if (l.queue_position) return `${ordinal(l.queue_position)} in line for the measurement core · ${left}waited ${ms(l.waited_ms)}`;
       return l.queued ? "queued" : "";
     };
     const curve = (l) => {
