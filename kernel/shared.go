@@ -276,26 +276,17 @@ func (x *Executor) deliverShared(cell Cell, r *sharedRun, queued time.Duration, 
 // did not, lead (if not nil) is the run the caller now leads.
 func (s *Kernel) runShared(ctx context.Context, j *job, sh *SharedMeasurements, key string) (answered bool, lead *sharedRun) {
 	hit, wait, lead := sh.lookup(key)
-	if wait != nil {
-		s.Broadcast(NewMessage(ChannelIOPub, MsgStatus, s.x.KernelSession(), j.req,
-			Status{ExecutionState: StateQueued, Shared: true, ExpectedWaitNs: sh.remaining(wait).Nanoseconds()}))
-		// The waiting cell shows the run's progress as it goes.
-		stop := wait.listen(func(m Message) {
-			m.Header.MsgID, m.Header.Session, m.ParentHeader = NewID(), s.x.KernelSession(), j.req
-			s.Broadcast(m)
-		})
-		defer stop()
-		select {
-		case <-wait.done:
-		case <-ctx.Done():
-			s.Broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req,
-				ExecuteReply{Status: StatusAborted, CellID: j.cell.ID, Evalue: "interrupted before it started"}))
+	for tries := 0; wait != nil && tries < 3; tries++ {
+		if answered, ok := s.waitShared(ctx, j, sh, wait); answered {
 			return true, nil
+		} else if ok {
+			hit = wait
+			break
 		}
-		if !wait.ok {
-			return false, nil // it failed: measure here
-		}
-		hit = wait
+		// The run failed (interrupted, out of time): look again, so
+		// that one of its waiters leads the next run and the others
+		// wait for that one.
+		hit, wait, lead = sh.lookup(key)
 	}
 	if hit == nil {
 		return false, lead
@@ -311,6 +302,28 @@ func (s *Kernel) runShared(ctx context.Context, j *job, sh *SharedMeasurements, 
 		s.m.cfg.OnCellDone(kindOf(j.cell), reply.Status, 0)
 	}
 	return true, nil
+}
+
+// waitShared waits for another session's run of j's measurement,
+// relaying its live output. It reports whether it answered j (an
+// interrupt: aborted) and whether the run succeeded.
+func (s *Kernel) waitShared(ctx context.Context, j *job, sh *SharedMeasurements, wait *sharedRun) (answered, ok bool) {
+	s.Broadcast(NewMessage(ChannelIOPub, MsgStatus, s.x.KernelSession(), j.req,
+		Status{ExecutionState: StateQueued, Shared: true, ExpectedWaitNs: sh.remaining(wait).Nanoseconds()}))
+	// The waiting cell shows the run's progress as it goes.
+	stop := wait.listen(func(m Message) {
+		m.Header.MsgID, m.Header.Session, m.ParentHeader = NewID(), s.x.KernelSession(), j.req
+		s.Broadcast(m)
+	})
+	defer stop()
+	select {
+	case <-wait.done:
+	case <-ctx.Done():
+		s.Broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req,
+			ExecuteReply{Status: StatusAborted, CellID: j.cell.ID, Evalue: "interrupted before it started"}))
+		return true, false
+	}
+	return false, wait.ok
 }
 
 // withoutAgain is attrs less AttrAgain.

@@ -163,3 +163,46 @@ func TestSharedMeasurements(t *testing.T) {
 		t.Fatalf("after a failed run: %+v after %d runs; want a run of its own (5 runs)", r, runs.Load())
 	}
 }
+
+// TestSharedLeaderFails: when the run others wait for fails, one of them
+// measures and the rest wait for that run, not one run each.
+func TestSharedLeaderFails(t *testing.T) {
+	m := newTestManager(t, ManagerConfig{Shared: &SharedMeasurements{}})
+	var runs atomic.Int32
+	gate := make(chan struct{})
+	m.Registry().Register(KindLatency, runnerFunc{class: Exclusive, run: func(ctx context.Context, c Cell, env *Env) (*Outcome, error) {
+		if runs.Add(1) == 1 {
+			<-gate
+			return nil, context.DeadlineExceeded
+		}
+		return measurement(KindLatency, map[string]any{"points": []map[string]any{{"bytes": 4096, "ns": 1.5}}}, "curve"), nil
+	}})
+	subs := map[string]*Subscription{}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		var err error
+		if subs[id], err = m.Attach(id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	results := make(chan sharedResult, 4)
+	go func() { results <- runLatency(t, subs["a"], nil) }()
+	waitFor(t, func() bool { return runs.Load() == 1 })
+	for _, id := range []string{"b", "c", "d"} {
+		go func() { results <- runLatency(t, subs[id], nil) }()
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(gate)
+	ok, shared := 0, 0
+	for range 4 {
+		r := <-results
+		if r.status == StatusOK {
+			ok++
+		}
+		if r.shared {
+			shared++
+		}
+	}
+	if runs.Load() != 2 || ok != 3 || shared != 2 {
+		t.Fatalf("%d runs, %d ok, %d shared; want 2 runs (the failed one and one more), 3 ok, 2 shared", runs.Load(), ok, shared)
+	}
+}
