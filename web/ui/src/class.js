@@ -659,7 +659,24 @@ async function learnerBar() {
     h("div.paneltitle", "on the projector", h("button.close", { type: "button", "aria-label": "close the projector demo", onclick: () => panel.classList.add("hidden") }, "×")),
     demo,
   );
-  const bar = h("div.classbanner#classbanner", { role: "region", "aria-label": "class" }, h("strong", me.class), ` · you are ${me.name}`, locks);
+  // Measure my laptop: cells run in this browser from now on, and a
+  // latency curve measured here goes to the class view as own machine.
+  const mine = h(
+    "button#measuremine",
+    {
+      type: "button",
+      title: "Run cells in this browser (WebAssembly): your latency curve goes to the class view as your own machine's",
+      onclick: () => {
+        const sel = document.querySelector("#runmode");
+        if (!sel) return;
+        sel.value = "wasm";
+        sel.dispatchEvent(new Event("change"));
+        flash("cells now run in this browser: run the latency cell to put your machine on the class view");
+      },
+    },
+    "Measure my machine",
+  );
+  const bar = h("div.classbanner#classbanner", { role: "region", "aria-label": "class" }, h("strong", me.class), ` · you are ${me.name}`, locks, " ", mine);
   document.body.prepend(bar);
   document.body.append(panel);
   const showLocks = (l) => {
