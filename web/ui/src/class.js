@@ -269,8 +269,8 @@ class ClassView {
       { label: "working set" },
       ...curves.map((l, i) => ({
         label: l.name,
-        stroke: l.own ? `hsla(${(i * 137) % 360}, 70%, 40%, 0.8)` : "#0550ae",
-        width: l.own ? 1.5 : 2.5,
+        stroke: `hsla(${(i * 137) % 360}, 70%, ${l.own ? 40 : 45}%, ${l.own ? 0.85 : 0.7})`,
+        width: l.own ? 2 : 1.5,
         dash: l.own ? [6, 4] : undefined,
         spanGaps: true,
         points: { show: false },
@@ -309,9 +309,9 @@ class ClassView {
         "div.curvelegend",
         h("span.swatch.median"),
         "class median",
-        h("span.swatch.server"),
-        `server (${curves.length - own})`,
         h("span.swatch.learner"),
+        `server runs (${curves.length - own})`,
+        h("span.swatch.own"),
         `own machines, dashed (${own})`,
       ),
     );
