@@ -19,7 +19,7 @@ CROSS    ?= darwin/arm64 windows/amd64
 # make dist: the release archives' platforms.
 DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build run query test vet vet-cross dist test-wasm test-race test-interrupt test-diff chromium \
+.PHONY: all build run query test vet vet-cross dist test-wasm test-race test-interrupt test-diff chromium axe \
 	test-direction bench duckbench data wasm web screenshots fuzz clean reference
 
 all: build
@@ -78,7 +78,11 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 		(echo "installing chromium for the browser tests"; (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-test-race: wasm chromium
+# axe-core (npm) for the browser tests' accessibility audit (web/e2e/a11y_test.go).
+axe:
+	@test -f web/e2e/axe/node_modules/axe-core/axe.min.js || (cd web/e2e/axe && npm ci --no-audit --no-fund)
+
+test-race: wasm chromium axe
 	$(GO) test -race -timeout 20m ./...
 
 # Interrupt latency is asserted at 200 ms without the race detector's slowdown.

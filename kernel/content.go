@@ -81,6 +81,12 @@ type ExecuteInput struct {
 type Status struct {
 	ExecutionState string `json:"execution_state"`
 	QueuePosition  int    `json:"queue_position,omitempty"`
+	// ExpectedWaitNs estimates how long a queued cell waits, when the
+	// kernel can tell (0: unknown).
+	ExpectedWaitNs int64 `json:"expected_wait_ns,omitempty"`
+	// Shared is set on a queued cell that waits for another session's
+	// run of the same measurement, which it will share.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Stream is the content of a stream message.

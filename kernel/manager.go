@@ -63,6 +63,9 @@ type ManagerConfig struct {
 	// kernel (a copy of Executor) by its session id: classroom mode
 	// gives learners' sessions a smaller CellMemory.
 	Configure func(session string, c *Config)
+	// Shared, if set, lets the sessions share their measurement cells
+	// (see SharedMeasurements); classroom mode sets it.
+	Shared *SharedMeasurements
 }
 
 // Manager owns the kernels of a server, each named by the session id its

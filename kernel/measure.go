@@ -18,7 +18,7 @@ import (
 
 // kernelAttrs are cell attributes the kernel itself interprets; they are
 // not parameters of a measurement.
-var kernelAttrs = map[string]bool{"timeout": true, "counters": true, "id": true}
+var kernelAttrs = map[string]bool{"timeout": true, "counters": true, "id": true, AttrAgain: true}
 
 // cellParams collects a measurement cell's parameters: its attributes
 // (except the kernel's own) and key=value words of its source (blank lines

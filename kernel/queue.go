@@ -306,13 +306,36 @@ func (s *Kernel) restart(j *job) {
 }
 
 func (s *Kernel) run(ctx context.Context, j *job) {
+	sh := s.m.cfg.Shared
+	var key string
+	var lead *sharedRun
+	if sh != nil && !j.silent {
+		key = sharedKey(j.cell, s.x.Limits())
+		if key != "" {
+			var answered bool
+			if answered, lead = s.runShared(ctx, j, sh, key); answered {
+				return
+			}
+		} else if j.cell.Attrs[AttrAgain] != "" {
+			key = sharedKey(Cell{Kind: j.cell.Kind, Source: j.cell.Source, Attrs: withoutAgain(j.cell.Attrs)}, s.x.Limits())
+		}
+	}
+	var out *Outcome
+	ok := false
+	if lead != nil {
+		defer func() { sh.finish(key, lead, out, ok) }()
+	}
 	class := s.x.Class(j.cell)
 	sched := s.m.sched
-	release, ok := sched.TryAcquire(s, class)
-	if !ok {
+	release, admitted := sched.TryAcquire(s, class)
+	if !admitted {
 		st := sched.Stats()
+		var wait int64
+		if sh != nil && class == Exclusive {
+			wait = int64(st.Waiting+1) * sh.Typical().Nanoseconds()
+		}
 		s.Broadcast(NewMessage(ChannelIOPub, MsgStatus, s.x.KernelSession(), j.req,
-			Status{ExecutionState: StateQueued, QueuePosition: st.Waiting + 1}))
+			Status{ExecutionState: StateQueued, QueuePosition: st.Waiting + 1, ExpectedWaitNs: wait}))
 		var err error
 		release, err = sched.Acquire(ctx, s, class)
 		if err != nil {
@@ -333,9 +356,18 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	emit := func(m Message) {
 		m.ParentHeader = j.req
 		s.Broadcast(m)
+		if lead != nil {
+			lead.relay(m)
+		}
 	}
 	start := time.Now()
 	reply, _ := s.x.execute(ctx, j.cell, execOpts{silent: j.silent, queued: queued}, emit)
+	if reply.Status == StatusOK && reply.Outcome != nil {
+		out, ok = reply.Outcome, true
+		if lead == nil && key != "" {
+			sh.store(key, out, time.Since(start))
+		}
+	}
 	s.Broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req, reply.ExecuteReply))
 	// An interrupted runner may still be unwinding: keep its admission
 	// until it has, so the machine is not oversubscribed.

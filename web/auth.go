@@ -138,7 +138,11 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, needToken bool) b
 		s.refuse(w, r, http.StatusForbidden, "origin", "cross-origin request blocked")
 		return false
 	case needToken && !s.authorized(w, r):
-		s.refuse(w, r, http.StatusUnauthorized, "token", "missing or wrong token")
+		msg := "missing or wrong token"
+		if s.removedLearner(r) {
+			msg = "the teacher removed you from the class"
+		}
+		s.refuse(w, r, http.StatusUnauthorized, "token", msg)
 		return false
 	}
 	return true

@@ -51,6 +51,11 @@ type ClassConfig struct {
 	// CellTimeout caps how long a learner's cell may run (2 min); a
 	// learner's timeout attribute can only lower it.
 	CellTimeout time.Duration
+	// Share is how long a measurement of the server is shared with every
+	// learner who runs the same cell (5 min): they get it at once,
+	// labelled with its time, and may ask to measure again. Negative: no
+	// sharing, every learner's measurement cell measures.
+	Share time.Duration
 	// CellMemory caps the memory one cell of a learner may use, when it
 	// is below the server's cell memory (0: the server's): measurement
 	// cells and experiments size their buffers against it. A learner's
@@ -127,9 +132,21 @@ type learner struct {
 	lastWait    time.Duration // how long its latest measurement waited
 	curve       []curvePoint
 	curveAt     time.Time
-	predictions map[string]*predict.Outcome // by cell
-	sql         map[string]*sqlResult       // by cell
-	events      map[chan []byte]bool        // its open event streams
+	// curveShared is when the server measured the shared curve the
+	// learner got (zero: the learner's own run on the server).
+	curveShared time.Time
+	ownCurve    *ownCurve // its latest curve measured in its own browser
+	// queuedAt is when the learner's waiting cell was queued; sharedWait
+	// tells that it waits for another learner's run of the same
+	// measurement; expectedWait is the kernel's estimate of the wait.
+	queuedAt     time.Time
+	queuedKind   string
+	sharedWait   bool
+	expectedWait time.Duration
+	predictions  map[string]*predict.Outcome // by cell
+	predSource   map[string]string           // by cell: SourceOwn when measured in its browser
+	sql          map[string]*sqlResult       // by cell
+	events       map[chan []byte]bool        // its open event streams
 }
 
 // pendingCell is a cell a learner sent that has not been answered yet.
@@ -169,10 +186,16 @@ type classFrame struct {
 // class is the state of classroom mode: the roster, the teacher's locks
 // and pushes, and the event streams of the class view and the learners.
 type class struct {
-	cfg    ClassConfig
-	root   string // the notebooks directory ("" without one)
-	frames chan classFrame
-	done   chan struct{}
+	cfg  ClassConfig
+	root string // the notebooks directory ("" without one)
+	// shared is the server's shared measurements (nil: none), for the
+	// roster's expected waits.
+	shared *kernel.SharedMeasurements
+	// measRuns are the run times of the latest measurement cells (at
+	// most 16), for the expected waits when nothing is shared.
+	measRuns []time.Duration
+	frames   chan classFrame
+	done     chan struct{}
 	// dropped counts frames the tap could not keep up with.
 	dropped atomic.Int64
 	// index maps learner ids to learners for the tap, which may not take
@@ -182,12 +205,16 @@ type class struct {
 	mu       sync.Mutex
 	learners map[string]*learner
 	byToken  map[string]*learner
-	order    []string // learner ids in joining order
-	locks    map[string]bool
-	push     map[string]any // the latest push ("open this now")
-	teachers map[chan []byte]bool
-	dirty    bool
-	stopped  bool
+	// removedTok holds the tokens of removed learners (at most
+	// MaxLearners, oldest dropped), so that their tabs are told why they
+	// are refused.
+	removedTok []string
+	order      []string // learner ids in joining order
+	locks      map[string]bool
+	push       map[string]any // the latest push ("open this now")
+	teachers   map[chan []byte]bool
+	dirty      bool
+	stopped    bool
 
 	now        func() time.Time
 	wrongCodes *limiter // by address
@@ -353,7 +380,7 @@ func (c *class) join(addr, code, name string) (*learner, error) {
 	now := c.now()
 	l := &learner{ID: newLearnerID(), Name: name, token: NewToken(), joined: now,
 		sessions: map[string]int{}, pending: map[string]pendingCell{}, inflight: map[string]time.Time{},
-		predictions: map[string]*predict.Outcome{}, sql: map[string]*sqlResult{}, events: map[chan []byte]bool{}}
+		predictions: map[string]*predict.Outcome{}, predSource: map[string]string{}, sql: map[string]*sqlResult{}, events: map[chan []byte]bool{}}
 	c.learners[l.ID] = l
 	c.index.Store(l.ID, l)
 	c.byToken[l.token] = l
@@ -383,6 +410,21 @@ func (c *class) trimJoinLog(now time.Time) {
 	c.joinLog = c.joinLog[i:]
 }
 
+// wasRemoved reports whether tok was the token of a removed learner.
+func (c *class) wasRemoved(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.removedTok {
+		if constantEq(t, tok) {
+			return true
+		}
+	}
+	return false
+}
+
 // byTok returns the learner presenting tok, or nil.
 func (c *class) byTok(tok string) *learner {
 	c.mu.Lock()
@@ -403,6 +445,10 @@ func (c *class) remove(id string) ([]string, error) {
 	delete(c.learners, id)
 	c.index.Delete(id)
 	delete(c.byToken, l.token)
+	c.removedTok = append(c.removedTok, l.token)
+	if n := len(c.removedTok) - c.cfg.MaxLearners; n > 0 {
+		c.removedTok = append(c.removedTok[:0:0], c.removedTok[n:]...)
+	}
 	for i, x := range c.order {
 		if x == id {
 			c.order = append(c.order[:i], c.order[i+1:]...)

@@ -32,6 +32,7 @@ func (s *Server) classRoutes(mux *http.ServeMux) {
 		return s.class.state(s.identify(r).learner), nil
 	}))
 	mux.HandleFunc("GET /api/class/me/events", s.handleLearnerEvents)
+	mux.HandleFunc("POST /api/class/me/own", s.api(s.handleOwn))
 }
 
 // ClassURLs returns the teacher's URL and the learners' join link for a
@@ -89,6 +90,19 @@ func (s *Server) who(r *http.Request) identity {
 		}
 	}
 	return identity{}
+}
+
+// removedLearner reports whether r carries the token of a learner the
+// teacher removed.
+func (s *Server) removedLearner(r *http.Request) bool {
+	if s.class == nil {
+		return false
+	}
+	if tok, _ := tokenFrom(r); s.class.wasRemoved(tok) {
+		return true
+	}
+	c, err := r.Cookie(LearnerCookieName)
+	return err == nil && s.class.wasRemoved(c.Value)
 }
 
 // notebooksFor is the notebook folder of who: the server's for the
@@ -167,6 +181,7 @@ func (s *Server) handlePush(r *http.Request) (any, error) {
 	s.class.dirty = true
 	s.class.mu.Unlock()
 	s.class.sendLearners(nil, eventJSON("push", push))
+	s.warm(req.Lesson)
 	return map[string]any{"status": kernel.StatusOK, "push": push}, nil
 }
 

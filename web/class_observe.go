@@ -44,15 +44,23 @@ func (c *class) observe(f classFrame) {
 		var in kernel.ExecuteInput
 		if json.Unmarshal(m.Content, &in) == nil {
 			l.running, l.runningCell, l.queued = in.Kind, in.CellID, false
+			l.sharedWait, l.expectedWait = false, 0
 		}
 	case kernel.MsgStatus:
 		var st kernel.Status
 		if json.Unmarshal(m.Content, &st) == nil {
 			switch st.ExecutionState {
 			case kernel.StateQueued:
-				l.queued = true
+				if !l.queued {
+					l.queuedAt = c.now()
+				}
+				l.queued, l.sharedWait, l.expectedWait = true, st.Shared, time.Duration(st.ExpectedWaitNs)
+				if known {
+					l.queuedKind = p.kind
+				}
 			case kernel.StateIdle:
 				l.running, l.runningCell, l.queued = "", "", false
+				l.sharedWait, l.expectedWait = false, 0
 			}
 		}
 	case kernel.MsgExecuteReply:
@@ -74,6 +82,12 @@ func (c *class) observe(f classFrame) {
 			l.totals = l.totals[1:]
 		}
 		if isMeasurement(p.kind) && r.Timings != nil {
+			if r.Timings.RunNs > int64(5*time.Millisecond) {
+				c.measRuns = append(c.measRuns, time.Duration(r.Timings.RunNs))
+				if len(c.measRuns) > 16 {
+					c.measRuns = c.measRuns[1:]
+				}
+			}
 			l.lastWait = time.Duration(r.Timings.QueuedNs)
 			if l.lastWait > 5*time.Millisecond {
 				l.measWaits++
@@ -107,9 +121,15 @@ func (c *class) observeData(l *learner, p pendingCell, data map[string]json.RawM
 			Latency struct {
 				Points []curvePoint `json:"points"`
 			} `json:"latency"`
+			Shared *kernel.SharedInfo `json:"shared"`
 		}
 		if json.Unmarshal(raw, &mm) == nil && mm.Kind == kernel.KindLatency && !mm.Live && len(mm.Latency.Points) > 0 {
-			l.curve, l.curveAt = mm.Latency.Points, time.Now()
+			l.curve, l.curveAt, l.curveShared = mm.Latency.Points, c.now(), time.Time{}
+			if mm.Shared != nil {
+				if t, err := time.Parse(time.RFC3339, mm.Shared.At); err == nil {
+					l.curveShared = t
+				}
+			}
 		}
 	}
 	if raw, ok := data[MIMEPrediction]; ok {
@@ -120,6 +140,7 @@ func (c *class) observeData(l *learner, p pendingCell, data map[string]json.RawM
 			}
 			if pr.Cell != "" {
 				l.predictions[pr.Cell] = &pr
+				delete(l.predSource, pr.Cell)
 			}
 		}
 	}

@@ -36,17 +36,38 @@ type JoinStats struct {
 
 // LearnerView is one row of the roster.
 type LearnerView struct {
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	Connected   bool         `json:"connected"`
-	Running     string       `json:"running,omitempty"`
-	RunningCell string       `json:"running_cell,omitempty"`
-	Queued      bool         `json:"queued"`
-	Pending     int          `json:"pending"`
-	Cells       int          `json:"cells"`
-	MeasWaits   int          `json:"measurement_waits"`
-	LastWaitMs  float64      `json:"last_measurement_wait_ms"`
-	Curve       []curvePoint `json:"curve,omitempty"`
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Connected   bool    `json:"connected"`
+	Running     string  `json:"running,omitempty"`
+	RunningCell string  `json:"running_cell,omitempty"`
+	Queued      bool    `json:"queued"`
+	Pending     int     `json:"pending"`
+	Cells       int     `json:"cells"`
+	MeasWaits   int     `json:"measurement_waits"`
+	LastWaitMs  float64 `json:"last_measurement_wait_ms"`
+	// Curve is the learner's latest latency curve measured on the
+	// server; CurveSharedAt, when set, says it is the class's shared
+	// measurement taken then (RFC 3339) rather than a run of its own.
+	Curve         []curvePoint `json:"curve,omitempty"`
+	CurveSharedAt string       `json:"curve_shared_at,omitempty"`
+	// Own is its latest curve measured in its own browser.
+	Own *OwnView `json:"own,omitempty"`
+	// QueuePosition is the learner's place among the learners waiting
+	// for the measurement core (1: next; 0: not waiting there);
+	// WaitingShared tells that it waits for a shared run in progress
+	// instead. ExpectedWaitMs estimates how long it still waits.
+	QueuePosition  int     `json:"queue_position,omitempty"`
+	WaitingShared  bool    `json:"waiting_shared,omitempty"`
+	ExpectedWaitMs float64 `json:"expected_wait_ms,omitempty"`
+	WaitedMs       float64 `json:"waited_ms,omitempty"`
+}
+
+// OwnView is a curve a learner measured in their own browser.
+type OwnView struct {
+	Curve   []curvePoint `json:"curve"`
+	Machine MachineInfo  `json:"machine"`
+	At      string       `json:"at"`
 }
 
 // PredictionView is the class's guesses for one prediction cell.
@@ -67,6 +88,9 @@ type Guess struct {
 	GuessChoice    string   `json:"guess_choice,omitempty"`
 	Measured       *float64 `json:"measured,omitempty"`
 	MeasuredChoice string   `json:"measured_choice,omitempty"`
+	// Source is where the measured value came from: SourceServer or
+	// SourceOwn.
+	Source string `json:"source"`
 }
 
 // SQLView is one learner's latest run of an SQL cell.
@@ -84,6 +108,14 @@ type ClassStats struct {
 	MaxPerLearner    int     `json:"max_per_learner"`
 	MeasurementWaits int     `json:"measurement_waits"`
 	DroppedFrames    int     `json:"dropped_frames"`
+	// Waiting counts the learners whose measurement cell waits now.
+	Waiting int `json:"waiting"`
+	// ServerCurves, SharedCurves and OwnCurves count the learners'
+	// latest latency curves: measured on the server by their own cell,
+	// the class's shared server measurement, and their own machines.
+	ServerCurves int `json:"server_curves"`
+	SharedCurves int `json:"shared_curves"`
+	OwnCurves    int `json:"own_curves"`
 }
 
 // snapshot returns the class view's data.
@@ -96,15 +128,55 @@ func (c *class) snapshot() ClassSnapshot {
 	preds := map[string]*PredictionView{}
 	var totals []time.Duration
 	s.Stats.MinPerLearner = -1
+	now := c.now()
+	positions := c.queuePositions()
+	var typical time.Duration
+	if c.shared != nil {
+		typical = c.shared.Typical()
+	}
+	if typical == 0 && len(c.measRuns) > 0 {
+		runs := make([]float64, len(c.measRuns))
+		for i, d := range c.measRuns {
+			runs[i] = float64(d)
+		}
+		typical = time.Duration(median(runs))
+	}
 	for _, id := range c.order {
 		l := c.learners[id]
 		v := LearnerView{ID: l.ID, Name: l.Name, Connected: l.connections > 0, Running: l.running, RunningCell: l.runningCell,
 			Queued: l.queued, Pending: len(l.pending), Cells: l.cells, MeasWaits: l.measWaits,
 			LastWaitMs: float64(l.lastWait) / 1e6, Curve: l.curve}
-		s.Learners = append(s.Learners, v)
+		if l.queued && isMeasurement(l.queuedKind) {
+			s.Stats.Waiting++
+			waited := now.Sub(l.queuedAt)
+			v.WaitedMs = float64(waited) / 1e6
+			v.WaitingShared = l.sharedWait
+			v.QueuePosition = positions[l.ID]
+			est := l.expectedWait - waited
+			if !l.sharedWait && typical > 0 && v.QueuePosition > 0 {
+				est = time.Duration(v.QueuePosition) * typical
+			}
+			v.ExpectedWaitMs = float64(max(est, 0)) / 1e6
+		}
+		if len(l.curve) > 0 {
+			if l.curveShared.IsZero() {
+				s.Stats.ServerCurves++
+			} else {
+				s.Stats.SharedCurves++
+				v.CurveSharedAt = l.curveShared.UTC().Format(time.RFC3339)
+			}
+		}
 		for _, p := range l.curve {
 			byBytes[p.Bytes] = append(byBytes[p.Bytes], p.Ns)
 		}
+		if o := l.ownCurve; o != nil {
+			s.Stats.OwnCurves++
+			v.Own = &OwnView{Curve: o.curve, Machine: o.machine, At: o.at.UTC().Format(time.RFC3339)}
+			for _, p := range o.curve {
+				byBytes[p.Bytes] = append(byBytes[p.Bytes], p.Ns)
+			}
+		}
+		s.Learners = append(s.Learners, v)
 		cells := make([]string, 0, len(l.predictions))
 		for cell := range l.predictions {
 			cells = append(cells, cell)
@@ -124,7 +196,7 @@ func (c *class) snapshot() ClassSnapshot {
 				pv.MeasuredChoice = m
 			}
 			pv.Guesses = append(pv.Guesses, Guess{Learner: l.Name, Guess: p.Guess, GuessChoice: deref(p.GuessChoice),
-				Measured: p.Measured, MeasuredChoice: deref(p.MeasuredChoice)})
+				Measured: p.Measured, MeasuredChoice: deref(p.MeasuredChoice), Source: sourceOf(l.predSource[cell])})
 		}
 		for cell, r := range l.sql {
 			s.SQL[cell] = append(s.SQL[cell], SQLView{Learner: l.Name, sqlResult: *r})
@@ -198,4 +270,35 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// sourceOf is where a guess's measured value came from.
+func sourceOf(s string) string {
+	if s == "" {
+		return SourceServer
+	}
+	return s
+}
+
+// queuePositions numbers the learners whose measurement cell waits for
+// the measurement core (not for a shared run), first queued first; c.mu
+// held.
+func (c *class) queuePositions() map[string]int {
+	var q []*learner
+	for _, l := range c.learners {
+		if l.queued && !l.sharedWait && isMeasurement(l.queuedKind) {
+			q = append(q, l)
+		}
+	}
+	sort.Slice(q, func(i, j int) bool {
+		if !q[i].queuedAt.Equal(q[j].queuedAt) {
+			return q[i].queuedAt.Before(q[j].queuedAt)
+		}
+		return q[i].ID < q[j].ID
+	})
+	pos := make(map[string]int, len(q))
+	for i, l := range q {
+		pos[l.ID] = i + 1
+	}
+	return pos
 }

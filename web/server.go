@@ -8,6 +8,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -170,12 +171,16 @@ func New(cfg Config) (*Server, error) {
 				prevTap(session, frame)
 			}
 		}
+		if cfg.Class.Share >= 0 && kc.Shared == nil {
+			kc.Shared = &kernel.SharedMeasurements{Fresh: cfg.Class.Share, Now: cfg.Class.Now}
+		}
+		s.class.shared = kc.Shared
 		prevConf := kc.Configure
 		kc.Configure = func(session string, xc *kernel.Config) {
 			if prevConf != nil {
 				prevConf(session, xc)
 			}
-			if m := cfg.Class.CellMemory; m > 0 && learnerOfSession(session) != "" &&
+			if m := cfg.Class.CellMemory; m > 0 && (learnerOfSession(session) != "" || session == WarmSession) &&
 				(xc.Limits.CellMemory <= 0 || m < xc.Limits.CellMemory) {
 				xc.Limits.CellMemory = m
 			}
@@ -449,6 +454,10 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			http.NotFound(w, r)
 			return
+		}
+		if s.class != nil {
+			// class.js asks /api/class/me only on a class server's page.
+			b = bytes.Replace(b, []byte("<body>"), []byte(`<body data-class="1">`), 1)
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

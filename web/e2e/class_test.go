@@ -329,6 +329,36 @@ func TestClassLearnerPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(".learnerdemo .chart canvas")),
 	)
 	screenshot(t, ctx, "class-learner")
+
+	// A latency curve measured in the learner's own browser (the cell
+	// announces it when the WebAssembly kernel ran it) reaches the class
+	// view marked own machine, with the browser's description.
+	get(t, ctx, "announce an own-machine curve", chromedp.Evaluate[bool](`(window.dispatchEvent(new CustomEvent("cachebook:own-measurement", { detail: {
+		cell: "latency-curve",
+		measurement: { kind: "latency", latency: { points: [{ bytes: 4096, ns: 1.1 }, { bytes: 1048576, ns: 5 }, { bytes: 67108864, ns: 80 }],
+			levels: [{ name: "L1", ns: 1.1, size_bytes: 49152 }, { name: "memory", ns: 80 }] } },
+	} })), true)`))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		req, _ := http.NewRequest("GET", base+"/api/class", nil)
+		req.Header.Set("Authorization", "token secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&snap)
+		resp.Body.Close()
+		if err == nil && len(snap.Learners) == 1 && snap.Learners[0].Own != nil {
+			m := snap.Learners[0].Own.Machine
+			if m.Cores == 0 || !strings.Contains(m.Browser, "Chrom") || len(m.Plateaus) != 2 || snap.Stats.OwnCurves != 1 {
+				t.Errorf("own machine in the class view: %+v (stats %+v)", m, snap.Stats)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the own-machine curve did not reach the class view: %+v", snap.Learners)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestProjectorNotebookChart: on the notebook page the large-font switch

@@ -2,12 +2,12 @@
 // line with a ticking timer and progress, and the outputs of its last run.
 import { EditorView, keymap, lineNumbers, highlightActiveLine, drawSelection } from "@codemirror/view";
 import { EditorState, Compartment } from "@codemirror/state";
-import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { sql, StandardSQL } from "@codemirror/lang-sql";
 import { syntaxHighlighting, defaultHighlightStyle, bracketMatching } from "@codemirror/language";
 import { setDiagnostics, lintGutter } from "@codemirror/lint";
 import { marked } from "marked";
-import { h, fmtNs, fmtCount } from "./util.js";
+import { h, fmtNs, fmtCount, fmtWait } from "./util.js";
 import { setHTML } from "./sanitize.js";
 import { renderStatement, renderError, renderStream, renderCounters } from "./output.js";
 import { measurementChart, runsChart } from "./charts.js";
@@ -50,8 +50,19 @@ export class Cell {
     this.serverSource = this.source;
     this.runs = [];
     this.running = false;
-    this.el = h("div.cell." + this.type, { "data-cell": this.id, "data-kind": this.type === "code" ? this.kind : null, tabindex: "-1" });
+    // Cells are in the tab order (keyboard use): a focused cell is the
+    // selected one, its buttons show, Enter edits it, Ctrl+Enter runs it.
+    this.el = h("div.cell." + this.type, {
+      "data-cell": this.id,
+      "data-kind": this.type === "code" ? this.kind : null,
+      tabindex: "0",
+      role: "group",
+      "aria-label": this.type === "code" ? `${this.kind === "sql" ? "SQL" : this.kind} cell` : "text cell",
+    });
     this.el.addEventListener("mousedown", () => this.nb.select(this, false));
+    this.el.addEventListener("focusin", (ev) => {
+      if (this.nb.selected !== this && !this.editorEl.contains(ev.target)) this.nb.select(this, false);
+    });
     this.build();
   }
 
@@ -63,6 +74,7 @@ export class Cell {
             "select.kind",
             {
               title: "Cell kind: SQL or a measurement (the kinds the kernel reports)",
+              "aria-label": "Cell kind",
               onchange: (ev) => this.setKind(ev.target.value),
               onfocus: (ev) => ev.target.replaceChildren(...this.kindOptions()),
             },
@@ -84,15 +96,15 @@ export class Cell {
           )
         : null,
       this.type === "code" ? h("button.run", { title: "Run (Ctrl+Enter)", onclick: () => this.nb.run(this) }, "▶ Run") : null,
-      this.type === "code" ? h("button.stop", { title: "Interrupt (I,I)", onclick: () => this.nb.interrupt() }, "■") : null,
+      this.type === "code" ? h("button.stop", { title: "Interrupt (I,I)", "aria-label": "Interrupt", onclick: () => this.nb.interrupt() }, "■") : null,
       h("span.timer"),
       h("span.progress", h("span.bar")),
       h("span.spacer"),
-      h("button", { title: "Move up", onclick: () => this.nb.move(this, -1) }, "↑"),
-      h("button", { title: "Move down", onclick: () => this.nb.move(this, 1) }, "↓"),
+      h("button", { title: "Move up", "aria-label": "Move cell up", onclick: () => this.nb.move(this, -1) }, "↑"),
+      h("button", { title: "Move down", "aria-label": "Move cell down", onclick: () => this.nb.move(this, 1) }, "↓"),
       h("button", { title: "Add SQL cell below (B)", onclick: () => this.nb.add(this, "code") }, "+ SQL"),
       h("button", { title: "Add text cell below", onclick: () => this.nb.add(this, "markdown") }, "+ Text"),
-      h("button.del", { title: "Delete cell (D,D)", onclick: () => this.nb.remove(this) }, "✕"),
+      h("button.del", { title: "Delete cell (D,D)", "aria-label": "Delete cell", onclick: () => this.nb.remove(this) }, "✕"),
     );
     this.timerEl = bar.querySelector(".timer");
     this.attrsEl = bar.querySelector(".attrs");
@@ -124,8 +136,11 @@ export class Cell {
           syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
           this.langConf.of(this.type === "code" && this.kind === "sql" ? dialect : []),
           this.type === "code" ? lintGutter() : [],
-          keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+          // No Tab binding: Tab moves the focus on (keyboard use); Ctrl+] and
+          // Ctrl+[ indent and outdent.
+          keymap.of([...defaultKeymap, ...historyKeymap]),
           EditorView.lineWrapping,
+          EditorView.contentAttributes.of({ "aria-label": this.type === "code" ? "cell source (Escape leaves the editor)" : "text cell source" }),
           EditorView.updateListener.of((u) => {
             if (u.docChanged) {
               this.source = u.state.doc.toString();
@@ -307,6 +322,7 @@ export class Cell {
     this.outEl.replaceChildren();
     this.errorPos = null;
     this.measured = null;
+    this.predicted = null;
     this.counters = null;
     this.el.classList.add("running");
     this.el.classList.remove("queued");
@@ -320,10 +336,15 @@ export class Cell {
 
   showTimer() {
     if (this.running && this.queuedAt !== undefined) {
-      this.timerEl.textContent = `queued (position ${this.queuedAt})`;
+      this.timerEl.classList.remove("live");
+      const wait = this.queuedWaitNs ? ` · about ${fmtWait(this.queuedWaitNs - (performance.now() - this.queuedSince) * 1e6)}` : "";
+      this.timerEl.textContent = this.queuedShared
+        ? `waiting for a classmate's run of this same measurement${wait}`
+        : `queued (position ${this.queuedAt})${wait}`;
       return;
     }
-    const live = this.running ? `⏱ ${fmtNs((performance.now() - this.t0) * 1e6)}` : "";
+    const live = this.running ? fmtNs((performance.now() - this.t0) * 1e6) : "";
+    this.timerEl.classList.toggle("live", !!live);
     const last = this.lastNs !== undefined ? `last run ${fmtNs(this.lastNs)}${this.lastWhere ? " (" + this.lastWhere + ")" : ""}` : "";
     this.timerEl.textContent = [live, last].filter(Boolean).join(" · ");
   }
@@ -344,12 +365,28 @@ export class Cell {
     this.progressEl.dataset.label = `${fmtCount(done)} / ${fmtCount(total)} ${unit}`;
   }
 
+  // sharedNote labels a measurement the server shared from another run of
+  // the same cell (classroom mode): when it was taken, and a button to
+  // measure again.
+  sharedNote(sh) {
+    const at = new Date(sh.at);
+    const ago = Math.max(0, (Date.now() - at.getTime()) * 1e6);
+    return h(
+      "div.sharednote",
+      h("span", `Shared measurement of the server, taken at ${at.toLocaleTimeString()} (${fmtWait(ago)} ago) by a run of this same cell; it ran ${fmtWait(sh.run_ns)}.`),
+      h("button.again", { type: "button", onclick: () => this.nb.run(this, { again: "1" }) }, "Measure again"),
+    );
+  }
+
   // onEvent applies one kernel event (see server-kernel.js) to the cell.
   onEvent(e) {
     switch (e.kind) {
       case "queued":
         // Waiting for the machine: no timer runs until the cell starts.
         this.queuedAt = e.position ?? "?";
+        this.queuedShared = !!e.shared;
+        this.queuedWaitNs = e.wait_ns || 0;
+        this.queuedSince = performance.now();
         this.el.classList.add("queued");
         this.showTimer();
         break;
@@ -393,9 +430,11 @@ export class Cell {
           if (old) old.replaceWith(chart);
           else this.outEl.append(chart);
         } else if (e.text) this.outEl.append(renderStream("stdout", e.text));
+        if (e.data.shared) this.outEl.prepend(this.sharedNote(e.data.shared));
         break;
       }
       case "prediction":
+        this.predicted = e.data;
         this.record({ type: "display", ...(e.text ? { text: e.text } : {}), data: { [MIME.prediction]: e.data } });
         this.outEl.append(renderPrediction(e.data));
         break;
@@ -424,6 +463,11 @@ export class Cell {
         this.runs.push({ ns, label: `${strategyOf(this.bundle, this.source)} · ${this.lastWhere}` });
         if (this.runs.length > 6) this.runs.shift();
       }
+    }
+    // A latency curve measured in this browser, on a class server: the
+    // class bar (class.js) sends it to the class view as "own machine".
+    if (e.where === "wasm" && e.status === "ok" && this.kind === "latency" && this.measured && !this.measured.live) {
+      window.dispatchEvent(new CustomEvent("cachebook:own-measurement", { detail: { cell: this.id, measurement: this.measured, prediction: this.predicted } }));
     }
     if (e.status === "aborted") this.timerEl.textContent = "aborted (not run)";
     else this.showTimer();

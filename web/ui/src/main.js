@@ -8,6 +8,7 @@ import { ServerKernel } from "./server-kernel.js";
 import { WasmKernel } from "./wasm-kernel.js";
 import { Notebook } from "./notebook.js";
 import { toIpynb } from "./ipynb.js";
+import { ask } from "./dialog.js";
 
 const DIST = new URL("./", import.meta.url).href; // dist/ with worker.js and cachebook.wasm
 
@@ -242,7 +243,7 @@ class App {
   // under a path the reader picks, refusing to overwrite one that exists,
   // and opens it.
   async newNotebook(path) {
-    path = path || prompt("New notebook (path under the notebooks folder, ending in .md):", "untitled.md");
+    path = path || (await ask({ title: "New notebook", input: { label: "Path under the notebooks folder, ending in .md", value: "untitled.md" }, ok: "Create" }));
     if (!path) return;
     if (!path.endsWith(".md")) path += ".md";
     try {
@@ -293,7 +294,12 @@ class App {
     if (!this.nb) return;
     let path = this.nb.source.path;
     if (!path) {
-      path = prompt("Lessons are read-only. Save a copy as (path under the notebooks folder):", `mine/${this.nb.source.lesson}.md`);
+      path = await ask({
+        title: "Save a copy",
+        text: "Lessons are read-only: your edits and outputs go to a copy in your notebooks folder.",
+        input: { label: "Path under the notebooks folder", value: `mine/${this.nb.source.lesson}.md` },
+        ok: "Save copy",
+      });
       if (!path) return;
     }
     try {

@@ -88,7 +88,8 @@ export class Notebook {
   }
 
   // run queues cell on the active kernel and resolves when it finished.
-  run(cell) {
+  // more: attributes for this run only (again=1: measure anew).
+  run(cell, more) {
     if (cell.type === "markdown") {
       cell.renderProse();
       return Promise.resolve();
@@ -100,7 +101,7 @@ export class Notebook {
     // A prediction and the committed guess travel with the cell (protocol §3.14).
     const m = cell.meta || {};
     const extra = m.predict ? { predict: m.predict, ...(m.guess ? { guess: m.guess } : {}) } : {};
-    return kernel.execute(cell.id, cell.source, (e) => cell.onEvent(e), cell.kind, cell.attrs, extra);
+    return kernel.execute(cell.id, cell.source, (e) => cell.onEvent(e), cell.kind, more ? { ...cell.attrs, ...more } : cell.attrs, extra);
   }
 
   runAndAdvance(cell) {

@@ -77,12 +77,12 @@ export class PredictionPanel {
       if (choices) {
         input = h(
           "select.guessin",
-          { title: "your answer" },
+          { title: "your answer", "aria-label": "your answer" },
           h("option", { value: "" }, "choose…"),
           choices.map((c) => h("option", { value: c, selected: g && g.choice === c ? "" : null }, c)),
         );
       } else {
-        input = h("input.guessin", { type: "number", step: "any", placeholder: "your guess", title: "your guess, in " + (spec.unit || "the question's unit") });
+        input = h("input.guessin", { type: "number", step: "any", placeholder: "your guess", title: "your guess, in " + (spec.unit || "the question's unit"), "aria-label": "your guess, in " + (spec.unit || "the question's unit") });
         if (g && Number.isFinite(g.value)) input.value = String(g.value);
         input.addEventListener("keydown", (ev) => {
           if (ev.key === "Enter") {

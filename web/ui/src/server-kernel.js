@@ -99,7 +99,7 @@ export class KernelClient {
       this.state = c.execution_state;
       this.status();
       const cell = this.cells.get(parent);
-      if (cell && c.execution_state === "queued") cell({ kind: "queued", position: c.queue_position });
+      if (cell && c.execution_state === "queued") cell({ kind: "queued", position: c.queue_position, shared: c.shared, wait_ns: c.expected_wait_ns });
       return;
     }
     const req = this.requests.get(parent);
@@ -167,6 +167,14 @@ export class KernelClient {
         onEvent(e);
         if (e.kind === "done") resolve(e);
       };
+      // A tab whose token the server refuses fails the cell at once with
+      // what the banner says, rather than queueing it for a connection
+      // that will not come.
+      if (this.refused) {
+        wrapped({ kind: "error", ename: "Unauthorized", evalue: this.refused });
+        wrapped({ kind: "done", status: "error", where: this.where });
+        return;
+      }
       const f = this.frame("shell", "execute_request", { code, kind, attrs, cell_id: cellId, silent: false, store_history: true, ...extra });
       this.cells.set(f.id, wrapped);
       this.transmit(f.frame);
@@ -215,6 +223,7 @@ export class ServerKernel extends KernelClient {
   }
 
   connect() {
+    if (this.stopped) return;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     const q = new URLSearchParams({ session: this.session, since: String(this.since) });
     const token = new URLSearchParams(location.search).get("token");
@@ -225,6 +234,7 @@ export class ServerKernel extends KernelClient {
     this.status();
     ws.onopen = () => {
       ws.opened = true;
+      this.refused = "";
       this.retry = 0;
       this.connection = "connected";
       this.status();
@@ -241,7 +251,7 @@ export class ServerKernel extends KernelClient {
       this.handle(m);
     };
     ws.onclose = (ev) => {
-      if (this.ws !== ws) return;
+      if (this.ws !== ws || this.stopped) return;
       if (ev.code === CLOSE_TOO_MANY_SESSIONS) {
         // A learner over the class's tab limit: say so, and try again
         // now and then (a tab closed elsewhere frees a slot).
@@ -315,16 +325,33 @@ export class ServerKernel extends KernelClient {
   // refuses this tab's token (a restart with a new token): then the tab
   // says so, with how to get back in, and cells it had sent are lost.
   async checkToken() {
+    let why = "";
     try {
       const r = await fetch("/api/status", { cache: "no-store" });
       if (r.status !== 401) return;
+      why = await r.text();
     } catch {
       return; // the server is down: keep retrying
+    }
+    if (/removed you from the class/.test(why)) {
+      // A learner the teacher removed: the class bar says so; this tab
+      // stops trying to reconnect.
+      this.stopped = true;
+      this.refused = "The teacher removed you from the class: cells no longer run on the server.";
+      this.lose(this.inflight || [], "lost: the teacher removed you from the class");
+      this.inflight = null;
+      this.fail("Unauthorized", this.refused);
+      this.connection = "removed";
+      this.status();
+      return;
     }
     this.lose(this.inflight || [], "lost: the server restarted");
     this.inflight = null;
     this.connection = "token refused";
-    this.status("The server no longer accepts this tab's token: it was restarted with a new one. Open the URL that `cachebook serve` printed (it ends in ?token=…); Export .ipynb still saves your work from this tab.");
+    this.refused =
+      "The server no longer accepts this tab's token: it was restarted with a new one. Open the URL that `cachebook serve` printed (it ends in ?token=…); Export .ipynb still saves your work from this tab.";
+    this.fail("Unauthorized", this.refused);
+    this.status(this.refused);
   }
 
   lessons() {

@@ -64,3 +64,15 @@ export function fmtCount(n) {
 
 // NUMERIC lists the SQL types whose values are right-aligned.
 export const NUMERIC = new Set(["SMALLINT", "INTEGER", "BIGINT", "UBIGINT", "DOUBLE", "INTERVAL"]);
+
+// fmtWait renders a wait (nanoseconds) as people say it: "under a
+// second", "12 s", "3 min 20 s", "1 h 5 min".
+export function fmtWait(ns) {
+  if (ns === undefined || ns === null || !isFinite(ns)) return "–";
+  const s = Math.round(Math.max(0, ns) / 1e9);
+  if (s < 1) return "under a second";
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
