@@ -63,6 +63,9 @@ func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body fun
 	if hooks != nil && hooks.RunStart != nil {
 		hooks.RunStart(label, n)
 	}
+	if serialWorkers(ctx) {
+		return runSerial(ctx, hooks, label, n, body, stats)
+	}
 	var (
 		ready sync.WaitGroup
 		done  sync.WaitGroup
@@ -103,6 +106,52 @@ func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body fun
 	close(release)
 	done.Wait()
 	stats.Wall = time.Since(start)
+	if hooks != nil && hooks.RunEnd != nil {
+		hooks.RunEnd(label)
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return stats, first
+}
+
+// serialKey marks a context whose workers run one after another (see
+// withSerialWorkers).
+type serialKey struct{}
+
+// withSerialWorkers returns ctx marked so that runWorkers runs its workers
+// one after another on the calling goroutine and reports, as their wall
+// time, the longest of them: the time they would take on cores of their
+// own. It is the scheduling model of a one-thread runtime (the browser),
+// for experiments whose workers never wait for each other.
+func withSerialWorkers(ctx context.Context) context.Context {
+	return context.WithValue(ctx, serialKey{}, true)
+}
+
+func serialWorkers(ctx context.Context) bool {
+	v, _ := ctx.Value(serialKey{}).(bool)
+	return v
+}
+
+// runSerial is runWorkers for a context marked by withSerialWorkers: each
+// worker's time is its body's wall time, alone on the thread.
+func runSerial(ctx context.Context, hooks *Hooks, label string, n int, body func(worker int) error, stats runStats) (runStats, error) {
+	var first error
+	for w := range n {
+		if hooks != nil && hooks.WorkerStart != nil {
+			hooks.WorkerStart(w)
+		}
+		t0 := time.Now()
+		err := body(w)
+		stats.CPU[w] = time.Since(t0)
+		stats.Wall = max(stats.Wall, stats.CPU[w])
+		if hooks != nil && hooks.WorkerStop != nil {
+			hooks.WorkerStop(w)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
 	if hooks != nil && hooks.RunEnd != nil {
 		hooks.RunEnd(label)
 	}
