@@ -282,7 +282,7 @@ func (ExperimentRunner) Class(Cell) Class { return Exclusive }
 func (ExperimentRunner) Info() KindInfo {
 	return KindInfo{Name: KindExperiment, Summary: "a named micro-experiment (first line: its name)",
 		Runtimes: bothRuntimes, Experiments: experiment.Catalog(),
-		Note: "in the browser: only experiments that run on one thread"}
+		Note: "in the browser: on one thread; an experiment that needs threads at the same time runs its model, labelled modelled"}
 }
 
 // Run runs the named experiment.
