@@ -159,6 +159,17 @@ func falseSharingModel(ctx context.Context, s Spec, raw map[string]string) (*Res
 		}
 		r.Data = data
 		r.Tables = append(r.Tables, t)
+		c := &Chart{Title: "Modelled cost per increment (not measured)", XTitle: "layout", YTitle: "modelled ns per increment", Bars: true}
+		for _, mode := range modes {
+			sr := ChartSeries{Name: mode}
+			for _, row := range data.Rows {
+				if row.Mode == mode {
+					sr.Points = append(sr.Points, ChartPoint{Label: row.Layout, Y: row.CPUNSPerOp})
+				}
+			}
+			c.Series = append(c.Series, sr)
+		}
+		r.Chart = c
 		r.Notes = append(r.Notes,
 			"packed: 8 counters share one 64-byte line, so every increment must take the line from the core that wrote it last: the model counts one line moved and one copy invalidated per increment; padded, each core keeps its line Modified and nothing moves",
 			modelNote(threads))
@@ -268,6 +279,17 @@ func lockContentionModel(ctx context.Context, s Spec, raw map[string]string) (*R
 		}
 		r.Data = data
 		r.Tables = append(r.Tables, t)
+		c := &Chart{Title: "Modelled scaling with threads (not measured)", XTitle: "threads", YTitle: "modelled ops/s vs 1 thread"}
+		for _, variant := range variants {
+			sr := ChartSeries{Name: variant}
+			for _, row := range data.Rows {
+				if row.Variant == variant {
+					sr.Points = append(sr.Points, ChartPoint{X: float64(row.Threads), Y: row.Scaling})
+				}
+			}
+			c.Series = append(c.Series, sr)
+		}
+		r.Chart = c
 		r.Notes = append(r.Notes,
 			"mutex and read-write lock: every operation writes the lock's word, so the line holding it moves to each core in turn — a read-write lock lets readers overlap but still writes its reader count; the mutex also lets one core at a time into its critical section",
 			"snapshot: readers only read the pointer, so the line stays Shared in every core and nothing moves until a writer swaps it; sharded: two cores collide only on the same shard; per-thread: nothing is shared at all",

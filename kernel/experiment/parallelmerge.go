@@ -71,6 +71,9 @@ func parallelMergeSpec() Spec {
 		for i := range r.Tables {
 			r.Tables[i].Title = "MODELLED (each thread's work measured here one after another, as if on its own core): " + r.Tables[i].Title
 		}
+		if d, ok := r.Data.(*ParallelMergeData); ok && d.Verdict.Text != "" {
+			d.Verdict.Text = "modelled: " + d.Verdict.Text
+		}
 		if r.Chart != nil {
 			r.Chart.Title = "Modelled " + strings.ToLower(r.Chart.Title[:1]) + r.Chart.Title[1:]
 		}
