@@ -112,6 +112,7 @@ func TestWasmEveryLesson(t *testing.T) {
 		if id == "05-contention" {
 			do(t, ctx, "show the modelled false-sharing cell",
 				chromedp.ScrollIntoView(`.cell[data-cell="false-sharing"] .outputs`))
+			get(t, ctx, "scroll to its note", chromedp.Evaluate[bool](`(window.scrollBy(0, -140), true)`))
 			screenshot(t, ctx, "wasm-false-sharing-modelled")
 		}
 		t.Logf("lesson %s in the browser, %v:\n  %s", id, time.Since(start).Round(time.Second), strings.Join(lines, "\n  "))
