@@ -71,6 +71,8 @@ func parallelMergeSpec() Spec {
 		for i := range r.Tables {
 			r.Tables[i].Title = "MODELLED (each thread's work measured here one after another, as if on its own core): " + r.Tables[i].Title
 		}
+		// Time-sharing does not apply: each modelled thread has a core.
+		r.Notes = slices.DeleteFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "threads above GOMAXPROCS") })
 		if d, ok := r.Data.(*ParallelMergeData); ok && d.Verdict.Text != "" {
 			d.Verdict.Text = "modelled: " + d.Verdict.Text
 		}
@@ -341,7 +343,11 @@ func (r *ParallelMergeRow) setTimes(build, merge runStats) {
 	r.BuildNS, r.MergeNS = build.Wall.Nanoseconds(), merge.Wall.Nanoseconds()
 	r.BuildCPUNS, r.MergeCPUNS = build.CPUTotal().Nanoseconds(), merge.CPUTotal().Nanoseconds()
 	if merge.Wall > 0 && len(merge.CPU) > 0 {
-		r.MergeCPUShare = float64(merge.CPUTotal()) / (float64(merge.Wall) * float64(min(len(merge.CPU), runtime.GOMAXPROCS(0))))
+		procs := min(len(merge.CPU), runtime.GOMAXPROCS(0))
+		if merge.Serial { // modelled: a core per worker
+			procs = len(merge.CPU)
+		}
+		r.MergeCPUShare = float64(merge.CPUTotal()) / (float64(merge.Wall) * float64(procs))
 	}
 }
 

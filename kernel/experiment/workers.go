@@ -19,6 +19,10 @@ type runStats struct {
 	// Faults is each worker's page faults during its body (minor and
 	// major; all zero where the OS does not count them per thread).
 	Faults []int64
+	// Serial is set when the workers ran one after another (see
+	// withSerialWorkers): Wall is then the longest worker's time, as if
+	// each had a core of its own.
+	Serial bool
 }
 
 // FaultsTotal is the page faults of all workers together.
@@ -138,6 +142,7 @@ func serialWorkers(ctx context.Context) bool {
 // clock), alone on the thread.
 func runSerial(ctx context.Context, hooks *Hooks, label string, n int, body func(worker int) error, stats runStats) (runStats, error) {
 	var first error
+	stats.Serial = true
 	runtime.LockOSThread() // one thread's CPU clock for every body
 	defer runtime.UnlockOSThread()
 	for w := range n {
