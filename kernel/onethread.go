@@ -38,10 +38,16 @@ func (l Limits) limitError(err error) error {
 	return limitError(err)
 }
 
+// maxShrink bounds the browser variants: a cell that needs more than
+// maxShrink times the cell memory asked for far more than a lesson's size,
+// and gets the memory error rather than a table a fraction of its ask.
+const maxShrink = 4
+
 // sweepVariant returns cell sized for the runtime's cell memory where its
 // explicit rows and groups need more and the runtime is the browser: the
 // largest row count, in steps of 500,000 rows (or halves below that), at
-// which the sweep fits, with the group counts above it lowered to it.
+// which the sweep fits, with the group counts above it lowered to it —
+// where the cell needs at most maxShrink times the cell memory.
 // note says what changed and what the server runs ("" when nothing did).
 func sweepVariant(cell Cell, lim Limits) (Cell, string, error) {
 	if !lim.oneThread() || lim.CellMemory <= 0 {
@@ -53,8 +59,8 @@ func sweepVariant(cell Cell, lim Limits) (Cell, string, error) {
 	}
 	rows, groups, model := v.Int("rows"), v.Ints("groups"), v.Bool("model")
 	need := sweep.Memory(rows, groups, model)
-	if need <= lim.CellMemory {
-		return cell, "", nil
+	if need <= lim.CellMemory || need > maxShrink*lim.CellMemory {
+		return cell, "", nil // it fits, or it asks for far more than a tab: its error says so
 	}
 	capped := func(r int64) []int64 {
 		out := make([]int64, 0, len(groups))
@@ -78,9 +84,19 @@ func sweepVariant(cell Cell, lim Limits) (Cell, string, error) {
 	if sweep.Memory(r, capped(r), model) > lim.CellMemory {
 		return cell, "", nil // nothing fits: the cell's own error says so
 	}
+	raw, _, err := cellParams(cell, false)
+	if err != nil {
+		return cell, "", err
+	}
+	// The variant's parameters all become attributes: the source's would
+	// override them.
 	out := cell
-	out.Attrs = make(map[string]string, len(cell.Attrs)+2)
+	out.Source = ""
+	out.Attrs = make(map[string]string, len(cell.Attrs)+len(raw))
 	for k, a := range cell.Attrs {
+		out.Attrs[k] = a
+	}
+	for k, a := range raw {
 		out.Attrs[k] = a
 	}
 	out.Attrs["rows"] = strconv.FormatInt(r, 10)

@@ -77,6 +77,15 @@ func TestSweepVariant(t *testing.T) {
 	if _, err := sweep.ConfigFrom(v, browserLimits.CellMemory); err != nil {
 		t.Errorf("the browser variant does not fit: %v", err)
 	}
+	// In the source, as key=value lines, the same.
+	src := Cell{Kind: KindSweep, Source: "rows=4000000 groups=1e3,1e4,1e5,1e6,4e6\nreps=1"}
+	if got, _, err := sweepVariant(src, browserLimits); err != nil || got.Attrs["rows"] != "3500000" || got.Source != "" {
+		t.Errorf("source parameters: variant %+v, %v", got, err)
+	}
+	// Far beyond the browser (2 G rows): the memory error, not a variant.
+	if _, note, _ := sweepVariant(Cell{Kind: KindSweep, Attrs: map[string]string{"rows": "2147483648"}}, browserLimits); note != "" {
+		t.Errorf("rows=2147483648 got a variant: %q", note)
+	}
 	for _, lim := range []Limits{{}, {CellMemory: 4 << 30}} {
 		if got, note, _ := sweepVariant(cell, lim); note != "" || got.Attrs["rows"] != "4000000" {
 			t.Errorf("server %+v: ran rows=%s (%q), want the cell as written", lim, got.Attrs["rows"], note)
