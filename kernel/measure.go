@@ -119,7 +119,7 @@ func (LatencyRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, er
 	}
 	cfg, err := latency.ConfigFrom(v, env.Limits().CellMemory)
 	if err != nil {
-		return nil, limitError(err)
+		return nil, env.Limits().limitError(err)
 	}
 	avail := perf.Probe()
 	if avail.Hardware.Available {
@@ -178,7 +178,7 @@ func (BandwidthRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, 
 	lim := env.Limits()
 	cfg, err := bandwidth.ConfigFrom(v, lim.CellMemory, lim.Threads)
 	if err != nil {
-		return nil, limitError(err)
+		return nil, env.Limits().limitError(err)
 	}
 	cfg.Progress = func(r bandwidth.Result, done, total int) {
 		progress(env, done, total, "runs", fmt.Sprintf("%d of %d: %s with %d threads: %.2f GB/s", done, total, r.Op, r.Threads, r.GBps))
@@ -214,13 +214,20 @@ func (SweepRunner) Info() KindInfo {
 
 // Run measures the sweep, showing each point as it arrives.
 func (SweepRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
+	cell, note, err := sweepVariant(cell, env.Limits()) // the browser's size
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		env.Stream("stdout", note+"\n")
+	}
 	v, err := parseCell(cell, sweep.Params())
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := sweep.ConfigFrom(v, env.Limits().CellMemory)
 	if err != nil {
-		return nil, limitError(err)
+		return nil, env.Limits().limitError(err)
 	}
 	cfg.Counters = wantCounters(cell)
 	if cfg.Model {
@@ -275,7 +282,7 @@ func (ExperimentRunner) Class(Cell) Class { return Exclusive }
 func (ExperimentRunner) Info() KindInfo {
 	return KindInfo{Name: KindExperiment, Summary: "a named micro-experiment (first line: its name)",
 		Runtimes: bothRuntimes, Experiments: experiment.Catalog(),
-		Note: "in the browser: only experiments that run on one thread"}
+		Note: "in the browser: on one thread; an experiment that needs threads at the same time runs its model, labelled modelled"}
 }
 
 // Run runs the named experiment.
@@ -302,10 +309,14 @@ func (ExperimentRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome,
 	}
 	lim := env.Limits()
 	opts := experiment.Options{MemoryLimit: lim.CellMemory, MaxThreads: lim.Threads, DB: env.db, DataDir: env.dataDir}
+	spec, p, note := spec.Fit(p, opts) // one thread: a one-thread run or the model
 	if err := spec.Check(p, opts); err != nil {
-		return nil, limitError(err)
+		return nil, lim.limitError(err)
 	}
 	env.Stream("stdout", fmt.Sprintf("running %s: %s\n", spec.Name, spec.Summary))
+	if note != "" {
+		env.Stream("stdout", note+"\n")
+	}
 	if wantCounters(cell) {
 		opts.Counters = &perf.Options{}
 	}

@@ -193,17 +193,23 @@ func TestCellMemoryCap(t *testing.T) {
 }
 
 // TestThreadsLimit: a runtime with one thread (the browser) refuses cells
-// that need more, with Unavailable, instead of pretending.
+// that explicitly ask for more and have no model, with Unavailable,
+// instead of pretending; an experiment that needs threads at once and has
+// a model runs the model, labelled so.
 func TestThreadsLimit(t *testing.T) {
 	x := measureExecutor(t, Limits{Threads: 1})
 	for _, c := range []Cell{
 		{Kind: KindBandwidth, Source: "bytes=64K threads=1,2"},
-		{Kind: KindExperiment, Source: "false-sharing\nthreads=2"},
+		{Kind: KindExperiment, Source: "zeroing\nthreads=2 size=64KiB"},
 	} {
 		reply, _ := x.Execute(context.Background(), c, nil)
 		if reply.Ename != ErrUnavailable || !strings.Contains(reply.Evalue, "run it on the server") {
 			t.Errorf("%s %q: %s %s", c.Kind, c.Source, reply.Ename, reply.Evalue)
 		}
+	}
+	reply, _ := x.Execute(context.Background(), Cell{Kind: KindExperiment, Source: "false-sharing\nthreads=2"}, nil)
+	if reply.Status != StatusOK || !strings.Contains(reply.Outcome.Data[MIMEText].(string), "MODELLED") {
+		t.Errorf("false-sharing threads=2 on one thread: %+v, want its model", reply.ExecuteReply)
 	}
 }
 

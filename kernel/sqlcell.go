@@ -49,6 +49,10 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 	if s == nil {
 		return nil, env.EngineErr()
 	}
+	if c, note := oneThreadSQL(cell, env.Limits()); note != "" { // the browser
+		cell = c
+		env.Stream("stdout", note+"\n")
+	}
 	// Before the counters start: generating the table is not the cell's work.
 	if note, err := ensureKeys(ctx, env, cell.Source); err != nil {
 		return nil, err

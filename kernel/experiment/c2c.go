@@ -62,6 +62,9 @@ func c2cSpec() Spec {
 			return c2c(ctx, p, r, hooks)
 		})
 	}
+	s.Model = func(ctx context.Context, raw map[string]string, _ *Hooks) (*Result, error) {
+		return c2cModel(ctx, s, raw)
+	}
 	return s
 }
 

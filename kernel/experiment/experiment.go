@@ -62,6 +62,15 @@ type Spec struct {
 	// same getters as the run (nil: negligible). Check refuses runs whose
 	// estimate exceeds Options.MemoryLimit before anything is allocated.
 	Memory func(p *params) int64 `json:"-"`
+	// Model, where set, computes the experiment's result from a model
+	// instead of a measurement, with the same parameters and a Data of the
+	// same shape (so that a prediction's measure reads it): what a runtime
+	// with fewer threads than the experiment needs runs (see Fit).
+	Model func(ctx context.Context, params map[string]string, hooks *Hooks) (*Result, error) `json:"-"`
+	// HasModel tells clients that the experiment has a Model.
+	HasModel bool `json:"has_model,omitempty"`
+
+	modelled bool // this Spec runs Model (from Fit): no thread checks
 }
 
 // Options are the limits and resources of one run. The zero value runs
@@ -92,6 +101,9 @@ func (s Spec) Check(raw map[string]string, o Options) error {
 	p, err := newParams(s, raw)
 	if err != nil {
 		return err
+	}
+	if s.modelled {
+		o.MaxThreads = 0
 	}
 	if o.MaxThreads > 0 && s.MinThreads > o.MaxThreads {
 		return &param.ThreadsError{Want: s.MinThreads, Have: o.MaxThreads}
@@ -219,6 +231,9 @@ type Result struct {
 	// Counters are the per-thread perf counter reports of each measured
 	// run, when run by RunWithCounters.
 	Counters []CounterRun `json:"counters,omitempty"`
+	// Modelled is true when a model computed the result (Spec.Model), not
+	// a measurement.
+	Modelled bool `json:"modelled,omitempty"`
 }
 
 // Machine records the runtime environment of a result.
@@ -249,7 +264,7 @@ type Table struct {
 
 // Catalog returns a fresh list of every experiment, in a stable order.
 func Catalog() []Spec {
-	return []Spec{
+	cat := []Spec{
 		falseSharingSpec(),
 		branchesSpec(),
 		lockContentionSpec(),
@@ -264,6 +279,10 @@ func Catalog() []Spec {
 		pageReuseSpec(),
 		transposeSpec(),
 	}
+	for i := range cat {
+		cat[i].HasModel = cat[i].Model != nil
+	}
+	return cat
 }
 
 // Lookup returns the experiment called name.
@@ -284,8 +303,12 @@ func Lookup(name string) (Spec, error) {
 // WriteText renders r as aligned text tables followed by its notes.
 func (r *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "experiment %s  (%s/%s, %d CPUs, GOMAXPROCS %d, %s)\n",
-		r.Experiment, r.Machine.GOOS, r.Machine.GOARCH, r.Machine.NumCPU, r.Machine.GOMAXPROCS, r.Machine.GoVersion)
+	kind := "experiment"
+	if r.Modelled {
+		kind = "MODELLED (not measured) experiment"
+	}
+	fmt.Fprintf(&b, "%s %s  (%s/%s, %d CPUs, GOMAXPROCS %d, %s)\n",
+		kind, r.Experiment, r.Machine.GOOS, r.Machine.GOARCH, r.Machine.NumCPU, r.Machine.GOMAXPROCS, r.Machine.GoVersion)
 	keys := make([]string, 0, len(r.Params))
 	for k := range r.Params {
 		keys = append(keys, k)

@@ -63,6 +63,9 @@ func falseSharingSpec() Spec {
 			return falseSharing(ctx, p, r, hooks)
 		})
 	}
+	s.Model = func(ctx context.Context, raw map[string]string, _ *Hooks) (*Result, error) {
+		return falseSharingModel(ctx, s, raw)
+	}
 	return s
 }
 

@@ -270,6 +270,9 @@ func lockContentionSpec() Spec {
 			return lockContention(ctx, p, r, hooks)
 		})
 	}
+	s.Model = func(ctx context.Context, raw map[string]string, _ *Hooks) (*Result, error) {
+		return lockContentionModel(ctx, s, raw)
+	}
 	s.Memory = func(p *params) int64 {
 		// The initial map, the shared cache and one copy per thread (the
 		// per-thread variant). A Go map of int keys holds about 48 bytes an

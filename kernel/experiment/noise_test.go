@@ -2,9 +2,7 @@ package experiment
 
 import (
 	"context"
-	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 
 	"cachebook/kernel/bandwidth"
@@ -99,7 +97,7 @@ func TestNoiseDirection(t *testing.T) {
 	for _, phase := range []string{"quiet", "with hogs"} {
 		stop := func() {}
 		if phase == "with hogs" {
-			stop = startHogs(runtime.GOMAXPROCS(0), max(1, runtime.GOMAXPROCS(0)/2), 64<<20)
+			stop = timing.StartHogs(runtime.GOMAXPROCS(0), max(1, runtime.GOMAXPROCS(0)/2), 64<<20)
 		}
 		for _, c := range noiseComparisons {
 			v := c.run(t, context.Background())
@@ -112,47 +110,5 @@ func TestNoiseDirection(t *testing.T) {
 			}
 		}
 		stop()
-	}
-}
-
-// startHogs starts cpu goroutines that spin and mem goroutines that each
-// stream over their own buffer of bytes, and returns a function that
-// stops them and waits until they have.
-func startHogs(cpu, mem int, bytes int) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range cpu {
-		wg.Go(func() {
-			x := uint64(1)
-			for ctx.Err() == nil {
-				for range 1 << 16 {
-					x = x*6364136223846793005 + 1442695040888963407
-				}
-			}
-			_ = x
-		})
-	}
-	for range mem {
-		wg.Go(func() {
-			buf := make([]uint64, bytes/8)
-			var s uint64
-			for i := 0; ctx.Err() == nil; i++ {
-				for j := range buf {
-					if i%2 == 0 {
-						buf[j] = uint64(j)
-					} else {
-						s += buf[j]
-					}
-					if j&(1<<16-1) == 0 && ctx.Err() != nil {
-						break
-					}
-				}
-			}
-			_ = fmt.Sprint(s)
-		})
-	}
-	return func() {
-		cancel()
-		wg.Wait()
 	}
 }

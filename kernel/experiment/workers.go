@@ -19,6 +19,10 @@ type runStats struct {
 	// Faults is each worker's page faults during its body (minor and
 	// major; all zero where the OS does not count them per thread).
 	Faults []int64
+	// Serial is set when the workers ran one after another (see
+	// withSerialWorkers): Wall is then the longest worker's time, as if
+	// each had a core of its own.
+	Serial bool
 }
 
 // FaultsTotal is the page faults of all workers together.
@@ -63,6 +67,9 @@ func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body fun
 	if hooks != nil && hooks.RunStart != nil {
 		hooks.RunStart(label, n)
 	}
+	if serialWorkers(ctx) {
+		return runSerial(ctx, hooks, label, n, body, stats)
+	}
 	var (
 		ready sync.WaitGroup
 		done  sync.WaitGroup
@@ -103,6 +110,61 @@ func runWorkers(ctx context.Context, hooks *Hooks, label string, n int, body fun
 	close(release)
 	done.Wait()
 	stats.Wall = time.Since(start)
+	if hooks != nil && hooks.RunEnd != nil {
+		hooks.RunEnd(label)
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return stats, first
+}
+
+// serialKey marks a context whose workers run one after another (see
+// withSerialWorkers).
+type serialKey struct{}
+
+// withSerialWorkers returns ctx marked so that runWorkers runs its workers
+// one after another on the calling goroutine and reports, as their wall
+// time, the longest of them: the time they would take on cores of their
+// own. It is the scheduling model of a one-thread runtime (the browser),
+// for experiments whose workers never wait for each other.
+func withSerialWorkers(ctx context.Context) context.Context {
+	return context.WithValue(ctx, serialKey{}, true)
+}
+
+func serialWorkers(ctx context.Context) bool {
+	v, _ := ctx.Value(serialKey{}).(bool)
+	return v
+}
+
+// runSerial is runWorkers for a context marked by withSerialWorkers: each
+// worker's time is its body's CPU time (wall time where there is no thread
+// clock), alone on the thread.
+func runSerial(ctx context.Context, hooks *Hooks, label string, n int, body func(worker int) error, stats runStats) (runStats, error) {
+	var first error
+	stats.Serial = true
+	runtime.LockOSThread() // one thread's CPU clock for every body
+	defer runtime.UnlockOSThread()
+	for w := range n {
+		if hooks != nil && hooks.WorkerStart != nil {
+			hooks.WorkerStart(w)
+		}
+		t0, c0 := time.Now(), threadclock.CPU()
+		err := body(w)
+		// Its CPU time where the OS has a thread clock (a busy machine's
+		// preemptions left out), else its wall time (the browser).
+		stats.CPU[w] = threadclock.CPU() - c0
+		if stats.CPU[w] <= 0 {
+			stats.CPU[w] = time.Since(t0)
+		}
+		stats.Wall = max(stats.Wall, stats.CPU[w])
+		if hooks != nil && hooks.WorkerStop != nil {
+			hooks.WorkerStop(w)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
 	if hooks != nil && hooks.RunEnd != nil {
 		hooks.RunEnd(label)
 	}

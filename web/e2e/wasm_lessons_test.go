@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,12 +12,17 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// wasmLessons limits TestWasmEveryLesson to some lessons (comma-separated
+// ids), for a quicker look at one.
+var wasmLessons = flag.String("wasm-lessons", "", "comma-separated lesson ids TestWasmEveryLesson runs (default: all)")
+
 // TestWasmEveryLesson runs every lesson with "run in this browser" (Run
-// all) and wants every code cell answered visibly: a result, a chart, a
-// stream or an error that says why it could not run (UnknownKind,
-// Unavailable, MemoryLimit, or SET threads refused by the one-thread
-// engine). No cell may be skipped silently, and none may hang. It takes
-// several minutes: the lessons' latency cells run in full.
+// all) and wants every code cell to run there: as written, as a
+// browser-sized variant that says so (a stream naming the browser's
+// limit), or as a model labelled MODELLED — never an error. It logs which
+// of the three each cell ran. No cell may be skipped silently, and none
+// may hang. It takes several minutes: the lessons' latency cells run in
+// full. With -screenshots it saves lesson 5's modelled false-sharing cell.
 func TestWasmEveryLesson(t *testing.T) {
 	if !env.wasm {
 		t.Skipf("no WebAssembly build: %s", env.wasmErr)
@@ -34,6 +40,10 @@ func TestWasmEveryLesson(t *testing.T) {
 	if err := json.Unmarshal([]byte(ids), &lessons); err != nil || len(lessons) == 0 {
 		t.Fatalf("lessons %q: %v", ids, err)
 	}
+	if *wasmLessons != "" {
+		lessons = strings.Split(*wasmLessons, ",")
+	}
+	counts := map[string]int{}
 	for _, id := range lessons {
 		start := time.Now()
 		do(t, ctx, "open lesson "+id,
@@ -57,20 +67,32 @@ func TestWasmEveryLesson(t *testing.T) {
 				outputs: c.outEl.children.length,
 				ename: (c.outEl.querySelector(".error .ename") || {}).textContent || "",
 				error: (c.outEl.querySelector(".error") || {}).textContent || "",
+				text: c.outEl.textContent,
 				timer: c.timerEl.textContent,
 			})));
 		})()`, chromedp.EvalAwaitPromise))
 		var cells []struct {
-			ID, Kind, Ename, Error, Timer string
-			Running                       bool
-			Outputs                       int
+			ID, Kind, Ename, Error, Text, Timer string
+			Running                             bool
+			Outputs                             int
 		}
 		if err := json.Unmarshal([]byte(report), &cells); err != nil {
 			t.Fatal(err)
 		}
 		var lines []string
 		for _, c := range cells {
-			line := fmt.Sprintf("%-10s %-11s outputs %d %s", c.ID, c.Kind, c.Outputs, c.Timer)
+			ran := "as written"
+			switch {
+			case strings.Contains(c.Text, "MODELLED"):
+				ran = "model"
+			case strings.Contains(c.Text, "browser-sized:") || strings.Contains(c.Text, "on one thread: ") || strings.Contains(c.Text, "on 1 thread: "):
+				ran = "variant"
+			}
+			if c.Ename != "" {
+				ran = "error"
+			}
+			counts[ran]++
+			line := fmt.Sprintf("%-22s %-11s %-10s outputs %d %s", c.ID, c.Kind, ran, c.Outputs, c.Timer)
 			if c.Ename != "" {
 				line += " — " + c.Ename + ": " + strings.TrimSpace(strings.TrimPrefix(c.Error, c.Ename))
 			}
@@ -80,13 +102,20 @@ func TestWasmEveryLesson(t *testing.T) {
 				t.Errorf("lesson %s, cell %s (%s): still running after 4 minutes", id, c.ID, c.Kind)
 			case c.Outputs == 0:
 				t.Errorf("lesson %s, cell %s (%s): no output and no reason (%s)", id, c.ID, c.Kind, c.Timer)
-			case c.Ename == "SQLError" && strings.Contains(c.Error, "threads must be an integer between 1 and 1"):
-				// SET threads = N in a lesson: the browser's engine has one
-				// thread, and the cell says so.
-			case c.Ename != "" && c.Ename != "UnknownKind" && c.Ename != "Unavailable" && c.Ename != "MemoryLimit":
+			case c.Ename != "":
 				t.Errorf("lesson %s, cell %s (%s) failed in the browser: %s", id, c.ID, c.Kind, c.Error)
 			}
+			if strings.Contains(c.Text, "--cell-memory") || strings.Contains(c.Text, "start the server") {
+				t.Errorf("lesson %s, cell %s (%s) names a server flag in the browser: %s", id, c.ID, c.Kind, c.Text)
+			}
+		}
+		if id == "05-contention" {
+			do(t, ctx, "show the modelled false-sharing cell",
+				chromedp.ScrollIntoView(`.cell[data-cell="false-sharing"] .outputs`))
+			get(t, ctx, "scroll to its note", chromedp.Evaluate[bool](`(window.scrollBy(0, -140), true)`))
+			screenshot(t, ctx, "wasm-false-sharing-modelled")
 		}
 		t.Logf("lesson %s in the browser, %v:\n  %s", id, time.Since(start).Round(time.Second), strings.Join(lines, "\n  "))
 	}
+	t.Logf("cells in the browser: %d as written, %d variants, %d models, %d errors", counts["as written"], counts["variant"], counts["model"], counts["error"])
 }
