@@ -324,8 +324,10 @@ type ModelRecorder struct {
 type modelRun struct {
 	info engine.AggregateInfo
 	keys []int64 // the tuned count path's non-NULL keys
-	// cols are the key columns of the generic path (agg.TraceAggregate).
+	// cols are the key columns of the generic path (agg.TraceAggregate),
+	// reused what pre-aggregation counted as kept memory when it started.
 	cols       []*vec.Vector
+	reused     int64
 	why        string
 	start, end time.Time
 }
@@ -394,6 +396,7 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 		switch {
 		case info.Traceable():
 		case info.Observable():
+			r.reused = agg.PreAggReused(info.Config)
 			for _, t := range info.KeyTypes {
 				r.cols = append(r.cols, vec.NewVector(t, 0))
 			}
@@ -580,7 +583,7 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 		if r.cols != nil {
 			q.Strategy += " (generic" + keysText(r.info.KeyTypes) + ")"
 			res, err = trace.Aggregate(ctx, r.cols, r.info.Specs, o,
-				trace.AggOptions{PreAggGroups: c.PreAggGroups, GroupsHint: c.GroupsHint, Hasher: c.Hasher})
+				trace.AggOptions{PreAggGroups: c.PreAggGroups, GroupsHint: c.GroupsHint, Hasher: c.Hasher, Reused: r.reused})
 		} else {
 			res, err = trace.Count(ctx, r.keys, o)
 		}

@@ -63,6 +63,24 @@ type TraceAggConfig struct {
 	// Hasher hashes the keys (nil: a new one); the real run's, to get the
 	// same partitions for string keys.
 	Hasher *Hasher
+	// Reused is the partition bytes per worker that pre-aggregation
+	// counts as reused memory before it judges windows by the bound for
+	// fresh memory: PreAggReused of the real run's Config, taken when it
+	// started (0: every partition byte is fresh).
+	Reused int64
+}
+
+// PreAggReused returns the partition bytes per worker that a radix
+// aggregation started now with cfg counts as memory its pool keeps
+// (preAgg.reused): all of them (math.MaxInt64) without huge-page arenas,
+// else the pool's kept mappings shared out over the workers.
+func PreAggReused(cfg Config) int64 {
+	a := NewArena(cfg.HugePages, cfg.Pool)
+	defer a.Free()
+	if !a.Huge() {
+		return math.MaxInt64
+	}
+	return cfg.Pool.kept() / int64(max(cfg.Threads, 1))
 }
 
 // TraceAggStats is what a traced run built, for comparison with the real
@@ -112,7 +130,7 @@ func TraceAggregate(ctx context.Context, cfg TraceAggConfig, keyTypes []vec.Type
 	}
 	tr := newTraceBuf(tracer)
 	defer tr.flush()
-	o := &observer{tr: tr, keyTypes: keyTypes, specs: specs, stats: &TraceAggStats{}}
+	o := &observer{tr: tr, keyTypes: keyTypes, specs: specs, stats: &TraceAggStats{}, reused: cfg.Reused}
 	o.cfg = Config{Strategy: cfg.Strategy, Threads: cfg.Threads, RadixBits: cfg.RadixBits, Budget: cfg.Budget, Hasher: cfg.Hasher,
 		RowsHint: cfg.RowsHint, GroupsHint: cfg.GroupsHint, PreAggGroups: cfg.PreAggGroups, Generic: true}
 	if o.cfg.Hasher == nil {
@@ -137,6 +155,7 @@ type observer struct {
 	specs    []Spec
 	stats    *TraceAggStats
 	chunks   map[*chunk]*observedChunk
+	reused   int64
 }
 
 func (o *observer) naive(ctx context.Context, morsels []TraceInput) error {
@@ -204,9 +223,7 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 			if err != nil {
 				return err
 			}
-			// The traced pass has no pool of kept mappings: as in a run
-			// without huge-page arenas, no partition counts as fresh.
-			p.unfolded, p.reused = sc, math.MaxInt64
+			p.unfolded, p.reused = sc, o.reused
 			pa = &tracedPreAgg{pa: p, ts: newTracedSet(p.gs, o.tr, w), part: o.newTracedScatterer(part, w)}
 			pres = append(pres, pa)
 		}

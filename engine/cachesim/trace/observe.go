@@ -16,6 +16,9 @@ type AggOptions struct {
 	// Hasher is the real run's (nil: a new one), so that string keys
 	// fall into the same partitions.
 	Hasher *agg.Hasher
+	// Reused is agg.TraceAggConfig's: agg.PreAggReused of the real run's
+	// configuration when it started.
+	Reused int64
 }
 
 // Aggregate models the engine's generic GROUP BY (agg.TraceAggregate:
@@ -99,7 +102,7 @@ func Aggregate(ctx context.Context, keys []*vec.Vector, specs []agg.Spec, o Opti
 	}
 	st, err := agg.TraceAggregate(ctx, agg.TraceAggConfig{
 		TraceConfig:  agg.TraceConfig{Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint, Budget: o.budget()},
-		PreAggGroups: ao.PreAggGroups, GroupsHint: ao.GroupsHint, Hasher: ao.Hasher,
+		PreAggGroups: ao.PreAggGroups, GroupsHint: ao.GroupsHint, Hasher: ao.Hasher, Reused: ao.Reused,
 	}, types, specs, ms, m)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
