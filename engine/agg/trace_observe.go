@@ -307,7 +307,7 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 			for _, sc := range scats {
 				for _, c := range sc.sc.parts[p].chunks {
 					m, tc := len(c.hashes), o.chunks[c]
-					if err := ts.add(c.keys, c.args, tc.colsOf(0, nk), tc.colsOf(nk, len(c.cols)), c.hashes, tc.hashes, 0, m); err != nil {
+					if err := ts.add(c.keys, c.args, tc.colsOf(0, nk), tc.colsOf(nk, len(c.cols)), c.hashes, tc.hashes.Buf, tc.hashes.Off, m); err != nil {
 						return err
 					}
 					o.stats.AggregateRows += int64(m)
@@ -316,7 +316,7 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 			for _, pa := range pres {
 				for _, c := range pa.part.sc.parts[p].chunks {
 					m, tc := len(c.hashes), o.chunks[c]
-					if err := ts.merge(c.keys, c.args, tc.colsOf(0, nk), tc.colsOf(nk, len(c.cols)), c.hashes, tc.hashes, m); err != nil {
+					if err := ts.merge(c.keys, c.args, tc.colsOf(0, nk), tc.colsOf(nk, len(c.cols)), c.hashes, tc.hashes.Buf, tc.hashes.Off, m); err != nil {
 						return err
 					}
 					o.stats.AggregateRows += int64(m)
@@ -607,8 +607,8 @@ func (ts *tracedSet) add(keys, args []*vec.Vector, kcols, acols []TraceCol, hs [
 
 // merge is groupSet.merge, reported; partial holds every aggregate's
 // partial columns in turn, read from pcols.
-func (ts *tracedSet) merge(keys, partial []*vec.Vector, kcols, pcols []TraceCol, hs []uint64, hbuf int, n int) error {
-	gids, err := ts.group(keys, kcols, hs, hbuf, 0, n)
+func (ts *tracedSet) merge(keys, partial []*vec.Vector, kcols, pcols []TraceCol, hs []uint64, hbuf int, hoff int64, n int) error {
+	gids, err := ts.group(keys, kcols, hs, hbuf, hoff, n)
 	if err != nil {
 		return err
 	}
@@ -880,6 +880,7 @@ type tracedScatterer struct {
 	count, cur, parts, need int // buffers: per-partition counts, current chunks, headers, string bytes
 	hashes, pidx            tracedSlice
 	start                   []int
+	blocks                  []tracedBlock // the slab's blocks seen, in order
 }
 
 func (o *observer) newTracedScatterer(sc *scatterer, w int) *tracedScatterer {
@@ -905,28 +906,27 @@ func (ts *tracedScatterer) hash(h *Hasher, in Input, cols []TraceCol) []uint64 {
 	return hs
 }
 
-// observedChunk is the trace buffers of a chunk: its struct (the hashes and
-// cols slice headers), its cols array, each column's vec.Vector struct and
-// data (and a string column's offsets).
+// observedChunk is where a chunk's hashes and each column's data (and a
+// string column's offsets) lie: in the slab blocks they were carved from.
 type observedChunk struct {
-	self, colArr, hashes int
-	data, offs, vecs     []int // per column; -1 if unused
+	hashes TraceCol
+	cols   []TraceCol // per column; Buf -1 if unused
 }
 
 // colsOf returns columns lo..hi-1 of the chunk as trace columns.
-func (tc *observedChunk) colsOf(lo, hi int) []TraceCol {
-	out := make([]TraceCol, 0, hi-lo)
-	for c := lo; c < hi; c++ {
-		out = append(out, TraceCol{Buf: tc.data[c], OffBuf: tc.offs[c]})
-	}
-	return out
-}
+func (tc *observedChunk) colsOf(lo, hi int) []TraceCol { return tc.cols[lo:hi] }
 
 // report reports scatterHashed of in (columns read from cols), hashes
 // read from hbuf at hoff, after the call: per row its partition and
 // count, per string column the bytes each partition needs, per partition
 // its chunk (a new one allocated), then the hashes and each column
-// appended to the rows' chunks.
+// appended to the rows' chunks. The loads of a row's chunk and vector
+// structs on the way to its column (cur[p].cols[c], the column's slice
+// header) are not reported: a few hundred lines that stay in the L1,
+// they change no miss count, but they put several hot lines in most
+// sampled residues between the streams' lines, which led set sampling's
+// estimator to count partition phases at up to four times their DRAM
+// lines (TestAggregateModel in engine/cachesim/trace pins the agreement).
 func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf int, hoff int64) {
 	tr, w, sc := o.tr, ts.w, ts.sc
 	n := in.N
@@ -964,7 +964,8 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 		tr.Access(w, ts.cur, int64(p)*8, 8, false)
 		c := sc.cur[p]
 		if o.chunks[c] == nil {
-			o.chunks[c] = newObservedChunk(tr, w, c)
+			ts.noteBlock()
+			o.chunks[c] = ts.newObservedChunk(c)
 		}
 		ts.start[p] = len(c.hashes) - k[p]
 		tr.Access(w, ts.parts, int64(p)*(sliceHeader+8), 8, true)
@@ -976,9 +977,7 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 		tr.Access(w, hbuf, hoff+int64(i)*8, 8, false)
 		tr.Access(w, ts.pidx.buf, int64(i)*4, 4, false)
 		tr.Access(w, ts.cur, int64(p)*8, 8, false)
-		tr.Access(w, tc.self, 0, sliceHeader, false)
-		tr.Access(w, tc.hashes, int64(pos[p])*8, 8, true)
-		tr.Access(w, tc.self, 8, 8, true)
+		tr.Access(w, tc.hashes.Buf, tc.hashes.Off+int64(pos[p])*8, 8, true)
 		pos[p]++
 	}
 	for c, v := range all {
@@ -991,40 +990,73 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 			tc := o.chunks[ch]
 			tr.Access(w, ts.pidx.buf, int64(i)*4, 4, false)
 			tr.Access(w, ts.cur, int64(p)*8, 8, false)
-			tr.Access(w, tc.self, sliceHeader, sliceHeader, false)
-			tr.Access(w, tc.colArr, int64(c)*8, 8, false)
-			tr.Access(w, tc.vecs[c], 0, vectorStructBytes/2, false)
 			readValue(tr, w, v, cols[c], i)
 			if v.Type == vec.String {
 				d := ch.cols[c]
+				dc := tc.cols[c]
 				if l := int64(v.Offsets[i+1] - v.Offsets[i]); l > 0 {
-					tr.Range(w, tc.data[c], int64(d.Offsets[pos[p]]), l, true)
+					tr.Range(w, dc.Buf, dc.Off+int64(d.Offsets[pos[p]]), l, true)
 				}
-				tr.Access(w, tc.offs[c], int64(pos[p]+1)*4, 4, true)
+				tr.Access(w, dc.OffBuf, dc.OffOff+int64(pos[p]+1)*4, 4, true)
 			} else {
-				tr.Access(w, tc.data[c], int64(pos[p])*8, 8, true)
+				tr.Access(w, tc.cols[c].Buf, tc.cols[c].Off+int64(pos[p])*8, 8, true)
 			}
-			tr.Access(w, tc.vecs[c], 0, 32, true)
 			pos[p]++
 		}
 	}
 }
 
-func newObservedChunk(tr *traceBuf, w int, c *chunk) *observedChunk {
-	tc := &observedChunk{self: tr.Alloc(w, chunkStructBytes, false, true), hashes: tr.Alloc(w, int64(cap(c.hashes))*8, false, false),
-		colArr: tr.Alloc(w, int64(len(c.cols))*8, false, true)}
+// newObservedChunk returns the trace buffers of chunk c, whose arrays lie
+// in ts's slab blocks.
+func (ts *tracedScatterer) newObservedChunk(c *chunk) *observedChunk {
+	tc := &observedChunk{}
+	tc.hashes.Buf, tc.hashes.Off = ts.at(unsafe.Pointer(unsafe.SliceData(c.hashes)), int64(cap(c.hashes))*8)
 	for _, col := range c.cols {
-		d, off, v := -1, -1, -1
+		tcol := TraceCol{Buf: -1}
 		if col != nil {
-			v = tr.Alloc(w, vectorStructBytes, false, true)
-			if col.Type == vec.String {
-				off = tr.Alloc(w, int64(cap(col.Offsets))*4, false, false)
-				d = tr.Alloc(w, max(int64(cap(col.Bytes)), 1), false, false)
-			} else {
-				d = tr.Alloc(w, int64(max(cap(col.I64), cap(col.F64)))*8, false, false)
+			switch {
+			case col.Type == vec.String:
+				tcol.OffBuf, tcol.OffOff = ts.at(unsafe.Pointer(unsafe.SliceData(col.Offsets)), int64(cap(col.Offsets))*4)
+				tcol.Buf, tcol.Off = ts.at(unsafe.Pointer(unsafe.SliceData(col.Bytes)), int64(cap(col.Bytes)))
+			case col.Type.IsFloat():
+				tcol.Buf, tcol.Off = ts.at(unsafe.Pointer(unsafe.SliceData(col.F64)), int64(cap(col.F64))*8)
+			default:
+				tcol.Buf, tcol.Off = ts.at(unsafe.Pointer(unsafe.SliceData(col.I64)), int64(cap(col.I64))*8)
 			}
 		}
-		tc.data, tc.offs, tc.vecs = append(tc.data, d), append(tc.offs, off), append(tc.vecs, v)
+		tc.cols = append(tc.cols, tcol)
 	}
 	return tc
+}
+
+// tracedBlock is a slab block of a traced scatterer and its trace buffer.
+type tracedBlock struct {
+	base, end uintptr
+	buf       int
+}
+
+// noteBlock records the slab's current block, if new.
+func (ts *tracedScatterer) noteBlock() {
+	b := ts.sc.slab.block
+	if len(b) == 0 {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if k := len(ts.blocks); k > 0 && ts.blocks[k-1].base == base {
+		return
+	}
+	ts.blocks = append(ts.blocks, tracedBlock{base: base, end: base + uintptr(len(b)), buf: ts.tr.Alloc(ts.w, int64(len(b)), false, false)})
+}
+
+// at returns the trace buffer and offset of an array of n bytes at p,
+// carved from one of the slab's blocks; an array in a block the pass did
+// not see (a scatter opened several) gets a buffer of its own.
+func (ts *tracedScatterer) at(p unsafe.Pointer, n int64) (buf int, off int64) {
+	a := uintptr(p)
+	for i := len(ts.blocks) - 1; i >= 0 && i >= len(ts.blocks)-4; i-- {
+		if b := ts.blocks[i]; a >= b.base && a < b.end {
+			return b.buf, int64(a - b.base)
+		}
+	}
+	return ts.tr.Alloc(ts.w, max(n, 1), false, false), 0
 }
