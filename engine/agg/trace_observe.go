@@ -909,8 +909,10 @@ func (ts *tracedScatterer) hash(h *Hasher, in Input, cols []TraceCol) []uint64 {
 // observedChunk is where a chunk's hashes and each column's data (and a
 // string column's offsets) lie: in the slab blocks they were carved from.
 type observedChunk struct {
-	hashes TraceCol
-	cols   []TraceCol // per column; Buf -1 if unused
+	self, colArr int // the chunk struct and its cols array
+	hashes       TraceCol
+	cols         []TraceCol // per column; Buf -1 if unused
+	vecs         []int      // per column: its vec.Vector struct; -1 if unused
 }
 
 // colsOf returns columns lo..hi-1 of the chunk as trace columns.
@@ -920,13 +922,8 @@ func (tc *observedChunk) colsOf(lo, hi int) []TraceCol { return tc.cols[lo:hi] }
 // read from hbuf at hoff, after the call: per row its partition and
 // count, per string column the bytes each partition needs, per partition
 // its chunk (a new one allocated), then the hashes and each column
-// appended to the rows' chunks. The loads of a row's chunk and vector
-// structs on the way to its column (cur[p].cols[c], the column's slice
-// header) are not reported: a few hundred lines that stay in the L1,
-// they change no miss count, but they put several hot lines in most
-// sampled residues between the streams' lines, which led set sampling's
-// estimator to count partition phases at up to four times their DRAM
-// lines (TestAggregateModel in engine/cachesim/trace pins the agreement).
+// appended to the rows' chunks (with the loads of the row's chunk and
+// vector structs on the way).
 func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf int, hoff int64) {
 	tr, w, sc := o.tr, ts.w, ts.sc
 	n := in.N
@@ -977,7 +974,9 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 		tr.Access(w, hbuf, hoff+int64(i)*8, 8, false)
 		tr.Access(w, ts.pidx.buf, int64(i)*4, 4, false)
 		tr.Access(w, ts.cur, int64(p)*8, 8, false)
+		tr.Access(w, tc.self, 0, sliceHeader, false)
 		tr.Access(w, tc.hashes.Buf, tc.hashes.Off+int64(pos[p])*8, 8, true)
+		tr.Access(w, tc.self, 8, 8, true)
 		pos[p]++
 	}
 	for c, v := range all {
@@ -990,6 +989,9 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 			tc := o.chunks[ch]
 			tr.Access(w, ts.pidx.buf, int64(i)*4, 4, false)
 			tr.Access(w, ts.cur, int64(p)*8, 8, false)
+			tr.Access(w, tc.self, sliceHeader, sliceHeader, false)
+			tr.Access(w, tc.colArr, int64(c)*8, 8, false)
+			tr.Access(w, tc.vecs[c], 0, vectorStructBytes/2, false)
 			readValue(tr, w, v, cols[c], i)
 			if v.Type == vec.String {
 				d := ch.cols[c]
@@ -1001,6 +1003,7 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 			} else {
 				tr.Access(w, tc.cols[c].Buf, tc.cols[c].Off+int64(pos[p])*8, 8, true)
 			}
+			tr.Access(w, tc.vecs[c], 0, 32, true)
 			pos[p]++
 		}
 	}
@@ -1009,11 +1012,13 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 // newObservedChunk returns the trace buffers of chunk c, whose arrays lie
 // in ts's slab blocks.
 func (ts *tracedScatterer) newObservedChunk(c *chunk) *observedChunk {
-	tc := &observedChunk{}
+	tr, w := ts.tr, ts.w
+	tc := &observedChunk{self: tr.Alloc(w, chunkStructBytes, false, true), colArr: tr.Alloc(w, int64(len(c.cols))*8, false, true)}
 	tc.hashes.Buf, tc.hashes.Off = ts.at(unsafe.Pointer(unsafe.SliceData(c.hashes)), int64(cap(c.hashes))*8)
 	for _, col := range c.cols {
-		tcol := TraceCol{Buf: -1}
+		tcol, v := TraceCol{Buf: -1}, -1
 		if col != nil {
+			v = tr.Alloc(w, vectorStructBytes, false, true)
 			switch {
 			case col.Type == vec.String:
 				tcol.OffBuf, tcol.OffOff = ts.at(unsafe.Pointer(unsafe.SliceData(col.Offsets)), int64(cap(col.Offsets))*4)
@@ -1024,7 +1029,7 @@ func (ts *tracedScatterer) newObservedChunk(c *chunk) *observedChunk {
 				tcol.Buf, tcol.Off = ts.at(unsafe.Pointer(unsafe.SliceData(col.I64)), int64(cap(col.I64))*8)
 			}
 		}
-		tc.cols = append(tc.cols, tcol)
+		tc.cols, tc.vecs = append(tc.cols, tcol), append(tc.vecs, v)
 	}
 	return tc
 }
