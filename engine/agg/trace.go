@@ -41,10 +41,6 @@ type TraceMorsel struct {
 	Keys []int64
 	Buf  int
 	Off  int64
-	// ArgBufs (TraceGeneric) are the buffers of the aggregates' input
-	// columns, one per aggregate (-1 for count(*)), 8 bytes a row at the
-	// keys' offsets.
-	ArgBufs []int
 }
 
 // TraceConfig is the part of Config a traced run follows.

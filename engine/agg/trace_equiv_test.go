@@ -2,6 +2,7 @@ package agg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,14 +10,6 @@ import (
 
 	"cachebook/engine/vec"
 )
-
-// numbering is a Tracer that only numbers buffers.
-type numbering struct{ n int }
-
-func (t *numbering) Alloc(int, int64, bool, bool) int   { t.n++; return t.n - 1 }
-func (t *numbering) Access(int, int, int64, int, bool)  {}
-func (t *numbering) Range(int, int, int64, int64, bool) {}
-func (t *numbering) Phase(int, string)                  {}
 
 // equivShape is a GROUP BY shape of the equivalence test and its input.
 type equivShape struct {
@@ -164,17 +157,24 @@ func TestTraceMatchesReal(t *testing.T) {
 
 // tracedRun runs the traced pass for loop over ms with cfg.
 func tracedRun(sh equivShape, loop string, cfg Config, ms []Input) (*TraceAggStats, error) {
-	tr := &numbering{}
+	tr := &recorder{}
 	tc := TraceConfig{Strategy: cfg.Strategy, Threads: cfg.Threads, RadixBits: cfg.RadixBits, RowsHint: cfg.RowsHint}
 	if loop == "tuned" {
-		col := tr.Alloc(0, 1, false, false)
-		var tm []TraceMorsel
 		var rows int64
+		for _, m := range ms {
+			rows += int64(m.N)
+		}
+		col := tr.Alloc(0, rows*8, false, false)
+		var tm []TraceMorsel
+		rows = 0
 		for _, m := range ms {
 			tm = append(tm, TraceMorsel{Keys: m.Keys[0].I64[:m.N], Buf: col, Off: rows * 8})
 			rows += int64(m.N)
 		}
 		st, err := TraceCountStats(context.Background(), tc, tm, tr)
+		if err == nil && tr.bad != "" {
+			err = errors.New(tr.bad)
+		}
 		if err == nil {
 			st.AggregateRows = rows
 			if cfg.Strategy == Radix {
@@ -183,9 +183,13 @@ func tracedRun(sh equivShape, loop string, cfg Config, ms []Input) (*TraceAggSta
 		}
 		return st, err
 	}
-	return TraceAggregate(context.Background(), TraceAggConfig{TraceConfig: tc, PreAggGroups: cfg.PreAggGroups, GroupsHint: cfg.GroupsHint, Hasher: cfg.Hasher,
+	st, err := TraceAggregate(context.Background(), TraceAggConfig{TraceConfig: tc, PreAggGroups: cfg.PreAggGroups, GroupsHint: cfg.GroupsHint, Hasher: cfg.Hasher,
 		Reused: PreAggReused(cfg)},
 		sh.keyTypes, sh.specs, traceInputs(ms, tr), tr)
+	if err == nil && tr.bad != "" {
+		err = errors.New(tr.bad) // an access outside its buffer
+	}
+	return st, err
 }
 
 // compareEquiv fails t where traced and real differ and returns the

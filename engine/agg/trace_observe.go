@@ -1034,6 +1034,14 @@ func (ts *tracedScatterer) newObservedChunk(c *chunk) *observedChunk {
 	return tc
 }
 
+// Sizes of the structs a chunk's appends read and write: a chunk (three
+// slice headers: hashes, cols, keys/args) and a vec.Vector (type, length,
+// four slice headers).
+const (
+	chunkStructBytes  = 4 * sliceHeader
+	vectorStructBytes = 16 + 5*sliceHeader
+)
+
 // tracedBlock is a slab block of a traced scatterer and its trace buffer.
 type tracedBlock struct {
 	base, end uintptr
