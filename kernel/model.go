@@ -681,7 +681,7 @@ func (rep *ModelReport) Text() string {
 	}
 	for i, q := range rep.Queries {
 		fmt.Fprintf(&b, "GROUP BY %d: %s", i+1, q.Strategy)
-		if q.Strategy == "radix" {
+		if strings.HasPrefix(q.Strategy, "radix") {
 			fmt.Fprintf(&b, ", %d partitions, %d threads", q.Parts, q.Threads)
 		}
 		b.WriteString("\n")
