@@ -25,3 +25,10 @@ type AggregateInfo struct {
 func (a AggregateInfo) Traceable() bool {
 	return agg.CountTraceable(a.KeyTypes, a.Specs) && !a.Config.Generic
 }
+
+// Observable reports whether agg.TraceAggregate can model this
+// aggregation on the generic path: keys of any type but NULL, aggregates
+// other than DISTINCT ones over non-string inputs.
+func (a AggregateInfo) Observable() bool {
+	return agg.ObservedTraceable(a.KeyTypes, a.Specs)
+}

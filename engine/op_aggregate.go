@@ -355,12 +355,6 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 			WorkerStop: h.WorkerStop, PhaseStart: h.PhaseStart, PhaseEnd: h.PhaseEnd}
 	}
 	if x.hooks != nil && x.hooks.Aggregate != nil {
-		// A caller that replays the input through a traced pass (the
-		// cache model) models radix without pre-aggregation: run that.
-		if agg.PreAggregates(a.keyTypes(), a.specs, cfg) {
-			a.preAggOff = "off: the GROUP BY is being recorded for the cache model, whose traced radix pass does not pre-aggregate"
-		}
-		cfg.PreAggGroups = -1
 		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg, Op: a.id}, src)
 	}
 	// Each partition's groups as soon as they are aggregated: the batch

@@ -322,11 +322,12 @@ type ModelRecorder struct {
 }
 
 type modelRun struct {
-	info       engine.AggregateInfo
-	generic    bool // the generic path, not the tuned count path
-	str        bool // one string key (generic naive path)
-	keys       []int64
-	strKeys    *vec.Vector
+	info engine.AggregateInfo
+	keys []int64 // the tuned count path's non-NULL keys
+	// cols are the key columns of the generic path (agg.TraceAggregate),
+	// reused what pre-aggregation counted as kept memory when it started.
+	cols       []*vec.Vector
+	reused     int64
 	why        string
 	start, end time.Time
 }
@@ -394,15 +395,14 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 		r := &modelRun{info: info}
 		switch {
 		case info.Traceable():
-		case agg.GenericTraceable(info.KeyTypes, info.Specs):
-			r.generic = true
-		case agg.StringTraceable(info.KeyTypes, info.Specs) && info.Config.Strategy == agg.Naive:
-			r.str, r.strKeys = true, vec.NewVector(vec.String, 0)
-		case agg.StringTraceable(info.KeyTypes, info.Specs):
-			r.why = "one string key is traced for the naive strategy only (SET group_by = 'naive'); this radix aggregation is not modelled"
+		case info.Observable():
+			r.reused = agg.PreAggReused(info.Config)
+			for _, t := range info.KeyTypes {
+				r.cols = append(r.cols, vec.NewVector(t, 0))
+			}
 		default:
-			r.why = "traced shapes: one integer key, with count(*) only (the tuned path) or aggregates other than count(DISTINCT) " +
-				"over non-string inputs (the generic path), or one string key with naive; this aggregation is not modelled"
+			r.why = "traced shapes: keys of any type but NULL, with aggregates other than DISTINCT ones over non-string inputs; " +
+				"this aggregation is not modelled"
 		}
 		m.mu.Lock()
 		m.runs = append(m.runs, r)
@@ -421,18 +421,21 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 				limit = min(limit, b.Limit/8) // recorded keys count against the query's memory limit
 			}
 			cost := int64(in.N) // 8 bytes a row, in units of 8 bytes
-			if r.str {
-				cost = (int64(in.N)*5 + int64(k.Offsets[in.N]-k.Offsets[0]) + 7) / 8 // offsets, validity and bytes
+			if r.cols != nil {
+				cost = 0
+				for _, k := range in.Keys[:len(r.cols)] {
+					cost += recordCost(k, in.N)
+				}
 			}
 			if m.recorded+cost > limit {
 				r.why = fmt.Sprintf("more than %d input rows (8-byte words) in the cell: too many to record for the modelled pass (within the memory limit)", limit)
-				r.keys, r.strKeys = nil, nil
+				r.keys, r.cols = nil, nil
 				return in, ok, err
 			}
 			m.recorded += cost
-			if r.str {
-				for i := range in.N {
-					r.strKeys.AppendFrom(k, i)
+			if r.cols != nil {
+				for c, col := range r.cols {
+					appendRows(col, in.Keys[c], in.N)
 				}
 				return in, ok, err
 			}
@@ -445,6 +448,51 @@ func (m *ModelRecorder) Hooks(h *engine.Hooks) *engine.Hooks {
 		}
 	}
 	return &out
+}
+
+// recordCost is what recording n rows of key column k costs, in 8-byte
+// words: 8 bytes a fixed-width value, or a string's offset and bytes, and
+// the validity.
+func recordCost(k *vec.Vector, n int) int64 {
+	if k.Type == vec.String {
+		return (int64(n)*5 + int64(k.Offsets[n]-k.Offsets[0]) + 7) / 8
+	}
+	return int64(n) + int64(n+7)/8
+}
+
+// appendRows appends rows 0..n-1 of src to dst, of the same type.
+func appendRows(dst, src *vec.Vector, n int) {
+	if src.Valid != nil || dst.Valid != nil {
+		for i := range n {
+			dst.AppendFrom(src, i)
+		}
+		return
+	}
+	switch {
+	case src.Type == vec.String:
+		base := uint32(len(dst.Bytes)) - src.Offsets[0]
+		dst.Bytes = append(dst.Bytes, src.Bytes[src.Offsets[0]:src.Offsets[n]]...)
+		for _, o := range src.Offsets[1 : n+1] {
+			dst.Offsets = append(dst.Offsets, o+base)
+		}
+	case src.Type.IsFloat():
+		dst.F64 = append(dst.F64, src.F64[:n]...)
+	default:
+		dst.I64 = append(dst.I64, src.I64[:n]...)
+	}
+	dst.Len += n
+}
+
+// keysText names the keys of a generic GROUP BY for the report: "" for
+// one integer key, else ", string key" or ", 2 keys".
+func keysText(types []vec.Type) string {
+	switch {
+	case len(types) > 1:
+		return fmt.Sprintf(", %d keys", len(types))
+	case types[0] == vec.String:
+		return ", string key"
+	}
+	return ""
 }
 
 // sessionModel returns h extended so that a GROUP BY that runs while the
@@ -532,16 +580,14 @@ func (m *ModelRecorder) Finish(ctx context.Context) *ModelReport {
 		}
 		var res *trace.Result
 		var err error
-		if r.str {
-			q.Strategy += " (string key)"
-			res, err = trace.GenericString(ctx, r.strKeys, r.info.Specs, o)
-		} else if r.generic {
-			q.Strategy += " (generic)"
-			res, err = trace.Generic(ctx, r.keys, r.info.Specs, o)
+		if r.cols != nil {
+			q.Strategy += " (generic" + keysText(r.info.KeyTypes) + ")"
+			res, err = trace.Aggregate(ctx, r.cols, r.info.Specs, o,
+				trace.AggOptions{PreAggGroups: c.PreAggGroups, GroupsHint: c.GroupsHint, Hasher: c.Hasher, Reused: r.reused})
 		} else {
 			res, err = trace.Count(ctx, r.keys, o)
 		}
-		r.keys, r.strKeys = nil, nil
+		r.keys, r.cols = nil, nil
 		if err != nil {
 			q.Why = "modelled pass failed: " + err.Error()
 			rep.Queries = append(rep.Queries, q)
@@ -635,7 +681,7 @@ func (rep *ModelReport) Text() string {
 	}
 	for i, q := range rep.Queries {
 		fmt.Fprintf(&b, "GROUP BY %d: %s", i+1, q.Strategy)
-		if q.Strategy == "radix" {
+		if strings.HasPrefix(q.Strategy, "radix") {
 			fmt.Fprintf(&b, ", %d partitions, %d threads", q.Parts, q.Threads)
 		}
 		b.WriteString("\n")

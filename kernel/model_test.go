@@ -76,23 +76,24 @@ func TestSQLCountersModel(t *testing.T) {
 	if _, err := x.Execute(context.Background(), Cell{Source: "SELECT 1", Attrs: map[string]string{"counters": "model", "l2": "1000K"}}, nil); err == nil {
 		t.Error("bad geometry accepted")
 	}
-	// A string key is traced with naive; with radix the report says why not.
-	reply, err := x.Execute(context.Background(), Cell{Source: "SET group_by = 'naive'; SELECT URL, count(*) FROM hits GROUP BY URL", Attrs: map[string]string{"counters": "model"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q := reply.Outcome.Data[MIMEModel].(*ModelReport).Queries; len(q) != 1 || !q[0].Modelled || q[0].Strategy != "naive (string key)" ||
-		q[0].Groups == 0 || q[0].Rows == 0 || q[0].Total.L1Misses == 0 {
-		t.Errorf("naive string key: %+v", q)
-	} else if want := reply.Outcome.Data[MIMEResult].(*ResultBundle).Statements[1].RowCount; q[0].Groups != want {
-		t.Errorf("naive string key: modelled %d groups, the query returned %d", q[0].Groups, want)
-	}
-	reply, err = x.Execute(context.Background(), Cell{Source: "SET group_by = 'radix'; SELECT URL, count(*) FROM hits GROUP BY URL", Attrs: map[string]string{"counters": "model"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q := reply.Outcome.Data[MIMEModel].(*ModelReport).Queries; len(q) != 1 || q[0].Modelled || q[0].Why == "" {
-		t.Errorf("radix string key: %+v", q)
+	// String keys and several keys take the generic path, with either
+	// strategy; the model makes as many groups as the query returns.
+	for _, c := range []struct{ strategy, sql, label string }{
+		{"naive", "SELECT URL, count(*) FROM hits GROUP BY URL", "naive (generic, string key)"},
+		{"radix", "SELECT URL, count(*) FROM hits GROUP BY URL", "radix (generic, string key)"},
+		{"radix", "SELECT RegionID, UserID, count(*) FROM hits GROUP BY RegionID, UserID", "radix (generic, 2 keys)"},
+		{"naive", "SELECT RegionID, UserID, count(*) FROM hits GROUP BY RegionID, UserID", "naive (generic, 2 keys)"},
+	} {
+		reply, err := x.Execute(context.Background(), Cell{Source: "SET group_by = '" + c.strategy + "'; " + c.sql, Attrs: map[string]string{"counters": "model"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := reply.Outcome.Data[MIMEModel].(*ModelReport).Queries; len(q) != 1 || !q[0].Modelled || q[0].Strategy != c.label ||
+			q[0].Groups == 0 || q[0].Rows == 0 || q[0].Total.L1Misses == 0 {
+			t.Errorf("%s: %+v", c.label, q)
+		} else if want := reply.Outcome.Data[MIMEResult].(*ResultBundle).Statements[1].RowCount; q[0].Groups != want {
+			t.Errorf("%s: modelled %d groups, the query returned %d", c.label, q[0].Groups, want)
+		}
 	}
 }
 

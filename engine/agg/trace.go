@@ -41,10 +41,6 @@ type TraceMorsel struct {
 	Keys []int64
 	Buf  int
 	Off  int64
-	// ArgBufs (TraceGeneric) are the buffers of the aggregates' input
-	// columns, one per aggregate (-1 for count(*)), 8 bytes a row at the
-	// keys' offsets.
-	ArgBufs []int
 }
 
 // TraceConfig is the part of Config a traced run follows.
@@ -538,7 +534,23 @@ func (s *tracedScatter) flush() {
 // dynamically). Huge pages change only which buffers the trace puts on
 // 2 MiB pages.
 func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tracer Tracer) (groups int, err error) {
+	var st TraceAggStats
+	err = traceCount(ctx, cfg, morsels, tracer, &st)
+	return st.Groups, err
+}
+
+// TraceCountStats is TraceCount returning what the traced run built, for
+// comparison with the real run (PreAgg and the phase rows are not filled
+// in: the tuned path does not pre-aggregate).
+func TraceCountStats(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tracer Tracer) (*TraceAggStats, error) {
+	var st TraceAggStats
+	err := traceCount(ctx, cfg, morsels, tracer, &st)
+	return &st, err
+}
+
+func traceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tracer Tracer, st *TraceAggStats) (err error) {
 	tr := newTraceBuf(tracer)
+	defer func() { tr.flush(); st.Accesses = tr.count }()
 	defer tr.flush()
 	// The naive traced table (the host's memory, not the modelled
 	// addresses) is on huge pages as the real run's is by default: on
@@ -552,24 +564,26 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tra
 		tr.Phase(0, "aggregate")
 		t, err := newTracedTable(0, cfg.HugePages, host, tr, 0, cfg.Budget)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for i, m := range morsels {
 			if i%64 == 0 {
 				if err := ctx.Err(); err != nil {
-					return 0, err
+					return err
 				}
 			}
 			if err := t.add(m.Keys, m, 0); err != nil {
-				return 0, err
+				return err
 			}
 		}
-		return t.emit(newTracedOutput(tr, 0, int64(t.n+1))), nil
+		st.TableSlots = len(t.slots) / 2
+		st.Groups = t.emit(newTracedOutput(tr, 0, int64(t.n+1)))
+		return nil
 	}
 	threads := max(cfg.Threads, 1)
 	bits := cfg.RadixBits
 	if bits < 0 || bits > 16 {
-		return 0, fmt.Errorf("radix_bits must be between 0 and 16, got %d", bits)
+		return fmt.Errorf("radix_bits must be between 0 and 16, got %d", bits)
 	}
 	nparts := 1 << bits
 	shift := uint(64 - bits)
@@ -583,19 +597,20 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tra
 		}
 		return slot + 1
 	}
+	st.PartGroups, st.PartRows = make([]int, nparts), make([]int, nparts)
 	scats := make([]*tracedScatter, threads)
 	for slot := range scats {
 		w := worker(slot)
 		tr.Phase(w, "partition")
 		sc, err := newTracedScatter(bits, rowsHint, cfg.HugePages, nil, tr, w)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		scats[slot] = sc
 		for i := slot; i < len(morsels); i += threads {
 			if i%64 == 0 {
 				if err := ctx.Err(); err != nil {
-					return 0, err
+					return err
 				}
 			}
 			sc.scatter(morsels[i], shift)
@@ -611,7 +626,7 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tra
 		for p := slot; p < nparts; p += threads {
 			if p%64 == 0 {
 				if err := ctx.Err(); err != nil {
-					return 0, err
+					return err
 				}
 			}
 			n := 0
@@ -624,23 +639,25 @@ func TraceCount(ctx context.Context, cfg TraceConfig, morsels []TraceMorsel, tra
 			}
 			if t == nil {
 				if t, err = newTracedTable(est.hint(n), cfg.HugePages, nil, tr, w, cfg.Budget); err != nil {
-					return 0, err
+					return err
 				}
 			} else if err := t.reset(est.hint(n)); err != nil {
-				return 0, err
+				return err
 			}
 			for _, sc := range scats {
 				in := TraceMorsel{Keys: sc.parts[p], Buf: sc.pbuf[p], Off: sc.poff[p]}
 				if err := t.add(in.Keys, in, 0); err != nil {
-					return 0, err
+					return err
 				}
 			}
 			g := t.emit(out)
 			est.saw(n, g)
-			groups += g
+			st.Groups += g
+			st.PartGroups[p], st.PartRows[p] = g, n
+			st.TableSlots = max(st.TableSlots, len(t.slots)/2)
 		}
 	}
-	return groups, nil
+	return nil
 }
 
 // CountTraceable reports whether TraceCount models an aggregation with

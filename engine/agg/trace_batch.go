@@ -36,6 +36,8 @@ type traceBuf struct {
 	w  int         // the worker of the accesses in a
 	n  int
 	a  []TraceAccess // len(a) is the batch's room
+	// count is the accesses and ranges handed on so far.
+	count int64
 }
 
 // traceBatchLen is the batch of a traceBuf whose tracer takes no batches.
@@ -111,8 +113,10 @@ func (b *traceBuf) slow(w, buf int, off, size int64, write, rng bool) {
 		b.a[0] = TraceAccess{Off: off, Buf: int32(buf), Size: uint16(size), Write: write, Range: rng}
 		b.n = 1
 	case rng:
+		b.count++
 		b.tr.Range(w, buf, off, size, write)
 	default:
+		b.count++
 		b.tr.Access(w, buf, off, int(size), write)
 	}
 }
@@ -128,6 +132,7 @@ func (b *traceBuf) flush() {
 	if b.n == 0 {
 		return
 	}
+	b.count += int64(b.n)
 	if b.bt == nil {
 		for _, a := range b.a[:b.n] {
 			if a.Range {

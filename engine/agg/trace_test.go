@@ -191,114 +191,20 @@ func TestGrowCap(t *testing.T) {
 	}
 }
 
-// TestTraceGenericMatches pins the traced generic table against the real
-// one: same slots, same groups, and the slots the trace writes last are
-// the real table's occupied ones.
-func TestTraceGenericMatches(t *testing.T) {
-	specs := []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}, {Kind: Min, In: vec.Int64}}
-	for _, distinct := range []int{7, 5000, 60000} {
-		keys := randomKeys(150000, distinct, uint64(distinct)+9)
-		real, err := NewTable([]vec.Type{vec.Int64}, 0, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := NewHasher()
-		rec := &recorder{}
-		buf := rec.Alloc(0, int64(len(keys))*8, false, false)
-		args := rec.Alloc(0, int64(len(keys))*8, false, false)
-		var ms []TraceMorsel
-		for i := 0; i < len(keys); i += 4096 {
-			m := keys[i:min(i+4096, len(keys))]
-			kv := &vec.Vector{Type: vec.Int64, I64: m, Len: len(m)}
-			hs := make([]uint64, len(m))
-			h.Hash([]*vec.Vector{kv}, len(m), hs)
-			if err := real.Group([]*vec.Vector{kv}, hs, len(m), make([]uint32, len(m))); err != nil {
-				t.Fatal(err)
-			}
-			ms = append(ms, TraceMorsel{Keys: m, Buf: buf, Off: int64(i) * 8, ArgBufs: []int{-1, args, args}})
-		}
-		groups, err := TraceGeneric(context.Background(), vec.Int64, specs, ms, rec, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if groups != real.Len() {
-			t.Errorf("%d distinct: traced %d groups, real %d", distinct, groups, real.Len())
-		}
-		// Rebuild the traced table to compare slot by slot.
-		tt, _ := NewTable([]vec.Type{vec.Int64}, 0, nil)
-		g := &tracedGeneric{t: tt, tr: newTraceBuf(&recorder{}), buf: 0}
-		g.tr.Alloc(0, int64(len(tt.slots))*16, false, true)
-		for _, m := range ms {
-			if err := g.add(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !slices.Equal(real.slots, tt.slots) {
-			t.Fatalf("%d distinct: traced slots differ from the real table's", distinct)
-		}
-		if rec.bad != "" {
-			t.Error(rec.bad)
-		}
-	}
-	if GenericTraceable([]vec.Type{vec.String}, nil) || GenericTraceable([]vec.Type{vec.Int64}, []Spec{{Kind: CountDistinct, In: vec.Int64}}) {
-		t.Error("untraced shapes reported traceable")
-	}
-}
-
 func TestTraceBudget(t *testing.T) {
 	keys := randomKeys(100000, 50000, 3)
 	rec := &recorder{}
 	buf := rec.Alloc(0, int64(len(keys))*8, false, false)
-	ms := []TraceMorsel{{Keys: keys, Buf: buf, ArgBufs: []int{-1}}}
+	ms := []TraceMorsel{{Keys: keys, Buf: buf}}
 	_, err := TraceCount(context.Background(), TraceConfig{Strategy: Naive, Budget: &Budget{Limit: 64 << 10}}, ms, rec)
 	if !errors.Is(err, ErrMemoryLimit) {
 		t.Errorf("count path over budget: %v", err)
 	}
-	_, err = TraceGeneric(context.Background(), vec.Int64, []Spec{{Kind: CountStar}}, ms, rec, &Budget{Limit: 64 << 10})
+	in := []TraceInput{{In: Input{Keys: []*vec.Vector{{Type: vec.Int64, I64: keys, Len: len(keys)}}, Args: []*vec.Vector{nil}, N: len(keys)},
+		Keys: []TraceCol{{Buf: buf}}, Args: []TraceCol{{Buf: -1}}}}
+	_, err = TraceAggregate(context.Background(), TraceAggConfig{TraceConfig: TraceConfig{Strategy: Naive, Budget: &Budget{Limit: 64 << 10}}},
+		[]vec.Type{vec.Int64}, []Spec{{Kind: CountStar}}, in, rec)
 	if !errors.Is(err, ErrMemoryLimit) {
 		t.Errorf("generic path over budget: %v", err)
-	}
-}
-
-// TestTraceGenericRadix: the traced generic radix path finds the real
-// run's groups, accesses stay inside their buffers, and its partitions are
-// the real scatterer's (it runs one).
-func TestTraceGenericRadix(t *testing.T) {
-	keys := randomKeys(120000, 20000, 5)
-	specs := []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}}
-	for _, cfg := range []TraceConfig{
-		{Strategy: Radix, Threads: 1, RadixBits: 6, RowsHint: int64(len(keys))},
-		{Strategy: Radix, Threads: 3, RadixBits: 4, RowsHint: int64(len(keys))},
-		{Strategy: Radix, Threads: 2, RadixBits: 3}, // no rows hint: chunks grow
-	} {
-		src := keySource(keys, 1000)
-		argSrc := func(w int) (Input, bool, error) {
-			in, ok, err := src(w)
-			if ok {
-				in.Args = []*vec.Vector{nil, in.Keys[0]}
-			}
-			return in, ok, err
-		}
-		out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, specs,
-			Config{Strategy: Radix, Threads: cfg.Threads, RadixBits: cfg.RadixBits, RowsHint: cfg.RowsHint, Generic: true}, argSrc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := &recorder{}
-		buf := rec.Alloc(0, int64(len(keys))*8, false, false)
-		var ms []TraceMorsel
-		for i := 0; i < len(keys); i += 1000 {
-			ms = append(ms, TraceMorsel{Keys: keys[i:min(i+1000, len(keys))], Buf: buf, Off: int64(i) * 8, ArgBufs: []int{-1, buf}})
-		}
-		groups, err := TraceGenericRadix(context.Background(), cfg, vec.Int64, specs, ms, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if groups != out.Groups {
-			t.Errorf("%+v: traced %d groups, real %d", cfg, groups, out.Groups)
-		}
-		if rec.bad != "" {
-			t.Errorf("%+v: %s", cfg, rec.bad)
-		}
 	}
 }

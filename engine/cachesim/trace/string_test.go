@@ -22,7 +22,8 @@ func stringKeys(n, groups int, seed uint64) *vec.Vector {
 
 // TestGenericString: the traced naive pass over string keys finds the
 // real number of groups, and its modelled misses per row grow as the
-// table (slots and stored keys) outgrows a small L3.
+// table (slots and stored keys) outgrows a small L3; radix finds the
+// same groups in two phases.
 func TestGenericString(t *testing.T) {
 	g := cachesim.DefaultGeometry()
 	g.L3.Size = 4 << 20
@@ -53,7 +54,13 @@ func TestGenericString(t *testing.T) {
 	if dram[0] < 0.2 || dram[2] < dram[0]+0.5 {
 		t.Errorf("DRAM reads/row %v: want the key column at 100 groups and most rows missing at the largest", dram)
 	}
-	if _, err := GenericString(context.Background(), stringKeys(10, 2, 1), specs, Options{Geometry: g, Strategy: agg.Radix}); err == nil {
-		t.Error("radix over string keys: no error")
+	keys := stringKeys(n, 1<<10, 3)
+	naive, err := GenericString(context.Background(), keys, specs, Options{Geometry: g, Strategy: agg.Naive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	radix, err := GenericString(context.Background(), keys, specs, Options{Geometry: g, Strategy: agg.Radix, RadixBits: 4})
+	if err != nil || radix.Groups != naive.Groups || len(radix.Phases) != 2 {
+		t.Errorf("radix over string keys: %v, %d groups (naive %d), %d phases", err, radix.Groups, naive.Groups, len(radix.Phases))
 	}
 }

@@ -20,6 +20,7 @@ package trace
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 
@@ -497,89 +498,20 @@ func Scan(ctx context.Context, rows int64, cols int, o Options) (*Result, error)
 	return m.result(rows, 0)
 }
 
-// Generic models the engine's generic GROUP BY (agg.TraceGeneric for
-// naive, agg.TraceGenericRadix for radix and parallel: one integer key,
-// aggregates other than count(DISTINCT) over non-string input) over the
-// non-NULL keys, with one 8-byte input column per aggregate that has an
-// input.
+// Generic models the engine's generic GROUP BY (Aggregate) over one
+// integer key column, with one 8-byte input column per aggregate that has
+// an input, pre-aggregating as a run without huge pages does.
 func Generic(ctx context.Context, keys []int64, specs []agg.Spec, o Options) (*Result, error) {
-	m, threads, rows, err := start(len(keys), o)
-	if err != nil {
-		return nil, err
-	}
-	m.start()
-	defer m.stop()
-	col := m.Alloc(0, int64(len(keys))*8, false, false)
-	args := make([]int, len(specs))
-	for i, sp := range specs {
-		args[i] = -1
-		if sp.HasInput() {
-			args[i] = m.Alloc(0, int64(len(keys))*8, false, false)
-		}
-	}
-	var ms []agg.TraceMorsel
-	for i := 0; i < len(keys); i += rows {
-		ms = append(ms, agg.TraceMorsel{Keys: keys[i:min(i+rows, len(keys))], Buf: col, Off: int64(i) * 8, ArgBufs: args})
-	}
-	var groups int
-	if o.Strategy == agg.Naive {
-		groups, err = agg.TraceGeneric(ctx, vecInt64, specs, ms, m, o.budget())
-	} else {
-		hint := int64(len(keys))
-		if o.NoRowsHint {
-			hint = 0
-		}
-		groups, err = agg.TraceGenericRadix(ctx, agg.TraceConfig{
-			Strategy: o.Strategy, Threads: threads, RadixBits: o.RadixBits, HugePages: o.HugePages, RowsHint: hint, Budget: o.budget(),
-		}, vecInt64, specs, ms, m)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	return m.result(int64(len(keys)), groups)
+	v := &vec.Vector{Type: vec.Int64, I64: keys, Len: len(keys)}
+	return Aggregate(ctx, []*vec.Vector{v}, specs, o, AggOptions{Reused: math.MaxInt64})
 }
 
-// GenericString models the engine's generic naive GROUP BY over one
-// string key (agg.TraceGenericString; aggregates other than
-// count(DISTINCT) over non-string input), keys holding every row, with one
-// 8-byte input column per aggregate that has an input. Only naive is
-// traced for string keys.
+// GenericString models the engine's generic GROUP BY (Aggregate) over
+// one string key column, keys holding every row, with one 8-byte input
+// column per aggregate that has an input.
 func GenericString(ctx context.Context, keys *vec.Vector, specs []agg.Spec, o Options) (*Result, error) {
 	if keys == nil || keys.Type != vec.String {
 		return nil, fmt.Errorf("trace: want a string key column")
 	}
-	if o.Strategy != agg.Naive {
-		return nil, fmt.Errorf("trace: string keys are traced for the naive strategy only")
-	}
-	m, _, rows, err := start(keys.Len, o)
-	if err != nil {
-		return nil, err
-	}
-	m.start()
-	defer m.stop()
-	n := keys.Len
-	offBuf := m.Alloc(0, int64(n+1)*4, false, false)
-	bytesBuf := m.Alloc(0, int64(len(keys.Bytes)), false, false)
-	args := make([]int, len(specs))
-	for i, sp := range specs {
-		args[i] = -1
-		if sp.HasInput() {
-			args[i] = m.Alloc(0, int64(n)*8, false, false)
-		}
-	}
-	var ms []agg.TraceStringMorsel
-	for lo := 0; lo < n; lo += rows {
-		hi := min(lo+rows, n)
-		v := &vec.Vector{Type: vec.String, Len: hi - lo, Bytes: keys.Bytes, Offsets: keys.Offsets[lo : hi+1]}
-		if keys.Valid != nil {
-			v.Valid = keys.Valid[lo:hi]
-		}
-		ms = append(ms, agg.TraceStringMorsel{Keys: v, OffBuf: offBuf, OffOff: int64(lo) * 4,
-			BytesBuf: bytesBuf, BytesOff: int64(keys.Offsets[lo]), ArgBufs: args, ArgOff: int64(lo) * 8})
-	}
-	groups, err := agg.TraceGenericString(ctx, specs, ms, m, o.budget())
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	return m.result(int64(n), groups)
+	return Aggregate(ctx, []*vec.Vector{keys}, specs, o, AggOptions{Reused: math.MaxInt64})
 }
