@@ -320,7 +320,7 @@ export class Cell {
 
   showTimer() {
     if (this.running && this.queuedAt !== undefined) {
-      this.timerEl.textContent = `queued (position ${this.queuedAt})`;
+      this.timerEl.textContent = this.queuedFor === "hits" ? `waiting for the hits table (position ${this.queuedAt})` : `queued (position ${this.queuedAt})`;
       return;
     }
     const live = this.running ? `⏱ ${fmtNs((performance.now() - this.t0) * 1e6)}` : "";
@@ -350,6 +350,7 @@ export class Cell {
       case "queued":
         // Waiting for the machine: no timer runs until the cell starts.
         this.queuedAt = e.position ?? "?";
+        this.queuedFor = e.waiting;
         this.el.classList.add("queued");
         this.showTimer();
         break;
