@@ -73,6 +73,9 @@ var lessonIDRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$`)
 // dir.
 func writeSite(dir string, assets fs.FS, ls web.Lessons) (siteCount, error) {
 	var n siteCount
+	if _, err := fs.Stat(assets, "dist/cachebook.wasm"); err != nil {
+		return n, errors.New("site: this binary was built without cachebook.wasm: run make build (it runs make wasm first)")
+	}
 	if err := checkSiteDir(dir); err != nil {
 		return n, err
 	}
@@ -100,9 +103,6 @@ func writeSite(dir string, assets fs.FS, ls web.Lessons) (siteCount, error) {
 	}
 	for _, a := range siteAssets {
 		b, err := fs.ReadFile(assets, path.Join("dist", a))
-		if errors.Is(err, fs.ErrNotExist) && a == "cachebook.wasm" {
-			return n, errors.New("site: this binary was built without cachebook.wasm: run make build (it runs make wasm first)")
-		}
 		if err != nil {
 			return n, fmt.Errorf("site: %w", err)
 		}
