@@ -260,3 +260,81 @@ func pollFor(expr string, d time.Duration) chromedp.Action[chromedp.Void] {
 		return err
 	})
 }
+
+// TestStaticSiteEveryLesson runs every lesson (Run all) on the static
+// site, in the page's own kernel, and wants each code cell to finish
+// either without an error or with the runtime's own "unavailable in the
+// browser" answer (ename Unavailable); it logs how many of each. It takes
+// minutes: the lessons' measurements run in full, over a hits table of
+// e2eRows rows.
+func TestStaticSiteEveryLesson(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs every lesson in WebAssembly")
+	}
+	site := staticSite(t)
+	browser(t)
+	v, _ := baseCtx.Load(t)
+	ctx, cancel := context.WithTimeout(v.(context.Context), 40*time.Minute)
+	defer cancel()
+	page := fmt.Sprintf("%s?hits_rows=%d&hits_slice=0", site, e2eRows)
+	do(t, ctx, "open the site", chromedp.Navigate(page+"#/"), chromedp.WaitVisible(chromedp.CSS("ol.lessons li a")))
+	ids := get(t, ctx, "list the lessons", chromedp.Evaluate[string](`(async () => JSON.stringify((await cachebookApp.server.lessons()).lessons.map((l) => l.id)))()`, chromedp.EvalAwaitPromise))
+	var lessons []string
+	if err := json.Unmarshal([]byte(ids), &lessons); err != nil || len(lessons) == 0 {
+		t.Fatalf("lessons %q: %v", ids, err)
+	}
+	var ran, unavailable, failed int
+	for _, id := range lessons {
+		start := time.Now()
+		do(t, ctx, "open lesson "+id,
+			chromedp.Navigate(page+"#/lesson/"+id),
+			// The hash changes in the same page: wait for this lesson's notebook.
+			pollFor(fmt.Sprintf(`cachebookApp.nb && cachebookApp.nb.source.lesson === %q && cachebookApp.kernel.kind === "wasm" && cachebookApp.wasm.ready`, id), time.Minute),
+			chromedp.WaitVisible(chromedp.CSS(".notebook .cell.code .cm-editor")),
+		)
+		report := get(t, ctx, "run all of "+id, chromedp.Evaluate[string](`(async () => {
+			const nb = cachebookApp.nb;
+			await Promise.race([nb.runAll(), new Promise((r) => setTimeout(r, 300000))]);
+			return JSON.stringify(nb.cells.filter((c) => c.type === "code").map((c) => ({
+				id: c.id, kind: c.kind, running: c.running,
+				outputs: c.outEl.children.length,
+				ename: (c.outEl.querySelector(".error .ename") || {}).textContent || "",
+				error: (c.outEl.querySelector(".error") || {}).textContent || "",
+			})));
+		})()`, chromedp.EvalAwaitPromise))
+		var cells []struct {
+			ID, Kind, Ename, Error string
+			Running                bool
+			Outputs                int
+		}
+		if err := json.Unmarshal([]byte(report), &cells); err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, c := range cells {
+			verdict := "ran"
+			switch {
+			case c.Running:
+				verdict = "still running"
+				failed++
+				t.Errorf("lesson %s, cell %s (%s): still running after 5 minutes", id, c.ID, c.Kind)
+			case c.Outputs == 0:
+				verdict = "no output"
+				failed++
+				t.Errorf("lesson %s, cell %s (%s): no output and no reason", id, c.ID, c.Kind)
+			case c.Ename == "Unavailable":
+				verdict = "unavailable: " + strings.TrimSpace(strings.TrimPrefix(c.Error, c.Ename))
+				unavailable++
+			case c.Ename != "":
+				verdict = "FAILED " + c.Ename + ": " + strings.TrimSpace(strings.TrimPrefix(c.Error, c.Ename))
+				failed++
+				t.Errorf("lesson %s, cell %s (%s) failed on the static site: %s", id, c.ID, c.Kind, c.Error)
+			default:
+				ran++
+			}
+			lines = append(lines, fmt.Sprintf("%-10s %-11s %.160s", c.ID, c.Kind, verdict))
+		}
+		t.Logf("lesson %s on the static site, %v:\n  %s", id, time.Since(start).Round(time.Second), strings.Join(lines, "\n  "))
+	}
+	t.Logf("every lesson on the static site: %d cells ran, %d unavailable in the browser, %d failed", ran, unavailable, failed)
+}
