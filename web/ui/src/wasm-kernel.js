@@ -15,7 +15,7 @@ import { KernelClient } from "./server-kernel.js";
 // rows 0: the kernel sizes the hits table from the memory it plans for
 // (web/wasm DefaultRows); a page URL with ?hits_rows=N asks for N.
 // slice: the rows of the first slice (0: none).
-const DEFAULTS = { rows: 0, order: "shuffled", seed: 1, slice: 500_000 };
+const DEFAULTS = { rows: 0, order: "shuffled", seed: 1, slice: 250_000 };
 
 // After an interrupt, a cell that has not ended within this long is
 // stopped by terminating the worker (a loop that never yields keeps it
@@ -212,6 +212,7 @@ export class WasmKernel extends KernelClient {
     for (const g of this.gens) g.terminate();
     this.gens = [];
     const slice = this.opts.slice > 0 && this.opts.slice < this.rows ? this.opts.slice : 0;
+    this.timing.genStart = performance.now() - this.t0;
     const run = (rows, onDone, onProgress) => {
       const g = new Worker(this.base + "worker.js");
       this.gens.push(g);
@@ -241,7 +242,7 @@ export class WasmKernel extends KernelClient {
         this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, slice: true }, [m.bytes]);
       });
     }
-    const t0 = performance.now();
+    let first = null; // the first progress report: the rate counts from it
     run(
       this.rows,
       (m) => {
@@ -249,8 +250,10 @@ export class WasmKernel extends KernelClient {
         this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, key: this.key }, [m.bytes]);
       },
       (p) => {
-        const s = (performance.now() - t0) / 1000;
-        const eta = p.done > 0 && s > 0.5 ? ((p.total - p.done) * s) / p.done : null;
+        const now = performance.now();
+        if (!first) first = { now, done: p.done };
+        const s = (now - first.now) / 1000;
+        const eta = p.done > first.done && s > 0.5 ? ((p.total - p.done) * s) / (p.done - first.done) : null;
         this.hits = { ...this.hits, done: p.done, total: p.total, eta };
         this.status();
       },
@@ -264,10 +267,12 @@ export class WasmKernel extends KernelClient {
       if (this.hits.state !== "loading") return;
       this.hits = { ...this.hits, state: "slice", rows };
       this.timing.first = now;
+      this.timing.sliceGenMs = m.info.gen_ns / 1e6;
     } else {
       this.hits = { ...this.hits, state: "full", rows, done: rows, total: rows, eta: null, cached: !!m.cached };
       this.timing.first = this.timing.first || now;
       this.timing.full = now;
+      if (!m.cached) this.timing.fullGenMs = m.info.gen_ns / 1e6;
       this.info = { ...this.info, gen: { ...this.info.gen, ...m.info } };
     }
     this.status();
