@@ -338,4 +338,31 @@ func TestStaticSiteEveryLesson(t *testing.T) {
 		t.Logf("lesson %s on the static site, %v:\n  %s", id, time.Since(start).Round(time.Second), strings.Join(lines, "\n  "))
 	}
 	t.Logf("every lesson on the static site: %d cells ran, %d unavailable in the browser, %d failed", ran, unavailable, failed)
+
+	// The last cache level the keys table's probe measured is kept in the
+	// page's storage and handed to the next visit's kernel, which then
+	// does not probe again.
+	var kept struct{ Bytes, At float64 }
+	if s := get(t, ctx, "kept last level", chromedp.Evaluate[string](`localStorage.getItem("cachebook.lastLevel") || "{}"`)); json.Unmarshal([]byte(s), &kept) != nil || kept.Bytes <= 0 {
+		t.Fatalf("the probe's last cache level was not kept in the browser: %s", s)
+	}
+	do(t, ctx, "visit lesson 2 again",
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(page+"#/lesson/02-waiting"),
+		pollFor(`cachebookApp.nb && cachebookApp.wasm && cachebookApp.wasm.ready`, time.Minute),
+	)
+	again := get(t, ctx, "run the keys cell again", chromedp.Evaluate[string](`(async () => {
+		const nb = cachebookApp.nb;
+		const c = nb.cells.find((c) => c.type === "code" && /\bkeys\b/.test(c.source));
+		await nb.run(c);
+		return JSON.stringify({ passed: cachebookApp.wasm.lastLevel, stored: JSON.parse(localStorage.getItem("cachebook.lastLevel")) });
+	})()`, chromedp.EvalAwaitPromise))
+	var got struct {
+		Passed float64
+		Stored struct{ Bytes, At float64 }
+	}
+	if err := json.Unmarshal([]byte(again), &got); err != nil || got.Passed != kept.Bytes || got.Stored.At != kept.At {
+		t.Errorf("second visit: the kernel got last level %v (kept %v) and the store now says %+v: want the kept one, not a new probe", got.Passed, kept.Bytes, got.Stored)
+	}
+	t.Logf("last cache level kept in the browser: %.0f bytes, reused on the next visit", kept.Bytes)
 }

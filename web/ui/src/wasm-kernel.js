@@ -180,7 +180,8 @@ export class WasmKernel extends KernelClient {
         reject(new Error(msg));
       };
     });
-    const init = { op: "init", wasmExec: this.base + "wasm_exec.js", ...this.opts, deferHits: true, lastLevel: storedLastLevel() };
+    this.lastLevel = storedLastLevel(); // what the kernel uses instead of probing (0: it probes)
+    const init = { op: "init", wasmExec: this.base + "wasm_exec.js", ...this.opts, deferHits: true, lastLevel: this.lastLevel };
     this.module().then(
       (module) => w.postMessage({ ...init, module }),
       () => w.postMessage({ ...init, wasm: this.base + "cachebook.wasm" }),
