@@ -16,6 +16,9 @@ func TestNewKeysTableFrom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the probe sweeps the latency curve")
 	}
+	// No measurement stored under the user's cache directory either.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	var reported int64
 	k = NewKeysTableFrom(0, func(b int64) { reported = b; calls++ })
 	got := k.lastLevel(context.Background())
