@@ -59,6 +59,9 @@ export function needsHits(kind, code) {
   return false;
 }
 
+// MEASURES are the cell kinds whose figures are timings of this machine.
+const MEASURES = new Set(["latency", "bandwidth", "sweep", "experiment"]);
+
 export class WasmKernel extends KernelClient {
   constructor(base, onStatus, opts = {}) {
     super(onStatus, "wasm");
@@ -310,11 +313,21 @@ export class WasmKernel extends KernelClient {
     });
   }
 
-  // run sends a cell to the kernel; one that ran on the first slice says so.
+  // run sends a cell to the kernel; one that ran on the first slice says
+  // so, and so does a measurement taken while a generator worker kept
+  // another core (and the memory) busy.
   run(cellId, code, onEvent, kind, attrs, extra, need) {
     const slice = need && this.hits.state === "slice";
     const rows = this.hits.rows;
+    const busy = MEASURES.has(kind) && this.gens.length > 0;
     const wrapped = (e) => {
+      if (busy && e.kind === "done" && cellId) {
+        onEvent({
+          kind: "stream",
+          name: "stderr",
+          text: "measured while this browser was generating the hits table in another worker, which shares the caches and memory: run it again once the table is ready for a quieter measurement\n",
+        });
+      }
       if (slice && e.kind === "done") {
         onEvent({
           kind: "stream",
