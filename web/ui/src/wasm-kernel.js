@@ -59,7 +59,8 @@ export function needsHits(kind, code) {
   return false;
 }
 
-// MEASURES are the cell kinds whose figures are timings of this machine.
+// MEASURES are the cell kinds whose figures are timings of this machine
+// (and so is any cell with a prediction).
 const MEASURES = new Set(["latency", "bandwidth", "sweep", "experiment"]);
 
 export class WasmKernel extends KernelClient {
@@ -319,7 +320,7 @@ export class WasmKernel extends KernelClient {
   run(cellId, code, onEvent, kind, attrs, extra, need) {
     const slice = need && this.hits.state === "slice";
     const rows = this.hits.rows;
-    const busy = MEASURES.has(kind) && this.gens.length > 0;
+    const busy = (MEASURES.has(kind) || !!(extra && extra.predict)) && this.gens.length > 0;
     const wrapped = (e) => {
       if (busy && e.kind === "done" && cellId) {
         onEvent({
