@@ -134,13 +134,13 @@ func TestStaticSite(t *testing.T) {
 		const t0 = performance.now();
 		const check = () => {
 			const b = document.querySelector("#hitsbar");
-			if (b && !b.classList.contains("hidden") && cachebookApp.wasm.hits.eta != null && cachebookApp.wasm.held.length) return r(true);
-			if (cachebookApp.wasm.hits.state !== "loading" || performance.now() - t0 > 60000) return r(false);
+			if (b && !b.classList.contains("hidden") && cachebookApp.wasm.hits.eta != null && cachebookApp.wasm.hits.done > 0.1 * cachebookApp.wasm.hits.total) return r(true);
+			if (cachebookApp.wasm.hits.state === "full" || performance.now() - t0 > 120000) return r(false);
 			setTimeout(check, 50);
 		};
 		check();
 	})`, chromedp.EvalAwaitPromise)) {
-		get(t, ctx, "scroll to the waiting cell", chromedp.Evaluate[bool](`(() => { document.querySelector(".cell.queued").scrollIntoView({block: "center"}); return true; })()`))
+		get(t, ctx, "scroll to the hits cell", chromedp.Evaluate[bool](`(() => { const c = cachebookApp.nb.cells.find((c) => c.type === "code" && /\bhits\b/.test(c.source)); c.el.scrollIntoView({block: "center"}); return true; })()`))
 		screenshot(t, ctx, "site-progress")
 		t.Logf("progress bar: %s; waiting cell: %s", text(t, ctx, "#hitsbar"), get(t, ctx, "waiting cell", chromedp.Evaluate[string](`(document.querySelector(".cell.queued .timer") || {}).textContent || "(none)"`)))
 	}
