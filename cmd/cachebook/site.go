@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"os"
@@ -165,6 +166,19 @@ func checkSiteDir(dir string) error {
 	return nil
 }
 
+// siteCSP is the server's Content-Security-Policy as a meta tag, the
+// second line of defence behind the page's sanitiser where no server sets
+// the header; frame-ancestors only works as a header and is left out.
+func siteCSP() string {
+	var keep []string
+	for _, d := range strings.Split(web.ContentSecurityPolicy, ";") {
+		if d = strings.TrimSpace(d); d != "" && !strings.HasPrefix(d, "frame-ancestors") {
+			keep = append(keep, d)
+		}
+	}
+	return `<meta http-equiv="Content-Security-Policy" content="` + html.EscapeString(strings.Join(keep, "; ")) + `">`
+}
+
 // staticPage turns the server's page into the static site's: the marker
 // that tells the page it has no server, without the class view (a class
 // needs its server, and its script would ask it who the reader is).
@@ -174,7 +188,7 @@ func staticPage(page []byte) ([]byte, error) {
 	if !strings.Contains(s, charset) {
 		return nil, errors.New("site: the page has no charset tag to put the static marker after")
 	}
-	s = strings.Replace(s, charset, charset+"\n"+staticMarker, 1)
+	s = strings.Replace(s, charset, charset+"\n"+staticMarker+"\n"+siteCSP(), 1)
 	var keep []string
 	for _, line := range strings.Split(s, "\n") {
 		if strings.Contains(line, "dist/class.") {

@@ -80,7 +80,7 @@ func TestWriteSite(t *testing.T) {
 				t.Errorf("%d lessons written, want %d", n.lessons, len(tt.lessons))
 			}
 			page, _ := os.ReadFile(filepath.Join(tt.dir, "index.html"))
-			if !strings.Contains(string(page), staticMarker) || strings.Contains(string(page), "class.") || !strings.Contains(string(page), "dist/app.js") {
+			if !strings.Contains(string(page), staticMarker) || !strings.Contains(string(page), `http-equiv="Content-Security-Policy" content="default-src &#39;self&#39;`) || strings.Contains(string(page), "frame-ancestors") || strings.Contains(string(page), "class.") || !strings.Contains(string(page), "dist/app.js") {
 				t.Errorf("page:\n%s", page)
 			}
 			for _, a := range siteAssets {
