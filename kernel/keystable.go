@@ -23,6 +23,21 @@ type KeysTable struct {
 	// probed whether it was looked for (0: it could not be measured).
 	measured int64
 	probed   bool
+	// onProbe, when set, is told what a probe measured (NewKeysTableFrom).
+	onProbe func(bytes int64)
+}
+
+// NewKeysTableFrom returns a KeysTable for a runtime that keeps the
+// measured last cache level itself, such as the browser in its own
+// storage: measured, when positive, is used instead of a probe (the
+// caller has checked its age against sizing.MeasuredMaxAge), and onProbe,
+// when not nil, receives what a probe measures, for the caller to store.
+func NewKeysTableFrom(measured int64, onProbe func(bytes int64)) *KeysTable {
+	k := &KeysTable{onProbe: onProbe}
+	if measured > 0 {
+		k.measured, k.probed = measured, true
+	}
+	return k
 }
 
 // lastLevel returns this machine's last cache level as a short latency
@@ -51,6 +66,9 @@ func (k *KeysTable) lastLevel(ctx context.Context) int64 {
 		return 0
 	}
 	k.measured, k.probed = b, true
+	if k.onProbe != nil {
+		k.onProbe(b)
+	}
 	if dir != "" {
 		_ = sizing.SaveMeasured(dir, b, now) // a cache: failing to store it costs a probe next time
 	}

@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"export":     {"export a notebook as .ipynb or markdown", cmdExport},
 		"import":     {"import a .ipynb file as a markdown notebook", cmdImport},
 		"jupyter":    {"install or run cachebook as a Jupyter kernel", cmdJupyter},
+		"site":       {"write a static site that runs every lesson in the browser", cmdSite},
 	}
 }
 

@@ -122,6 +122,9 @@ func TestWasmHitsSize(t *testing.T) {
 		chromedp.Navigate(env.pageURL+"#/lesson/03-radix"),
 		chromedp.WaitVisible(chromedp.CSS(`.notebook .cell[data-kind="sql"]`)))
 	do(t, ctx, "switch lesson 3 to the browser kernel", switchToWasm()...)
+	// The kernel runs at once; the table arrives later (a first slice,
+	// then the whole of it).
+	do(t, ctx, "wait for the whole hits table", pollFor(`cachebookApp.wasm.hits.state === "full"`, 4*time.Minute))
 	ready := time.Since(start)
 	rows := get(t, ctx, "the table's rows", chromedp.Evaluate[int](`cachebookApp.wasm.info.gen.rows`))
 	msg := get(t, ctx, "the generation message", chromedp.Evaluate[string](`cachebookApp.wasm.info.gen.message`))

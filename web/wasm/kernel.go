@@ -75,56 +75,84 @@ type genReply struct {
 	Message string `json:"message"`
 }
 
-// newTable generates the hits table in memory (DefaultRows where
-// opts.Rows is 0) and opens the browser's engine over it: one thread, queries
-// bounded by BrowserCellMemory.
-func newTable(opts gen.Options) (*engine.DB, genReply, error) {
+// generate writes the hits table of opts (DefaultRows where opts.Rows is
+// 0) into memory. progress, when not nil, is called after each chunk of
+// rows with the rows written and the rows in all.
+func generate(ctx context.Context, opts gen.Options, progress func(done, total int)) (*chunkedFile, genReply, error) {
 	if opts.Rows == 0 {
 		opts.Rows = DefaultRows()
 	}
 	if opts.Rows < 0 || opts.Rows > MaxRows {
 		return nil, genReply{}, fmt.Errorf("gen: rows must be between 1 and %d, got %d", MaxRows, opts.Rows)
 	}
+	opts.Progress = progress
 	t0 := time.Now()
 	var file chunkedFile
-	if err := gen.Write(context.Background(), &file, opts); err != nil {
+	if err := gen.Write(ctx, &file, opts); err != nil {
 		return nil, genReply{}, fmt.Errorf("gen: %w", err)
 	}
-	db, err := engine.Open(engine.Options{QueryMemory: BrowserCellMemory, MaxThreads: 1})
-	if err != nil {
-		return nil, genReply{}, fmt.Errorf("open engine: %w", err)
-	}
-	if err := db.RegisterFile("hits", &file, file.Size()); err != nil {
-		return nil, genReply{}, fmt.Errorf("register hits: %w", err)
-	}
-	// Collect the generator's garbage now, at load, so that the queries
-	// reuse the memory it frees: otherwise they allocate above the
-	// generator's high-water mark until the next collection, and
-	// WebAssembly memory touched for the first time costs them dearly.
-	// Twice: the first collection only moves the Parquet writer's pooled
-	// buffers (sync.Pool) to the pools' victim caches.
-	runtime.GC()
-	runtime.GC()
 	d := time.Since(t0)
 	users := opts.Users
 	if users == 0 {
 		users = int(float64(opts.Rows)/gen.UserRowsRatio + 0.5)
 	}
-	return db, genReply{
+	return &file, genReply{
 		Rows: opts.Rows, Users: users, Bytes: int(file.Size()), GenNS: int64(d), Order: fmt.Sprint(opts.Order),
 		Message: fmt.Sprintf("generated hits: %d rows (%d users), %.1f MB of Parquet in %v",
 			opts.Rows, users, float64(file.Size())/1e6, d.Round(time.Millisecond)),
 	}, nil
 }
 
+// openEngine opens the browser's engine, with no tables yet: one thread,
+// queries bounded by BrowserCellMemory.
+func openEngine() (*engine.DB, error) {
+	db, err := engine.Open(engine.Options{QueryMemory: BrowserCellMemory, MaxThreads: 1})
+	if err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	return db, nil
+}
+
+// collect runs the garbage collector twice, at load, so that the queries
+// reuse the memory the generator freed: otherwise they allocate above the
+// generator's high-water mark until the next collection, and WebAssembly
+// memory touched for the first time costs them dearly. Twice: the first
+// collection only moves the Parquet writer's pooled buffers (sync.Pool)
+// to the pools' victim caches.
+func collect() {
+	runtime.GC()
+	runtime.GC()
+}
+
+// newTable generates the hits table in memory (DefaultRows where
+// opts.Rows is 0) and opens the browser's engine over it.
+func newTable(opts gen.Options) (*engine.DB, genReply, error) {
+	t0 := time.Now()
+	file, info, err := generate(context.Background(), opts, nil)
+	if err != nil {
+		return nil, genReply{}, err
+	}
+	db, err := openEngine()
+	if err != nil {
+		return nil, genReply{}, err
+	}
+	if err := db.RegisterFile("hits", file, file.Size()); err != nil {
+		return nil, genReply{}, fmt.Errorf("register hits: %w", err)
+	}
+	collect()
+	info.GenNS = int64(time.Since(t0))
+	return db, info, nil
+}
+
 // attach starts the browser's kernel over db — the server's kernel with
 // the browser's explicit limits (one thread, BrowserCellMemory) — and
-// subscribes to its one session.
-func attach(db *engine.DB) (*kernel.Subscription, error) {
+// subscribes to its one session. keys may be nil (the manager makes one).
+func attach(db *engine.DB, keys *kernel.KeysTable) (*kernel.Subscription, error) {
 	m, err := kernel.NewManager(kernel.ManagerConfig{
 		Executor: kernel.Config{
 			DB:     db,
 			Limits: kernel.Limits{CellMemory: BrowserCellMemory, QueryMemory: BrowserCellMemory, Threads: 1},
+			Keys:   keys,
 		},
 		Scheduler:   kernel.NewScheduler(1),
 		BufferBytes: 4 << 20,

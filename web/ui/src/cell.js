@@ -338,7 +338,8 @@ export class Cell {
     if (this.running && this.queuedAt !== undefined) {
       this.timerEl.classList.remove("live");
       const wait = this.queuedWaitNs ? ` · about ${fmtWait(this.queuedWaitNs - (performance.now() - this.queuedSince) * 1e6)}` : "";
-      this.timerEl.textContent = this.queuedShared
+      if (this.queuedFor === "hits") this.timerEl.textContent = `waiting for the hits table (position ${this.queuedAt})`;
+      else this.timerEl.textContent = this.queuedShared
         ? `waiting for a classmate's run of this same measurement${wait}`
         : `queued (position ${this.queuedAt})${wait}`;
       return;
@@ -387,6 +388,7 @@ export class Cell {
         this.queuedShared = !!e.shared;
         this.queuedWaitNs = e.wait_ns || 0;
         this.queuedSince = performance.now();
+        this.queuedFor = e.waiting;
         this.el.classList.add("queued");
         this.showTimer();
         break;

@@ -9,8 +9,14 @@ import { WasmKernel } from "./wasm-kernel.js";
 import { Notebook } from "./notebook.js";
 import { toIpynb } from "./ipynb.js";
 import { ask } from "./dialog.js";
+import { StaticBackend } from "./static-backend.js";
 
 const DIST = new URL("./", import.meta.url).href; // dist/ with worker.js and cachebook.wasm
+
+// STATIC: the page was written by `cachebook site`: no server behind it,
+// lessons are files, notebooks live in this browser, cells run in its
+// WebAssembly kernel.
+const STATIC = !!document.querySelector('meta[name="cachebook-static"]');
 
 // dropToken takes the token out of the address bar and the history once
 // the page is loaded: the server has set the token cookie with the page,
@@ -24,17 +30,41 @@ function dropToken() {
 }
 
 // wasmOpts are the browser kernel's options from the page URL: ?hits_rows=N
-// generates N rows of hits instead of the size the kernel picks.
+// generates N rows of hits instead of the size the kernel picks,
+// ?hits_slice=N a first slice of N rows (0: none).
 function wasmOpts() {
-  const rows = Number(new URLSearchParams(location.search).get("hits_rows"));
-  return Number.isInteger(rows) && rows > 0 ? { rows } : {};
+  const q = new URLSearchParams(location.search);
+  const o = {};
+  const rows = Number(q.get("hits_rows"));
+  if (Number.isInteger(rows) && rows > 0) o.rows = rows;
+  const slice = Number(q.get("hits_slice"));
+  if (q.has("hits_slice") && Number.isInteger(slice) && slice >= 0) o.slice = slice;
+  return o;
 }
 
-// wasmWhere names the browser kernel in the status line and, once it has
-// generated its hits table, says how large the table is.
-function wasmWhere(k) {
-  const g = k && k.info && k.info.gen;
-  return g ? `browser (wasm) · hits ${g.rows.toLocaleString("en-US")} rows` : "browser (wasm)";
+const fmtRows = (n) => Number(n || 0).toLocaleString("en-US");
+
+// wasmWhere names the browser kernel in the status line with the state of
+// its hits table.
+function wasmWhere(hits) {
+  if (!hits) return "browser (wasm)";
+  switch (hits.state) {
+    case "full":
+      return `browser (wasm) · hits ${fmtRows(hits.rows)} rows`;
+    case "slice":
+      return `browser (wasm) · hits slice ${fmtRows(hits.rows)} rows, full table ${hits.total ? Math.floor((100 * hits.done) / hits.total) : 0}%`;
+    case "loading":
+      return `browser (wasm) · hits ${hits.total ? Math.floor((100 * hits.done) / hits.total) : 0}%`;
+    case "failed":
+      return "browser (wasm) · no hits table";
+  }
+  return "browser (wasm)";
+}
+
+// fmtLeft says how long is left, roughly.
+function fmtLeft(s) {
+  if (s == null || !isFinite(s)) return "estimating time left…";
+  return s < 60 ? `about ${Math.max(1, Math.round(s))} s left` : `about ${Math.round(s / 60)} min left`;
 }
 
 // fitSave keeps a save request under the server's frame limit
@@ -67,12 +97,17 @@ class App {
   constructor(root) {
     this.root = root;
     dropToken();
-    this.server = new ServerKernel((s) => this.onStatus(s));
+    this.server = STATIC ? new StaticBackend(new URL("./", location.href).href) : new ServerKernel((s) => this.onStatus(s));
     this.wasm = null;
     this.kernel = this.server;
     this.nb = null;
     this.buildShell();
     this.server.connect();
+    if (STATIC) {
+      document.body.classList.add("static");
+      this.modeSel.querySelector('option[value="server"]').remove();
+      this.setMode("wasm");
+    }
     window.addEventListener("hashchange", () => this.route());
     // Unsaved edits: the browser asks before the tab closes or reloads.
     window.addEventListener("beforeunload", (ev) => {
@@ -103,8 +138,23 @@ class App {
       h("button#interrupt", { title: "Interrupt (I,I in command mode)", onclick: () => this.nb && this.nb.interrupt() }, "■ Interrupt"),
       h("button#save", { title: "Save (Ctrl+S)", onclick: () => this.save() }, "Save"),
       h("button#export", { title: "Download as Jupyter .ipynb", onclick: () => this.exportIpynb() }, "Export .ipynb"),
+      h("button#exportmd", { title: "Download as cachebook Markdown (.md)", onclick: () => this.exportIpynb("md") }, "Download .md"),
     );
     this.banner = h("div.banner.hidden");
+    // The hits table's load in this browser: rows, %, time left, and the
+    // cells waiting for it.
+    this.hitsBar = h(
+      "div.hitsbar.hidden#hitsbar",
+      { role: "status" },
+      h("progress", { max: 1, value: 0 }),
+      h("span.hitstext"),
+    );
+    this.fileInput = h("input#openfile", {
+      type: "file",
+      accept: ".md,.ipynb,.markdown",
+      style: "display:none",
+      onchange: () => this.openFile(this.fileInput.files[0]),
+    });
     const header = h(
       "header",
       h("a.brand", { href: "#/" }, "cachebook"),
@@ -115,7 +165,7 @@ class App {
       h("button#large", { title: "Large font for projectors", onclick: () => this.toggleLarge() }, "Aa"),
     );
     this.main = h("main");
-    this.root.replaceChildren(header, this.toolbar, this.banner, this.main);
+    this.root.replaceChildren(header, this.toolbar, this.banner, this.hitsBar, this.fileInput, this.main);
   }
 
   toggleLarge() {
@@ -124,12 +174,16 @@ class App {
   }
 
   onStatus(s) {
+    if (s.kind === "wasm") this.showHits(s);
+    // The pill names the runtime that will run the next cell: the other
+    // one's news does not reach it.
     if ((s.kind === "wasm") !== (this.kernel.kind === "wasm")) return;
     const dot = this.statusEl.querySelector(".dot");
     const text = this.statusEl.querySelector(".text");
     dot.className = "dot " + (s.connection === "connected" || s.connection === "in browser" ? s.kernel : "off");
-    const where = s.kind === "wasm" ? wasmWhere(this.wasm) : s.connection;
-    text.textContent = `${where} · ${s.kernel}`;
+    const where = s.kind === "wasm" ? wasmWhere(s.hits) : `server · ${s.connection}`;
+    text.textContent = `${where} · ${s.kernel}${s.held ? ` · ${s.held} waiting for hits` : ""}`;
+    this.statusEl.dataset.runtime = s.kind;
     this.statusEl.dataset.kernel = s.kernel;
     this.statusEl.dataset.connection = s.connection;
     this.statusEl.title = s.detail || "";
@@ -139,6 +193,30 @@ class App {
       else if (s.connection === "connected") this.showServerBanner(null);
       if (s.detail === "the server restarted") this.flash("the server restarted: cells that were running are lost", true);
     }
+  }
+
+  // showHits shows the hits table's load: a progress bar with rows, per
+  // cent and time left, and how many cells wait for the table.
+  showHits(s) {
+    const k = s.hits;
+    const on = this.kernel.kind === "wasm" && k && (k.state === "loading" || k.state === "slice" || k.state === "failed");
+    this.hitsBar.classList.toggle("hidden", !on);
+    this.hitsBar.dataset.state = k ? k.state : "";
+    if (!on) return;
+    const bar = this.hitsBar.querySelector("progress");
+    const pct = k.total ? (100 * k.done) / k.total : 0;
+    bar.max = k.total || 1;
+    bar.value = k.done || 0;
+    const waiting = s.held ? ` · ${s.held} cell${s.held === 1 ? "" : "s"} waiting for it` : "";
+    let text;
+    if (k.state === "failed") text = `The hits table could not be made in this browser: ${k.error}`;
+    else if (!k.done)
+      text = `Preparing the hits table in this browser (${fmtRows(k.total)} rows): cells that do not read hits run now${waiting}`;
+    else {
+      text = `Generating hits in this browser: ${fmtRows(k.done)} of ${fmtRows(k.total)} rows · ${pct.toFixed(0)}% · ${fmtLeft(k.eta)}${waiting}`;
+      if (k.state === "slice") text += ` · a first slice of ${fmtRows(k.rows)} rows is ready: cells without a prediction run on it`;
+    }
+    this.hitsBar.querySelector(".hitstext").textContent = text;
   }
 
   // showServerBanner shows (or, with null, hides) what the server kernel
@@ -172,6 +250,7 @@ class App {
   }
 
   setMode(mode) {
+    if (STATIC) mode = "wasm";
     if (this.nb) localStorage.setItem(this.modeKey(), mode);
     if (mode === "wasm") {
       if (!this.wasm) this.wasm = new WasmKernel(DIST, (s) => this.onStatus(s), wasmOpts());
@@ -183,6 +262,7 @@ class App {
     }
     this.modeSel.value = mode;
     this.showBanner();
+    if (this.wasm) this.wasm.status();
   }
 
   showDirty(v) {
@@ -233,7 +313,13 @@ class App {
         h("p.intro", "Why a CPU at 100% is mostly waiting on memory: run real GROUP BY queries and watch the cache hierarchy."),
         list,
         h("h2", "Your notebooks"),
-        h("p", h("button#newnb", { title: "Create an empty notebook in the notebooks folder", onclick: () => this.newNotebook() }, "+ New notebook")),
+        h(
+          "p",
+          h("button#newnb", { title: STATIC ? "Create an empty notebook in this browser" : "Create an empty notebook in the notebooks folder", onclick: () => this.newNotebook() }, "+ New notebook"),
+          " ",
+          h("button#open", { title: "Open a cachebook .md or Jupyter .ipynb notebook from this computer", onclick: () => this.fileInput.click() }, "Open .md / .ipynb…"),
+        ),
+        STATIC ? h("p.meta", "Notebooks are saved in this browser; download them with Export .ipynb or Download .md.") : null,
         mine.length ? h("ul.notebooks", mine) : null,
       ),
     );
@@ -290,15 +376,38 @@ class App {
     this.setMode(localStorage.getItem(this.modeKey()) || "server");
   }
 
+  // openFile opens a .md or .ipynb from this computer: the kernel's own
+  // parser reads it (web/wasm convert) and its prose goes through the
+  // page's one sanitiser like any other. It opens unsaved; Save asks
+  // where to keep it.
+  async openFile(file) {
+    this.fileInput.value = "";
+    if (!file) return;
+    try {
+      if (!this.wasm) this.wasm = new WasmKernel(DIST, (s) => this.onStatus(s), wasmOpts());
+      const text = await file.text();
+      const doc = JSON.parse(await this.wasm.convert("open", file.name, text));
+      history.pushState(null, "", "#/opened");
+      this.shownHash = "opened";
+      this.shownRaw = location.hash;
+      this.show(doc, { imported: file.name });
+      this.nb.dirty(true);
+    } catch (e) {
+      this.flash(`could not open ${file.name}: ${e.message}`, true);
+    }
+  }
+
   async save() {
     if (!this.nb) return;
     let path = this.nb.source.path;
     if (!path) {
+      const stem = this.nb.source.lesson || (this.nb.source.imported || "notebook").replace(/\.(ipynb|md|markdown)$/i, "");
+      const where = STATIC ? "in this browser" : "under the notebooks folder";
       path = await ask({
-        title: "Save a copy",
-        text: "Lessons are read-only: your edits and outputs go to a copy in your notebooks folder.",
-        input: { label: "Path under the notebooks folder", value: `mine/${this.nb.source.lesson}.md` },
-        ok: "Save copy",
+        title: this.nb.source.lesson ? "Save a copy" : "Save as",
+        text: this.nb.source.lesson ? `Lessons are read-only: your edits and outputs go to a copy ${where}.` : `The notebook is saved ${where}.`,
+        input: { label: `Path ${where}`, value: `mine/${stem}.md` },
+        ok: this.nb.source.lesson ? "Save copy" : "Save",
       });
       if (!path) return;
     }
@@ -318,20 +427,37 @@ class App {
     }
   }
 
-  // exportIpynb asks the server to convert the notebook (POST
-  // /api/export?format=ipynb); without that endpoint it converts here.
-  async exportIpynb() {
+  // exportIpynb downloads the notebook as format (ipynb or md): the
+  // server converts it (POST /api/export); on a static site, or without
+  // that endpoint, the kernel's WebAssembly build does, and for .ipynb
+  // the page's own conversion is the last resort.
+  async exportIpynb(format = "ipynb") {
     if (!this.nb) return;
     const nb = this.nb.toJSON();
+    const type = format === "md" ? "text/markdown" : "application/x-ipynb+json";
     let blob = null;
-    try {
-      const r = await fetch("/api/export?format=ipynb", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(nb) });
-      if (r.ok) blob = await r.blob();
-    } catch {
-      // Fall back to the client-side conversion below.
+    if (!STATIC) {
+      try {
+        const r = await fetch(`/api/export?format=${format}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(nb) });
+        if (r.ok) blob = await r.blob();
+      } catch {
+        // Fall back to the conversions below.
+      }
     }
-    if (!blob) blob = new Blob([JSON.stringify(toIpynb(nb), null, 1)], { type: "application/x-ipynb+json" });
-    const name = (this.nb.path || this.nb.source.lesson || "notebook").split("/").pop().replace(/\.md$/, "") + ".ipynb";
+    if (!blob) {
+      try {
+        if (!this.wasm) this.wasm = new WasmKernel(DIST, (s) => this.onStatus(s), wasmOpts());
+        blob = new Blob([await this.wasm.convert(format, "", JSON.stringify(nb))], { type });
+      } catch (e) {
+        if (format === "md") {
+          this.flash(`download failed: ${e.message}`, true);
+          return;
+        }
+        blob = new Blob([JSON.stringify(toIpynb(nb), null, 1)], { type });
+      }
+    }
+    const stem = (this.nb.path || this.nb.source.lesson || this.nb.source.imported || "notebook").split("/").pop().replace(/\.(md|ipynb|markdown)$/i, "");
+    const name = `${stem}.${format}`;
     const a = h("a", { href: URL.createObjectURL(blob), download: name });
     document.body.append(a);
     a.click();
