@@ -178,6 +178,9 @@ func jupyterInstall(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDataDir(dataPath, *data != "" || os.Getenv("CACHEBOOK_DATA") != "", stderr); err != nil {
+		return err
+	}
 	spec, err := kernelSpec(exe, *display, dataPath)
 	if err != nil {
 		return err
@@ -198,6 +201,24 @@ func jupyterInstall(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "installed kernelspec %s in %s\n  starts %s jupyter kernel\n  data directory %s\n", loc.name, dir, exe, dataPath)
+	return nil
+}
+
+// checkDataDir refuses a data directory that was named (named) but is
+// not a directory: every SQL cell of the kernel would fail. The default
+// (./data) may be made later; a missing one is only warned about.
+func checkDataDir(dir string, named bool, stderr io.Writer) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		err = errors.New("not a directory")
+	}
+	if named {
+		return fmt.Errorf("data directory %s: %w (make it with cachebook gen, or name another with --data)", dir, err)
+	}
+	fmt.Fprintf(stderr, "warning: data directory %s: %v; the kernel's SQL cells fail until it exists (cachebook gen --out %s)\n", dir, err, dir)
 	return nil
 }
 
