@@ -50,7 +50,8 @@ func (h *history) output(line int, text string) {
 }
 
 // answer returns the history a history_request asks for, as ipykernel's
-// HistoryManager returns it: [session, line, input] triples, or [session,
+// HistoryManager returns it (checked against ipykernel 6.17):
+// [session, line, input] triples, or [session,
 // line, [input, output]] with output. "tail" is the last n entries,
 // "range" the lines start ≤ line < stop of the current session (0 or
 // 1: there is no earlier one), "search" the last n inputs matching a glob
@@ -88,6 +89,12 @@ func (h *history) answer(req historyRequest) []any {
 		}
 		slices.Reverse(sel)
 	}
+	// IPython names the current session 0 in a range of it (it reads
+	// its cache), and by its number in a tail or search (its database).
+	session := historySession
+	if req.HistAccessType == "range" {
+		session = 0
+	}
 	out := make([]any, 0, len(sel))
 	for _, e := range sel {
 		if req.Output {
@@ -95,9 +102,9 @@ func (h *history) answer(req historyRequest) []any {
 			if e.output != nil {
 				o = *e.output
 			}
-			out = append(out, []any{historySession, e.line, []any{e.input, o}})
+			out = append(out, []any{session, e.line, []any{e.input, o}})
 		} else {
-			out = append(out, []any{historySession, e.line, e.input})
+			out = append(out, []any{session, e.line, e.input})
 		}
 	}
 	return out
