@@ -568,3 +568,43 @@ func TestJupyterConformance(t *testing.T) {
 		t.Error("complete_reply matches is null, want a list")
 	}
 }
+
+// TestNotebookRunAll runs "Run all" ten times in the classic Notebook
+// (Debian's python3-notebook 6.x, in headless Chromium) on a notebook
+// whose first cell fails at once: the three cells after it must never
+// run, and show no prompt number of their own. It skips without the
+// Notebook or Chromium.
+func TestNotebookRunAll(t *testing.T) {
+	env := kernelspec(t)
+	const chromium = "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("no Chromium: %v", err)
+	}
+	if out, err := exec.Command(python, "-c", "import notebook, tornado; assert notebook.__version__.startswith('6.')").CombinedOutput(); err != nil {
+		t.Skipf("no classic Notebook 6 (apt-get install python3-notebook): %v: %s", err, bytes.TrimSpace(out))
+	}
+	dir := t.TempDir()
+	out, stderr := runPython(t, append(env, "HOME="+dir), 4*time.Minute, "testdata/notebook_e2e.py", dir, chromium, "10")
+	var r struct {
+		Tries   int `json:"tries"`
+		Stopped int `json:"stopped"`
+		Cells   [][]struct {
+			Prompt  *int     `json:"prompt"`
+			Outputs []string `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("notebook_e2e.py output: %v\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	t.Logf("Notebook Run all stopped at the failing cell %d of %d times", r.Stopped, r.Tries)
+	if r.Tries != 10 || r.Stopped != 10 {
+		t.Errorf("Run all stopped %d of %d times, want 10 of 10: %+v", r.Stopped, r.Tries, r.Cells)
+	}
+	for i, try := range r.Cells {
+		for j, c := range try[1:] {
+			if c.Prompt != nil {
+				t.Errorf("try %d: aborted cell %d shows In [%d], want no number", i, j+2, *c.Prompt)
+			}
+		}
+	}
+}

@@ -17,9 +17,23 @@ import sys
 from jupyter_client.manager import KernelManager
 
 TRIES = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+# A second argument names another kernel to compare with: python3
+# (ipykernel) runs the same requests in Python.
+KERNEL = sys.argv[2] if len(sys.argv) > 2 else "cachebook"
+PY = KERNEL != "cachebook"
 out = {}
 
-km = KernelManager(kernel_name="cachebook")
+
+def q(s):
+    """The cell's code: SQL, or the same in Python."""
+    if not PY:
+        return s
+    if s.startswith("SELEC "):
+        return "raise ValueError(1)"
+    return "print(" + s[len("SELECT "):] + ")"
+
+
+km = KernelManager(kernel_name=KERNEL)
 km.start_kernel()
 kc = km.client()
 kc.start_channels()
@@ -43,7 +57,7 @@ def run_one(code, **kw):
 
 tries = []
 for i in range(TRIES):
-    ids = [kc.execute("SELEC 1")] + [kc.execute("SELECT %d" % (i * 10 + j)) for j in range(3)]
+    ids = [kc.execute(q("SELEC 1"))] + [kc.execute(q("SELECT %d" % (i * 10 + j))) for j in range(3)]
     tries.append(replies(ids))
 out["run_all"] = {
     "tries": len(tries),
@@ -52,12 +66,12 @@ out["run_all"] = {
     "aborted_reply": tries[0][1],
 }
 # A cell sent after the client saw the error runs.
-out["after_error"] = run_one("SELECT 'after'")
+out["after_error"] = run_one(q("SELECT 'after'"))
 
-base = run_one("SELECT 'normal 1'")
-silent = run_one("SELECT 'silent'", silent=True)
-nohist = run_one("SELECT 'no history'", store_history=False)
-normal = run_one("SELECT 'normal 2'")
+base = run_one(q("SELECT 'normal 1'"))
+silent = run_one(q("SELECT 'silent'"), silent=True)
+nohist = run_one(q("SELECT 'no history'"), store_history=False)
+normal = run_one(q("SELECT 'normal 2'"))
 out["counts"] = [r.get("execution_count") for r in (base, silent, nohist, normal)]
 
 
@@ -73,7 +87,7 @@ out["history_tail"] = history(hist_access_type="tail", n=2)
 out["history_range"] = history(hist_access_type="range", session=0, start=1, stop=3)
 out["history_search"] = history(hist_access_type="search", pattern="*normal*")
 
-mid = kc.complete("SELECT zzzzzz", 13)
+mid = kc.complete(q("SELECT zzzzzz"), len(q("SELECT zzzzzz")))
 while True:
     m = kc.get_shell_msg(timeout=30)
     if m["parent_header"].get("msg_id") == mid:
