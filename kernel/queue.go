@@ -39,8 +39,9 @@ type Kernel struct {
 	idle      *time.Timer
 	used      time.Time // last subscribe, unsubscribe or cell end, for reclaiming
 	// The abort window (see ManagerConfig.AbortWindow) opened by the
-	// last dated interrupt: execute requests that arrive before stopUntil
-	// and that their client dated before stopSent are aborted.
+	// last dated interrupt or stop-on-error reply: execute requests that
+	// arrive before stopUntil and that their client dated before stopSent
+	// are aborted.
 	stopUntil, stopSent time.Time
 }
 
@@ -166,7 +167,8 @@ func (s *Kernel) openAbortWindow(now, sent time.Time) {
 
 // inAbortWindow reports whether the execute request j, just arrived, is
 // aborted by the open abort window: it came within the window, and its
-// client dated it before the interrupt (or not at all); s.mu held.
+// client dated it before the interrupt or error reply (or not at all);
+// s.mu held.
 func (s *Kernel) inAbortWindow(j *job) bool {
 	if s.stopUntil.IsZero() || j.enq.After(s.stopUntil) {
 		return false
@@ -256,18 +258,20 @@ func (s *Kernel) enqueue(req *Message, er ExecuteRequest) {
 func (s *Kernel) interrupt(req *Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var dropped int
-	if s.running != nil {
-		for _, j := range s.queue {
-			if !j.restart {
-				j.interrupted = true
-				dropped++
-			}
+	// Every queued cell is aborted, but one its client dated after the
+	// interrupt (it may arrive first on another socket).
+	d, dated := clientDate(req.Header)
+	dropped := 0
+	for _, j := range s.queue {
+		if sent, ok := clientDate(j.req); !j.restart && !(dated && ok && !sent.Before(d)) {
+			j.interrupted = true
+			dropped++
 		}
-	} else {
-		dropped = s.abortQueued("interrupted before it started")
 	}
-	if d, ok := clientDate(req.Header); ok {
+	if s.running == nil {
+		s.abortInterrupted()
+	} // else after the running cell's reply, to keep the replies in order
+	if dated {
 		// Requests its client sent before the interrupt but that are
 		// still on their way are aborted too.
 		s.openAbortWindow(time.Now(), d)
@@ -440,6 +444,13 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 		s.abortInterrupted()
 		if stop {
 			s.abortQueued("a cell before it failed")
+			if d, ok := clientDate(j.req); ok {
+				// And what its client sent before this reply went out
+				// (on the client's clock: the request's date plus the
+				// time the kernel held it), arriving later.
+				now := time.Now()
+				s.openAbortWindow(now, d.Add(now.Sub(j.enq)))
+			}
 		}
 	}
 	s.mu.Unlock()
