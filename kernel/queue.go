@@ -55,9 +55,8 @@ type job struct {
 	stopOnError bool
 	enq         time.Time // when the request arrived
 	restart     bool
-	// interrupted: an interrupt came while it was queued behind a
-	// running cell; it is aborted after that cell's reply, so that the
-	// replies come in the order of the requests.
+	// interrupted: an interrupt came while it was queued (and was sent
+	// after it); set and aborted by interrupt.
 	interrupted bool
 }
 
@@ -122,8 +121,8 @@ func (s *Kernel) abortQueued(why string) int {
 	return n
 }
 
-// abortInterrupted aborts the queued cells an interrupt came for while
-// the cell before them ran; s.mu held.
+// abortInterrupted aborts the queued cells an interrupt marked; s.mu
+// held.
 func (s *Kernel) abortInterrupted() {
 	keep := s.queue[:0]
 	for _, j := range s.queue {
@@ -268,9 +267,7 @@ func (s *Kernel) interrupt(req *Message) {
 			dropped++
 		}
 	}
-	if s.running == nil {
-		s.abortInterrupted()
-	} // else after the running cell's reply, to keep the replies in order
+	s.abortInterrupted()
 	if dated {
 		// Requests its client sent before the interrupt but that are
 		// still on their way are aborted too.
@@ -371,7 +368,6 @@ func (s *Kernel) loop() {
 		cancel()
 
 		s.mu.Lock()
-		s.abortInterrupted() // an interrupt while it waited for admission or restarted
 		s.running, s.runCancel = nil, nil
 		s.used = time.Now()
 		if len(s.queue) == 0 && !s.closed {
@@ -441,7 +437,6 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	s.mu.Lock()
 	if !s.closed {
 		s.broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req, reply.ExecuteReply))
-		s.abortInterrupted()
 		if stop {
 			s.abortQueued("a cell before it failed")
 			if d, ok := clientDate(j.req); ok {
