@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCompleteMatchesIsList: complete_reply's matches is a JSON list when
@@ -136,5 +137,58 @@ func TestRunAllStopsAtError(t *testing.T) {
 	_, r := c.reply(c.shell, c.send(c.shell, "history_request", map[string]any{"hist_access_type": "tail", "n": 2, "output": false, "raw": true}, c.sign))
 	if b, _ := json.Marshal(r["history"]); !strings.Contains(string(b), fmt.Sprintf(`[1,%v,"SELECT 'first'"],[1,%v,"SELECT 'second'"]`, n, n+1)) {
 		t.Errorf("history tail = %s", b)
+	}
+}
+
+// TestLiveUpdatesCoalesced: a measurement cell's live display updates
+// reach Jupyter at most one per updateGap for each display, the
+// measurement chart without its PNG.
+func TestLiveUpdatesCoalesced(t *testing.T) {
+	_, c, _ := startKernel(t)
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "%%latency max=2M sample=10ms reps=1"}, c.sign)
+	if _, r := c.reply(c.shell, id); r["status"] != "ok" {
+		t.Fatalf("latency cell: %v", r)
+	}
+	msgs, ok := c.waitIdle(id, 30*time.Second)
+	if !ok {
+		t.Fatal("no idle status")
+	}
+	last := map[string]time.Time{}
+	updates, result := 0, -1
+	for i, m := range msgs {
+		switch m.Header.MsgType {
+		case "execute_result":
+			result = i
+		case "update_display_data":
+			var u struct {
+				Data      map[string]any `json:"data"`
+				Transient struct {
+					DisplayID string `json:"display_id"`
+				} `json:"transient"`
+			}
+			_ = json.Unmarshal(m.Content, &u)
+			if result >= 0 {
+				continue // the notes that replace the live displays
+			}
+			updates++
+			if _, png := u.Data[MIMEPNG]; png {
+				t.Errorf("live update %d carries a PNG", updates)
+			}
+			at, err := time.Parse(time.RFC3339Nano, m.Header.Date)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Dates are in microseconds; a held update goes out with
+			// the next batch, never early.
+			id := u.Transient.DisplayID
+			if l, ok := last[id]; ok && at.Sub(l) < updateGap-time.Millisecond {
+				t.Errorf("updates of %s %v apart, want at least %v", id, at.Sub(l), updateGap)
+			}
+			last[id] = at
+		}
+	}
+	t.Logf("%d live updates before the result", updates)
+	if updates == 0 || result < 0 {
+		t.Errorf("iopub: %s, want live updates, then the result", msgTypes(msgs))
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"cachebook/kernel"
 )
 
-// updateGap is the shortest time between two live display updates of one
-// execution, all its displays together: at most ten a second reach the
-// front end, the last one always (see request.flush).
+// updateGap is the shortest time between two batches of live display
+// updates of one execution: each display is updated at most ten times a
+// second, the last update always arriving before the reply. (A held
+// update may follow later output: a display is replaced by its id, so
+// its place among the outputs does not change.)
 const updateGap = 100 * time.Millisecond
 
 // request is an execute_request handed to the shared kernel, from then
@@ -219,7 +221,6 @@ func (k *Kernel) frame(km *kernel.Message) {
 	case kernel.MsgStream:
 		var c kernel.Stream
 		if km.DecodeContent(&c) == nil && !r.silent {
-			k.flush(r)
 			k.publish("stream", r.m, map[string]any{"name": c.Name, "text": c.Text})
 		}
 	case kernel.MsgExecuteResult:
@@ -236,7 +237,6 @@ func (k *Kernel) frame(km *kernel.Message) {
 			}
 		}
 		if !r.silent {
-			k.flush(r)
 			k.publish("execute_result", r.m, map[string]any{"execution_count": c.ExecutionCount, "data": data, "metadata": map[string]any{}})
 		}
 	case kernel.MsgError:
@@ -246,7 +246,6 @@ func (k *Kernel) frame(km *kernel.Message) {
 		}
 		r.err = &c
 		if !r.silent {
-			k.flush(r)
 			k.publish("error", r.m, map[string]any{"ename": c.Ename, "evalue": c.Evalue, "traceback": traceback(&c)})
 		}
 	}
@@ -267,7 +266,6 @@ func (k *Kernel) display(r *request, typ string, c kernel.DisplayData) {
 		if typ == kernel.MsgUpdateDisplayData {
 			return // an update must name its display
 		}
-		k.flush(r)
 		k.publish(typ, r.m, map[string]any{"data": data, "metadata": map[string]any{}, "transient": map[string]any{}})
 		return
 	}
@@ -276,7 +274,6 @@ func (k *Kernel) display(r *request, typ string, c kernel.DisplayData) {
 		delete(data, MIMEPNG)
 	}
 	if typ == kernel.MsgDisplayData {
-		k.flush(r)
 		k.publish(typ, r.m, map[string]any{"data": data, "metadata": map[string]any{}, "transient": map[string]any{"display_id": id}})
 		return
 	}
