@@ -10,8 +10,10 @@ prompt; stopped counts the tries where none of the three later cells ran.
 The e2e test needs Debian's python3-notebook (6.x) and Chromium.
 
 usage: notebook_e2e.py DIR CHROMIUM [TRIES]
+With NOTEBOOK_SCREENSHOT=FILE.png it saves the page after the last try.
 """
 import asyncio
+import base64
 import json
 import os
 import socket
@@ -79,18 +81,20 @@ try:
         ws = await websocket_connect(ws_url, max_message_size=1 << 26)
         seq = 0
 
-        async def evaluate(expr):
+        async def call(method, params):
             nonlocal seq
             seq += 1
-            ws.write_message(json.dumps({"id": seq, "method": "Runtime.evaluate", "params": {
-                "expression": expr, "awaitPromise": True, "returnByValue": True}}))
+            ws.write_message(json.dumps({"id": seq, "method": method, "params": params}))
             while True:
                 m = json.loads(await ws.read_message())
                 if m.get("id") == seq:
-                    r = m.get("result", {})
-                    if "exceptionDetails" in r:
-                        raise RuntimeError(json.dumps(r["exceptionDetails"])[:500])
-                    return r.get("result", {}).get("value")
+                    return m.get("result", {})
+
+        async def evaluate(expr):
+            r = await call("Runtime.evaluate", {"expression": expr, "awaitPromise": True, "returnByValue": True})
+            if "exceptionDetails" in r:
+                raise RuntimeError(json.dumps(r["exceptionDetails"])[:500])
+            return r.get("result", {}).get("value")
 
         async def until(expr, timeout=60):
             deadline = time.monotonic() + timeout
@@ -114,6 +118,12 @@ try:
                 prompt: c.input_prompt_number === undefined ? null : c.input_prompt_number,
                 outputs: c.output_area.outputs.map(o => o.output_type)}))""")
             tries.append(cells)
+        if os.environ.get("NOTEBOOK_SCREENSHOT"):
+            await call("Emulation.setDeviceMetricsOverride", {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+            await asyncio.sleep(0.5)
+            shot = await call("Page.captureScreenshot", {"format": "png"})
+            with open(os.environ["NOTEBOOK_SCREENSHOT"], "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
         ws.close()
         return tries
 
