@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -606,5 +607,29 @@ func TestNotebookRunAll(t *testing.T) {
 				t.Errorf("try %d: aborted cell %d shows In [%d], want no number", i, j+2, *c.Prompt)
 			}
 		}
+	}
+}
+
+// TestKernelEndsWithItsClient: a kernel whose client died without
+// shutting it down (a killed nbclient) exits soon after, as ipykernel
+// does, instead of living on with its memory.
+func TestKernelEndsWithItsClient(t *testing.T) {
+	env := kernelspec(t)
+	cmd := exec.Command(python, "testdata/orphan_e2e.py")
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	// The kernel holds the script's standard output: Wait returns when it
+	// has exited too, or ErrWaitDelay.
+	cmd.WaitDelay = 20 * time.Second
+	err := cmd.Run()
+	pid := strings.TrimSpace(out.String())
+	if err != nil {
+		if p, perr := strconv.Atoi(pid); perr == nil && p > 0 {
+			if proc, ferr := os.FindProcess(p); ferr == nil {
+				_ = proc.Kill()
+			}
+		}
+		t.Fatalf("orphan_e2e.py (kernel %s): %v, want the kernel to exit when its client has", pid, err)
 	}
 }

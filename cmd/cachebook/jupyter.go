@@ -20,6 +20,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"cachebook/engine/units"
 	"cachebook/jupyter"
@@ -331,8 +332,36 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 			k.Interrupt()
 		}
 	}()
+	kctx, cancel := context.WithCancel(kctx)
+	defer cancel()
+	go watchParent(kctx, cancel, log)
 	_, err = k.Run(kctx)
 	return err
+}
+
+// watchParent ends the kernel when the process that started it has gone,
+// as ipykernel does: jupyter_client names itself in JPY_PARENT_PID, and a
+// kernel whose client was killed (a timed-out nbclient, a closed
+// terminal) would otherwise live on, holding its memory.
+func watchParent(ctx context.Context, cancel context.CancelFunc, log *slog.Logger) {
+	if runtime.GOOS == "windows" || os.Getenv("JPY_PARENT_PID") == "" {
+		return // Windows passes a handle there, not a process id
+	}
+	parent := os.Getppid()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if os.Getppid() != parent {
+				log.Warn("jupyter: the process that started the kernel has ended; shutting down", "parent", parent)
+				cancel()
+				return
+			}
+		}
+	}
 }
 
 // version is the binary's module version (or VCS revision), or "dev".
