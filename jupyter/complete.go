@@ -133,7 +133,7 @@ func (k *Kernel) complete(ctx context.Context, code string, cursor int) map[stri
 	}
 	switch {
 	case firstLine && strings.HasPrefix(prefix, "%"):
-		for _, kind := range k.x.Registry().Kinds() {
+		for _, kind := range k.reg.Kinds() {
 			add("%%" + kind)
 		}
 	case firstLine && strings.HasPrefix(strings.TrimSpace(line), "%%"):
@@ -185,6 +185,9 @@ func (k *Kernel) complete(ctx context.Context, code string, cursor int) map[stri
 		}
 	}
 	matches = dedupe(matches)
+	if matches == nil {
+		matches = []string{} // a list, never null: classic Notebook reads its length
+	}
 	return map[string]any{"status": "ok", "matches": matches, "cursor_start": utf8.RuneCountInString(code[:start]),
 		"cursor_end": utf8.RuneCountInString(code[:end]), "metadata": map[string]any{}}
 }

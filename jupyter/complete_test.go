@@ -25,6 +25,7 @@ func testKernel(t *testing.T, withData bool) *Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = k.mgr.Close(context.Background()) })
 	return k
 }
 

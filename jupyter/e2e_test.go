@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -508,5 +509,127 @@ func TestNbclientLessons(t *testing.T) {
 	}
 	if n != len(list) {
 		t.Errorf("nbclient ran %d notebooks, want %d", n, len(list))
+	}
+}
+
+// conformReport is what conform_e2e.py prints.
+type conformReport struct {
+	RunAll struct {
+		Tries        int            `json:"tries"`
+		Stopped      int            `json:"stopped"`
+		Statuses     [][]string     `json:"statuses"`
+		AbortedReply map[string]any `json:"aborted_reply"`
+	} `json:"run_all"`
+	AfterError  reply `json:"after_error"`
+	Counts      []int `json:"counts"`
+	HistoryTail struct {
+		History [][]any `json:"history"`
+	} `json:"history_tail"`
+	HistoryRange struct {
+		History [][]any `json:"history"`
+	} `json:"history_range"`
+	CompleteNone struct {
+		Matches *[]string `json:"matches"`
+	} `json:"complete_none"`
+}
+
+// TestJupyterConformance checks with jupyter_client what ipykernel does:
+// a "Run all" whose first cell fails at once, sent back to back ten
+// times, stops at the error every time (the aborted replies carry no
+// execution count); a cell sent after the error runs; silent and
+// store_history=False executions do not advance the counter; the history
+// holds the session's inputs; a completion without matches is a list.
+func TestJupyterConformance(t *testing.T) {
+	env := kernelspec(t)
+	out, stderr := runPython(t, env, 2*time.Minute, "testdata/conform_e2e.py", "10")
+	var r conformReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("conform_e2e.py output: %v\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	t.Logf("Run all (SELEC 1 and three SELECTs, back to back) stopped at the error %d of %d times", r.RunAll.Stopped, r.RunAll.Tries)
+	if r.RunAll.Tries != 10 || r.RunAll.Stopped != 10 {
+		t.Errorf("Run all stopped %d of %d times, want 10 of 10: %v", r.RunAll.Stopped, r.RunAll.Tries, r.RunAll.Statuses)
+	}
+	if _, ok := r.RunAll.AbortedReply["execution_count"]; ok || r.RunAll.AbortedReply["status"] != "aborted" {
+		t.Errorf("aborted reply = %v, want status aborted and no execution_count", r.RunAll.AbortedReply)
+	}
+	if r.AfterError.Status != "ok" {
+		t.Errorf("a cell sent after the error was seen: %+v, want ok", r.AfterError)
+	}
+	if c := r.Counts; len(c) != 4 || c[1] != c[0] || c[2] != c[0] || c[3] != c[0]+1 {
+		t.Errorf("execution counts of normal, silent, store_history=False, normal: %v, want n, n, n, n+1", c)
+	}
+	if h := r.HistoryTail.History; len(h) != 2 || fmt.Sprint(h[0][2]) != "SELECT 'normal 1'" || fmt.Sprint(h[1][2]) != "SELECT 'normal 2'" {
+		t.Errorf("history tail n=2: %v", h)
+	}
+	if h := r.HistoryRange.History; len(h) != 2 || fmt.Sprint(h[0][1]) != "1" || fmt.Sprint(h[1][1]) != "2" {
+		t.Errorf("history range 1-3: %v", h)
+	}
+	if r.CompleteNone.Matches == nil {
+		t.Error("complete_reply matches is null, want a list")
+	}
+}
+
+// TestNotebookRunAll runs "Run all" ten times in the classic Notebook
+// (Debian's python3-notebook 6.x, in headless Chromium) on a notebook
+// whose first cell fails at once: the three cells after it must never
+// run, and show no prompt number of their own. It skips without the
+// Notebook or Chromium.
+func TestNotebookRunAll(t *testing.T) {
+	env := kernelspec(t)
+	const chromium = "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("no Chromium: %v", err)
+	}
+	if out, err := exec.Command(python, "-c", "import notebook, tornado; assert notebook.__version__.startswith('6.')").CombinedOutput(); err != nil {
+		t.Skipf("no classic Notebook 6 (apt-get install python3-notebook): %v: %s", err, bytes.TrimSpace(out))
+	}
+	dir := t.TempDir()
+	out, stderr := runPython(t, append(env, "HOME="+dir), 4*time.Minute, "testdata/notebook_e2e.py", dir, chromium, "10")
+	var r struct {
+		Tries   int `json:"tries"`
+		Stopped int `json:"stopped"`
+		Cells   [][]struct {
+			Prompt  *int     `json:"prompt"`
+			Outputs []string `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("notebook_e2e.py output: %v\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	t.Logf("Notebook Run all stopped at the failing cell %d of %d times", r.Stopped, r.Tries)
+	if r.Tries != 10 || r.Stopped != 10 {
+		t.Errorf("Run all stopped %d of %d times, want 10 of 10: %+v", r.Stopped, r.Tries, r.Cells)
+	}
+	for i, try := range r.Cells {
+		for j, c := range try[1:] {
+			if c.Prompt != nil {
+				t.Errorf("try %d: aborted cell %d shows In [%d], want no number", i, j+2, *c.Prompt)
+			}
+		}
+	}
+}
+
+// TestKernelEndsWithItsClient: a kernel whose client died without
+// shutting it down (a killed nbclient) exits soon after, as ipykernel
+// does, instead of living on with its memory.
+func TestKernelEndsWithItsClient(t *testing.T) {
+	env := kernelspec(t)
+	cmd := exec.Command(python, "testdata/orphan_e2e.py")
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	// The kernel holds the script's standard output: Wait returns when it
+	// has exited too, or ErrWaitDelay.
+	cmd.WaitDelay = 20 * time.Second
+	err := cmd.Run()
+	pid := strings.TrimSpace(out.String())
+	if err != nil {
+		if p, perr := strconv.Atoi(pid); perr == nil && p > 0 {
+			if proc, ferr := os.FindProcess(p); ferr == nil {
+				_ = proc.Kill()
+			}
+		}
+		t.Fatalf("orphan_e2e.py (kernel %s): %v, want the kernel to exit when its client has", pid, err)
 	}
 }

@@ -36,32 +36,46 @@ type Config struct {
 	MaxMessageBytes int64
 }
 
-// Kernel is one running Jupyter kernel: its sockets and the executor its
-// cells run on. Shell requests are handled one at a time in order;
-// control requests (interrupt, shutdown) are handled at once, also while a
-// cell runs.
+// Kernel is one running Jupyter kernel: its sockets, and a subscription
+// of the shared kernel (kernel.Kernel) its cells run on. Execute and
+// interrupt requests go to the shared kernel, which queues, runs, aborts
+// and interrupts cells as it does for the web notebook; Kernel translates
+// its frames into Jupyter messages (translate.go). The other requests
+// (kernel_info, completion, inspection, history, ...) are answered here,
+// at once, also while a cell runs.
 type Kernel struct {
 	cfg     Config
 	log     *slog.Logger
 	sign    signer
-	x       *kernel.Executor
-	db      *engine.DB // for completion and inspection (nil: no engine)
-	session string     // this kernel process's session id
+	mgr     *kernel.Manager
+	sk      *kernel.Kernel // the shared kernel the cells run on
+	sub     *kernel.Subscription
+	reg     *kernel.Registry // for the banner and magic completion
+	db      *engine.DB       // for completion and inspection (nil: no engine)
+	session string           // this kernel process's session id
 
 	shell, control, stdin, iopub, hb zmq4.Socket
 	sendMu                           sync.Mutex // serialises sends (all sockets)
 
 	mu       sync.Mutex
-	cancel   context.CancelFunc // interrupts the running cell
-	shutdown chan bool          // receives restart when a shutdown_request came
-	dropped  int                // messages refused for a bad signature
-	// The last interrupt: when it arrived, and the date its client gave
-	// it (zero after SIGINT). See interrupted.
-	interruptAt, interruptDate time.Time
-
-	shellQ chan *Message
-	held   []*Message // queued requests taken out by holdQueued (shell goroutine only)
+	shutdown chan bool // receives restart when a shutdown_request came
+	dropped  int       // messages refused for a bad signature
+	// reqs are the execute requests sent to the shared kernel and not
+	// yet answered, by message id.
+	reqs    map[string]*request
+	history history
 }
+
+// abortWindow is how long after an interrupt the execute requests that
+// their client sent before it are still aborted when they arrive, and
+// stopOnErrorWait how long a failed cell's reply waits after its request
+// came, aborting all that arrives meanwhile (see kernel.ManagerConfig):
+// a "Run all" sends every cell at once, and a cell that fails at once
+// must stop the ones still on their way, as ipykernel does.
+const (
+	abortWindow     = 2 * time.Second
+	stopOnErrorWait = 100 * time.Millisecond
+)
 
 // New returns a kernel that is not yet listening.
 func New(cfg Config) (*Kernel, error) {
@@ -89,13 +103,23 @@ func New(cfg Config) (*Kernel, error) {
 	if xc.Logger == nil {
 		xc.Logger = log
 	}
-	x, err := kernel.NewExecutor(xc)
+	mgr, err := kernel.NewManager(kernel.ManagerConfig{
+		Executor: xc, Logger: log, AbortWindow: abortWindow, StopOnErrorWait: stopOnErrorWait,
+		// One session, always subscribed; a "Run all" of a long
+		// notebook queues every cell.
+		MaxQueue: 100000, SubscriberBuffer: 1 << 16,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jupyter: %w", err)
+	}
+	sub, err := mgr.Attach("", 0)
 	if err != nil {
 		return nil, fmt.Errorf("jupyter: %w", err)
 	}
 	return &Kernel{
-		cfg: cfg, log: log, sign: signer{key: []byte(cfg.Conn.Key)}, x: x, db: xc.DB,
-		session: kernel.NewID(), shutdown: make(chan bool, 1), shellQ: make(chan *Message, 64),
+		cfg: cfg, log: log, sign: signer{key: []byte(cfg.Conn.Key)}, mgr: mgr, sk: sub.Kernel(), sub: sub,
+		reg: mgr.Registry(), db: xc.DB, session: kernel.NewID(), shutdown: make(chan bool, 1),
+		reqs: map[string]*request{},
 	}, nil
 }
 
@@ -114,6 +138,13 @@ func (k *Kernel) Dropped() int {
 func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 	sctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := k.mgr.Close(cctx); err != nil {
+			k.log.Warn("jupyter: closing the kernel", "err", err)
+		}
+	}()
 	c := k.cfg.Conn
 	k.shell = zmq4.NewRouter(sctx, zmq4.WithLogger(zmqLogger(k.log)))
 	k.control = zmq4.NewRouter(sctx, zmq4.WithLogger(zmqLogger(k.log)))
@@ -160,21 +191,18 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 	k.status("starting", nil)
 
 	go k.heartbeat()
+	go k.translate(k.sub)
 	go k.readLoop(k.shell, "shell", func(m *Message) {
 		if m.Header.MsgType == "interrupt_request" || m.Header.MsgType == "shutdown_request" {
 			k.handleControl(k.shell, m) // older clients send these on shell
 			return
 		}
-		select {
-		case k.shellQ <- m:
-		case <-sctx.Done():
-		}
+		k.handleShell(sctx, m)
 	})
 	go k.readLoop(k.control, "control", func(m *Message) { k.handleControl(k.control, m) })
 	go k.readLoop(k.stdin, "stdin", func(m *Message) {
 		k.log.Debug("jupyter: ignoring stdin message", "msg_type", m.Header.MsgType)
 	})
-	go k.shellLoop(sctx)
 
 	select {
 	case <-ctx.Done():
@@ -188,51 +216,24 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 }
 
 // Interrupt stops the running cell and aborts every execute request
-// queued before it (as interrupt_request does); SIGINT calls it too.
-func (k *Kernel) Interrupt() bool {
-	return k.interrupt(time.Now(), time.Time{})
+// queued (as interrupt_request does); SIGINT calls it too.
+func (k *Kernel) Interrupt() {
+	k.interrupt(time.Time{})
 }
 
-// abortWindow is how long after an interrupt an execute_request that its
-// client dated before the interrupt_request is still aborted when it
-// arrives (see interrupted).
-const abortWindow = 5 * time.Second
-
-// interrupt stops the running cell and notes the interrupt: it arrived
-// at, dated date by its client (zero: unknown).
-func (k *Kernel) interrupt(at, date time.Time) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.interruptAt, k.interruptDate = at, date
-	if k.cancel != nil {
-		k.cancel()
-		return true
+// interrupt asks the shared kernel to stop the running cell and abort the
+// queued ones. date is the interrupt_request's date on its client's clock
+// (zero: unknown): requests that client sent before it and that arrive
+// shortly after it are aborted too, so that an interrupt stops all of a
+// "Run all" (see abortWindow).
+func (k *Kernel) interrupt(date time.Time) {
+	h := kernel.Header{MsgID: kernel.NewID(), MsgType: kernel.MsgInterruptRequest}
+	if !date.IsZero() {
+		h.Date = date.UTC().Format(time.RFC3339Nano)
 	}
-	return false
-}
-
-// interrupted reports whether the execute request m was queued before the
-// last interrupt, which aborts it (as ipykernel aborts its queue): it
-// arrived before the interrupt did, or its client dated it before the
-// interrupt_request and it arrived within abortWindow after it. The dates
-// catch what was still in the sockets' buffers when the interrupt came (a
-// "Run all" of a long notebook: the interrupt aborts all of it), while a
-// request sent after the interrupt runs.
-func (k *Kernel) interrupted(m *Message) bool {
-	k.mu.Lock()
-	at, date := k.interruptAt, k.interruptDate
-	k.mu.Unlock()
-	if at.IsZero() {
-		return false
+	if err := k.sk.Handle(nil, &kernel.Message{Channel: kernel.ChannelControl, Header: h}); err != nil {
+		k.log.Warn("jupyter: interrupt", "err", err)
 	}
-	if m.received.Before(at) {
-		return true
-	}
-	if date.IsZero() || m.received.After(at.Add(abortWindow)) {
-		return false
-	}
-	d, err := time.Parse(time.RFC3339Nano, m.Header.Date)
-	return err == nil && d.Before(date)
 }
 
 // refused counts and logs a connection closed for what it sent: a
@@ -334,8 +335,8 @@ func (k *Kernel) handleControl(s zmq4.Socket, m *Message) {
 	switch m.Header.MsgType {
 	case "interrupt_request":
 		date, _ := time.Parse(time.RFC3339Nano, m.Header.Date) // zero when it has none
-		interrupted := k.interrupt(m.received, date)
-		k.log.Info("jupyter: interrupt", "running", interrupted)
+		k.interrupt(date)
+		k.log.Info("jupyter: interrupt")
 		k.reply(s, m, "interrupt_reply", map[string]any{"status": "ok"})
 	case "shutdown_request":
 		var req struct {
@@ -355,69 +356,16 @@ func (k *Kernel) handleControl(s zmq4.Socket, m *Message) {
 	}
 }
 
-// shellLoop handles shell requests one at a time.
-func (k *Kernel) shellLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m := <-k.shellQ:
-			if m.Header.MsgType == "execute_request" && k.interrupted(m) {
-				k.abort(m)
-				continue
-			}
-			if k.handleShell(ctx, m) {
-				k.abortHeld()
-			}
-		}
+// handleShell handles one shell request: an execute_request goes to the
+// shared kernel's queue, the others are answered at once.
+func (k *Kernel) handleShell(ctx context.Context, m *Message) {
+	if m.Header.MsgType == "execute_request" {
+		k.execute(m)
+		return
 	}
-}
-
-// holdQueued takes the requests already queued when a cell failed, before
-// its error reply is sent: with stop_on_error (the default, as in
-// ipykernel) "Run all" stops at the first error, while anything the client
-// sends after it has seen the error runs. Only the shell goroutine calls it.
-func (k *Kernel) holdQueued() {
-	for {
-		select {
-		case m := <-k.shellQ:
-			k.held = append(k.held, m)
-		default:
-			return
-		}
-	}
-}
-
-// abortHeld answers the held execute requests with status "aborted" and
-// handles the other held requests.
-func (k *Kernel) abortHeld() {
-	held := k.held
-	k.held = nil
-	for _, m := range held {
-		if m.Header.MsgType != "execute_request" {
-			k.handleShell(context.Background(), m)
-			continue
-		}
-		k.abort(m)
-	}
-}
-
-// abort answers the execute request m with status "aborted", without
-// running it.
-func (k *Kernel) abort(m *Message) {
-	k.status("busy", m)
-	k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.x.ExecutionCount()})
-	k.status("idle", m)
-}
-
-// handleShell handles one shell request; it reports whether queued
-// executions should be aborted.
-func (k *Kernel) handleShell(ctx context.Context, m *Message) (abort bool) {
 	k.status("busy", m)
 	defer k.status("idle", m)
 	switch m.Header.MsgType {
-	case "execute_request":
-		return k.execute(ctx, m)
 	case "kernel_info_request":
 		k.reply(k.shell, m, "kernel_info_reply", k.kernelInfo())
 	case "complete_request":
@@ -444,7 +392,12 @@ func (k *Kernel) handleShell(ctx context.Context, m *Message) (abort bool) {
 	case "comm_info_request":
 		k.reply(k.shell, m, "comm_info_reply", map[string]any{"status": "ok", "comms": map[string]any{}})
 	case "history_request":
-		k.reply(k.shell, m, "history_reply", map[string]any{"status": "ok", "history": []any{}})
+		var req historyRequest
+		_ = json.Unmarshal(m.Content, &req)
+		k.mu.Lock()
+		h := k.history.answer(req)
+		k.mu.Unlock()
+		k.reply(k.shell, m, "history_reply", map[string]any{"status": "ok", "history": h})
 	case "comm_open":
 		// No comm targets: close it, as ipykernel does for unknown targets.
 		var req struct {
@@ -455,7 +408,6 @@ func (k *Kernel) handleShell(ctx context.Context, m *Message) (abort bool) {
 	default:
 		k.log.Debug("jupyter: ignoring shell message", "msg_type", m.Header.MsgType)
 	}
-	return false
 }
 
 // kernelInfo is the content of kernel_info_reply.
@@ -478,7 +430,7 @@ func (k *Kernel) kernelInfo() map[string]any {
 			"pygments_lexer":  "sql",
 		},
 		"banner": "cachebook " + v + ": SQL GROUP BY on a pure-Go columnar engine, with the memory hierarchy beside every result.\n" +
-			"Cell magics: " + magicList(k.x.Registry()),
+			"Cell magics: " + magicList(k.reg),
 		"help_links": []any{},
 		"debugger":   false,
 	}
@@ -504,81 +456,6 @@ func CellFromCode(code string) kernel.Cell {
 	return kernel.Cell{Kind: string(kind), Source: c.ExecSource(), Attrs: attrs}
 }
 
-// execute runs an execute_request; it reports whether queued executions
-// should be aborted.
-func (k *Kernel) execute(ctx context.Context, m *Message) (abort bool) {
-	var req struct {
-		Code        string `json:"code"`
-		Silent      bool   `json:"silent"`
-		StopOnError *bool  `json:"stop_on_error"`
-	}
-	if err := json.Unmarshal(m.Content, &req); err != nil {
-		ec := map[string]any{"status": "error", "execution_count": k.x.ExecutionCount(), "ename": kernel.ErrBadMessage,
-			"evalue": "execute_request content: " + err.Error(), "traceback": []string{}}
-		k.reply(k.shell, m, "execute_reply", ec)
-		return false
-	}
-	cell := CellFromCode(req.Code)
-	cell.Predict, cell.Guess = requestPrediction(m.Metadata)
-	cctx, cancel := context.WithCancel(ctx)
-	k.mu.Lock()
-	k.cancel = cancel
-	k.mu.Unlock()
-	defer func() {
-		k.mu.Lock()
-		k.cancel = nil
-		k.mu.Unlock()
-		cancel()
-	}()
-	var liveMu sync.Mutex
-	live := map[string]string{} // display id → what it showed live
-	emit := func(km kernel.Message) {
-		if id, what := liveDisplay(km); id != "" {
-			liveMu.Lock()
-			live[id] = what
-			liveMu.Unlock()
-		}
-		k.forward(km, m, req.Code, req.Silent)
-	}
-	rep, err := k.x.Execute(cctx, cell, emit)
-	// The final chart or counters are in the result; shrink the live
-	// displays to a note so a saved notebook does not show them twice. (A
-	// cell that failed or was interrupted keeps its partial live display.)
-	liveMu.Lock()
-	if err != nil || req.Silent {
-		clear(live)
-	}
-	for id, what := range live {
-		note := "the final " + what + " are in the cell's result"
-		k.publish("update_display_data", m, map[string]any{
-			"data": map[string]any{MIMEText: note, MIMEHTML: "<small>" + note + "</small>",
-				kernel.MIMEProgress: kernel.Progress{Done: 1, Total: 1}},
-			"metadata": map[string]any{}, "transient": map[string]any{"display_id": id}})
-	}
-	liveMu.Unlock()
-	var f *kernel.Failure
-	stop := req.StopOnError == nil || *req.StopOnError
-	if err != nil && stop {
-		k.holdQueued()
-	}
-	switch {
-	case errors.As(err, &f):
-		k.reply(k.shell, m, "execute_reply", map[string]any{
-			"status": "error", "execution_count": rep.ExecutionCount,
-			"ename": f.Ename, "evalue": f.Evalue, "traceback": traceback(&f.ErrorContent),
-		})
-		return stop
-	case err != nil:
-		k.reply(k.shell, m, "execute_reply", map[string]any{"status": "error", "execution_count": k.x.ExecutionCount(),
-			"ename": kernel.ErrKernel, "evalue": err.Error(), "traceback": []string{err.Error()}})
-		return stop
-	}
-	k.reply(k.shell, m, "execute_reply", map[string]any{
-		"status": "ok", "execution_count": rep.ExecutionCount, "user_expressions": map[string]any{}, "payload": []any{},
-	})
-	return false
-}
-
 // traceback is the error's traceback for Jupyter: the kernel's lines (for
 // an SQL error the statement line and a caret under the position), with
 // the error name in red as terminals and front ends show it.
@@ -594,50 +471,6 @@ func traceback(ec *kernel.ErrorContent) []string {
 		tb = append(tb, colored)
 	}
 	return tb
-}
-
-// forward re-sends one executor message as a Jupyter iopub message
-// answering req, its MIME bundles made renderable by Bundle. A silent
-// execution publishes nothing (Jupyter's "silent": no broadcast; the reply
-// still says how it went).
-func (k *Kernel) forward(km kernel.Message, req *Message, code string, silent bool) {
-	if silent {
-		return
-	}
-	switch km.Header.MsgType {
-	case kernel.MsgExecuteInput:
-		var c kernel.ExecuteInput
-		if decode(km, &c) == nil {
-			k.publish("execute_input", req, map[string]any{"code": code, "execution_count": c.ExecutionCount})
-		}
-	case kernel.MsgStream:
-		var c kernel.Stream
-		if decode(km, &c) == nil {
-			k.publish("stream", req, map[string]any{"name": c.Name, "text": c.Text})
-		}
-	case kernel.MsgDisplayData, kernel.MsgUpdateDisplayData:
-		var c kernel.DisplayData
-		if decode(km, &c) != nil {
-			return
-		}
-		out := map[string]any{"data": Bundle(c.Data), "metadata": map[string]any{}, "transient": map[string]any{}}
-		if c.Transient != nil {
-			out["transient"] = map[string]any{"display_id": c.Transient.DisplayID}
-		} else if km.Header.MsgType == kernel.MsgUpdateDisplayData {
-			return // an update must name its display
-		}
-		k.publish(km.Header.MsgType, req, out)
-	case kernel.MsgExecuteResult:
-		var c kernel.ExecuteResult
-		if decode(km, &c) == nil {
-			k.publish("execute_result", req, map[string]any{"execution_count": c.ExecutionCount, "data": Bundle(c.Data), "metadata": map[string]any{}})
-		}
-	case kernel.MsgError:
-		var c kernel.ErrorContent
-		if decode(km, &c) == nil {
-			k.publish("error", req, map[string]any{"ename": c.Ename, "evalue": c.Evalue, "traceback": traceback(&c)})
-		}
-	}
 }
 
 // liveDisplay returns the display id of a live measurement or counters

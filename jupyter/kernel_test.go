@@ -33,6 +33,10 @@ type client struct {
 	mu    sync.Mutex
 	pub   []*Message
 	pubCh chan struct{}
+	// early holds the replies reply read while it waited for another
+	// one, by the id of the request they answer (replies to different
+	// requests may come in any order).
+	early map[string]*Message
 }
 
 func freePorts(t *testing.T, n int) []int {
@@ -184,18 +188,25 @@ func (c *client) send(s zmq4.Socket, msgType string, content any, sg signer) str
 func (c *client) reply(s zmq4.Socket, id string) (*Message, map[string]any) {
 	c.t.Helper()
 	for {
-		zm, err := s.Recv()
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		m, err := c.sign.decode(zm.Frames)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		var parent Header
-		_ = json.Unmarshal(m.Parent, &parent)
-		if parent.MsgID != id {
-			continue
+		m := c.early[id]
+		delete(c.early, id)
+		if m == nil {
+			zm, err := s.Recv()
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			if m, err = c.sign.decode(zm.Frames); err != nil {
+				c.t.Fatal(err)
+			}
+			var parent Header
+			_ = json.Unmarshal(m.Parent, &parent)
+			if parent.MsgID != id {
+				if c.early == nil {
+					c.early = map[string]*Message{}
+				}
+				c.early[parent.MsgID] = m
+				continue
+			}
 		}
 		var content map[string]any
 		if err := json.Unmarshal(m.Content, &content); err != nil {

@@ -45,6 +45,11 @@ type ExecuteRequest struct {
 	CellID       string            `json:"cell_id,omitempty"`
 	Silent       bool              `json:"silent,omitempty"`
 	StoreHistory *bool             `json:"store_history,omitempty"`
+	// StopOnError, when true, makes a failure of this (non-silent) cell
+	// abort the execute requests queued when its reply goes out
+	// (ipykernel's stop_on_error; see ManagerConfig.StopOnErrorWait).
+	// Absent means false.
+	StopOnError *bool `json:"stop_on_error,omitempty"`
 	// Predict is the cell's prediction and Guess the learner's committed
 	// guess (the "predict" and "guess" members of the cell's metadata);
 	// with Predict set the kernel emits a prediction display after the run.

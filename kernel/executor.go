@@ -239,7 +239,8 @@ func (x *Executor) KernelSession() string {
 	return x.session
 }
 
-// ExecutionCount returns the number of non-silent cells executed since
+// ExecutionCount returns the number of counted cells (neither silent nor
+// with store_history false) executed since
 // the last reset.
 func (x *Executor) ExecutionCount() int {
 	x.mu.Lock()
@@ -317,8 +318,9 @@ func (x *Executor) Execute(ctx context.Context, cell Cell, emit func(Message)) (
 
 // execOpts are the per-request options of an execution.
 type execOpts struct {
-	silent bool
-	queued time.Duration
+	silent    bool
+	noHistory bool // store_history false: not counted (as silent)
+	queued    time.Duration
 }
 
 func kindOf(c Cell) string {
@@ -337,7 +339,7 @@ func (x *Executor) execute(ctx context.Context, cell Cell, o execOpts, emit func
 		return x.fail(cell, 0, o, start, emit, &ErrorContent{Ename: ErrInterrupted, Evalue: "interrupted before the cell started"})
 	}
 	x.mu.Lock()
-	if !o.silent {
+	if !o.silent && !o.noHistory {
 		x.count++
 	}
 	count, eng, session := x.count, x.eng, x.session

@@ -49,6 +49,21 @@ type ManagerConfig struct {
 	// MaxQueue bounds the cells queued in one session (100); more are
 	// refused with a QueueFull error.
 	MaxQueue int
+	// AbortWindow is how long after an interrupt, or the error reply of
+	// a stop_on_error cell, the execute requests that their client dated
+	// before it (before the reply could reach it) are still aborted when
+	// they arrive; what is queued is always aborted. It catches the rest
+	// of a "Run all" still on its way. 0: no window.
+	AbortWindow time.Duration
+	// StopOnErrorWait is the shortest time between the arrival of an
+	// execute request with stop_on_error and its error reply. Every
+	// request that arrives before the reply is aborted (as ipykernel
+	// aborts what is queued when a cell fails), so a cell that fails at
+	// once still stops the rest of a "Run all" that is on its way, while
+	// a request sent after its client saw the error runs. (Requests
+	// dated before the reply, arriving later, are caught by AbortWindow.)
+	// 0: no wait.
+	StopOnErrorWait time.Duration
 	// Logger receives the manager's logs (nil: slog.Default()).
 	Logger *slog.Logger
 	// OnCellDone, if set, is called after every executed or aborted cell

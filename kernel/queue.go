@@ -38,15 +38,26 @@ type Kernel struct {
 	orphan    *time.Timer
 	idle      *time.Timer
 	used      time.Time // last subscribe, unsubscribe or cell end, for reclaiming
+	// The abort window (see ManagerConfig.AbortWindow) opened by the
+	// last dated interrupt or stop-on-error reply: execute requests that
+	// arrive before stopUntil and that their client dated before stopSent
+	// are aborted.
+	stopUntil, stopSent time.Time
 }
 
 type job struct {
-	req     Header
-	channel string
-	cell    Cell
-	silent  bool
-	enq     time.Time
-	restart bool
+	req       Header
+	channel   string
+	cell      Cell
+	silent    bool
+	noHistory bool // store_history false: the cell is not counted
+	// stopOnError: if the cell fails, abort what is queued behind it.
+	stopOnError bool
+	enq         time.Time // when the request arrived
+	restart     bool
+	// interrupted: an interrupt came while it was queued (and was sent
+	// after it); set and aborted by interrupt.
+	interrupted bool
 }
 
 // ID returns the kernel's name (the protocol's session id).
@@ -104,14 +115,65 @@ func (s *Kernel) abortQueued(why string) int {
 			continue
 		}
 		n++
-		s.broadcast(NewMessage(ChannelShell, MsgExecuteReply, s.x.KernelSession(), j.req,
-			ExecuteReply{Status: StatusAborted, CellID: j.cell.ID, Evalue: why}))
-		if s.m.cfg.OnCellDone != nil {
-			s.m.cfg.OnCellDone(kindOf(j.cell), StatusAborted, 0)
-		}
+		s.abortJob(j, why)
 	}
 	s.queue = keep
 	return n
+}
+
+// abortInterrupted aborts the queued cells an interrupt marked; s.mu
+// held.
+func (s *Kernel) abortInterrupted() {
+	keep := s.queue[:0]
+	for _, j := range s.queue {
+		if j.interrupted {
+			s.abortJob(j, "interrupted before it started")
+			continue
+		}
+		keep = append(keep, j)
+	}
+	clear(s.queue[len(keep):])
+	s.queue = keep
+}
+
+// abortJob answers j with an aborted reply without running it; s.mu held.
+func (s *Kernel) abortJob(j *job, why string) {
+	s.broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req,
+		ExecuteReply{Status: StatusAborted, CellID: j.cell.ID, Evalue: why}))
+	if s.m.cfg.OnCellDone != nil {
+		s.m.cfg.OnCellDone(kindOf(j.cell), StatusAborted, 0)
+	}
+}
+
+// clientDate returns the date a client put in a request's header.
+func clientDate(h Header) (time.Time, bool) {
+	if h.Date == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, h.Date)
+	return t, err == nil
+}
+
+// openAbortWindow starts an abort window at now, for requests dated
+// before sent; s.mu held. Without an AbortWindow it does
+// nothing.
+func (s *Kernel) openAbortWindow(now, sent time.Time) {
+	if s.m.cfg.AbortWindow <= 0 {
+		return
+	}
+	s.stopUntil, s.stopSent = now.Add(s.m.cfg.AbortWindow), sent
+}
+
+// inAbortWindow reports whether the execute request j, just arrived, is
+// aborted by the open abort window: it came within the window, and its
+// client dated it before the interrupt or error reply (or not at all);
+// s.mu held.
+func (s *Kernel) inAbortWindow(j *job) bool {
+	if s.stopUntil.IsZero() || j.enq.After(s.stopUntil) {
+		return false
+	}
+	sent, ok := clientDate(j.req)
+	return !ok || sent.Before(s.stopSent)
 }
 
 // Handle processes a kernel request from sub: kernel_info, execute,
@@ -161,10 +223,16 @@ func (s *Kernel) kernelInfo(req *Message) Message {
 
 func (s *Kernel) enqueue(req *Message, er ExecuteRequest) {
 	j := &job{req: req.Header, channel: replyChannel(req, ChannelShell),
-		cell: Cell{Kind: er.Kind, Source: er.Code, Attrs: er.Attrs, ID: er.CellID, Predict: er.Predict, Guess: er.Guess}, silent: er.Silent, enq: time.Now()}
+		cell:   Cell{Kind: er.Kind, Source: er.Code, Attrs: er.Attrs, ID: er.CellID, Predict: er.Predict, Guess: er.Guess},
+		silent: er.Silent, noHistory: er.StoreHistory != nil && !*er.StoreHistory,
+		stopOnError: er.StopOnError != nil && *er.StopOnError, enq: time.Now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		return
+	}
+	if s.inAbortWindow(j) {
+		s.abortJob(j, "interrupted before it started")
 		return
 	}
 	if len(s.queue) >= s.m.cfg.MaxQueue {
@@ -189,7 +257,22 @@ func (s *Kernel) enqueue(req *Message, er ExecuteRequest) {
 func (s *Kernel) interrupt(req *Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dropped := s.abortQueued("interrupted before it started")
+	// Every queued cell is aborted, but one its client dated after the
+	// interrupt (it may arrive first on another socket).
+	d, dated := clientDate(req.Header)
+	dropped := 0
+	for _, j := range s.queue {
+		if sent, ok := clientDate(j.req); !j.restart && !(dated && ok && !sent.Before(d)) {
+			j.interrupted = true
+			dropped++
+		}
+	}
+	s.abortInterrupted()
+	if dated {
+		// Requests its client sent before the interrupt but that are
+		// still on their way are aborted too.
+		s.openAbortWindow(time.Now(), d)
+	}
 	interrupted := s.running != nil && !s.running.restart
 	if s.runCancel != nil {
 		s.runCancel()
@@ -361,14 +444,43 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 		}
 	}
 	start := time.Now()
-	reply, _ := s.x.execute(ctx, j.cell, execOpts{silent: j.silent, queued: queued}, emit)
+	reply, _ := s.x.execute(ctx, j.cell, execOpts{silent: j.silent, noHistory: j.noHistory, queued: queued}, emit)
 	if reply.Status == StatusOK && reply.Outcome != nil {
 		out, ok = reply.Outcome, true
 		if lead == nil && key != "" {
 			sh.store(key, out, time.Since(start))
 		}
 	}
-	s.Broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req, reply.ExecuteReply))
+	// Stop on error, as ipykernel: the cells queued when the error reply
+	// goes out are aborted. (An interrupted cell's queue was dealt with
+	// by the interrupt: what was sent after it runs.) The reply waits
+	// until StopOnErrorWait after the request came, so that the rest of
+	// a "Run all" still on its way is queued by then: nothing that
+	// arrives before the reply can have been sent in answer to it.
+	stop := reply.Status == StatusError && reply.Ename != ErrInterrupted && j.stopOnError && !j.silent
+	if d := time.Until(j.enq.Add(s.m.cfg.StopOnErrorWait)); stop && d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+		}
+		t.Stop()
+	}
+	s.mu.Lock()
+	if !s.closed {
+		s.broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req, reply.ExecuteReply))
+		if stop {
+			s.abortQueued("a cell before it failed")
+			if d, ok := clientDate(j.req); ok {
+				// And what its client sent before this reply went out
+				// (on the client's clock: the request's date plus the
+				// time the kernel held it), arriving later.
+				now := time.Now()
+				s.openAbortWindow(now, d.Add(now.Sub(j.enq)))
+			}
+		}
+	}
+	s.mu.Unlock()
 	// An interrupted runner may still be unwinding: keep its admission
 	// until it has, so the machine is not oversubscribed.
 	wctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -360,7 +360,7 @@ func importOutput(o ipynbOut) (Output, bool) {
 	case "display_data":
 		out.Type = OutputDisplay
 	case "stream":
-		return Output{Type: OutputStream, Name: o.Name, Text: strings.TrimSuffix(string(o.Text), "\n")}, true
+		return Output{Type: OutputStream, Name: o.Name, Text: string(o.Text)}, true
 	case "error":
 		out = Output{Type: OutputError, Name: o.EName, Text: o.EValue}
 		if len(o.Traceback) > 0 {
@@ -382,9 +382,9 @@ func importOutput(o ipynbOut) (Output, bool) {
 				continue
 			}
 			if mime == "text/plain" {
-				out.Text = strings.TrimSuffix(string(m), "\n")
+				out.Text = string(m)
 			} else {
-				out.HTML = strings.TrimSuffix(string(m), "\n")
+				out.HTML = string(m)
 			}
 		case textMIME(mime):
 			var m multiline

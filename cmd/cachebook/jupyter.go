@@ -20,6 +20,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"cachebook/engine/units"
 	"cachebook/jupyter"
@@ -178,6 +179,9 @@ func jupyterInstall(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDataDir(dataPath, *data != "" || os.Getenv("CACHEBOOK_DATA") != "", stderr); err != nil {
+		return err
+	}
 	spec, err := kernelSpec(exe, *display, dataPath)
 	if err != nil {
 		return err
@@ -198,6 +202,24 @@ func jupyterInstall(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "installed kernelspec %s in %s\n  starts %s jupyter kernel\n  data directory %s\n", loc.name, dir, exe, dataPath)
+	return nil
+}
+
+// checkDataDir refuses a data directory that was named (named) but is
+// not a directory: every SQL cell of the kernel would fail. The default
+// (./data) may be made later; a missing one is only warned about.
+func checkDataDir(dir string, named bool, stderr io.Writer) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		err = errors.New("not a directory")
+	}
+	if named {
+		return fmt.Errorf("data directory %s: %w (make it with cachebook gen, or name another with --data)", dir, err)
+	}
+	fmt.Fprintf(stderr, "warning: data directory %s: %v; the kernel's SQL cells fail until it exists (cachebook gen --out %s)\n", dir, err, dir)
 	return nil
 }
 
@@ -310,8 +332,36 @@ func jupyterKernel(args []string, stderr io.Writer) error {
 			k.Interrupt()
 		}
 	}()
+	kctx, cancel := context.WithCancel(kctx)
+	defer cancel()
+	go watchParent(kctx, cancel, log)
 	_, err = k.Run(kctx)
 	return err
+}
+
+// watchParent ends the kernel when the process that started it has gone,
+// as ipykernel does: jupyter_client names itself in JPY_PARENT_PID, and a
+// kernel whose client was killed (a timed-out nbclient, a closed
+// terminal) would otherwise live on, holding its memory.
+func watchParent(ctx context.Context, cancel context.CancelFunc, log *slog.Logger) {
+	if runtime.GOOS == "windows" || os.Getenv("JPY_PARENT_PID") == "" {
+		return // Windows passes a handle there, not a process id
+	}
+	parent := os.Getppid()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if os.Getppid() != parent {
+				log.Warn("jupyter: the process that started the kernel has ended; shutting down", "parent", parent)
+				cancel()
+				return
+			}
+		}
+	}
 }
 
 // version is the binary's module version (or VCS revision), or "dev".

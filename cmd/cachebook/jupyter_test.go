@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -98,6 +99,22 @@ func TestCmdJupyterErrors(t *testing.T) {
 	} {
 		if err := cmdJupyter(ctx, args, &out, &errb); err == nil {
 			t.Errorf("cachebook jupyter %q succeeded", args)
+		}
+	}
+	// A named data directory that does not exist, or is a file, is
+	// refused with its name, and nothing is installed.
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(t.TempDir(), "missing"), file} {
+		prefix := t.TempDir()
+		err := cmdJupyter(ctx, []string{"install", "--prefix", prefix, "--data", dir}, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), dir) {
+			t.Errorf("install --data %s: %v, want an error naming it", dir, err)
+		}
+		if _, err := os.Stat(filepath.Join(prefix, "share", "jupyter", "kernels", "cachebook")); err == nil {
+			t.Errorf("install --data %s installed a kernelspec", dir)
 		}
 	}
 	// The default is the user's Jupyter data directory.
