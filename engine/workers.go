@@ -36,10 +36,10 @@ func (x *execCtx) runWorkers(threads int, phases ...workerPhase) ([]WorkerStat, 
 	var stats []WorkerStat
 	phase := func(w, slot int, ph workerPhase) error {
 		x.phaseStart(w, ph.name)
+		defer x.phaseEnd(w, ph.name) // a panic too ends the phase
 		t0 := time.Now()
 		rows, wait, err := ph.run(w, slot)
 		d := time.Since(t0) - wait
-		x.phaseEnd(w, ph.name)
 		mu.Lock()
 		stats = append(stats, WorkerStat{Worker: w, Phase: ph.name, Rows: rows, Time: d})
 		mu.Unlock()

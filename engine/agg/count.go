@@ -31,29 +31,15 @@ func countPart(keyType vec.Type, keys, counts *vec.Vector, nulls int64, nspecs i
 	return p
 }
 
-// emitPart takes t's groups out as a part, with a NULL group of nulls
-// rows, and charges it to b. With out, the groups are appended to its
-// columns and the part is a piece of them; otherwise they get columns of
-// their own.
-func (t *countTable) emitPart(keyType vec.Type, nulls int64, nspecs int, b *Budget, out *countPiece) (Part, error) {
-	var keys, counts *vec.Vector
-	if out == nil {
-		// emit asks for room for one slot more.
-		keys, counts = vec.NewVector(vec.Int64, t.n+1), vec.NewVector(vec.Int64, t.n+1)
-		t.emit(keys, counts)
-	} else {
-		o := out.keys.Len
-		t.emit(out.keys, out.counts)
-		n := out.keys.Len
-		keys = &vec.Vector{Type: vec.Int64, I64: out.keys.I64[o:n:n], Len: n - o}
-		counts = &vec.Vector{Type: vec.Int64, I64: out.counts.I64[o:n:n], Len: n - o}
-	}
+// emitPart takes t's groups out as a part of their own, with a NULL group
+// of nulls rows, and charges it to b.
+func (t *countTable) emitPart(keyType vec.Type, nulls int64, nspecs int, b *Budget) (Part, error) {
+	// emit asks for room for one slot more.
+	keys, counts := vec.NewVector(vec.Int64, t.n+1), vec.NewVector(vec.Int64, t.n+1)
+	t.emit(keys, counts)
 	p := countPart(keyType, keys, counts, nulls, nspecs)
 	return p, p.charge(b, 0)
 }
-
-// countPiece is a pair of output columns of the tuned count path.
-type countPiece struct{ keys, counts *vec.Vector }
 
 // release gives the table's slots back.
 func (t *countTable) release() {
@@ -105,7 +91,7 @@ func (a *countNaive) Next(context.Context, int) (Part, bool, error) {
 		return Part{}, false, nil
 	}
 	a.done = true
-	p, err := a.t.emitPart(a.keyType, a.nulls, a.nspecs, a.cfg.Budget, nil)
+	p, err := a.t.emitPart(a.keyType, a.nulls, a.nspecs, a.cfg.Budget)
 	return p, err == nil, err
 }
 
@@ -142,8 +128,7 @@ type countRadix struct {
 	scats  []*countScatter
 	tables []*countTable
 	ests   []partitionEstimate
-	// With one worker, the columns its parts are pieces of (see Next).
-	out *countPiece
+	done   bool // one worker handed its one part out
 
 	nextPart atomic.Int64
 	left     atomic.Int64 // partitions not yet counted
@@ -214,9 +199,23 @@ func (a *countRadix) Flush(w int) error {
 
 func (a *countRadix) Finalize(context.Context) error { return nil }
 
-// Next counts the next partition that has keys with worker w's table;
-// after the last, the NULL group, if there is one, is a part of its own.
+// Next counts the next partition that has keys with worker w's table and
+// hands its groups out; after the last, the NULL group, if there is one,
+// is a part of its own.
+//
+// One worker counts every partition on the first call and hands them out
+// as one part: it appends every partition's groups to one pair of
+// columns, sized for a fair share of groups up front (growing by doubling
+// copies them and faults their pages in again), as the cache model
+// models it. Several give each partition's groups columns of their own:
+// a pair per worker, sized for a guess of its share, cost fresh pages
+// that faulted in on every query (for Q15's 3.5M groups with two
+// threads, about 5,800 page faults a query, against 2,000-3,300 with a
+// pair per partition).
 func (a *countRadix) Next(ctx context.Context, w int) (Part, bool, error) {
+	if len(a.tables) == 1 {
+		return a.all(ctx)
+	}
 	for {
 		p, ok, err := claim(ctx, &a.nextPart, 1<<a.bits)
 		if err != nil {
@@ -225,22 +224,66 @@ func (a *countRadix) Next(ctx context.Context, w int) (Part, bool, error) {
 		if !ok {
 			return a.nullPart()
 		}
-		part, err := a.count(w, p)
-		a.left.Add(-1)
-		if err != nil || part.Groups > 0 {
-			return part, err == nil, err
+		n, err := a.count(w, p)
+		if err != nil {
+			return Part{}, false, err
 		}
+		if n == 0 {
+			continue
+		}
+		part, err := a.tables[w].emitPart(a.keyType, 0, a.nspecs, a.cfg.Budget)
+		part.Rows = int64(n)
+		return part, err == nil, err
 	}
 }
 
-// count counts partition p with worker w's table.
-func (a *countRadix) count(w, p int) (Part, error) {
+// all counts every partition with the one worker's table and returns all
+// the groups as one part.
+func (a *countRadix) all(ctx context.Context) (Part, bool, error) {
+	if a.done {
+		return Part{}, false, nil
+	}
+	a.done = true
+	keys, counts := vec.NewVector(vec.Int64, int(a.rowsHint/4)), vec.NewVector(vec.Int64, int(a.rowsHint/4))
+	var rows int64
+	for {
+		p, ok, err := claim(ctx, &a.nextPart, 1<<a.bits)
+		if err != nil {
+			return Part{}, false, err
+		}
+		if !ok {
+			break
+		}
+		n, err := a.count(0, p)
+		if err != nil {
+			return Part{}, false, err
+		}
+		if n > 0 {
+			a.tables[0].emit(keys, counts)
+		}
+		rows += int64(n)
+	}
+	nulls := a.scats[0].nulls
+	if nulls > 0 {
+		a.groups.Add(1)
+	}
+	part := countPart(a.keyType, keys, counts, nulls, a.nspecs)
+	part.Rows = rows
+	if err := part.charge(a.cfg.Budget, 0); err != nil {
+		return Part{}, false, err
+	}
+	return part, true, nil
+}
+
+// count counts partition p with worker w's table and returns its rows.
+func (a *countRadix) count(w, p int) (int, error) {
+	defer a.left.Add(-1)
 	n := 0
 	for _, sc := range a.scats {
 		n += len(sc.parts[p])
 	}
 	if n == 0 {
-		return Part{}, nil
+		return 0, nil
 	}
 	t, est := a.tables[w], &a.ests[w]
 	var err error
@@ -251,11 +294,11 @@ func (a *countRadix) count(w, p int) (Part, error) {
 		err = t.reset(est.hint(n))
 	}
 	if err != nil {
-		return Part{}, err
+		return 0, err
 	}
 	for _, sc := range a.scats {
 		if err := t.add(sc.parts[p]); err != nil {
-			return Part{}, err
+			return 0, err
 		}
 	}
 	est.saw(n, t.n)
@@ -263,24 +306,7 @@ func (a *countRadix) count(w, p int) (Part, error) {
 		a.maxSlots.Store(s)
 	}
 	a.groups.Add(int64(t.n))
-	// One worker appends its groups to one pair of columns, sized for a
-	// fair share of groups up front (growing by doubling copies them and
-	// faults their pages in again), and hands out pieces of it. Several
-	// give each partition's groups columns of their own: a pair per
-	// worker, sized for a guess of its share, cost fresh pages that
-	// faulted in on every query: for Q15's 3.5M groups with two threads,
-	// about 5,800 page faults a query, against 2,000-3,300 with a pair
-	// per partition.
-	if len(a.tables) == 1 && a.out == nil {
-		a.out = &countPiece{vec.NewVector(vec.Int64, int(a.rowsHint/4)), vec.NewVector(vec.Int64, int(a.rowsHint/4))}
-	}
-	var out *countPiece
-	if len(a.tables) == 1 {
-		out = a.out
-	}
-	part, err := t.emitPart(a.keyType, 0, a.nspecs, a.cfg.Budget, out)
-	part.Rows = int64(n)
-	return part, err
+	return n, nil
 }
 
 // nullPart returns the NULL group once, to the first worker that asks

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"cachebook/engine/vec"
 )
@@ -72,7 +71,6 @@ func Aggregate(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Confi
 	}
 	st := a.Stats()
 	out := &Output{TableSlots: st.TableSlots, PreAgg: st.PreAgg}
-	parts = joined(parts)
 	if len(parts) == 1 {
 		p := parts[0]
 		out.Keys, out.Aggs, out.Groups = p.Keys, p.Aggs, p.Groups
@@ -134,48 +132,6 @@ func phases(threads int, one func(w, slot int) error, between func() error, two 
 		return err
 	}
 	return run(two)
-}
-
-// joined returns parts with neighbours whose columns lie one after the
-// other in memory joined into one part, without a copy: the tuned count
-// path's single worker hands out pieces of one pair of columns.
-func joined(parts []Part) []Part {
-	var out []Part
-	for _, p := range parts {
-		if n := len(out); n > 0 {
-			if q, ok := join(out[n-1], p); ok {
-				out[n-1] = q
-				continue
-			}
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// join joins a and b if every column of b follows a's in memory.
-func join(a, b Part) (Part, bool) {
-	cols := func(p Part) []*vec.Vector { return append(append([]*vec.Vector(nil), p.Keys...), p.Aggs...) }
-	ac, bc := cols(a), cols(b)
-	for i, v := range ac {
-		w := bc[i]
-		if v.Type != w.Type || v.Bytes != nil || w.Bytes != nil || v.Valid != nil || w.Valid != nil ||
-			len(v.I64) == 0 || len(w.I64) == 0 || v.Len != len(v.I64) || w.Len != len(w.I64) ||
-			unsafe.Add(unsafe.Pointer(unsafe.SliceData(v.I64)), 8*len(v.I64)) != unsafe.Pointer(unsafe.SliceData(w.I64)) {
-			return Part{}, false
-		}
-	}
-	j := Part{Groups: a.Groups + b.Groups, Rows: a.Rows + b.Rows, Bytes: a.Bytes + b.Bytes}
-	for i, v := range ac {
-		n := len(v.I64) + len(bc[i].I64)
-		c := &vec.Vector{Type: v.Type, Len: n, I64: unsafe.Slice(unsafe.SliceData(v.I64), n)}
-		if i < len(a.Keys) {
-			j.Keys = append(j.Keys, c)
-		} else {
-			j.Aggs = append(j.Aggs, c)
-		}
-	}
-	return j, true
 }
 
 // concat joins the parts' columns, each sized once: column c of the
