@@ -48,6 +48,7 @@ type hashAggOp struct {
 	plan     aggPlan
 	ag       agg.Aggregator
 	twoPhase bool        // radix: Next aggregates the partitions
+	perPart  bool        // Next hands out a part per partition
 	budget   *agg.Budget // the operator's share of the statement's
 	finished bool        // every group was handed out
 	stopped  bool        // the consumer wanted no more groups
@@ -114,7 +115,7 @@ func (a *hashAggOp) detail() []string {
 	case a.finished && len(a.keys) > 0:
 		d = append(d, fmt.Sprintf("groups: %d, largest table: %d slots", a.groups, a.tableSlots))
 	}
-	if a.outBatches > 0 && a.twoPhase {
+	if a.outBatches > 0 && a.perPart {
 		d = append(d, fmt.Sprintf("output: %d batches of %s, handed on as each partition was aggregated: at most %s held at once",
 			a.outBatches, agg.FormatBytes(a.outBytes), agg.FormatBytes(a.outMax)))
 	}
@@ -280,13 +281,19 @@ func (a *hashAggOp) start(x *execCtx) error {
 		return err
 	}
 	a.ag = ag
-	a.twoPhase = ag.Stats().SinkPhase == "partition"
+	st := ag.Stats()
+	a.twoPhase, a.perPart = st.SinkPhase == "partition", st.PerPartition
 
 	sink := workerPhase{name: ag.Stats().SinkPhase, run: func(w, slot int) (int64, time.Duration, error) {
 		var rows int64
 		for {
 			if err := x.ctx.Err(); err != nil {
 				return rows, 0, err
+			}
+			select {
+			case <-a.quit: // nil with one thread
+				return rows, 0, errConsumerDone
+			default:
 			}
 			in, ok, err := src(w)
 			if err != nil {

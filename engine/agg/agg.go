@@ -136,6 +136,9 @@ type Stats struct {
 	Complete bool
 	// TableSlots is the largest hash table's capacity in slots.
 	TableSlots int
+	// PerPartition says that Next hands out a part per radix partition,
+	// aggregated when it is asked for.
+	PerPartition bool
 	// PreAgg says what pre-aggregation before partitioning did, summed
 	// over the workers (its Window is 0 when it did not run).
 	PreAgg PreAggStats

@@ -329,7 +329,7 @@ func (a *countRadix) nullPart() (Part, bool, error) {
 }
 
 func (a *countRadix) Stats() Stats {
-	return Stats{SinkPhase: "partition", Groups: int(a.groups.Load()), Complete: a.left.Load() <= 0, TableSlots: int(a.maxSlots.Load())}
+	return Stats{SinkPhase: "partition", PerPartition: len(a.tables) > 1, Groups: int(a.groups.Load()), Complete: a.left.Load() <= 0, TableSlots: int(a.maxSlots.Load())}
 }
 
 // Close gives back the partitions' charge, the tables and the arenas.

@@ -220,7 +220,7 @@ func (a *radix) aggregate(w, p int) (Part, error) {
 }
 
 func (a *radix) Stats() Stats {
-	st := Stats{SinkPhase: "partition", Groups: int(a.groups.Load()), Complete: a.left.Load() <= 0, TableSlots: int(a.maxSlots.Load())}
+	st := Stats{SinkPhase: "partition", PerPartition: true, Groups: int(a.groups.Load()), Complete: a.left.Load() <= 0, TableSlots: int(a.maxSlots.Load())}
 	for _, pa := range a.pres {
 		if pa != nil {
 			st.PreAgg.add(pa.stats)
