@@ -230,36 +230,9 @@ func (a *hashAggOp) start(x *execCtx) error {
 	// The aggregation's memory is charged to the statement's budget
 	// through the operator's own, so that its statistics show its peak.
 	a.budget = &agg.Budget{Parent: x.budget, Observe: a.stats.addMem}
-	var est *groupEstimate
-	if needsEstimate(a.settings, len(a.keys)) {
-		e := estimator{limit: a.estimateRows}
-		if e.limit <= 0 {
-			e.limit = estimateRows
-		}
-		for !e.full() {
-			b, err := a.pull(x, 0)
-			if err != nil {
-				return err
-			}
-			if b == nil {
-				break
-			}
-			if b.Len == 0 {
-				continue
-			}
-			in, err := a.input(x, b)
-			if err != nil {
-				return err
-			}
-			n := liveBytes(in.Keys) + liveBytes(in.Args)
-			if err := a.budget.Grow(n); err != nil {
-				return fmt.Errorf("%s: %w", a.label, err)
-			}
-			a.preHeld += n
-			a.pre = append(a.pre, in)
-			e.add(x.hasher, in)
-		}
-		est = e.estimate(x.scanned.Load(), x.scanTotal)
+	est, err := a.estimate(x)
+	if err != nil {
+		return err
 	}
 	a.plan = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, est, x.budget.Limit)
 	a.ownNanos = time.Since(t0) - time.Duration(a.childNanos.Swap(0))
@@ -284,6 +257,51 @@ func (a *hashAggOp) start(x *execCtx) error {
 	st := ag.Stats()
 	a.twoPhase, a.perPart = st.SinkPhase == "partition", st.PerPartition
 
+	return a.run(x, src)
+}
+
+// estimate estimates the groups from the first rows of the input, where
+// the plan depends on them; the rows are kept (a.pre), charged until they
+// are aggregated.
+func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
+	if !needsEstimate(a.settings, len(a.keys)) {
+		return nil, nil
+	}
+	e := estimator{limit: a.estimateRows}
+	if e.limit <= 0 {
+		e.limit = estimateRows
+	}
+	for !e.full() {
+		b, err := a.pull(x, 0)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		if b.Len == 0 {
+			continue
+		}
+		in, err := a.input(x, b)
+		if err != nil {
+			return nil, err
+		}
+		n := liveBytes(in.Keys) + liveBytes(in.Args)
+		if err := a.budget.Grow(n); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.label, err)
+		}
+		a.preHeld += n
+		a.pre = append(a.pre, in)
+		e.add(x.hasher, in)
+	}
+	return e.estimate(x.scanned.Load(), x.scanTotal), nil
+}
+
+// run sinks the input on the aggregator's workers: with one, on this
+// goroutine, now; with several, on goroutines that go on to aggregate the
+// partitions ahead of next.
+func (a *hashAggOp) run(x *execCtx, src agg.Source) error {
+	ag := a.ag
 	sink := workerPhase{name: ag.Stats().SinkPhase, run: func(w, slot int) (int64, time.Duration, error) {
 		var rows int64
 		for {
