@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,20 +15,19 @@ import (
 
 // hashAggOp is GROUP BY (HASH_GROUP_BY) or an aggregate without keys
 // (UNGROUPED_AGGREGATE). It evaluates its keys and aggregate inputs over
-// each batch of its input and hands them to engine/agg, with the strategy
-// strategy.go chooses. It is a pipeline breaker: it reads all its input
-// before it returns a group. Its groups come in batches of the keys, then
-// one column per aggregate. Radix and parallel (but for the tuned integer
-// count loop) return each partition's groups as soon as it is aggregated
-// (agg.Config.Emit), so that a consumer done with them (an aggregate over
-// a subquery's groups, a top-N, a LIMIT) lets their memory serve the next
-// partitions'; the others return theirs at the end.
+// each batch of its input and runs them through an agg.Aggregator, as
+// strategy.go plans: its workers (runWorkers) sink the input, then the
+// aggregator hands the groups out a part at a time, each a batch of the
+// keys, then one column per aggregate. It is a pipeline breaker: it reads
+// all its input before it returns a group. Radix and parallel aggregate
+// each partition when its groups are asked for (with one thread on the
+// goroutine that calls next; with several, on the workers, a partition per
+// worker ahead of the consumer), so that a consumer done with a part (an
+// aggregate over a subquery's groups, a top-N, a LIMIT) lets its memory
+// serve the next partitions'.
 //
-// The aggregation runs as a coroutine (iter.Pull) of the goroutine that
-// calls next: it stops at each batch until next is called again. next
-// and close must be called from that one goroutine (the statement's, see
-// operator), as the coroutine keeps to its OS thread when the statement
-// is locked to one for its counters.
+// Each part is charged from when the aggregator returns it until the
+// consumer asks for the next or closes the operator.
 type hashAggOp struct {
 	opBase
 	keys      []expr.Expr
@@ -46,22 +44,44 @@ type hashAggOp struct {
 	settings Settings
 	cache    CacheSizes
 
-	ran     bool
-	pull    func() (*vec.Batch, error, bool) // the running aggregation's next batch
-	stop    func()                           // ends the running aggregation
-	stopped bool                             // the consumer wanted no more groups
-	// The groups handed on partition by partition (cfg.Emit): batches,
-	// their bytes, and the most bytes held at once.
+	ran      bool
+	plan     aggPlan
+	ag       agg.Aggregator
+	twoPhase bool        // radix: Next aggregates the partitions
+	perPart  bool        // Next hands out a part per partition
+	budget   *agg.Budget // the operator's share of the statement's
+	finished bool        // every group was handed out
+	stopped  bool        // the consumer wanted no more groups
+	held     int64       // the part handed out last, until the next
+
+	// The estimate's first rows, aggregated first and charged until they
+	// are, and what the operator's time excludes: its input's.
+	pre        []agg.Input
+	preHeld    int64
+	childNanos atomic.Int64
+	ownNanos   time.Duration // the estimate's, less its input's
+
+	// With parallel workers: the parts they aggregated ahead, closed when
+	// they end, with runErr and their statistics; quit tells them the
+	// consumer wants no more.
+	parts   chan agg.Part
+	quit    chan struct{}
+	runErr  error
+	workers []WorkerStat
+	// With one thread, the time and rows of Next (the "aggregate" phase
+	// of radix, on the consumer's goroutine), and whether it began.
+	nextTime  time.Duration
+	nextRows  int64
+	nextBegun bool
+
+	// For EXPLAIN ANALYZE: the parts handed on, their bytes and the most
+	// held at once; what the aggregator did.
 	outBatches       int
 	outBytes, outMax int64
-	choice           strategyChoice
-	est              *groupEstimate
 	groups           int
 	tableSlots       int
 	preAgg           agg.PreAggStats
-	preAggOff        string // why pre-aggregation was turned off, for EXPLAIN
 	hugeNote         string // what the engine's pool measured of fresh huge pages
-	held             int64
 }
 
 func (a *hashAggOp) keyTypes() []vec.Type {
@@ -70,21 +90,6 @@ func (a *hashAggOp) keyTypes() []vec.Type {
 		kt[i] = k.Type()
 	}
 	return kt
-}
-
-// loop names the inner loop engine/agg runs for this aggregation, which
-// EXPLAIN shows so that learners see which code ran.
-func (a *hashAggOp) loop() string {
-	if len(a.keys) == 0 {
-		return "global aggregate states (one group)"
-	}
-	if agg.CountFast(a.keyTypes(), a.specs) {
-		if a.settings.GenericAgg {
-			return "generic hash table and aggregate states (tuned integer count(*) loop disabled by SET generic_agg)"
-		}
-		return "tuned integer-key count(*) loop (one 16-byte slot per group, no state objects)"
-	}
-	return "generic hash table and aggregate states"
 }
 
 func (a *hashAggOp) detail() []string {
@@ -98,33 +103,23 @@ func (a *hashAggOp) detail() []string {
 	if a.rewritten > 0 {
 		d = append(d, fmt.Sprintf("sum_rewrite: %d sum(x + c) rewritten to sum(x) + c * count(x)", a.rewritten))
 	}
-	if len(a.keys) > 0 || a.ran {
-		c := a.choice
-		if !a.ran {
-			c = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), nil, 0)
-		}
-		if c.name == "auto" {
-			d = append(d, "strategy: auto ("+c.why+")")
-		} else {
-			d = append(d, "strategy: "+c.describe())
-		}
+	p := a.plan
+	if !a.ran {
+		p = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, nil, 0)
 	}
-	d = append(d, "loop: "+a.loop())
+	d = append(d, p.detail(len(a.keys) > 0 || a.ran)...)
 	switch {
 	case a.stopped:
 		d = append(d, fmt.Sprintf("groups: stopped after returning %d, as its consumer needed no more", a.stats.rowsOut.Load()))
-	case a.ran && len(a.keys) > 0:
+	case a.finished && len(a.keys) > 0:
 		d = append(d, fmt.Sprintf("groups: %d, largest table: %d slots", a.groups, a.tableSlots))
 	}
-	if a.outBatches > 0 {
+	if a.outBatches > 0 && a.perPart {
 		d = append(d, fmt.Sprintf("output: %d batches of %s, handed on as each partition was aggregated: at most %s held at once",
 			a.outBatches, agg.FormatBytes(a.outBytes), agg.FormatBytes(a.outMax)))
 	}
 	if line := a.preAgg.Describe(); line != "" {
 		d = append(d, "pre-aggregation: "+line)
-	}
-	if a.preAggOff != "" {
-		d = append(d, "pre-aggregation: "+a.preAggOff)
 	}
 	if a.hugeNote != "" {
 		d = append(d, "huge pages: "+a.hugeNote)
@@ -176,115 +171,205 @@ func evalAll(x *execCtx, op operator, exprs []expr.Expr, b *vec.Batch) ([]*vec.V
 	return out, nil
 }
 
-// errConsumerDone ends an aggregation whose consumer closed it before its
-// last group.
+// errConsumerDone ends the workers of an aggregation whose consumer
+// closed it before its last group.
 var errConsumerDone = errors.New("the consumer of the groups is done")
 
 func (a *hashAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
-	if a.pull == nil {
-		if a.ran {
-			return nil, nil
-		}
+	if !a.ran {
 		a.ran = true
-		a.pull, a.stop = iter.Pull2(func(yield func(*vec.Batch, error) bool) {
-			if err := a.run(x, yield); err != nil && !errors.Is(err, errConsumerDone) {
-				yield(nil, err)
-			}
-		})
+		if err := a.start(x); err != nil {
+			return nil, err
+		}
 	}
-	b, err, ok := a.pull()
-	if !ok {
+	if a.finished || a.ag == nil {
 		return nil, nil
+	}
+	p, ok, err := a.nextPart(x)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		a.finish(x)
+		return nil, nil
+	}
+	// The part before this one is the consumer's no more: it has copied,
+	// charged or dropped it.
+	a.budget.Grow(-a.held)
+	a.held = p.Bytes
+	a.outBatches++
+	a.outBytes += p.Bytes
+	a.outMax = max(a.outMax, p.Bytes)
+	a.stats.rowsOut.Add(int64(p.Groups))
+	vs := append(append(make([]*vec.Vector, 0, len(p.Keys)+len(p.Aggs)), p.Keys...), p.Aggs...)
+	return &vec.Batch{Vecs: vs, Len: p.Groups}, nil
+}
+
+// pull returns the child's next batch for worker w, timing it and
+// counting its rows.
+func (a *hashAggOp) pull(x *execCtx, w int) (*vec.Batch, error) {
+	t0 := time.Now()
+	b, err := a.children[0].next(x, w)
+	a.childNanos.Add(int64(time.Since(t0)))
+	if b != nil {
+		a.stats.rowsIn.Add(int64(b.Len))
 	}
 	return b, err
 }
 
-// run aggregates the input, yielding the groups batch by batch.
-func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
-	child := a.children[0]
-	var childNanos atomic.Int64
-	pull := func(w int) (*vec.Batch, error) {
+// start plans the aggregation (after estimating its groups from its first
+// rows where the plan depends on them) and sinks its input: on this
+// goroutine with one thread; with several, it starts the workers, which
+// go on to aggregate the partitions ahead of next.
+func (a *hashAggOp) start(x *execCtx) error {
+	t0 := time.Now()
+	// The aggregation's memory is charged to the statement's budget
+	// through the operator's own, so that its statistics show its peak.
+	a.budget = &agg.Budget{Parent: x.budget, Observe: a.stats.addMem}
+	est, err := a.estimate(x)
+	if err != nil {
+		return err
+	}
+	a.plan = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, est, x.budget.Limit)
+	a.ownNanos = time.Since(t0) - time.Duration(a.childNanos.Swap(0))
+
+	cfg := a.plan.config(a.settings)
+	cfg.Budget, cfg.Hasher, cfg.Pool, cfg.RowsHint = a.budget, x.hasher, x.s.db.pool, max(a.rowsHint, 0)
+	src := a.source(x)
+	if x.hooks != nil && x.hooks.Aggregate != nil {
+		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg, Op: a.id}, src)
+	}
+	ag, err := agg.New(a.keyTypes(), a.specs, a.plan.loop, cfg)
+	if err != nil {
+		return err
+	}
+	a.ag = ag
+	st := ag.Stats()
+	a.twoPhase, a.perPart = st.SinkPhase == "partition", st.PerPartition
+
+	return a.run(x, src)
+}
+
+// estimate estimates the groups from the first rows of the input, where
+// the plan depends on them; the rows are kept (a.pre), charged until they
+// are aggregated.
+func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
+	if !needsEstimate(a.settings, len(a.keys)) {
+		return nil, nil
+	}
+	e := estimator{limit: a.estimateRows}
+	if e.limit <= 0 {
+		e.limit = estimateRows
+	}
+	for !e.full() {
+		b, err := a.pull(x, 0)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		if b.Len == 0 {
+			continue
+		}
+		in, err := a.input(x, b)
+		if err != nil {
+			return nil, err
+		}
+		n := liveBytes(in.Keys) + liveBytes(in.Args)
+		if err := a.budget.Grow(n); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.label, err)
+		}
+		a.preHeld += n
+		a.pre = append(a.pre, in)
+		e.add(x.hasher, in)
+	}
+	return e.estimate(x.scanned.Load(), x.scanTotal), nil
+}
+
+// run sinks the input on the aggregator's workers: with one, on this
+// goroutine, now; with several, on goroutines that go on to aggregate the
+// partitions ahead of next.
+func (a *hashAggOp) run(x *execCtx, src agg.Source) error {
+	ag := a.ag
+	sink := workerPhase{name: ag.Stats().SinkPhase, run: func(w, slot int) (int64, time.Duration, error) {
+		var rows int64
+		for {
+			if err := x.ctx.Err(); err != nil {
+				return rows, 0, err
+			}
+			select {
+			case <-a.quit: // nil with one thread
+				return rows, 0, errConsumerDone
+			default:
+			}
+			in, ok, err := src(w)
+			if err != nil {
+				return rows, 0, err
+			}
+			if !ok {
+				return rows, 0, ag.Flush(slot)
+			}
+			rows += int64(in.N)
+			if err := ag.Sink(slot, in); err != nil {
+				return rows, 0, err
+			}
+		}
+	}}
+	finalize := func() error {
+		a.releasePre() // aggregated by now
+		return ag.Finalize(x.ctx)
+	}
+	threads := ag.Workers()
+	if threads == 1 {
+		stats, err := x.runWorkers(1, sink)
+		a.workers = stats
+		if err != nil {
+			return err
+		}
 		t0 := time.Now()
-		b, err := child.next(x, w)
-		childNanos.Add(int64(time.Since(t0)))
-		if b != nil {
-			a.stats.rowsIn.Add(int64(b.Len))
-		}
-		return b, err
+		err = finalize()
+		a.ownNanos += time.Since(t0)
+		return err
 	}
-	start := time.Now()
+	// The workers go on to aggregate the partitions, each handing its
+	// parts to the consumer through parts: with room for one part per
+	// worker, they aggregate at most that far ahead of it.
+	a.parts, a.quit = make(chan agg.Part, threads), make(chan struct{})
+	aggregate := workerPhase{name: "aggregate", start: finalize, run: func(w, slot int) (int64, time.Duration, error) {
+		var rows int64
+		var wait time.Duration
+		for {
+			p, ok, err := ag.Next(x.ctx, slot)
+			if err != nil || !ok {
+				return rows, wait, err
+			}
+			rows += p.Rows
+			t0 := time.Now()
+			select {
+			case a.parts <- p:
+				wait += time.Since(t0)
+			case <-a.quit:
+				a.budget.Grow(-p.Bytes)
+				return rows, wait + time.Since(t0), errConsumerDone
+			}
+		}
+	}}
+	go func() {
+		a.workers, a.runErr = x.runWorkers(threads, sink, aggregate)
+		close(a.parts)
+	}()
+	return nil
+}
 
-	// The estimate sketches the first rows; they are kept and aggregated
-	// first, charged until they are.
-	var pre []agg.Input
-	var preHeld int64
-	releasePre := func() {
-		x.release(a, preHeld)
-		pre, preHeld = nil, 0
-	}
-	defer releasePre()
-	if needsEstimate(a.settings, len(a.keys)) {
-		limit := a.estimateRows
-		if limit <= 0 {
-			limit = estimateRows
-		}
-		var sk hll
-		var rows, varBytes int64
-		var half groupSample // the sketch's count at about half the rows
-		var hashes []uint64
-		for rows < limit {
-			b, err := pull(0)
-			if err != nil {
-				return err
-			}
-			if b == nil {
-				break
-			}
-			if b.Len == 0 {
-				continue
-			}
-			in, err := a.input(x, b)
-			if err != nil {
-				return err
-			}
-			if err := x.grow(a, liveBytes(in.Keys)+liveBytes(in.Args)); err != nil {
-				return err
-			}
-			preHeld += liveBytes(in.Keys) + liveBytes(in.Args)
-			pre = append(pre, in)
-			if cap(hashes) < b.Len {
-				hashes = make([]uint64, b.Len)
-			}
-			x.hasher.Hash(in.Keys, b.Len, hashes)
-			for _, h := range hashes[:b.Len] {
-				sk.add(h)
-			}
-			varBytes += stringBytes(in.Keys)
-			if rows < limit/2 && rows+int64(b.Len) >= limit/2 {
-				half = groupSample{groups: sk.estimate(), rows: rows + int64(b.Len)}
-			}
-			rows += int64(b.Len)
-		}
-		total, seen := x.scanTotal, x.scanned.Load()
-		full := groupSample{groups: sk.estimate(), rows: rows}
-		a.est = &groupEstimate{groups: scaleEstimate(half, full, seen, total), rows: rows}
-		if rows > 0 {
-			a.est.keyBytes = varBytes / rows
-		}
-		if seen > 0 {
-			a.est.input = int64(float64(rows) * float64(max(total, seen)) / float64(seen))
-		}
-	}
-	a.choice = chooseStrategy(a.settings, a.cache, len(a.keys), len(a.specs), a.est, x.budget.Limit)
-	// The estimate ran here; its input's time is the children's.
-	estimateOwn := time.Since(start) - time.Duration(childNanos.Swap(0))
-	start = time.Now()
-
+// source returns the aggregation's input for worker w: the estimate's
+// rows first, then the child's batches, evaluated.
+func (a *hashAggOp) source(x *execCtx) agg.Source {
 	var nextPre atomic.Int64
 	// The estimate read on worker 0: with parallel workers (numbered from
 	// 1), the rest of the row group it stopped in is finished through
 	// drain, one worker at a time.
-	scan, drainable := child.(*scanOp)
+	scan, drainable := a.children[0].(*scanOp)
 	var leftMu sync.Mutex
 	var leftDone atomic.Bool
 	left := func() (agg.Input, bool, error) {
@@ -295,7 +380,7 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 		}
 		t0 := time.Now()
 		b, err := scan.drain(x, 0)
-		childNanos.Add(int64(time.Since(t0)))
+		a.childNanos.Add(int64(time.Since(t0)))
 		if err != nil {
 			return agg.Input{}, false, err
 		}
@@ -307,7 +392,8 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 		in, err := a.input(x, b)
 		return in, err == nil, err
 	}
-	src := func(w int) (agg.Input, bool, error) {
+	pre := a.pre
+	return func(w int) (agg.Input, bool, error) {
 		if i := int(nextPre.Add(1) - 1); i < len(pre) {
 			return pre[i], true, nil
 		}
@@ -317,7 +403,7 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 			}
 		}
 		for {
-			b, err := pull(w)
+			b, err := a.pull(x, w)
 			if err != nil || b == nil {
 				return agg.Input{}, false, err
 			}
@@ -331,129 +417,104 @@ func (a *hashAggOp) run(x *execCtx, yield func(*vec.Batch, error) bool) error {
 			return in, true, nil
 		}
 	}
-	// The aggregation's tables and partitions are charged to the
-	// statement's budget through the operator's own, so that its
-	// statistics show their peak.
-	budget := &agg.Budget{Parent: x.budget, Observe: a.stats.addMem}
-	cfg := agg.Config{Threads: a.choice.threads, RadixBits: a.choice.bits, Budget: budget, Hasher: x.hasher,
-		HugePages: a.settings.HugePages, Pool: x.s.db.pool, RowsHint: max(a.rowsHint, 0), Generic: a.settings.GenericAgg}
-	if !a.settings.PreAggregate {
-		cfg.PreAggGroups = -1
-	}
-	if a.est != nil {
-		cfg.GroupsHint = a.est.groups
-	}
-	// Partitions' groups are returned piece by piece, not copied into one
-	// batch (for GROUP BY URL over 20M rows that copy was 0.66 s of the
-	// query's 4.5 s of CPU time).
-	cfg.Parts = true
-	if a.choice.name != "naive" {
-		cfg.Strategy = agg.Radix
-	}
-	if h := x.hooks; h != nil {
-		cfg.Observer = agg.Observer{LockThreads: h.LockThreads, WorkerStart: h.WorkerStart,
-			WorkerStop: h.WorkerStop, PhaseStart: h.PhaseStart, PhaseEnd: h.PhaseEnd}
-	}
-	if x.hooks != nil && x.hooks.Aggregate != nil {
-		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg, Op: a.id}, src)
-	}
-	// Each partition's groups as soon as they are aggregated: the batch
-	// is charged until the next comes (the consumer has copied, charged
-	// or dropped it by then) or the operator closes.
-	var handing time.Duration // suspended in yield: the consumer's time
-	cfg.Emit = func(p agg.Part) error {
-		b := partBatch(p)
-		n := vecBytes(b.Vecs)
-		if err := x.grow(a, n); err != nil {
-			return err
-		}
-		releasePre() // the estimate's rows are aggregated by now
-		x.release(a, a.held)
-		a.held = n
-		a.outBatches++
-		a.outBytes += n
-		a.outMax = max(a.outMax, n)
-		a.stats.rowsOut.Add(int64(p.Groups))
-		t0 := time.Now()
-		ok := yield(b, nil)
-		handing += time.Since(t0)
-		if !ok {
-			return errConsumerDone
-		}
-		return nil
-	}
-	out, err := agg.Aggregate(x.ctx, a.keyTypes(), a.specs, cfg, src)
-	if errors.Is(err, errConsumerDone) {
-		a.stopped = true
-		return err
-	}
-	releasePre()
-	if err != nil {
-		return err
-	}
-	a.groups, a.tableSlots, a.preAgg = out.Groups, out.TableSlots, out.PreAgg
-	if a.settings.HugePages && len(a.keys) > 0 {
-		a.hugeNote = x.s.db.pool.HugePageNote()
-	}
-	a.recordPhases(out.Stats)
-	// The operator's own time: its workers' time (or the wall time when
-	// it ran on this goroutine) less the time they spent pulling input.
-	own := time.Since(start) - handing
-	if a.choice.threads > 1 {
-		own = 0
-		for _, w := range a.stats.workers {
-			own += w.Time
-		}
-	}
-	own += estimateOwn - time.Duration(childNanos.Load())
-	a.stats.nanos.Add(int64(max(own, 0)))
-	if out.Emitted {
-		return nil // every group went through cfg.Emit
-	}
-	// The output of the strategies that return it at the end: charged
-	// until the query is done with it.
-	parts := out.Parts
-	if parts == nil {
-		parts = []agg.Part{{Keys: out.Keys, Aggs: out.Aggs, Groups: out.Groups}}
-	}
-	var held int64
-	batches := make([]*vec.Batch, 0, len(parts))
-	for _, p := range parts {
-		b := partBatch(p)
-		held += vecBytes(b.Vecs)
-		batches = append(batches, b)
-	}
-	err = x.grow(a, held)
-	budget.Grow(-out.KeyBytes) // the tables' charge for the keys, now the output's
-	if err != nil {
-		return err
-	}
-	a.held = held
-	a.stats.rowsOut.Add(int64(out.Groups))
-	for _, b := range batches {
-		if !yield(b, nil) {
-			return nil
-		}
-	}
-	return nil
 }
 
-// partBatch is the batch of a piece of the groups: its keys, then its
-// aggregates.
-func partBatch(p agg.Part) *vec.Batch {
-	vs := append(append(make([]*vec.Vector, 0, len(p.Keys)+len(p.Aggs)), p.Keys...), p.Aggs...)
-	return &vec.Batch{Vecs: vs, Len: p.Groups}
+// nextPart returns the aggregator's next part: from the workers, or
+// computed here with one thread.
+func (a *hashAggOp) nextPart(x *execCtx) (agg.Part, bool, error) {
+	if a.parts != nil {
+		p, ok := <-a.parts
+		if !ok {
+			return agg.Part{}, false, a.runErr
+		}
+		return p, true, nil
+	}
+	if !a.twoPhase {
+		t0 := time.Now()
+		p, ok, err := a.ag.Next(x.ctx, 0)
+		a.ownNanos += time.Since(t0)
+		return p, ok, err
+	}
+	// The "aggregate" phase of radix, bracketed from the first part to
+	// the last.
+	if !a.nextBegun {
+		a.nextBegun = true
+		x.phaseStart(0, "aggregate")
+	}
+	t0 := time.Now()
+	p, ok, err := a.ag.Next(x.ctx, 0)
+	a.nextTime += time.Since(t0)
+	a.nextRows += p.Rows
+	if !ok || err != nil {
+		a.endNext(x)
+	}
+	return p, ok, err
+}
+
+// endNext ends the "aggregate" phase that runs on this goroutine.
+func (a *hashAggOp) endNext(x *execCtx) {
+	if a.nextBegun {
+		a.nextBegun = false
+		x.phaseEnd(0, "aggregate")
+		a.workers = append(a.workers, WorkerStat{Worker: 0, Phase: "aggregate", Rows: a.nextRows, Time: a.nextTime})
+	}
+}
+
+// finish records what the aggregation did, once the groups were all
+// handed out or the consumer wanted no more, and releases its memory but
+// the part handed out last.
+func (a *hashAggOp) finish(x *execCtx) {
+	if a.finished || a.ag == nil {
+		return
+	}
+	a.finished = true
+	if a.parts != nil {
+		close(a.quit) // workers still aggregating stop
+		for p := range a.parts {
+			a.budget.Grow(-p.Bytes)
+		}
+	}
+	a.endNext(x)
+	st := a.ag.Stats()
+	if !st.Complete {
+		a.stopped = true
+	}
+	a.groups, a.tableSlots = st.Groups, st.TableSlots
+	if !a.stopped {
+		a.preAgg = st.PreAgg
+		if a.settings.HugePages && len(a.keys) > 0 {
+			a.hugeNote = x.s.db.pool.HugePageNote()
+		}
+	}
+	a.ag.Close()
+	a.recordPhases(a.workers)
+	// The operator's own time: its workers' time less the time they
+	// spent pulling input.
+	own := a.ownNanos
+	for _, w := range a.workers {
+		own += w.Time
+	}
+	own -= time.Duration(a.childNanos.Load())
+	a.stats.nanos.Add(int64(max(own, 0)))
+}
+
+// releasePre releases the estimate's rows.
+func (a *hashAggOp) releasePre() {
+	if a.pre != nil || a.preHeld != 0 {
+		a.budget.Grow(-a.preHeld)
+		a.pre, a.preHeld = nil, 0
+	}
 }
 
 // recordPhases turns the workers' phase statistics into the operator's
 // phases (rows summed, the slowest worker's time: workers run in parallel)
 // and per-worker lines.
-func (a *hashAggOp) recordPhases(stats []agg.WorkerStat) {
+func (a *hashAggOp) recordPhases(stats []WorkerStat) {
 	a.stats.mu.Lock()
 	defer a.stats.mu.Unlock()
 	idx := map[string]int{}
 	for _, st := range stats {
-		a.stats.workers = append(a.stats.workers, WorkerStat{Worker: st.Worker, Phase: st.Phase, Rows: st.Rows, Time: st.Time})
+		a.stats.workers = append(a.stats.workers, st)
 		i, ok := idx[st.Phase]
 		if !ok {
 			i = len(a.stats.phases)
@@ -467,10 +528,10 @@ func (a *hashAggOp) recordPhases(stats []agg.WorkerStat) {
 }
 
 func (a *hashAggOp) close(x *execCtx) {
-	if a.stop != nil {
-		a.stop() // an aggregation still running returns, freeing its memory
-		a.pull, a.stop = nil, nil
+	a.finish(x)
+	if a.budget != nil {
+		a.releasePre()
+		a.budget.Grow(-a.held)
 	}
-	x.release(a, a.held)
 	a.held = 0
 }

@@ -21,7 +21,7 @@ import (
 // The operators below a hash aggregate (scan, filter, projection,
 // subquery) are called by several workers at once and must be safe for
 // concurrent use; the others are called by the statement's goroutine
-// alone (a hash aggregate's coroutine keeps to it).
+// alone.
 type operator interface {
 	// base returns the operator's label, children and statistics.
 	base() *opBase

@@ -310,7 +310,7 @@ func runSketching(t *testing.T, s *Session, src string, rows int64) string {
 // partition's at a time where a GROUP BY over them (which keeps the
 // subquery's rows whole) holds all, and a LIMIT stops the aggregation
 // early. The statement is locked to its OS thread, as the kernel's
-// counters lock it: the aggregation's coroutine must keep to it.
+// counters lock it: with one thread, the partitions are aggregated on it.
 func TestGroupsStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 300,000-row table")

@@ -38,9 +38,9 @@ func TestWorkerPanic(t *testing.T) {
 		}
 		t.Log(err)
 	}
-	// With one thread the aggregation runs as the statement's coroutine:
-	// a panic there reaches the statement through the coroutine, on the
-	// statement's OS thread, locked as the kernel's counters lock it.
+	// With one thread the aggregation runs on the statement's goroutine,
+	// on its OS thread, locked as the kernel's counters lock it: a panic
+	// there reaches the statement.
 	const q1 = "SET group_by = 'radix'; SET threads = 1; SELECT count(*), sum(c) FROM (SELECT URL, count(*) AS c FROM hits GROUP BY URL) AS t"
 	for _, phase := range []string{"partition", "aggregate"} {
 		hooks := &Hooks{LockThreads: true, PhaseStart: func(w int, p string) {
@@ -50,7 +50,7 @@ func TestWorkerPanic(t *testing.T) {
 		}}
 		_, err := db.NewSession().Exec(context.Background(), q1, hooks)
 		if err == nil || !strings.Contains(err.Error(), "injected in "+phase) {
-			t.Fatalf("coroutine, %s: err = %v, want the injected panic", phase, err)
+			t.Fatalf("one thread, %s: err = %v, want the injected panic", phase, err)
 		}
 		t.Log(err)
 	}

@@ -6,12 +6,80 @@ import (
 	"strings"
 
 	"cachebook/engine/agg"
+	"cachebook/engine/vec"
 )
 
 // This file is the one place that decides how a GROUP BY runs: which
 // strategy (naive, radix, parallel), with how many threads and radix bits,
-// and why. The hash aggregate operator asks it once, before it consumes its
-// input, and EXPLAIN ANALYZE prints the inputs and the answer.
+// which inner loop, from which estimate of the groups, and why. The hash
+// aggregate operator asks it once, before it consumes its input, runs what
+// it says, and EXPLAIN prints the inputs and the answer.
+
+// aggPlan is how one GROUP BY runs: the strategy, the inner loop and the
+// estimate of the groups they were decided from (nil when there is none).
+type aggPlan struct {
+	strategyChoice
+	loop agg.Loop
+	// loopNote says why the loop is not the one the shape allows ("").
+	loopNote string
+	est      *groupEstimate
+}
+
+// planAggregate decides how an aggregation of keys of keyTypes and
+// aggregates specs runs: the strategy (chooseStrategy) and the loop.
+func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []agg.Spec, est *groupEstimate, memLimit int64) aggPlan {
+	p := aggPlan{strategyChoice: chooseStrategy(st, cache, len(keyTypes), len(specs), est, memLimit), est: est,
+		loop: agg.ChooseLoop(keyTypes, specs, st.GenericAgg)}
+	if p.loop == agg.Generic && agg.CountFast(keyTypes, specs) {
+		p.loopNote = "tuned integer count(*) loop disabled by SET generic_agg"
+	}
+	return p
+}
+
+// config returns the configuration that runs the plan, with the
+// session's settings.
+func (p aggPlan) config(st Settings) agg.Config {
+	cfg := agg.Config{Threads: p.threads, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg}
+	if p.name != "naive" {
+		cfg.Strategy = agg.Radix
+	}
+	if !st.PreAggregate {
+		cfg.PreAggGroups = -1
+	}
+	if p.est != nil {
+		cfg.GroupsHint = p.est.groups
+	}
+	return cfg
+}
+
+// loopText names the inner loop, which EXPLAIN shows so that learners see
+// which code runs.
+func (p aggPlan) loopText() string {
+	switch p.loop {
+	case agg.GlobalLoop:
+		return "global aggregate states (one group)"
+	case agg.CountLoop:
+		return "tuned integer-key count(*) loop (one 16-byte slot per group, no state objects)"
+	}
+	if p.loopNote != "" {
+		return "generic hash table and aggregate states (" + p.loopNote + ")"
+	}
+	return "generic hash table and aggregate states"
+}
+
+// detail returns EXPLAIN's lines for the plan: the strategy (for an
+// aggregation with keys) and the loop.
+func (p aggPlan) detail(grouped bool) []string {
+	var d []string
+	if grouped {
+		if p.name == "auto" {
+			d = append(d, "strategy: auto ("+p.why+")")
+		} else {
+			d = append(d, "strategy: "+p.describe())
+		}
+	}
+	return append(d, "loop: "+p.loopText())
+}
 
 // strategyChoice records which aggregation strategy runs and why.
 type strategyChoice struct {
@@ -208,6 +276,49 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 
 // estimateRows is how many input rows the group estimate sketches.
 const estimateRows = 1 << 20
+
+// estimator sketches the keys of the first rows of an aggregation's input
+// (HyperLogLog) for its estimate of the groups.
+type estimator struct {
+	limit          int64 // rows to sketch
+	sk             hll
+	rows, varBytes int64
+	half           groupSample // the sketch's count at about half the rows
+	hashes         []uint64
+}
+
+// full reports whether the estimator has sketched all the rows it wants.
+func (e *estimator) full() bool { return e.rows >= e.limit }
+
+// add sketches the keys of one morsel, hashed with h.
+func (e *estimator) add(h *agg.Hasher, in agg.Input) {
+	if cap(e.hashes) < in.N {
+		e.hashes = make([]uint64, in.N)
+	}
+	h.Hash(in.Keys, in.N, e.hashes)
+	for _, x := range e.hashes[:in.N] {
+		e.sk.add(x)
+	}
+	e.varBytes += stringBytes(in.Keys)
+	if e.rows < e.limit/2 && e.rows+int64(in.N) >= e.limit/2 {
+		e.half = groupSample{groups: e.sk.estimate(), rows: e.rows + int64(in.N)}
+	}
+	e.rows += int64(in.N)
+}
+
+// estimate returns the estimate of the groups of the whole input, of
+// which seen rows were scanned so far out of total.
+func (e *estimator) estimate(seen, total int64) *groupEstimate {
+	full := groupSample{groups: e.sk.estimate(), rows: e.rows}
+	est := &groupEstimate{groups: scaleEstimate(e.half, full, seen, total), rows: e.rows}
+	if e.rows > 0 {
+		est.keyBytes = e.varBytes / e.rows
+	}
+	if seen > 0 {
+		est.input = int64(float64(e.rows) * float64(max(total, seen)) / float64(seen))
+	}
+	return est
+}
 
 // scaleEstimate extrapolates the distinct keys counted in the first rows
 // of the input (the sketch's counts at about half and at all of those

@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"cachebook/engine/agg"
+	"cachebook/engine/vec"
 )
 
 // TestScaleEstimate extrapolates the distinct keys of a sample's first
@@ -190,5 +193,49 @@ func TestChooseStrategyMemory(t *testing.T) {
 		if c.name != tc.want {
 			t.Errorf("limit %d: %s, want %s", tc.limit, c.describe(), tc.want)
 		}
+	}
+}
+
+// TestPlanAggregate: the plan decides the loop with the strategy, and its
+// configuration and EXPLAIN lines follow from that one decision: no keys
+// run the global states, one integer key with only count(*) the tuned loop
+// unless generic_agg is set (which EXPLAIN says), anything else the
+// generic table; naive runs agg.Naive, radix and parallel agg.Radix.
+func TestPlanAggregate(t *testing.T) {
+	cache := CacheSizes{L1: 32 << 10, L2: 1 << 20, L3: 32 << 20}
+	count := []agg.Spec{{Kind: agg.CountStar}}
+	sum := []agg.Spec{{Kind: agg.Sum, In: vec.Int64}}
+	tests := []struct {
+		name     string
+		st       Settings
+		keys     []vec.Type
+		specs    []agg.Spec
+		loop     agg.Loop
+		strategy agg.Strategy
+		threads  int
+		explain  string // in the loop line
+	}{
+		{"global", Settings{GroupBy: "radix", RadixBits: 4, Threads: 1}, nil, sum, agg.GlobalLoop, agg.Naive, 1, "global aggregate states"},
+		{"count naive", Settings{GroupBy: "naive", RadixBits: 4, Threads: 1}, []vec.Type{vec.Int64}, count, agg.CountLoop, agg.Naive, 1, "tuned integer-key count(*) loop"},
+		{"count parallel", Settings{GroupBy: "parallel", RadixBits: 4, Threads: 3}, []vec.Type{vec.Int32}, count, agg.CountLoop, agg.Radix, 3, "tuned integer-key count(*) loop"},
+		{"generic_agg", Settings{GroupBy: "radix", RadixBits: 4, Threads: 1, GenericAgg: true}, []vec.Type{vec.Int64}, count, agg.Generic, agg.Radix, 1, "disabled by SET generic_agg"},
+		{"string key", Settings{GroupBy: "radix", RadixBits: 4, Threads: 1}, []vec.Type{vec.String}, count, agg.Generic, agg.Radix, 1, "generic hash table and aggregate states"},
+		{"sum", Settings{GroupBy: "naive", RadixBits: 4, Threads: 1}, []vec.Type{vec.Int64}, sum, agg.Generic, agg.Naive, 1, "generic hash table and aggregate states"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planAggregate(tc.st, cache, tc.keys, tc.specs, nil, 0)
+			cfg := p.config(tc.st)
+			if p.loop != tc.loop || cfg.Strategy != tc.strategy || cfg.Threads != tc.threads {
+				t.Errorf("loop %d, strategy %d, %d threads; want %d, %d, %d", p.loop, cfg.Strategy, cfg.Threads, tc.loop, tc.strategy, tc.threads)
+			}
+			d := p.detail(len(tc.keys) > 0)
+			if last := d[len(d)-1]; !strings.HasPrefix(last, "loop: ") || !strings.Contains(last, tc.explain) {
+				t.Errorf("EXPLAIN's loop line %q, want it to name %q", last, tc.explain)
+			}
+			if grouped := len(tc.keys) > 0; grouped != (len(d) == 2) {
+				t.Errorf("EXPLAIN lines %q: a strategy line only for a GROUP BY", d)
+			}
+		})
 	}
 }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sort"
 	"sync"
 	"testing"
-	"time"
 
 	"cachebook/engine/vec"
 )
@@ -362,7 +360,7 @@ func TestWorkerPanic(t *testing.T) {
 	for i := 0; i < 10000; i++ {
 		keys.AppendInt(int64(i % 100))
 	}
-	for _, phase := range []string{"source", "observer"} {
+	for _, phase := range []string{"source"} {
 		inner := source([]*vec.Vector{keys}, keys, 100, 2)
 		src := func(w int) (Input, bool, error) {
 			if phase == "source" && w == 2 {
@@ -372,13 +370,6 @@ func TestWorkerPanic(t *testing.T) {
 			return inner(w)
 		}
 		cfg := Config{Strategy: Radix, RadixBits: 2, Threads: 3}
-		if phase == "observer" {
-			cfg.Observer.WorkerStop = func(w int) {
-				if w == 3 {
-					panic("observer")
-				}
-			}
-		}
 		for _, generic := range []bool{false, true} {
 			cfg.Generic = generic
 			_, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}}, cfg, src)
@@ -495,11 +486,12 @@ func TestFloatKeys(t *testing.T) {
 	}
 }
 
-// TestEmit: a radix aggregation with Config.Emit hands on every group
-// exactly once, partition by partition on the calling goroutine, charging
-// nothing for them once handed on; an error from Emit ends it, with every
-// worker returned, whatever the number of threads.
-func TestEmit(t *testing.T) {
+// TestNext: a radix aggregator hands every group out exactly once, a
+// partition at a time, each part charged from when Next returns it until
+// its consumer releases it; a consumer that stops after two parts and
+// closes the aggregator leaves only those parts charged, whatever the
+// number of workers.
+func TestNext(t *testing.T) {
 	const rows, groups = 40000, 5000
 	keys := vec.NewVector(vec.String, rows)
 	vals := vec.NewVector(vec.Int64, rows)
@@ -508,31 +500,61 @@ func TestEmit(t *testing.T) {
 		vals.AppendInt(int64(i % 10))
 	}
 	specs := []Spec{{Kind: CountStar}, {Kind: Sum, In: vec.Int64}}
+	ctx := context.Background()
 	for _, threads := range []int{1, 3} {
 		for _, pre := range []int{0, -1} { // with and without pre-aggregation
 			name := fmt.Sprintf("threads=%d pre=%d", threads, pre)
 			budget := &Budget{}
+			cfg := Config{Strategy: Radix, RadixBits: 4, Threads: threads, Budget: budget, PreAggGroups: pre}
+			sinkAll := func() Aggregator {
+				a, err := New([]vec.Type{vec.String}, specs, Generic, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := source([]*vec.Vector{keys}, vals, 1000, 2)
+				err = phases(a.Workers(), func(w, slot int) error {
+					for {
+						in, ok, err := src(w)
+						if err != nil || !ok {
+							return errors.Join(err, a.Flush(slot))
+						}
+						if err := a.Sink(slot, in); err != nil {
+							return err
+						}
+					}
+				}, func() error { return a.Finalize(ctx) }, func(int, int) error { return nil })
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				return a
+			}
+			a := sinkAll()
 			var parts, got int
 			seen := map[string]int64{}
-			cfg := Config{Strategy: Radix, RadixBits: 4, Threads: threads, Budget: budget, PreAggGroups: pre}
-			cfg.Emit = func(p Part) error {
+			for w := 0; ; w = (w + 1) % threads {
+				p, ok, err := a.Next(ctx, w)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if !ok {
+					break
+				}
+				if p.Bytes < VectorBytes(p.Keys...) || budget.Used() < p.Bytes {
+					t.Errorf("%s: part of %d bytes, %d charged", name, p.Bytes, budget.Used())
+				}
 				parts++
 				got += p.Groups
 				for g := range p.Groups {
 					k := p.Keys[0].Format(g)
 					if _, dup := seen[k]; dup {
-						return fmt.Errorf("group %s handed on twice", k)
+						t.Fatalf("%s: group %s handed out twice", name, k)
 					}
 					seen[k] = p.Aggs[0].I64[g]
 				}
-				return nil
+				budget.Grow(-p.Bytes) // the consumer drops it
 			}
-			out, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, cfg, source([]*vec.Vector{keys}, vals, 1000, 2))
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if !out.Emitted || out.Keys != nil || out.Parts != nil || out.Groups != groups || got != groups {
-				t.Fatalf("%s: emitted %v, %d groups counted, %d handed on in %d parts; want %d", name, out.Emitted, out.Groups, got, parts, groups)
+			if st := a.Stats(); got != groups || st.Groups != groups || !st.Complete {
+				t.Fatalf("%s: %d groups handed out in %d parts, stats %+v; want %d", name, got, parts, st, groups)
 			}
 			if parts < 2 {
 				t.Errorf("%s: %d parts, want one per non-empty partition", name, parts)
@@ -544,44 +566,29 @@ func TestEmit(t *testing.T) {
 			if total != rows {
 				t.Errorf("%s: counts sum to %d, want %d", name, total, rows)
 			}
-			// The groups handed on are the consumer's: nothing stays
-			// charged, as without Emit only the keys the caller takes do.
-			if u := budget.used.Load(); u != 0 {
-				t.Errorf("%s: %d bytes still charged after the aggregation", name, u)
-			}
-			plain := cfg
-			plain.Emit, plain.Budget = nil, &Budget{}
-			po, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, plain, source([]*vec.Vector{keys}, vals, 1000, 2))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if u := plain.Budget.used.Load(); u != po.KeyBytes || u == 0 {
-				t.Errorf("%s: without Emit %d bytes stay charged, want the keys' %d", name, u, po.KeyBytes)
+			a.Close()
+			if u := budget.Used(); u != 0 {
+				t.Errorf("%s: %d bytes still charged after the parts were dropped and the aggregator closed", name, u)
 			}
 
 			// The consumer stops after two parts.
-			before := runtime.NumGoroutine()
-			stop := errors.New("enough")
-			n := 0
-			cfg.Budget = &Budget{}
-			cfg.Emit = func(Part) error {
-				if n++; n == 2 {
-					return stop
+			a = sinkAll()
+			var held int64
+			for range 2 {
+				p, ok, err := a.Next(ctx, 0)
+				if err != nil || !ok {
+					t.Fatalf("%s: %v %v", name, ok, err)
 				}
-				return nil
+				held += p.Bytes
 			}
-			if _, err := Aggregate(context.Background(), []vec.Type{vec.String}, specs, cfg, source([]*vec.Vector{keys}, vals, 1000, 2)); !errors.Is(err, stop) {
-				t.Fatalf("%s: stopped consumer: err = %v, want its own error", name, err)
+			if st := a.Stats(); st.Complete {
+				t.Errorf("%s: complete after two parts", name)
 			}
-			if n != 2 {
-				t.Errorf("%s: Emit called %d times after it failed on the second", name, n-2)
+			a.Close()
+			if u := budget.Used(); u != held {
+				t.Errorf("%s: %d bytes charged after closing, want the two parts' %d", name, u, held)
 			}
-			for i := 0; runtime.NumGoroutine() > before && i < 100; i++ {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if g := runtime.NumGoroutine(); g > before {
-				t.Errorf("%s: %d goroutines left running after a stopped aggregation (%d before)", name, g, before)
-			}
+			budget.Grow(-held)
 		}
 	}
 }

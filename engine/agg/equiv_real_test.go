@@ -2,7 +2,7 @@ package agg
 
 import (
 	"context"
-	"fmt"
+	"sync"
 
 	"cachebook/engine/vec"
 )
@@ -18,9 +18,10 @@ type equivStats struct {
 
 // realRun runs the real aggregation over morsels and reads back what the
 // equivalence test compares: this is the one place that knows the real
-// run's API (Aggregate, Output). Morsel i goes to worker i%threads+1 (or
-// 0 with one thread), as the traced run deals them. Groups per partition
-// come from hashing the output's keys with cfg.Hasher, which must be set.
+// run's API (an Aggregator driven as the engine drives it: Sink, Flush,
+// Finalize, then Next). Morsel i goes to worker i%threads+1 (or 0 with one
+// thread), as the traced run deals them. Groups per partition come from
+// hashing each part's keys with cfg.Hasher, which must be set.
 func realRun(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config, morsels []Input) (*equivStats, error) {
 	threads := max(cfg.Threads, 1)
 	next := make([]int, threads+1)
@@ -36,29 +37,72 @@ func realRun(ctx context.Context, keyTypes []vec.Type, specs []Spec, cfg Config,
 		next[w]++
 		return morsels[i], true, nil
 	}
-	out, err := Aggregate(ctx, keyTypes, specs, cfg, src)
+	a, err := New(keyTypes, specs, ChooseLoop(keyTypes, specs, cfg.Generic), cfg)
 	if err != nil {
 		return nil, err
 	}
-	if out.Parts != nil || out.Emitted {
-		return nil, fmt.Errorf("realRun: want the groups in Output.Keys")
-	}
-	st := &equivStats{Groups: out.Groups, TableSlots: out.TableSlots, PreAgg: out.PreAgg}
-	for _, s := range out.Stats {
-		switch s.Phase {
-		case "partition":
-			st.PartitionRows += s.Rows
-		case "aggregate":
-			st.AggregateRows += s.Rows
+	defer a.Close()
+	sunk := make([]int64, a.Workers())
+	sink := func(w, slot int) error {
+		for {
+			in, ok, err := src(w)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return a.Flush(slot)
+			}
+			if err := a.Sink(slot, in); err != nil {
+				return err
+			}
+			sunk[slot] += int64(in.N)
 		}
 	}
-	if cfg.Strategy == Radix && out.Groups > 0 {
-		st.PartGroups = make([]int, 1<<cfg.RadixBits)
-		hs := make([]uint64, out.Groups)
-		cfg.Hasher.Hash(out.Keys, out.Groups, hs)
-		for _, h := range hs {
-			st.PartGroups[RadixPartition(h, cfg.RadixBits)]++
+	var mu sync.Mutex
+	var parts []Part
+	drain := func(_, slot int) error {
+		for {
+			p, ok, err := a.Next(ctx, slot)
+			if err != nil || !ok {
+				return err
+			}
+			mu.Lock()
+			parts = append(parts, p)
+			mu.Unlock()
 		}
 	}
-	return st, nil
+	defer func() {
+		for _, p := range parts {
+			cfg.Budget.Grow(-p.Bytes)
+		}
+	}()
+	if err := phases(a.Workers(), sink, func() error { return a.Finalize(ctx) }, drain); err != nil {
+		return nil, err
+	}
+	st := a.Stats()
+	es := &equivStats{TableSlots: st.TableSlots, PreAgg: st.PreAgg}
+	var in, folded int64
+	for _, n := range sunk {
+		in += n
+	}
+	for _, p := range parts {
+		es.Groups += p.Groups
+		folded += p.Rows
+	}
+	if st.SinkPhase == "partition" {
+		es.PartitionRows, es.AggregateRows = in, folded
+	} else {
+		es.AggregateRows = in
+	}
+	if cfg.Strategy == Radix && es.Groups > 0 {
+		es.PartGroups = make([]int, 1<<cfg.RadixBits)
+		for _, p := range parts {
+			hs := make([]uint64, p.Groups)
+			cfg.Hasher.Hash(p.Keys, p.Groups, hs)
+			for _, h := range hs {
+				es.PartGroups[RadixPartition(h, cfg.RadixBits)]++
+			}
+		}
+	}
+	return es, nil
 }

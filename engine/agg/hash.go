@@ -11,6 +11,15 @@
 // cache, reusing the stored hash. With several workers each scatters its own
 // morsels into its own partitions and then partitions are aggregated in
 // parallel, one worker per partition, with no locks and no shared tables.
+//
+// Each strategy is an Aggregator (agg.go), one file each: global.go,
+// naive.go, radix.go (with preagg.go's pre-aggregation) and count.go (the
+// tuned integer count(*) loop of intcount.go, naive and radix). Its caller
+// owns the workers and drives it as a sink (Sink, Flush per worker), then
+// Finalize, then as a source of the groups, a part at a time (Next), each
+// part charged to the Budget until its consumer drops it. New picks the
+// Aggregator; Aggregate (drive.go) runs one to the end on goroutines of
+// its own, for tests and the cache model's tools.
 package agg
 
 import (

@@ -1,11 +1,8 @@
 package agg
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"cachebook/engine/vec"
@@ -157,66 +154,6 @@ func (t *countTable) emit(keys, counts *vec.Vector) {
 	keys.Len, counts.Len = o, o
 }
 
-// countOutput assembles the output: every count(*) column is the counts.
-func countOutput(keyType vec.Type, keys, counts *vec.Vector, nulls int64, nspecs int) *Output {
-	keys.Type = keyType
-	if nulls > 0 {
-		keys.AppendNull()
-		counts.AppendInt(nulls)
-	}
-	out := &Output{Keys: []*vec.Vector{keys}, Groups: keys.Len}
-	for j := 0; j < nspecs; j++ {
-		c := counts
-		if j > 0 {
-			c = &vec.Vector{Type: vec.Int64, Len: counts.Len, I64: append([]int64(nil), counts.I64...)}
-		}
-		out.Aggs = append(out.Aggs, c)
-	}
-	return out
-}
-
-func countNaive(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, src Source) (*Output, error) {
-	arena := NewArena(cfg.HugePages, cfg.Pool)
-	defer arena.Free()
-	t, err := newCountTable(0, arena, cfg.Budget)
-	if err != nil {
-		return nil, err
-	}
-	var nulls int64
-	st, err := cfg.phase(0, "aggregate", func() (int64, error) {
-		var rows int64
-		for {
-			if err := ctx.Err(); err != nil {
-				return rows, err
-			}
-			in, ok, err := src(0)
-			if err != nil || !ok {
-				return rows, err
-			}
-			k := in.Keys[0]
-			keys := k.I64[:in.N]
-			if k.Valid != nil {
-				var n int64
-				keys, n = nonNull(k)
-				nulls += n
-			}
-			if err := t.add(keys); err != nil {
-				return rows, err
-			}
-			rows += int64(in.N)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	keys, counts := vec.NewVector(vec.Int64, t.n+1), vec.NewVector(vec.Int64, t.n+1)
-	t.emit(keys, counts)
-	out := countOutput(keyType, keys, counts, nulls, nspecs)
-	out.Stats, out.TableSlots = []WorkerStat{st}, len(t.slots)/2
-	t.budget.Grow(-int64(len(t.slots)) * 8)
-	return out, nil
-}
-
 // nonNull returns the non-NULL keys of k and the number of NULLs.
 func nonNull(k *vec.Vector) ([]int64, int64) {
 	var nulls int64
@@ -303,185 +240,6 @@ func (s *countScatter) flush() {
 	storeFence()
 }
 
-func countRadix(ctx context.Context, keyType vec.Type, nspecs int, cfg Config, src Source) (*Output, error) {
-	threads := max(cfg.Threads, 1)
-	bits := cfg.RadixBits
-	if bits < 0 || bits > 16 {
-		return nil, fmt.Errorf("radix_bits must be between 0 and 16, got %d", bits)
-	}
-	nparts := 1 << bits
-	shift := uint(64 - bits)
-	scats := make([]*countScatter, threads)
-	arenas := make([]*Arena, threads)
-	for i := range arenas {
-		arenas[i] = NewArena(cfg.HugePages, cfg.Pool)
-		defer arenas[i].Free()
-	}
-	// Each worker's groups: a pair of columns per partition, sized
-	// exactly, when several workers' groups are left as pieces; otherwise
-	// one pair it appends to (one thread's is the output as it is).
-	parts := cfg.Parts && threads > 1
-	pieces := make([][]countPiece, threads)
-	var nextPart atomic.Int64
-	var mu sync.Mutex
-	var stats []WorkerStat
-	var maxSlots atomic.Int64
-	record := func(s WorkerStat) {
-		mu.Lock()
-		stats = append(stats, s)
-		mu.Unlock()
-	}
-	rowsHint := cfg.RowsHint
-	if threads > 1 {
-		rowsHint = rowsHint * 3 / 2 / int64(threads)
-	}
-	partition := func(w, slot int) error {
-		sc, err := newCountScatter(bits, rowsHint, arenas[slot])
-		if err != nil {
-			return err
-		}
-		scats[slot] = sc
-		if err := cfg.Budget.Grow(rowsHint * 8); err != nil {
-			return fmt.Errorf("radix partitions: %w", err)
-		}
-		st, err := cfg.phase(w, "partition", func() (int64, error) {
-			var rows int64
-			for {
-				if err := ctx.Err(); err != nil {
-					return rows, err
-				}
-				in, ok, err := src(w)
-				if err != nil || !ok {
-					sc.flush()
-					return rows, err
-				}
-				k := in.Keys[0]
-				keys := k.I64[:in.N]
-				if k.Valid != nil {
-					var n int64
-					keys, n = nonNull(k)
-					sc.nulls += n
-				}
-				sc.scatter(keys, shift)
-				rows += int64(in.N)
-			}
-		})
-		record(st)
-		return err
-	}
-	aggregate := func(w, slot int) error {
-		var keys, counts *vec.Vector
-		if !parts {
-			// Room for a fair share of groups up front: growing the
-			// output by doubling copies it and faults its pages in again.
-			keys, counts = vec.NewVector(vec.Int64, int(rowsHint/4)), vec.NewVector(vec.Int64, int(rowsHint/4))
-			pieces[slot] = []countPiece{{keys, counts}}
-		}
-		var t *countTable
-		var est partitionEstimate
-		st, err := cfg.phase(w, "aggregate", func() (int64, error) {
-			var rows int64
-			err := claimPartitions(ctx, &nextPart, nparts, func(p int) error {
-				n := 0
-				for _, sc := range scats {
-					n += len(sc.parts[p])
-				}
-				if n == 0 {
-					return nil
-				}
-				var err error
-				if t == nil {
-					t, err = newCountTable(est.hint(n), arenas[slot], cfg.Budget)
-				} else {
-					err = t.reset(est.hint(n))
-				}
-				if err != nil {
-					return err
-				}
-				for _, sc := range scats {
-					if err := t.add(sc.parts[p]); err != nil {
-						return err
-					}
-				}
-				rows += int64(n)
-				est.saw(n, t.n)
-				if parts {
-					// emit asks for room for one slot more.
-					k, c := vec.NewVector(vec.Int64, t.n+1), vec.NewVector(vec.Int64, t.n+1)
-					t.emit(k, c)
-					pieces[slot] = append(pieces[slot], countPiece{k, c})
-				} else {
-					t.emit(keys, counts)
-				}
-				if s := int64(len(t.slots) / 2); s > maxSlots.Load() {
-					maxSlots.Store(s)
-				}
-				return nil
-			})
-			return rows, err
-		})
-		if t != nil {
-			cfg.Budget.Grow(-int64(len(t.slots)) * 8)
-		}
-		record(st)
-		return err
-	}
-
-	if err := cfg.twoPhases(threads, partition, aggregate); err != nil {
-		return nil, err
-	}
-	cfg.Budget.Grow(-rowsHint * 8 * int64(threads))
-	var nulls int64
-	for _, sc := range scats {
-		if sc != nil {
-			nulls += sc.nulls
-		}
-	}
-	var all []countPiece
-	for _, ps := range pieces {
-		for _, pc := range ps {
-			if pc.keys.Len > 0 {
-				all = append(all, pc)
-			}
-		}
-	}
-	if parts && len(all) > 0 {
-		// Each partition's groups as a piece of their own: one pair of
-		// columns per worker, sized for a guess of its share, cost a
-		// serial copy (concatenated) or fresh pages that faulted in on
-		// every query (left as pieces): for Q15's 3.5M groups with two
-		// threads, about 5,800 page faults a query, against 2,000-3,300
-		// with a pair per partition.
-		out := &Output{Stats: stats, TableSlots: int(maxSlots.Load())}
-		for i, pc := range all {
-			var n int64
-			if i == len(all)-1 {
-				n = nulls // the NULL group goes with the last piece
-			}
-			o := countOutput(keyType, pc.keys, pc.counts, n, nspecs)
-			out.Parts = append(out.Parts, Part{Keys: o.Keys, Aggs: o.Aggs, Groups: o.Groups})
-			out.Groups += o.Groups
-		}
-		return out, nil
-	}
-	var keys, counts *vec.Vector
-	if len(all) == 1 {
-		keys, counts = all[0].keys, all[0].counts
-	} else {
-		keys, counts = vec.NewVector(vec.Int64, 0), vec.NewVector(vec.Int64, 0)
-		for _, pc := range all {
-			keys.AppendVector(pc.keys)
-			counts.AppendVector(pc.counts)
-		}
-	}
-	out := countOutput(keyType, keys, counts, nulls, nspecs)
-	out.Stats, out.TableSlots = stats, int(maxSlots.Load())
-	return out, nil
-}
-
-// countPiece is a pair of output columns of the tuned count path.
-type countPiece struct{ keys, counts *vec.Vector }
-
 // partitionEstimate sizes each radix partition's hash table from the
 // partitions one worker has already aggregated. The radix bits spread the
 // groups evenly, so groups per row carry over from one partition to the
@@ -508,6 +266,6 @@ func (e *partitionEstimate) saw(n, groups int) {
 }
 
 // CountFast reports whether Aggregate runs the tuned single-integer-key
-// count(*) loop for these keys and aggregates (unless Config.Generic is
-// set), so that a plan can show which loop runs.
+// count(*) loop for these keys and aggregates (ChooseLoop, unless told
+// generic), so that a plan can show which loop runs.
 func CountFast(keyTypes []vec.Type, specs []Spec) bool { return countFast(keyTypes, specs) }

@@ -71,7 +71,7 @@ func decomposable(specs []Spec) bool {
 	return true
 }
 
-// PreAggregates reports whether Aggregate pre-aggregates with cfg: the
+// PreAggregates reports whether an Aggregator pre-aggregates with cfg: the
 // radix strategy on the generic path (not the tuned count loop), every
 // aggregate decomposable, and cfg.PreAggGroups not negative.
 func PreAggregates(keyTypes []vec.Type, specs []Spec, cfg Config) bool {
