@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -208,6 +209,8 @@ func (s *Session) ExecStatement(ctx context.Context, st sql.Statement, hooks *Ho
 		return &Result{Message: "RESET"}, nil
 	case *sql.ShowTables:
 		return s.showTables()
+	case *sql.ShowAll:
+		return s.showAll(), nil
 	case *sql.Describe:
 		return s.describe(ctx, st)
 	case *sql.Explain:
@@ -288,6 +291,25 @@ func (s *Session) showTables() (*Result, error) {
 	}
 	return &Result{Columns: []vec.Column{{Name: "name", Type: vec.String}, {Name: "rows", Type: vec.Int64}, {Name: "columns", Type: vec.Int64}},
 		Vecs: []*vec.Vector{name, rows, cols}, Rows: len(tables)}, nil
+}
+
+// showAll lists every setting (SHOW ALL): its name, its value in this
+// session and its default, as SET takes them, its type, aliases and what
+// it does; the columns of DuckDB's duckdb_settings() and a default.
+func (s *Session) showAll() *Result {
+	cols := []vec.Column{{Name: "name", Type: vec.String}, {Name: "value", Type: vec.String}, {Name: "default", Type: vec.String},
+		{Name: "input_type", Type: vec.String}, {Name: "aliases", Type: vec.String}, {Name: "description", Type: vec.String}}
+	vecs := make([]*vec.Vector, len(cols))
+	for i := range vecs {
+		vecs[i] = emptyVec(vec.String)
+	}
+	def := s.db.defaultSettings()
+	for _, st := range settingTable {
+		for i, v := range []string{st.Name, st.Format(s.settings), st.Format(def), st.Type, strings.Join(st.Aliases, ", "), st.Doc} {
+			vecs[i].AppendStr([]byte(v))
+		}
+	}
+	return &Result{Columns: cols, Vecs: vecs, Rows: len(settingTable)}
 }
 
 func (s *Session) describe(ctx context.Context, d *sql.Describe) (*Result, error) {
