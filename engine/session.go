@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +64,9 @@ type DB struct {
 	catalog *storage.Catalog
 	cache   CacheSizes
 	pool    *agg.Pool
+
+	lazyMu sync.Mutex
+	lazy   map[string]*lazyTable // RegisterBuilder's tables by lower-case name
 }
 
 // Open returns a DB over opts.DataDir.
@@ -120,6 +124,7 @@ type Session struct {
 	db       *DB
 	settings Settings
 	ops      atomic.Uint64 // operator ids handed out (opBase.id)
+	notes    []string      // the running statement's Result.Notes
 }
 
 // Exec parses and runs every ;-separated statement of src in order, stopping
@@ -167,6 +172,10 @@ func resultBytes(r *Result) int64 {
 // callers that handle statements one at a time (the CLI times each).
 // Error positions are those of the text the statement was parsed from.
 func (s *Session) ExecStatement(ctx context.Context, st sql.Statement, hooks *Hooks) (res *Result, err error) {
+	s.notes = nil
+	if err := s.resolveLazyTables(ctx, st); err != nil {
+		return nil, fmt.Errorf("%s: %w", st.Pos(), err)
+	}
 	start := time.Now()
 	if hooks != nil && hooks.LockThreads {
 		runtime.LockOSThread()
@@ -186,6 +195,7 @@ func (s *Session) ExecStatement(ctx context.Context, st sql.Statement, hooks *Ho
 		if res != nil {
 			res.Statement = st.Source()
 			res.Elapsed = time.Since(start)
+			res.Notes = s.notes
 		}
 	}()
 	switch st := st.(type) {

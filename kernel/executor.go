@@ -144,9 +144,6 @@ type Config struct {
 	// Session is the kernel session id put in message headers (empty: a
 	// fresh UUID).
 	Session string
-	// Keys is shared by the executors of one engine, so that its
-	// generated keys table is made once (nil: NewExecutor makes one).
-	Keys *KeysTable
 }
 
 // Executor runs cells of one kernel session, one at a time, on its own
@@ -188,8 +185,8 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		}
 		x.db = db
 	}
-	if x.cfg.Keys == nil {
-		x.cfg.Keys = &KeysTable{}
+	if x.db != nil {
+		RegisterKeys(x.db, x.limits.CellMemory) // unless the DB has it already
 	}
 	x.session = cfg.Session
 	if x.session == "" {
@@ -371,7 +368,7 @@ func (x *Executor) execute(ctx context.Context, cell Cell, o execOpts, emit func
 
 	env := &Env{
 		msgID: NewID(), engine: eng, limits: x.limits, logger: x.log, started: time.Now(),
-		emit: emit, session: session, db: x.db, dataDir: x.cfg.DataPath, keys: x.cfg.Keys,
+		emit: emit, session: session, db: x.db, dataDir: x.cfg.DataPath,
 		shown: map[string]bool{}, last: map[string]time.Time{}, pending: map[string]map[string]any{},
 	}
 	if env.dataDir == "" {

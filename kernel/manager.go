@@ -142,8 +142,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		cfg.Executor.DB = db
 	}
 	cfg.Executor.DataDir = "" // opened above; sessions share the DB
-	if cfg.Executor.Keys == nil {
-		cfg.Executor.Keys = &KeysTable{} // and its generated keys table
+	if db := cfg.Executor.DB; db != nil {
+		RegisterKeys(db, cfg.Executor.Limits.CellMemory) // its sessions share the keys table
 	}
 	s := cfg.Scheduler
 	if s == nil {

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,12 +54,6 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		cell = c
 		env.Stream("stdout", note+"\n")
 	}
-	// Before the counters start: generating the table is not the cell's work.
-	if note, err := ensureKeys(ctx, env, cell.Source); err != nil {
-		return nil, err
-	} else if note != "" {
-		env.Stream("stdout", note+"\n") // the generated table's sizes (kernel/sizing)
-	}
 	restore, err := applySettings(s, cell)
 	if err != nil {
 		return nil, err
@@ -99,6 +94,7 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		return nil, err
 	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
+	streamNotes(env, results) // e.g. the generated keys table's sizes (RegisterKeys)
 	if len(rounds) > 0 && err == nil && !watched {
 		rounds = append(rounds, elapsedOf(results))
 	}
@@ -140,6 +136,20 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		addWaiting(bundle.Counters, shares)
 	}
 	return out, nil
+}
+
+// streamNotes prints the notes of the results (engine.Result.Notes),
+// each once.
+func streamNotes(env *Env, results []*engine.Result) {
+	var seen []string
+	for _, r := range results {
+		for _, n := range r.Notes {
+			if !slices.Contains(seen, n) {
+				seen = append(seen, n)
+				env.Stream("stdout", n+"\n")
+			}
+		}
+	}
 }
 
 // maxReps bounds the reps attribute of an sql cell.
