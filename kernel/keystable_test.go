@@ -15,7 +15,7 @@ import (
 // within its cell memory, and its output states the sizes; a second cell
 // reuses the table.
 func TestKeysTableCell(t *testing.T) {
-	x, err := NewExecutor(Config{DataDir: gentest.HitsDir(t), Logger: quietLogger(), Limits: Limits{CellMemory: 64 << 20}})
+	x, err := NewExecutor(Config{DB: hitsDB(t), Logger: quietLogger(), Limits: Limits{CellMemory: 64 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
