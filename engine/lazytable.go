@@ -137,6 +137,25 @@ func (lt *lazyTable) noted(s *Session) bool {
 	return built
 }
 
+// Resolve builds the lazily built tables (DB.RegisterBuilder) that the
+// statements of src name and returns their notes, without running the
+// statements: a caller that times or measures a cell calls it first, so
+// that building a table is not part of what it measures. Text that does
+// not parse is left for Exec to report.
+func (s *Session) Resolve(ctx context.Context, src string) ([]string, error) {
+	stmts, err := sql.ParseLimit(ctx, src, s.settings.MemoryLimit, ErrMemoryLimit)
+	if err != nil {
+		return nil, nil
+	}
+	s.notes = nil
+	for _, st := range stmts {
+		if err := s.resolveLazyTables(ctx, st); err != nil {
+			return nil, fmt.Errorf("%s: %w", st.Pos(), err)
+		}
+	}
+	return s.notes, nil
+}
+
 // resolveLazyTables builds the lazily built tables that st names before
 // the statement's clock starts, so that neither its time nor its hooks
 // (counters) include the building. The binder resolves the names again

@@ -98,6 +98,12 @@ func TestLazyTable(t *testing.T) {
 	if l := <-limits; l != 256<<20 {
 		t.Errorf("the builder got memory limit %d, want the naming session's %d", l, 256<<20)
 	}
+	if notes, err := s.Resolve(ctx, "SELECT 1; SELECT * FROM lazy"); err != nil || len(notes) != 1 {
+		t.Errorf("Resolve: %q, %v; want the builder's note", notes, err)
+	}
+	if notes, err := s.Resolve(ctx, "SELECT 'FROM lazy' FROM hits; SELEC"); err != nil || len(notes) != 0 {
+		t.Errorf("Resolve of text that names no lazy table or does not parse: %q, %v", notes, err)
+	}
 	if _, err := s.Exec(ctx, "SELECT * FROM lazzy", nil); err == nil || !strings.Contains(err.Error(), `did you mean "lazy"`) {
 		t.Errorf("a misspelt name: %v, want a hint at the lazy table", err)
 	}

@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +53,15 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		cell = c
 		env.Stream("stdout", note+"\n")
 	}
+	// Before the counters start: building the keys table (RegisterKeys)
+	// is not the cell's work. Its note states the table's sizes.
+	notes, err := s.Resolve(ctx, cell.Source)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		env.Stream("stdout", n+"\n")
+	}
 	restore, err := applySettings(s, cell)
 	if err != nil {
 		return nil, err
@@ -94,7 +102,6 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		return nil, err
 	}
 	results, err := s.Exec(ctx, cell.Source, hooks)
-	streamNotes(env, results) // e.g. the generated keys table's sizes (RegisterKeys)
 	if len(rounds) > 0 && err == nil && !watched {
 		rounds = append(rounds, elapsedOf(results))
 	}
@@ -136,20 +143,6 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		addWaiting(bundle.Counters, shares)
 	}
 	return out, nil
-}
-
-// streamNotes prints the notes of the results (engine.Result.Notes),
-// each once.
-func streamNotes(env *Env, results []*engine.Result) {
-	var seen []string
-	for _, r := range results {
-		for _, n := range r.Notes {
-			if !slices.Contains(seen, n) {
-				seen = append(seen, n)
-				env.Stream("stdout", n+"\n")
-			}
-		}
-	}
 }
 
 // maxReps bounds the reps attribute of an sql cell.
