@@ -19,6 +19,9 @@ func (s *Session) relation(ctx context.Context, ref sql.TableRef, depth int) (*r
 	case nil:
 		return &relation{name: "(no table)", rows: 1, op: &dummyScanOp{opBase: opBase{label: "DUMMY_SCAN"}}}, nil
 	case *sql.TableName:
+		if err := s.resolveLazy(ctx, r.Name); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Pos(), err)
+		}
 		return s.tableRelation(r.Name, false, r.Pos())
 	case *sql.FileRef:
 		return s.tableRelation(r.Path, true, r.Pos())
@@ -55,7 +58,7 @@ func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relatio
 	if err != nil {
 		var nf *storage.NotFoundError
 		if !isFile && errors.As(err, &nf) {
-			if near := expr.Nearest(name, s.db.catalog.Names()); near != "" {
+			if near := expr.Nearest(name, append(s.db.catalog.Names(), s.db.lazyNames()...)); near != "" {
 				return nil, posErr(pos, "%v; did you mean %q?", err, near)
 			}
 		}

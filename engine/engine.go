@@ -106,6 +106,9 @@ type Result struct {
 	Plan *PlanNode
 	// Elapsed is the statement's wall time, parse to last row.
 	Elapsed time.Duration
+	// Notes are sentences about the tables the statement read that their
+	// builders wrote (TableBuilder), e.g. the sizes of a generated table.
+	Notes []string
 	// explain is set on the result of EXPLAIN ANALYZE, whose rows are
 	// the rendered Plan: AnnotatePlan renders them again.
 	explain bool

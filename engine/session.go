@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +64,9 @@ type DB struct {
 	catalog *storage.Catalog
 	cache   CacheSizes
 	pool    *agg.Pool
+
+	lazyMu sync.Mutex
+	lazy   map[string]*lazyTable // RegisterBuilder's tables by lower-case name
 }
 
 // Open returns a DB over opts.DataDir.
@@ -119,6 +124,7 @@ type Session struct {
 	db       *DB
 	settings Settings
 	ops      atomic.Uint64 // operator ids handed out (opBase.id)
+	notes    []string      // the running statement's Result.Notes
 }
 
 // Exec parses and runs every ;-separated statement of src in order, stopping
@@ -166,6 +172,10 @@ func resultBytes(r *Result) int64 {
 // callers that handle statements one at a time (the CLI times each).
 // Error positions are those of the text the statement was parsed from.
 func (s *Session) ExecStatement(ctx context.Context, st sql.Statement, hooks *Hooks) (res *Result, err error) {
+	s.notes = nil
+	if err := s.resolveLazyTables(ctx, st); err != nil {
+		return nil, fmt.Errorf("%s: %w", st.Pos(), err)
+	}
 	start := time.Now()
 	if hooks != nil && hooks.LockThreads {
 		runtime.LockOSThread()
@@ -185,6 +195,7 @@ func (s *Session) ExecStatement(ctx context.Context, st sql.Statement, hooks *Ho
 		if res != nil {
 			res.Statement = st.Source()
 			res.Elapsed = time.Since(start)
+			res.Notes = s.notes
 		}
 	}()
 	switch st := st.(type) {
@@ -208,6 +219,8 @@ func (s *Session) ExecStatement(ctx context.Context, st sql.Statement, hooks *Ho
 		return &Result{Message: "RESET"}, nil
 	case *sql.ShowTables:
 		return s.showTables()
+	case *sql.ShowAll:
+		return s.showAll(), nil
 	case *sql.Describe:
 		return s.describe(ctx, st)
 	case *sql.Explain:
@@ -288,6 +301,25 @@ func (s *Session) showTables() (*Result, error) {
 	}
 	return &Result{Columns: []vec.Column{{Name: "name", Type: vec.String}, {Name: "rows", Type: vec.Int64}, {Name: "columns", Type: vec.Int64}},
 		Vecs: []*vec.Vector{name, rows, cols}, Rows: len(tables)}, nil
+}
+
+// showAll lists every setting (SHOW ALL): its name, its value in this
+// session and its default, as SET takes them, its type, aliases and what
+// it does; the columns of DuckDB's duckdb_settings() and a default.
+func (s *Session) showAll() *Result {
+	cols := []vec.Column{{Name: "name", Type: vec.String}, {Name: "value", Type: vec.String}, {Name: "default", Type: vec.String},
+		{Name: "input_type", Type: vec.String}, {Name: "aliases", Type: vec.String}, {Name: "description", Type: vec.String}}
+	vecs := make([]*vec.Vector, len(cols))
+	for i := range vecs {
+		vecs[i] = emptyVec(vec.String)
+	}
+	def := s.db.defaultSettings()
+	for _, st := range settingTable {
+		for i, v := range []string{st.Name, st.Format(s.settings), st.Format(def), st.Type, strings.Join(st.Aliases, ", "), st.Doc} {
+			vecs[i].AppendStr([]byte(v))
+		}
+	}
+	return &Result{Columns: cols, Vecs: vecs, Rows: len(settingTable)}
 }
 
 func (s *Session) describe(ctx context.Context, d *sql.Describe) (*Result, error) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -9,7 +10,10 @@ import (
 	"cachebook/engine/units"
 )
 
-// Settings are the per-session options changed with SET and RESET.
+// Settings are the per-session options changed with SET and RESET. Each
+// field is described by one entry of settingTable, which SET, RESET,
+// SHOW ALL, the kernel's cell attributes and the Jupyter completion all
+// read: adding a setting is a field here and an entry there.
 type Settings struct {
 	GroupBy     string // naive, radix, parallel or auto
 	Threads     int    // worker goroutines for the parallel strategy
@@ -47,30 +51,276 @@ func (st Settings) NullsFirst(desc bool) bool {
 	return false
 }
 
-// settingNames lists the settings SET accepts, for error messages.
-const settingNames = "group_by, threads, radix_bits, sum_rewrite, memory_limit, huge_pages, generic_agg, pre_aggregate, counters, default_null_order"
+// A Setting describes one session setting: its names and documentation,
+// and how SET, RESET and SHOW ALL read and write its field of Settings.
+type Setting struct {
+	// Name is the setting's name as SET takes it, in lower case.
+	Name string
+	// Aliases are other names SET, RESET and cell attributes accept for
+	// it (DuckDB's, where they differ).
+	Aliases []string
+	// Doc says what the setting does.
+	Doc string
+	// Type is the SQL type of its value as SHOW ALL shows it: VARCHAR,
+	// BIGINT or BOOLEAN.
+	Type string
+	// Values are values SET takes, written as SQL literals ('auto', 4,
+	// true): every value of a choice, examples of a number or a size.
+	Values []string
 
-// defaultSettings are a new session's settings: group_by = 'auto', threads
-// = GOMAXPROCS (capped by Options.MaxThreads), radix_bits = 'auto' (derived
-// from the cache sizes), sum_rewrite = true, memory_limit =
-// Options.QueryMemory, huge_pages = true, generic_agg = false,
-// pre_aggregate = true.
+	reset  func(db *DB, st *Settings) // sets the field to its default
+	set    func(db *DB, st *Settings, v string) error
+	format func(st *Settings) string
+	field  func(st *Settings) any // the field's address (for the tests)
+}
+
+// Format returns the setting's value in st as SET takes it back.
+func (s Setting) Format(st Settings) string { return s.format(&st) }
+
+// fieldSpec is how one setting of type T parses, formats and defaults
+// its field of Settings.
+type fieldSpec[T any] struct {
+	field func(*Settings) *T
+	def   func(*DB) T
+	// parse reads the lower-cased, trimmed text of SET's value. Its error
+	// completes the sentence "<name> …, got <value>" unless it is a
+	// *settingError, which is the whole message.
+	parse  func(db *DB, v string) (T, error)
+	format func(T) string
+}
+
+// settingError is an error of a parse func that says all there is to say.
+type settingError struct{ msg string }
+
+func (e *settingError) Error() string { return e.msg }
+
+// bind completes s with the functions of f.
+func (f fieldSpec[T]) bind(s Setting) Setting {
+	s.reset = func(db *DB, st *Settings) { *f.field(st) = f.def(db) }
+	s.set = func(db *DB, st *Settings, value string) error {
+		x, err := f.parse(db, strings.ToLower(strings.TrimSpace(value)))
+		if err != nil {
+			if se := (*settingError)(nil); errors.As(err, &se) {
+				return se
+			}
+			return fmt.Errorf("%s %v, got %q", s.Name, err, value)
+		}
+		*f.field(st) = x
+		return nil
+	}
+	s.format = func(st *Settings) string { return f.format(*f.field(st)) }
+	s.field = func(st *Settings) any { return f.field(st) }
+	return s
+}
+
+// boolSetting is a BOOLEAN setting.
+func boolSetting(s Setting, field func(*Settings) *bool, def bool) Setting {
+	s.Type, s.Values = "BOOLEAN", []string{"true", "false"}
+	return fieldSpec[bool]{
+		field: field,
+		def:   func(*DB) bool { return def },
+		parse: func(_ *DB, v string) (bool, error) {
+			switch v {
+			case "true", "on", "1":
+				return true, nil
+			case "false", "off", "0":
+				return false, nil
+			}
+			return false, errors.New("must be true or false")
+		},
+		format: strconv.FormatBool,
+	}.bind(s)
+}
+
+// choiceSetting is a VARCHAR setting that takes one of the canonical
+// values listed in s.Values or a synonym of one (synonyms maps each to
+// its canonical value).
+func choiceSetting(s Setting, field func(*Settings) *string, def string, synonyms map[string]string) Setting {
+	s.Type = "VARCHAR"
+	for i, v := range s.Values {
+		s.Values[i] = "'" + v + "'"
+	}
+	return fieldSpec[string]{
+		field: field,
+		def:   func(*DB) string { return def },
+		parse: func(_ *DB, v string) (string, error) {
+			for _, c := range s.Values {
+				if "'"+v+"'" == c {
+					return v, nil
+				}
+			}
+			if c, ok := synonyms[v]; ok {
+				return c, nil
+			}
+			return "", fmt.Errorf("must be %s", orList(s.Values))
+		},
+		format: func(v string) string { return v },
+	}.bind(s)
+}
+
+// orList writes vs as "a, b or c".
+func orList(vs []string) string {
+	if len(vs) < 2 {
+		return strings.Join(vs, "")
+	}
+	return strings.Join(vs[:len(vs)-1], ", ") + " or " + vs[len(vs)-1]
+}
+
+// maxThreads is the most threads SET threads takes on db.
+func (db *DB) maxThreads() int {
+	if m := db.opts.MaxThreads; m > 0 {
+		return m
+	}
+	return 256
+}
+
+// settingTable lists every session setting, in the order SHOW ALL shows
+// them. Every field of Settings has exactly one entry (settings_test.go).
+var settingTable = []Setting{
+	choiceSetting(Setting{Name: "group_by",
+		Doc:    "GROUP BY strategy: naive (one hash table), radix (partition first so each table fits in cache), parallel (radix on several threads), auto (chosen from the estimated number of groups and the cache sizes).",
+		Values: []string{"auto", "naive", "radix", "parallel"}},
+		func(st *Settings) *string { return &st.GroupBy }, "auto", nil),
+	fieldSpec[int]{
+		field: func(st *Settings) *int { return &st.Threads },
+		def: func(db *DB) int {
+			return min(runtime.GOMAXPROCS(0), db.maxThreads())
+		},
+		parse: func(db *DB, v string) (int, error) {
+			t, err := strconv.Atoi(v)
+			if err != nil || t < 1 || t > db.maxThreads() {
+				return 0, fmt.Errorf("must be an integer between 1 and %d", db.maxThreads())
+			}
+			return t, nil
+		},
+		format: strconv.Itoa,
+	}.bind(Setting{Name: "threads", Aliases: []string{"worker_threads"}, Type: "BIGINT",
+		Doc:    "Worker threads of the parallel strategy (1 to the server's cap; the default is the number of cores).",
+		Values: []string{"1", "2", "4", "8"}}),
+	fieldSpec[int]{
+		field: func(st *Settings) *int { return &st.RadixBits },
+		def:   func(*DB) int { return -1 },
+		parse: func(_ *DB, v string) (int, error) {
+			if v == "auto" {
+				return -1, nil
+			}
+			b, err := strconv.Atoi(v)
+			if err != nil || b < 0 || b > 16 {
+				return 0, errors.New("must be 'auto' or an integer between 0 and 16")
+			}
+			return b, nil
+		},
+		format: func(b int) string {
+			if b < 0 {
+				return "auto"
+			}
+			return strconv.Itoa(b)
+		},
+	}.bind(Setting{Name: "radix_bits", Type: "VARCHAR",
+		Doc:    "Partitions = 2^radix_bits for radix and parallel; auto derives it from the cache sizes.",
+		Values: []string{"'auto'", "4", "6", "8", "10"}}),
+	boolSetting(Setting{Name: "sum_rewrite",
+		Doc: "Rewrite sum(x + c) as sum(x) + c*count(x)."},
+		func(st *Settings) *bool { return &st.SumRewrite }, true),
+	fieldSpec[int64]{
+		field: func(st *Settings) *int64 { return &st.MemoryLimit },
+		def:   func(db *DB) int64 { return db.opts.QueryMemory },
+		parse: func(db *DB, v string) (int64, error) {
+			b, err := units.ParseBytes(v)
+			if err != nil {
+				return 0, &settingError{"memory_limit: " + err.Error()}
+			}
+			if b > db.opts.QueryMemory {
+				return 0, fmt.Errorf("can be at most %s on this server", units.FormatBytes(db.opts.QueryMemory))
+			}
+			return b, nil
+		},
+		format: units.FormatBytes,
+	}.bind(Setting{Name: "memory_limit", Type: "VARCHAR",
+		Doc:    "Bytes one query may allocate for hash tables, partitions and results (at most the server's per-query limit, the default).",
+		Values: []string{"'512MB'", "'1GB'", "'2GiB'"}}),
+	boolSetting(Setting{Name: "huge_pages",
+		Doc: "Put big tables and partitions on huge pages (Linux)."},
+		func(st *Settings) *bool { return &st.HugePages }, true),
+	boolSetting(Setting{Name: "generic_agg",
+		Doc: "Disable the tuned integer-key count(*) path (to compare)."},
+		func(st *Settings) *bool { return &st.GenericAgg }, false),
+	boolSetting(Setting{Name: "pre_aggregate",
+		Doc: "Fold repeated keys in a small per-worker table before the radix partitions."},
+		func(st *Settings) *bool { return &st.PreAggregate }, true),
+	fieldSpec[string]{
+		field: func(st *Settings) *string { return &st.Counters },
+		def:   func(*DB) string { return "off" },
+		parse: func(_ *DB, v string) (string, error) {
+			switch v {
+			case "off", "model":
+				return v, nil
+			case "on", "both":
+				return "", &settingError{fmt.Sprintf("counters = %q: perf counters need their cell to run alone, so they are a cell attribute (counters=%s); SET counters takes 'model' or 'off'", v, v)}
+			}
+			return "", errors.New("must be 'model' or 'off'")
+		},
+		format: func(v string) string { return v },
+	}.bind(Setting{Name: "counters", Type: "VARCHAR",
+		Doc:    "model: replay the following GROUP BYs through the cache model and show its counts; off: do not. Perf counters are the cell attribute counters=on.",
+		Values: []string{"'off'", "'model'"}}),
+	// The values and synonyms DuckDB accepts.
+	choiceSetting(Setting{Name: "default_null_order", Aliases: []string{"null_order"},
+		Doc:    "Where ORDER BY puts NULLs when a key says neither NULLS FIRST nor NULLS LAST (as DuckDB).",
+		Values: []string{"nulls_last", "nulls_first", "nulls_first_on_asc_last_on_desc", "nulls_last_on_asc_first_on_desc"}},
+		func(st *Settings) *string { return &st.NullOrder }, "nulls_last",
+		map[string]string{
+			"nulls first": "nulls_first", "null first": "nulls_first", "first": "nulls_first",
+			"nulls last": "nulls_last", "null last": "nulls_last", "last": "nulls_last",
+			"sqlite": "nulls_first_on_asc_last_on_desc", "mysql": "nulls_first_on_asc_last_on_desc",
+			"postgres": "nulls_last_on_asc_first_on_desc",
+		}),
+}
+
+// AllSettings returns the session settings in the order SHOW ALL lists
+// them.
+func AllSettings() []Setting { return append([]Setting(nil), settingTable...) }
+
+// LookupSetting returns the setting called name or one of its aliases,
+// ignoring case and surrounding spaces.
+func LookupSetting(name string) (Setting, bool) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, s := range settingTable {
+		if s.Name == n {
+			return s, true
+		}
+		for _, a := range s.Aliases {
+			if a == n {
+				return s, true
+			}
+		}
+	}
+	return Setting{}, false
+}
+
+// SettingNames returns the settings' names as "a, b, …", for messages.
+func SettingNames() string {
+	names := make([]string, len(settingTable))
+	for i, s := range settingTable {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// unknownSetting is the error for a name that is no setting.
+func unknownSetting(name string) error {
+	return fmt.Errorf("unknown setting %q (known: %s)", name, SettingNames())
+}
+
+// defaultSettings are a new session's settings: each entry's default
+// (threads = GOMAXPROCS capped by Options.MaxThreads, memory_limit =
+// Options.QueryMemory).
 func (db *DB) defaultSettings() Settings {
-	threads := runtime.GOMAXPROCS(0)
-	if m := db.opts.MaxThreads; m > 0 && threads > m {
-		threads = m
+	var st Settings
+	for _, s := range settingTable {
+		s.reset(db, &st)
 	}
-	return Settings{
-		GroupBy:      "auto",
-		Threads:      threads,
-		RadixBits:    -1,
-		SumRewrite:   true,
-		MemoryLimit:  db.opts.QueryMemory,
-		HugePages:    true,
-		Counters:     "off",
-		PreAggregate: true,
-		NullOrder:    "nulls_last",
-	}
+	return st
 }
 
 // NewSession returns a session with the default settings.
@@ -81,143 +331,26 @@ func (db *DB) NewSession() *Session {
 // Settings returns the session's current settings.
 func (s *Session) Settings() Settings { return s.settings }
 
-// settingName canonicalises a setting's name; ok is false for an unknown one.
-func settingName(name string) (string, bool) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	switch n {
-	case "worker_threads":
-		return "threads", true
-	case "group_by", "threads", "radix_bits", "sum_rewrite", "memory_limit", "huge_pages", "generic_agg", "pre_aggregate", "counters", "default_null_order":
-		return n, true
-	case "null_order":
-		return "default_null_order", true
-	}
-	return n, false
-}
-
 // Set changes one setting by name, as the SQL statement SET name = value.
 func (s *Session) Set(name, value string) error {
-	v := strings.ToLower(strings.TrimSpace(value))
-	n, ok := settingName(name)
+	st, ok := LookupSetting(name)
 	if !ok {
-		return fmt.Errorf("unknown setting %q (known: %s)", name, settingNames)
+		return unknownSetting(name)
 	}
-	switch n {
-	case "group_by":
-		switch v {
-		case "naive", "radix", "parallel", "auto":
-			s.settings.GroupBy = v
-		default:
-			return fmt.Errorf("group_by must be 'naive', 'radix', 'parallel' or 'auto', got %q", value)
-		}
-	case "threads":
-		hi := 256
-		if m := s.db.opts.MaxThreads; m > 0 {
-			hi = m
-		}
-		t, err := strconv.Atoi(v)
-		if err != nil || t < 1 || t > hi {
-			return fmt.Errorf("threads must be an integer between 1 and %d, got %q", hi, value)
-		}
-		s.settings.Threads = t
-	case "radix_bits":
-		if v == "auto" {
-			s.settings.RadixBits = -1
-			return nil
-		}
-		b, err := strconv.Atoi(v)
-		if err != nil || b < 0 || b > 16 {
-			return fmt.Errorf("radix_bits must be 'auto' or an integer between 0 and 16, got %q", value)
-		}
-		s.settings.RadixBits = b
-	case "sum_rewrite", "huge_pages", "generic_agg", "pre_aggregate":
-		var b bool
-		switch v {
-		case "true", "on", "1":
-			b = true
-		case "false", "off", "0":
-		default:
-			return fmt.Errorf("%s must be true or false, got %q", n, value)
-		}
-		switch n {
-		case "sum_rewrite":
-			s.settings.SumRewrite = b
-		case "huge_pages":
-			s.settings.HugePages = b
-		case "pre_aggregate":
-			s.settings.PreAggregate = b
-		default:
-			s.settings.GenericAgg = b
-		}
-	case "counters":
-		switch v {
-		case "off", "model":
-			s.settings.Counters = v
-		case "on", "both":
-			return fmt.Errorf("counters = %q: perf counters need their cell to run alone, so they are a cell attribute (counters=%s); SET counters takes 'model' or 'off'", value, v)
-		default:
-			return fmt.Errorf("counters must be 'model' or 'off', got %q", value)
-		}
-	case "default_null_order":
-		// The values and synonyms DuckDB accepts.
-		switch v {
-		case "nulls_first", "nulls first", "null first", "first":
-			s.settings.NullOrder = "nulls_first"
-		case "nulls_last", "nulls last", "null last", "last":
-			s.settings.NullOrder = "nulls_last"
-		case "nulls_first_on_asc_last_on_desc", "sqlite", "mysql":
-			s.settings.NullOrder = "nulls_first_on_asc_last_on_desc"
-		case "nulls_last_on_asc_first_on_desc", "postgres":
-			s.settings.NullOrder = "nulls_last_on_asc_first_on_desc"
-		default:
-			return fmt.Errorf("default_null_order must be 'nulls_first', 'nulls_last', 'nulls_first_on_asc_last_on_desc' or 'nulls_last_on_asc_first_on_desc', got %q", value)
-		}
-	case "memory_limit":
-		b, err := units.ParseBytes(v)
-		if err != nil {
-			return fmt.Errorf("memory_limit: %w", err)
-		}
-		if b > s.db.opts.QueryMemory {
-			return fmt.Errorf("memory_limit can be at most %s on this server, got %s", units.HumanBytes(s.db.opts.QueryMemory), value)
-		}
-		s.settings.MemoryLimit = b
-	}
-	return nil
+	return st.set(s.db, &s.settings, value)
 }
 
 // Reset restores one setting to its default, as RESET name; the name "all"
 // restores every setting (RESET ALL).
 func (s *Session) Reset(name string) error {
-	def := s.db.defaultSettings()
 	if strings.EqualFold(strings.TrimSpace(name), "all") {
-		s.settings = def
+		s.settings = s.db.defaultSettings()
 		return nil
 	}
-	n, ok := settingName(name)
+	st, ok := LookupSetting(name)
 	if !ok {
-		return fmt.Errorf("unknown setting %q (known: %s)", name, settingNames)
+		return unknownSetting(name)
 	}
-	switch n {
-	case "group_by":
-		s.settings.GroupBy = def.GroupBy
-	case "threads":
-		s.settings.Threads = def.Threads
-	case "radix_bits":
-		s.settings.RadixBits = def.RadixBits
-	case "sum_rewrite":
-		s.settings.SumRewrite = def.SumRewrite
-	case "memory_limit":
-		s.settings.MemoryLimit = def.MemoryLimit
-	case "huge_pages":
-		s.settings.HugePages = def.HugePages
-	case "generic_agg":
-		s.settings.GenericAgg = def.GenericAgg
-	case "pre_aggregate":
-		s.settings.PreAggregate = def.PreAggregate
-	case "counters":
-		s.settings.Counters = def.Counters
-	case "default_null_order":
-		s.settings.NullOrder = def.NullOrder
-	}
+	st.reset(s.db, &s.settings)
 	return nil
 }

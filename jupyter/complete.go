@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"cachebook/engine"
 	"cachebook/kernel"
 	"cachebook/kernel/experiment"
 	"cachebook/notebook"
@@ -52,24 +53,6 @@ var functions = []function{
 	{"hour", "hour(t)", "Hour of t."},
 	{"minute", "minute(t)", "Minute of t."},
 	{"day", "day(t)", "Day of the month of t."},
-}
-
-// setting is one SET option with its values and doc.
-type setting struct {
-	name   string
-	values []string
-	doc    string
-}
-
-var settings = []setting{
-	{"group_by", []string{"'auto'", "'naive'", "'radix'", "'parallel'"}, "GROUP BY strategy: naive (one hash table), radix (partition first so each table fits in cache), parallel (radix on several threads), auto (chosen from the estimated number of groups and the cache sizes)."},
-	{"threads", []string{"1", "2", "4", "8"}, "Worker threads of the parallel strategy (1 to the server's cap)."},
-	{"radix_bits", []string{"'auto'", "4", "6", "8", "10"}, "Partitions = 2^radix_bits for radix and parallel; auto derives it from the cache sizes."},
-	{"sum_rewrite", []string{"true", "false"}, "Rewrite sum(x + c) as sum(x) + c*count(x)."},
-	{"memory_limit", []string{"'512MB'", "'1GB'", "'2GiB'"}, "Bytes one query may allocate (at most the server's per-query limit)."},
-	{"huge_pages", []string{"true", "false"}, "Put big tables and partitions on huge pages (Linux)."},
-	{"generic_agg", []string{"true", "false"}, "Disable the tuned integer-key count(*) path (to compare)."},
-	{"pre_aggregate", []string{"true", "false"}, "Fold repeated keys in a small per-worker table before the radix partitions."},
 }
 
 // magicParams are the parameters each cell magic takes (kernel/measure.go).
@@ -145,23 +128,21 @@ func (k *Kernel) complete(ctx context.Context, code string, cursor int) map[stri
 			add(p + "=")
 		}
 		if kind == notebook.KindSQL { // a sql cell's attributes are per-cell settings
-			for _, st := range settings {
-				add(st.name + "=")
+			for _, st := range engine.AllSettings() {
+				add(st.Name + "=")
 			}
 		}
 	case prev(1) == "set":
-		for _, s := range settings {
-			add(s.name)
+		for _, s := range engine.AllSettings() {
+			add(s.Name)
 		}
 	case (prev(1) == "=" || prev(1) == "to") && prev(3) == "set", strings.HasSuffix(prev(1), "=") && prev(2) == "set":
 		name := strings.TrimSuffix(prev(2), "=")
 		if prev(1) != "=" && prev(1) != "to" {
 			name = strings.TrimSuffix(prev(1), "=")
 		}
-		for _, s := range settings {
-			if s.name == name {
-				add(s.values...)
-			}
+		if s, ok := engine.LookupSetting(name); ok {
+			add(s.Values...)
 		}
 	case strings.Contains(prefix, "."):
 		dot := strings.LastIndexByte(prefix, '.')
@@ -296,10 +277,8 @@ func (k *Kernel) inspect(ctx context.Context, code string, cursor int) map[strin
 				text = f.sig + "\n\n" + f.doc
 			}
 		}
-		for _, s := range settings {
-			if s.name == lw {
-				text = fmt.Sprintf("SET %s = %s\n\n%s", s.name, strings.Join(s.values, " | "), s.doc)
-			}
+		if s, ok := engine.LookupSetting(lw); ok {
+			text = fmt.Sprintf("SET %s = %s\n\n%s", s.Name, strings.Join(s.Values, " | "), s.Doc)
 		}
 		if text == "" && word != "" {
 			for _, t := range k.tables(ctx) {

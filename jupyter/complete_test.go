@@ -45,6 +45,9 @@ func TestComplete(t *testing.T) {
 		{"SET group_by = ", -1, "'radix'", 15, 15},
 		{"SET group_by TO 'p", -1, "", 0, 0},
 		{"set huge_pages = ", -1, "false", 17, 17},
+		{"SET default_n", -1, "default_null_order", 4, 13}, // every setting of the engine's table
+		{"SET counters = ", -1, "'model'", 15, 15},
+		{"SET worker_threads = ", -1, "4", 21, 21}, // an alias
 		{"%%la", -1, "%%latency", 0, 4},
 		{"%%experiment fa", -1, "false-sharing", 13, 15},
 		{"%%experiment false-sharing th", -1, "threads=", 27, 29},

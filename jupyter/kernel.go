@@ -23,9 +23,9 @@ import (
 type Config struct {
 	// Conn says where to listen and holds the signing key.
 	Conn *ConnectionInfo
-	// Executor configures the cells' executor. When its DB is nil and
-	// DataDir is set, New opens DataDir; if that fails the kernel still
-	// starts and SQL cells fail with the reason.
+	// Executor configures the cells' executor, on the engine the caller
+	// opened (Executor.DB); without one the kernel still starts and SQL
+	// cells fail with Executor.EngineUnavailable.
 	Executor kernel.Config
 	// Version is reported as implementation_version.
 	Version string
@@ -87,19 +87,6 @@ func New(cfg Config) (*Kernel, error) {
 		log = slog.Default()
 	}
 	xc := cfg.Executor
-	if xc.DB == nil && xc.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: xc.DataDir, QueryMemory: xc.QueryMemory, Cache: xc.Cache, OnArenaMapped: xc.OnArenaMapped})
-		if err != nil {
-			log.Warn("jupyter: SQL engine unavailable", "data", xc.DataDir, "err", err)
-			xc.EngineUnavailable = err
-		} else {
-			xc.DB = db
-		}
-		if xc.DataPath == "" {
-			xc.DataPath = xc.DataDir
-		}
-		xc.DataDir = ""
-	}
 	if xc.Logger == nil {
 		xc.Logger = log
 	}

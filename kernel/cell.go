@@ -148,7 +148,6 @@ type Env struct {
 	started   time.Time
 	db        *engine.DB // the engine behind engine, for cells that query it on a session of their own
 	dataDir   string     // the directory db reads, for checks through os.Root
-	keys      *KeysTable // serialises generating db's keys table
 
 	mu       sync.Mutex
 	closed   bool

@@ -19,9 +19,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// hitsDB opens an engine on the shared generated hits table, as
+// cmd/cachebook opens one for its kernels.
+func hitsDB(t testing.TB) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
+	if err != nil {
+		t.Fatalf("engine.Open: %v", err)
+	}
+	return db
+}
+
 func newEngineExecutor(t *testing.T) *Executor {
 	t.Helper()
-	x, err := NewExecutor(Config{DataDir: gentest.HitsDir(t), Logger: quietLogger()})
+	x, err := NewExecutor(Config{DB: hitsDB(t), Logger: quietLogger()})
 	if err != nil {
 		t.Fatalf("NewExecutor: %v", err)
 	}

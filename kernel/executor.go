@@ -115,20 +115,16 @@ func (l Limits) Info() LimitsInfo {
 
 // Config configures an Executor.
 type Config struct {
-	// DB is the engine the sql cells run on. When nil and DataDir is set,
-	// NewExecutor opens DataDir with QueryMemory.
-	DB      *engine.DB
-	DataDir string
-	// DataPath is the data directory for cells that open it themselves
-	// (the sum-rewrite experiment); empty means DataDir.
-	DataPath    string
+	// DB is the engine the sql cells run on, opened by the caller
+	// (cmd/cachebook opens one for all its kernels); nil: sql cells fail
+	// with EngineUnavailable.
+	DB *engine.DB
+	// DataPath is the data directory DB reads, for cells that open it
+	// themselves (the sum-rewrite experiment); empty: none.
+	DataPath string
+	// QueryMemory is the per-query memory limit DB was opened with,
+	// reported to clients when Limits.QueryMemory is 0.
 	QueryMemory int64
-	// Cache describes the CPU caches for the engine opened from DataDir
-	// (zero: the engine's defaults).
-	Cache engine.CacheSizes
-	// OnArenaMapped is passed to the engine opened from DataDir (see
-	// engine.Options.OnArenaMapped).
-	OnArenaMapped func(delta int64)
 	// EngineUnavailable, when DB is nil, is the reason sql cells fail
 	// (e.g. the error from engine.Open). Nil means "no data directory".
 	EngineUnavailable error
@@ -144,9 +140,6 @@ type Config struct {
 	// Session is the kernel session id put in message headers (empty: a
 	// fresh UUID).
 	Session string
-	// Keys is shared by the executors of one engine, so that its
-	// generated keys table is made once (nil: NewExecutor makes one).
-	Keys *KeysTable
 }
 
 // Executor runs cells of one kernel session, one at a time, on its own
@@ -168,8 +161,7 @@ type Executor struct {
 	count   int
 }
 
-// NewExecutor returns an executor. It opens cfg.DataDir when cfg.DB is nil
-// and DataDir is set, and fails if that fails.
+// NewExecutor returns an executor on cfg.DB.
 func NewExecutor(cfg Config) (*Executor, error) {
 	x := &Executor{cfg: cfg, reg: cfg.Registry, limits: cfg.Limits.withDefaults(), log: cfg.Logger, db: cfg.DB}
 	if x.reg == nil {
@@ -181,15 +173,8 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	if cfg.QueryMemory > 0 && x.limits.QueryMemory == 0 {
 		x.limits.QueryMemory = cfg.QueryMemory
 	}
-	if x.db == nil && cfg.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: cfg.DataDir, QueryMemory: cfg.QueryMemory, Cache: cfg.Cache, OnArenaMapped: cfg.OnArenaMapped})
-		if err != nil {
-			return nil, fmt.Errorf("kernel: open data dir %s: %w", cfg.DataDir, err)
-		}
-		x.db = db
-	}
-	if x.cfg.Keys == nil {
-		x.cfg.Keys = &KeysTable{}
+	if x.db != nil {
+		RegisterKeys(x.db, x.limits.CellMemory) // unless the DB has it already
 	}
 	x.session = cfg.Session
 	if x.session == "" {
@@ -373,11 +358,8 @@ func (x *Executor) execute(ctx context.Context, cell Cell, o execOpts, emit func
 
 	env := &Env{
 		msgID: NewID(), engine: eng, limits: x.limits, logger: x.log, started: time.Now(),
-		emit: emit, session: session, db: x.db, dataDir: x.cfg.DataPath, keys: x.cfg.Keys,
+		emit: emit, session: session, db: x.db, dataDir: x.cfg.DataPath,
 		shown: map[string]bool{}, last: map[string]time.Time{}, pending: map[string]map[string]any{},
-	}
-	if env.dataDir == "" {
-		env.dataDir = x.cfg.DataDir
 	}
 	if eng == nil {
 		env.engineErr = x.engineUnavailable()

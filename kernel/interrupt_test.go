@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"cachebook/engine/gen/gentest"
 	"cachebook/kernel/experiment"
 )
 
@@ -88,7 +87,7 @@ func TestInterruptEveryKind(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: interrupts every cell kind several times")
 	}
-	x, err := NewExecutor(Config{DataDir: gentest.HitsDir(t), Logger: quietLogger(), Registry: DefaultRegistry()})
+	x, err := NewExecutor(Config{DB: hitsDB(t), Logger: quietLogger(), Registry: DefaultRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,19 +5,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"time"
 
+	"cachebook/engine"
 	"cachebook/kernel/latency"
 	"cachebook/kernel/sizing"
 )
 
-// KeysTable serialises the generation of the keys table (package sizing)
-// on one engine, so that sessions sharing the engine generate it once:
-// the Manager gives all its sessions one, NewExecutor makes one for an
-// executor on its own.
-type KeysTable struct {
+// keysTable builds the keys table (package sizing) of one engine the
+// first time a statement names it: the engine resolves the name through
+// the builder RegisterKeys registers (engine.DB.RegisterBuilder).
+type keysTable struct {
+	cellMemory int64 // the cell memory of the kernel that registered it (0: none)
+
 	mu sync.Mutex
 	// measured is the last cache level measured on this machine, and
 	// probed whether it was looked for (0: it could not be measured).
@@ -40,12 +41,53 @@ func NewKeysTableFrom(measured int64, onProbe func(bytes int64)) *KeysTable {
 	return k
 }
 
+// RegisterKeys makes the keys table (package sizing) a table of db that
+// the engine builds the first time a statement names it, sized from this
+// machine's measured last cache level within the smaller of cellMemory
+// (when positive) and the naming session's memory limit. A keys table in
+// db's data directory is used as it is. Executors and managers register
+// it on their engine; the first registration on a DB stays.
+func RegisterKeys(db *engine.DB, cellMemory int64) {
+	k := &keysTable{cellMemory: cellMemory}
+	db.RegisterBuilder(sizing.Table, k.build)
+}
+
+// build is the keys table's engine.TableBuilder: it generates and
+// registers the table, decodes its columns once, and returns the sentence
+// that states its sizes, which the engine gives every statement that
+// names the table (Result.Notes) and the sql runner prints.
+func (k *keysTable) build(ctx context.Context, db *engine.DB, memoryLimit int64) (string, error) {
+	mem := memoryLimit
+	if k.cellMemory > 0 && (mem <= 0 || k.cellMemory < mem) {
+		mem = k.cellMemory
+	}
+	plan := sizing.ForMeasured(k.lastLevel(ctx), sizing.RuntimeBudget(mem))
+	if err := plan.Register(ctx, db, 1); err != nil {
+		return "", err
+	}
+	// Decode both columns once, so that the lesson's cells time their
+	// GROUP BY and not the first decoding of whichever column they read
+	// first (the engine keeps decoded columns cached).
+	s := db.NewSession()
+	if memoryLimit > 0 {
+		if err := s.Set("memory_limit", fmt.Sprint(memoryLimit)); err != nil {
+			return "", err
+		}
+	}
+	if _, err := s.Exec(ctx, "SELECT count(*) FROM keys WHERE k = 1 OR s = -1", nil); err != nil {
+		return "", fmt.Errorf("decoding the keys table: %w", err)
+	}
+	return plan.String(), nil
+}
+
 // lastLevel returns this machine's last cache level as a short latency
 // probe measures it: stored under the user's cache directory for a week,
 // else probed now (a second or two) and stored. It returns 0 when the
 // probe finds no memory plateau; the caller then sizes from the OS's
-// figure. k.mu must be held.
-func (k *KeysTable) lastLevel(ctx context.Context) int64 {
+// figure.
+func (k *keysTable) lastLevel(ctx context.Context) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.probed {
 		return k.measured
 	}
@@ -73,46 +115,4 @@ func (k *KeysTable) lastLevel(ctx context.Context) int64 {
 		_ = sizing.SaveMeasured(dir, b, now) // a cache: failing to store it costs a probe next time
 	}
 	return b
-}
-
-// mentionsKeys matches SQL that names the generated keys table.
-var mentionsKeys = regexp.MustCompile(`(?i)\b(from|join|describe)\s+keys\b`)
-
-// ensureKeys generates and registers the keys table (package sizing) the
-// first time a cell names it, sized from this machine's measured last
-// cache level (KeysTable.lastLevel) within the cell memory cap, and returns the sentence that states the sizes, for
-// the cell's output. It returns "" for SQL that does not name keys, and
-// leaves alone a keys table the data directory already has.
-func ensureKeys(ctx context.Context, env *Env, src string) (string, error) {
-	if env.db == nil || env.engine == nil || !mentionsKeys.MatchString(src) {
-		return "", nil
-	}
-	keys := env.keys
-	if keys == nil {
-		keys = new(KeysTable)
-	}
-	keys.mu.Lock()
-	defer keys.mu.Unlock()
-	plan := sizing.ForMeasured(keys.lastLevel(ctx), sizing.RuntimeBudget(env.Limits().CellMemory))
-	res, err := env.engine.Exec(ctx, "SHOW TABLES", nil)
-	if err != nil {
-		return "", fmt.Errorf("keys table: %w", err)
-	}
-	for _, r := range res {
-		for i := 0; len(r.Vecs) > 0 && i < r.Rows; i++ {
-			if string(r.Vecs[0].Str(i)) == sizing.Table {
-				return plan.String(), nil
-			}
-		}
-	}
-	if err := plan.Register(ctx, env.db, 1); err != nil {
-		return "", fmt.Errorf("keys table: %w", err)
-	}
-	// Decode both columns once, so that the lesson's cells time their
-	// GROUP BY and not the first decoding of whichever column they read
-	// first (the engine keeps decoded columns cached).
-	if _, err := env.engine.Exec(ctx, "SELECT count(*) FROM keys WHERE k = 1 OR s = -1", nil); err != nil {
-		return "", fmt.Errorf("keys table: %w", err)
-	}
-	return plan.String(), nil
 }

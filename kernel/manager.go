@@ -10,15 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"cachebook/engine"
 )
 
 // ManagerConfig configures a Manager. Zero fields take the defaults noted.
 type ManagerConfig struct {
-	// Executor is the template of every session's executor. When its DB
-	// is nil and DataDir is set, NewManager opens the engine once for all
-	// sessions.
+	// Executor is the template of every session's executor; its DB is
+	// shared by all sessions.
 	Executor Config
 	// Scheduler is the shared admission queue (nil: one admitting
 	// runtime.NumCPU()-1 heavy cells, at least 1).
@@ -113,8 +110,7 @@ var (
 	ErrUnknownRequest  = errors.New("kernel: unknown request type")
 )
 
-// NewManager returns a manager. It opens the engine when
-// cfg.Executor.DataDir is set and cfg.Executor.DB is nil.
+// NewManager returns a manager.
 func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.BufferMessages <= 0 {
 		cfg.BufferMessages = 10000
@@ -149,16 +145,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Executor.Registry == nil {
 		cfg.Executor.Registry = DefaultRegistry()
 	}
-	if cfg.Executor.DB == nil && cfg.Executor.DataDir != "" {
-		db, err := engine.Open(engine.Options{DataDir: cfg.Executor.DataDir, QueryMemory: cfg.Executor.QueryMemory, Cache: cfg.Executor.Cache, OnArenaMapped: cfg.Executor.OnArenaMapped})
-		if err != nil {
-			return nil, fmt.Errorf("kernel: open data dir %s: %w", cfg.Executor.DataDir, err)
-		}
-		cfg.Executor.DB = db
-	}
-	cfg.Executor.DataDir = "" // opened above; sessions share the DB
-	if cfg.Executor.Keys == nil {
-		cfg.Executor.Keys = &KeysTable{} // and its generated keys table
+	if db := cfg.Executor.DB; db != nil {
+		RegisterKeys(db, cfg.Executor.Limits.CellMemory) // its sessions share the keys table
 	}
 	s := cfg.Scheduler
 	if s == nil {

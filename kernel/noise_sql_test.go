@@ -47,7 +47,7 @@ func TestNoiseSQLDirection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := sizing.ForMeasured(new(KeysTable).lastLevel(context.Background()), noiseSQLBudget) // as the kernel sizes it
+	plan := sizing.ForMeasured(new(keysTable).lastLevel(context.Background()), noiseSQLBudget) // as the kernel sizes it
 	if err := plan.Register(context.Background(), db, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -53,11 +53,14 @@ func (r SQLRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, erro
 		cell = c
 		env.Stream("stdout", note+"\n")
 	}
-	// Before the counters start: generating the table is not the cell's work.
-	if note, err := ensureKeys(ctx, env, cell.Source); err != nil {
+	// Before the counters start: building the keys table (RegisterKeys)
+	// is not the cell's work. Its note states the table's sizes.
+	notes, err := s.Resolve(ctx, cell.Source)
+	if err != nil {
 		return nil, err
-	} else if note != "" {
-		env.Stream("stdout", note+"\n") // the generated table's sizes (kernel/sizing)
+	}
+	for _, n := range notes {
+		env.Stream("stdout", n+"\n")
 	}
 	restore, err := applySettings(s, cell)
 	if err != nil {
@@ -202,33 +205,6 @@ func elapsedOf(results []*engine.Result) []int64 {
 	return out
 }
 
-// settingText renders the setting name of st as SET accepts it, so that
-// it can be put back after a cell changed it.
-func settingText(st engine.Settings, name string) (string, bool) {
-	switch strings.ToLower(name) {
-	case "group_by":
-		return st.GroupBy, true
-	case "threads", "worker_threads":
-		return strconv.Itoa(st.Threads), true
-	case "radix_bits":
-		if st.RadixBits < 0 {
-			return "auto", true
-		}
-		return strconv.Itoa(st.RadixBits), true
-	case "sum_rewrite":
-		return strconv.FormatBool(st.SumRewrite), true
-	case "huge_pages":
-		return strconv.FormatBool(st.HugePages), true
-	case "generic_agg":
-		return strconv.FormatBool(st.GenericAgg), true
-	case "pre_aggregate":
-		return strconv.FormatBool(st.PreAggregate), true
-	case "memory_limit":
-		return strconv.FormatInt(st.MemoryLimit, 10), true
-	}
-	return "", false
-}
-
 // applySettings applies an sql cell's attributes (other than the kernel's
 // own: timeout, counters, id) as engine settings for this cell only, as
 // ```sql {group_by=radix threads=2}``` in a notebook asks; the returned
@@ -251,11 +227,12 @@ func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 		}
 	}
 	for _, k := range names {
-		prev, ok := settingText(s.Settings(), k)
+		setting, ok := engine.LookupSetting(k)
 		if !ok {
 			restore()
-			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (group_by, threads, radix_bits, sum_rewrite, huge_pages, generic_agg, pre_aggregate, memory_limit) and timeout, counters, reps, baseline", k, cell.Attrs[k])}
+			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: sql cells take engine settings as attributes (%s) and timeout, counters, reps, baseline", k, cell.Attrs[k], cellSettingNames())}
 		}
+		prev := setting.Format(s.Settings())
 		if err := s.Set(k, cell.Attrs[k]); err != nil {
 			restore()
 			return nil, &CellError{Ename: ErrExecution, Err: fmt.Errorf("attribute %s=%s: %w", k, cell.Attrs[k], err)}
@@ -263,6 +240,18 @@ func applySettings(s *engine.Session, cell Cell) (restore func(), err error) {
 		old = append(old, saved{k, prev})
 	}
 	return restore, nil
+}
+
+// cellSettingNames lists the engine settings an sql cell takes as
+// attributes: all but counters, which as an attribute is the kernel's.
+func cellSettingNames() string {
+	var names []string
+	for _, st := range engine.AllSettings() {
+		if st.Name != "counters" {
+			names = append(names, st.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // BuildResult converts engine results to the wire form, keeping at most

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"cachebook/engine/gen/gentest"
 	"cachebook/kernel"
 )
 
@@ -20,7 +19,7 @@ func TestFrameCap(t *testing.T) {
 	reg := testRunners()
 	reg.Register(kernel.KindSQL, kernel.NewSQLRunner())
 	ts := newTestServer(t, Config{MaxFrameBytes: capBytes,
-		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: gentest.HitsDir(t)}}})
+		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DB: hitsDB(t)}}})
 	tests := []struct {
 		name, code string
 		tooLarge   bool

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"cachebook/engine"
 	"cachebook/engine/gen/gentest"
 	"cachebook/kernel"
 )
@@ -71,6 +72,17 @@ type testServer struct {
 	*Server
 	ts  *httptest.Server
 	url string // ws://host/api/kernel
+}
+
+// hitsDB opens an engine on the shared generated hits table, as
+// cmd/cachebook opens one for its kernels.
+func hitsDB(t testing.TB) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(engine.Options{DataDir: gentest.HitsDir(t)})
+	if err != nil {
+		t.Fatalf("engine.Open: %v", err)
+	}
+	return db
 }
 
 func newTestServer(t *testing.T, cfg Config) *testServer {
@@ -503,7 +515,7 @@ func TestManySessions(t *testing.T) {
 		}})
 		reg.Register(kernel.KindSQL, kernel.NewSQLRunner())
 		ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{
-			Executor:  kernel.Config{Registry: reg, DataDir: gentest.HitsDir(t)},
+			Executor:  kernel.Config{Registry: reg, DB: hitsDB(t)},
 			Scheduler: kernel.NewScheduler(1)}})
 		clients := make([]*client, sessions)
 		for i := range clients {
@@ -824,7 +836,7 @@ func TestExportIpynb(t *testing.T) {
 func TestInterruptRealSQL(t *testing.T) {
 	reg := testRunners()
 	reg.Register(kernel.KindSQL, kernel.NewSQLRunner())
-	ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: gentest.HitsDir(t)}}})
+	ts := newTestServer(t, Config{Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DB: hitsDB(t)}}})
 	c := ts.dial(t, "", 0)
 	src := strings.Repeat("SELECT UserID, SearchPhrase, count(*) FROM hits GROUP BY UserID, SearchPhrase ORDER BY 3 DESC LIMIT 3;\n", 5000)
 	ex := c.execute(kernel.KindSQL, src)

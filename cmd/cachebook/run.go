@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"cachebook/engine"
 	"cachebook/jupyter"
 	"cachebook/kernel"
 	"cachebook/lessons"
@@ -60,16 +61,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}()
 		}
 	}
-	cfg := kernel.Config{OnArenaMapped: onArenaMapped(), DataDir: dir, Limits: kernel.Limits{CellTimeout: *timeout}}
-	x, err := kernel.NewExecutor(cfg)
-	if err != nil {
+	cfg := kernel.Config{DataPath: dir, Limits: kernel.Limits{CellTimeout: *timeout}}
+	if db, err := openEngine(engine.Options{DataDir: dir}); err != nil {
 		// Without data the measurement cells can still run; sql cells
 		// then fail with this reason.
-		fmt.Fprintf(stderr, "cachebook run: %v; sql cells will fail\n", err)
-		cfg.DataDir, cfg.EngineUnavailable = "", err
-		if x, err = kernel.NewExecutor(cfg); err != nil {
-			return err
-		}
+		fmt.Fprintf(stderr, "cachebook run: open data dir %s: %v; sql cells will fail\n", dir, err)
+		cfg.EngineUnavailable = err
+	} else {
+		cfg.DB = db
+	}
+	x, err := kernel.NewExecutor(cfg)
+	if err != nil {
+		return err
 	}
 	total, n := 0, 0
 	for _, c := range nb.Cells {

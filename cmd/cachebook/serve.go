@@ -156,8 +156,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // say why they fail), and measurement cells pinned to a reserved core
 // where there is one.
 func executorConfig(dir string, lim kernel.Limits, log *slog.Logger) kernel.Config {
-	xc := kernel.Config{OnArenaMapped: onArenaMapped(), DataPath: dir, QueryMemory: lim.QueryMemory, Cache: hostCacheSizes(), Limits: lim, Logger: log}
-	db, err := openEngine(engine.Options{DataDir: dir, QueryMemory: lim.QueryMemory, Cache: xc.Cache, MaxThreads: runtime.NumCPU()})
+	xc := kernel.Config{DataPath: dir, QueryMemory: lim.QueryMemory, Limits: lim, Logger: log}
+	db, err := openEngine(engine.Options{DataDir: dir, QueryMemory: lim.QueryMemory, Cache: hostCacheSizes(), MaxThreads: runtime.NumCPU()})
 	if err != nil {
 		log.Warn("SQL engine unavailable; sql cells will fail", "data", dir, "err", err)
 		xc.EngineUnavailable = err

@@ -6,7 +6,7 @@ type Node interface {
 	Pos() Pos
 }
 
-// Statement is a parsed SQL statement: *Select, *Set, *Reset, *ShowTables,
+// Statement is a parsed SQL statement: *Select, *Set, *Reset, *ShowTables, *ShowAll,
 // *Describe or *Explain.
 type Statement interface {
 	Node
@@ -84,6 +84,11 @@ type ShowTables struct {
 	Span
 }
 
+// ShowAll is SHOW ALL: every session setting with its value.
+type ShowAll struct {
+	Span
+}
+
 // Describe is DESCRIBE t, DESCRIBE 'file.parquet' or DESCRIBE SELECT …
 // (then Table is a *Subquery without alias).
 type Describe struct {
@@ -102,6 +107,7 @@ func (*Select) stmtNode()     {}
 func (*Set) stmtNode()        {}
 func (*Reset) stmtNode()      {}
 func (*ShowTables) stmtNode() {}
+func (*ShowAll) stmtNode()    {}
 func (*Describe) stmtNode()   {}
 func (*Explain) stmtNode()    {}
 

@@ -234,8 +234,11 @@ func (p *parser) statement() (Statement, error) {
 		return &Reset{Span: p.span(t), Name: name}, nil
 	case p.isKw("SHOW"):
 		p.next()
+		if p.acceptKw("ALL") {
+			return &ShowAll{Span: p.span(t)}, nil
+		}
 		if !p.acceptKw("TABLES") {
-			return nil, p.expected("TABLES")
+			return nil, p.expected("TABLES or ALL")
 		}
 		return &ShowTables{Span: p.span(t)}, nil
 	case p.isKw("DESCRIBE") || p.isKw("DESC"):

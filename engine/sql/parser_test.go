@@ -369,7 +369,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT x BETWEEN 1 OR 2", "1:20: expected AND, found 'OR'"},
 		{"SELECT * FROM t ORDER BY a NULLS", "1:33: expected FIRST or LAST, found end of input"},
 		{"SET x 1", "1:7: expected '=' or TO, found '1'"},
-		{"SHOW x", "1:6: expected TABLES, found 'x'"},
+		{"SHOW x", "1:6: expected TABLES or ALL, found 'x'"},
 		{"SELECT a FROM t UNION SELECT b FROM u", "1:17: UNION is not supported"},
 		{"SELECT (SELECT 1)", "1:9: scalar subqueries are not supported"},
 		{"SELECT ä +", "1:11: expected expression, found end of input"},
@@ -650,5 +650,19 @@ func TestCaretLongLine(t *testing.T) {
 		if r := []rune(shown); at >= len(r) || (tt.col > 1 && r[at] != []rune(tt.line)[tt.col-1]) {
 			t.Errorf("col %d: the caret points at %d of %q", tt.col, at, shown)
 		}
+	}
+}
+
+// TestShowAll: SHOW ALL parses to ShowAll, SHOW TABLES still to ShowTables.
+func TestShowAll(t *testing.T) {
+	stmts, err := Parse("show all; SHOW TABLES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stmts[0].(*ShowAll); !ok || stmts[0].Source() != "show all" {
+		t.Errorf("show all parsed to %T %q", stmts[0], stmts[0].Source())
+	}
+	if _, ok := stmts[1].(*ShowTables); !ok {
+		t.Errorf("SHOW TABLES parsed to %T", stmts[1])
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
+	"cachebook/engine"
 	"cachebook/kernel"
 	"cachebook/web"
 	"cachebook/web/static"
@@ -37,6 +38,10 @@ func classServerWith(t *testing.T, cc web.ClassConfig) (base string) {
 		t.Skip("needs the e2e data set (not with CACHEBOOK_E2E_URL)")
 	}
 	reg := kernel.DefaultRegistry()
+	db, err := engine.Open(engine.Options{DataDir: env.data})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := web.New(web.Config{
 		Token:     "secret",
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -45,7 +50,7 @@ func classServerWith(t *testing.T, cc web.ClassConfig) (base string) {
 		Lessons:   web.BuiltinLessons(),
 		Notebooks: &web.NotebookDir{Root: t.TempDir()},
 		Class:     &cc,
-		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DataDir: env.data,
+		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DB: db, DataPath: env.data,
 			Limits: kernel.Limits{CellMemory: 256 << 20}}, Scheduler: kernel.NewScheduler(1)},
 	})
 	if err != nil {
