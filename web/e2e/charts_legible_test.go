@@ -226,6 +226,12 @@ func TestChartsLegible(t *testing.T) {
 				do(t, ctx, "scroll to a "+kind+" chart", chromedp.ScrollIntoView(chromedp.CSS(`.notebook .cell[data-kind="`+kind+`"] .chart.measurement`)))
 				screenshot(t, ctx, "charts-projector-"+kind)
 			}
+			get(t, ctx, "scroll to the bar chart with the most labels", chromedp.Evaluate[bool](`(() => {
+				const svgs = [...document.querySelectorAll("svg.xchart")].sort((a, b) => b.querySelectorAll("text").length - a.querySelectorAll("text").length);
+				svgs[0].scrollIntoView({ block: "center" });
+				return true;
+			})()`))
+			screenshot(t, ctx, "charts-projector-bars")
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Charts drawn with uPlot: the memory latency curve with cache-level bands
 // and the article's reference values, bandwidth bars, the GROUP BY sweep
 // and a comparison of a cell's recent runs.
-import uPlot, { textScale } from "./projector.js"; // uPlot, scaled with the large-font switch
+import uPlot, { textScale, onTextScale } from "./projector.js"; // uPlot, scaled with the large-font switch
 import { h, fmtNs, fmtBytes } from "./util.js";
 
 // REFERENCE holds typical latencies of a modern desktop CPU, as the
@@ -460,15 +460,21 @@ function fmtTick(v) {
 // needs no layout pass.
 export function experimentSVG(c) {
   const series = (c.series || []).filter((s) => (s.points || []).length);
-  const W = 640, L = 64, R = 16, T = 12;
+  // Text grows with the large-font switch (k), and the margins with it.
+  const k = textScale();
+  const fs = 11 * k, cw = 6.5 * k; // font size; width of a character, about
+  const W = 640, L = Math.round(64 * k), R = 16, T = Math.round(12 * k);
   const pw = W - L - R;
   // Bar labels that do not fit their slot break at " · " onto more lines.
   const labels = c.bars ? [...new Set(series.flatMap((s) => s.points.map((p) => p.label ?? String(p.x))))] : [];
   const slot = pw / Math.max(1, labels.length);
-  const fit = Math.max(6, Math.floor(slot / 6.5)); // characters of 11 px text a slot holds
+  const fit = Math.floor(slot / cw) - 1; // characters a slot holds
   const lines = labels.map((lab) => (lab.length > fit ? lab.split(" · ") : [lab]).slice(0, 4));
-  const extra = 12 * (Math.max(1, ...lines.map((l) => l.length)) - 1);
-  const B = 56 + extra, H = 300 + extra;
+  // Slots too narrow for their labels' words get upright labels instead.
+  const slant = lines.some((l) => l.some((part) => part.length > fit));
+  const longest = Math.min(24, Math.max(0, ...labels.map((l) => l.length)));
+  const extra = slant ? Math.max(0, longest * cw - 14 * k) : 12 * k * (Math.max(1, ...lines.map((l) => l.length)) - 1);
+  const B = Math.round(56 * k) + extra, H = Math.round(244 + 56 * k) + extra;
   const ph = H - T - B;
   const root = svg("svg", { class: "xchart", viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": c.title || "chart", "data-series": series.length });
   const ys = series.flatMap((s) => s.points.map((p) => p.y)).filter(Number.isFinite);
@@ -476,15 +482,16 @@ export function experimentSVG(c) {
   const yTicks = niceTicks(0, yMax);
   const yTop = Math.max(yMax, yTicks[yTicks.length - 1]);
   const yPos = (v) => T + ph - (v / yTop) * ph;
-  const g = svg("g", { class: "axes", "font-size": 11, "font-family": "sans-serif", fill: "currentColor" });
+  const g = svg("g", { class: "axes", "font-size": fs, "font-family": "sans-serif", fill: "currentColor" });
   root.append(g);
   for (const v of yTicks) {
     g.append(svg("line", { x1: L, x2: L + pw, y1: yPos(v), y2: yPos(v), stroke: "#d0d7de", "stroke-width": 1 }));
-    g.append(svg("text", { x: L - 6, y: yPos(v) + 4, "text-anchor": "end" }, fmtTick(v)));
+    g.append(svg("text", { x: L - 6, y: yPos(v) + fs * 0.35, "text-anchor": "end" }, fmtTick(v)));
   }
   g.append(svg("line", { x1: L, x2: L + pw, y1: T + ph, y2: T + ph, stroke: "#57606a" }));
   g.append(svg("line", { x1: L, x2: L, y1: T, y2: T + ph, stroke: "#57606a" }));
-  g.append(svg("text", { class: "ytitle", x: 14, y: T + ph / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${T + ph / 2})` }, c.y_title || ""));
+  const yt = Math.round(14 * k);
+  g.append(svg("text", { class: "ytitle", x: yt, y: T + ph / 2, "text-anchor": "middle", transform: `rotate(-90 ${yt} ${T + ph / 2})` }, c.y_title || ""));
   g.append(svg("text", { class: "xtitle", x: L + pw / 2, y: H - 8, "text-anchor": "middle" }, c.x_title || ""));
   const plot = svg("g", { class: "series" });
   root.append(plot);
@@ -493,9 +500,15 @@ export function experimentSVG(c) {
     const cut = (t) => (t.length > fit ? t.slice(0, fit - 1) + "…" : t);
     labels.forEach((lab, i) => {
       const x = L + slot * i + slot / 2;
+      if (slant) {
+        const y = T + ph + 6 * k, xr = x + fs * 0.35;
+        const s = lab.length > 24 ? lab.slice(0, 23) + "…" : lab;
+        g.append(svg("text", { x: xr, y, "text-anchor": "end", transform: `rotate(-90 ${xr} ${y})` }, svg("title", {}, lab), s));
+        return;
+      }
       g.append(
-        svg("text", { x, y: T + ph + 16, "text-anchor": "middle" }, svg("title", {}, lab),
-          ...lines[i].map((part, k) => svg("tspan", { x, dy: k ? 12 : 0 }, cut(part)))),
+        svg("text", { x, y: T + ph + 16 * k, "text-anchor": "middle" }, svg("title", {}, lab),
+          ...lines[i].map((part, j) => svg("tspan", { x, dy: j ? 12 * k : 0 }, cut(part)))),
       );
     });
     series.forEach((s, si) => {
@@ -517,7 +530,15 @@ export function experimentSVG(c) {
     const xTicks = c.log_x
       ? [...new Set(xs)].sort((a, b) => a - b).filter((v, i, a) => a.length <= 10 || i % Math.ceil(a.length / 10) === 0)
       : niceTicks(lo, hi).filter((v) => v >= lo && v <= hi);
-    for (const v of xTicks) g.append(svg("text", { x: xPos(v), y: T + ph + 16, "text-anchor": "middle" }, fmtTick(v)));
+    // Ticks whose labels would touch the previous one or the edge are
+    // left out.
+    let last = -Infinity;
+    for (const v of xTicks) {
+      const s = fmtTick(v), x = xPos(v), half = (s.length * cw) / 2;
+      if (x - half < Math.max(0, last + cw) || x + half > W) continue;
+      last = x + half;
+      g.append(svg("text", { x, y: T + ph + 16 * k, "text-anchor": "middle" }, s));
+    }
     series.forEach((s, si) => {
       const col = PALETTE[si % PALETTE.length];
       const pts = s.points.filter((p) => Number.isFinite(p.y) && (!c.log_x || (p.x || 0) > 0));
@@ -584,7 +605,16 @@ function tableChart(r) {
 export function experimentChart(r) {
   const c = r.chart || tableChart(r);
   const box = h("div.chart", h("div.paneltitle", (c && c.title) || r.experiment || "experiment"));
-  if (c) box.append(experimentSVG(c));
+  if (c) {
+    // Drawn again when the large-font switch changes the text size.
+    let drawn = experimentSVG(c);
+    box.append(drawn);
+    onTextScale(box, () => {
+      const next = experimentSVG(c);
+      drawn.replaceWith(next);
+      drawn = next;
+    });
+  }
   if (!r.chart && c) box.append(h("div.note", "Chart drawn from the experiment's first table."));
   for (const t of r.tables || []) {
     const w = t.columns.map((col, j) => Math.max(String(col).length, ...t.rows.map((row) => String(row[j] ?? "").length)));
