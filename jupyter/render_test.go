@@ -488,14 +488,19 @@ func TestFallbackAxesMatchSpec(t *testing.T) {
 			}
 			for pi, c := range panels {
 				checkImage(t, fmt.Sprint("panel ", pi), c)
-				// CACHEBOOK_CHARTS_OUT=dir writes the images, to look at.
+				// CACHEBOOK_CHARTS_OUT=dir writes the images and specs, to look at.
 				if dir := os.Getenv("CACHEBOOK_CHARTS_OUT"); dir != "" {
 					name := filepath.Join(dir, strings.ReplaceAll(m.name, " ", "-")+fmt.Sprint(pi))
 					var b bytes.Buffer
 					if err := png.Encode(&b, c.Image()); err != nil {
 						t.Fatal(err)
 					}
-					if err := errors.Join(os.WriteFile(name+".png", b.Bytes(), 0o644), os.WriteFile(name+".svg", []byte(c.SVG()), 0o644)); err != nil {
+					spec, err := json.Marshal(c.VegaLite())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := errors.Join(os.WriteFile(name+".png", b.Bytes(), 0o644), os.WriteFile(name+".svg", []byte(c.SVG()), 0o644),
+						os.WriteFile(name+".vl.json", spec, 0o644)); err != nil {
 						t.Fatal(err)
 					}
 				}
