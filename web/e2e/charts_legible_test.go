@@ -95,7 +95,7 @@ const labelProblems = `(() => {
     });
     check(name(bars) + " histogram", boxes, r0.width, r0.height);
   }
-  for (const t of document.querySelectorAll(".chart .paneltitle, .classpred .question, .classview h2")) {
+  for (const t of document.querySelectorAll(".chart .paneltitle, .classpred .question, .panel .paneltitle, #classname")) {
     if (t.getClientRects().length && t.scrollWidth > t.clientWidth + 1) out.push(name(t) + ": title " + JSON.stringify(t.textContent) + " is cut");
   }
   return { charts, problems: out };

@@ -34,7 +34,7 @@ export function thinLabels(fmt) {
     // the axes out again once it is ready.
     if (!u.status && !u._thinAgain) {
       u._thinAgain = true;
-      requestAnimationFrame(() => u.root.isConnected && u.redraw(false, true));
+      requestAnimationFrame(() => u.redraw(false, true));
     }
     const ctx = u.ctx;
     const saved = ctx.font;
