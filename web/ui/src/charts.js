@@ -40,9 +40,11 @@ export function thinLabels(fmt) {
     const saved = ctx.font;
     ctx.font = ax.font[0];
     const horiz = ax.side % 2 === 0;
-    const limit = horiz ? ctx.canvas.width : ctx.canvas.height;
+    // The size being laid out (the canvas keeps its old size until uPlot
+    // commits the layout), in canvas pixels.
+    const limit = (horiz ? u.width : u.height) * (devicePixelRatio || 1);
     const gap = ax.font[1] * 0.6;
-    let last = null;
+    let last = null, first = null;
     const out = labels.map((s, i) => {
       if (!s) return "";
       const pos = u.valToPos(splits[i], ax.scale, true);
@@ -50,9 +52,15 @@ export function thinLabels(fmt) {
       if (!Number.isFinite(pos) || pos - ext / 2 < 0 || pos + ext / 2 > limit) return "";
       if (last && Math.abs(pos - last.pos) < (ext + last.ext) / 2 + gap) return "";
       last = { pos, ext };
+      first ??= pos;
       return s;
     });
     ctx.font = saved;
+    // How much of the axis the kept labels span (the tests read it: thin,
+    // not empty).
+    const ends = splits.filter((v) => v != null).map((v) => u.valToPos(v, ax.scale, true));
+    const span = Math.abs(ends[ends.length - 1] - ends[0]);
+    if (last) u.root.dataset[`labelSpan${axisIdx}`] = span > 0 ? (Math.abs(last.pos - first) / span).toFixed(2) : "1";
     return out;
   };
 }
