@@ -68,11 +68,12 @@ func TestLayoutNoOverlap(t *testing.T) {
 			Series: []Series{{Name: "latency", Points: line(pow2(1024, 1<<30), func(x float64) float64 { return 1 + x/1e7 })}}},
 		"narrow log y": {X: Axis{Scale: Log}, Y: Axis{Scale: Log},
 			Series: []Series{{Name: "s", Points: line(pow2(1, 8), func(x float64) float64 { return 3 + x/10 })}}},
-		"one point": {X: Axis{Scale: Log, Format: Bytes}, Y: Axis{Scale: Log}, Series: []Series{{Name: "s", Points: []Point{{X: 4096, Y: 2}}}}},
-		"negative":  {X: Axis{Scale: Linear}, Y: Axis{Scale: Linear}, Series: []Series{{Name: "s", Points: line([]float64{-3, 0, 7}, func(x float64) float64 { return x * 1e6 })}}},
-		"many":      {Title: strings.Repeat("a very long title ", 8), X: Axis{Scale: Log}, Y: Axis{Scale: Linear}, Series: many},
-		"bars":      {Bars: true, Y: Axis{Scale: Linear}, Series: []Series{{Name: "s", Points: long}}},
-		"counts":    {X: Axis{Scale: Log}, Y: Axis{Scale: Linear}, Series: []Series{{Name: "s", Points: line([]float64{3, 17, 900, 123456, 9e7}, func(x float64) float64 { return 1 })}}},
+		"one point":    {X: Axis{Scale: Log, Format: Bytes}, Y: Axis{Scale: Log}, Series: []Series{{Name: "s", Points: []Point{{X: 4096, Y: 2}}}}},
+		"negative":     {X: Axis{Scale: Linear}, Y: Axis{Scale: Linear}, Series: []Series{{Name: "s", Points: line([]float64{-3, 0, 7}, func(x float64) float64 { return x * 1e6 })}}},
+		"many":         {Title: strings.Repeat("a very long title ", 8), X: Axis{Scale: Log}, Y: Axis{Scale: Linear}, Series: many},
+		"bars":         {Bars: true, Y: Axis{Scale: Linear}, Series: []Series{{Name: "s", Points: long}}},
+		"counts":       {X: Axis{Scale: Log}, Y: Axis{Scale: Linear}, Series: []Series{{Name: "s", Points: line([]float64{3, 17, 900, 123456, 9e7}, func(x float64) float64 { return 1 })}}},
+		"huge, narrow": {X: Axis{Scale: Linear}, Y: Axis{Scale: Linear}, Series: []Series{{Name: "s", Points: line([]float64{1e17, 1e17 + 64}, func(x float64) float64 { return x })}}},
 	}
 	for name, c := range charts {
 		t.Run(name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func TestLayoutNoOverlap(t *testing.T) {
 				axes["x"] = l.X
 			}
 			for n, a := range axes {
-				if len(a.Ticks) < 2 && name != "one point" {
+				if len(a.Ticks) < 2 && name != "one point" && !(name == "huge, narrow" && n == "x") {
 					t.Errorf("%s axis has %d ticks: %+v", n, len(a.Ticks), a)
 				}
 				tol := (a.Domain[1] - a.Domain[0]) * 1e-9

@@ -366,9 +366,8 @@ func logAxis(lo, hi float64, f Format, pow2 bool, fits func(AxisLayout) bool) Ax
 // with the most ticks (up to about six) that fit; ints keeps the step whole,
 // zero keeps zero in the domain.
 func linearAxis(lo, hi float64, f Format, ints, zero bool, fits func(AxisLayout) bool) AxisLayout {
-	var best AxisLayout
-	for n := 6; n >= 2; n-- {
-		step := niceStep((hi - lo) / float64(n))
+	for n := 6.0; n >= 2; n-- {
+		step := niceStep((hi - lo) / n)
 		if ints {
 			step = max(step, 1)
 		}
@@ -379,16 +378,24 @@ func linearAxis(lo, hi float64, f Format, ints, zero bool, fits func(AxisLayout)
 		if !(a.Domain[1] > a.Domain[0]) {
 			a.Domain[1] = a.Domain[0] + step
 		}
-		for v := a.Domain[0]; v <= a.Domain[1]+step*1e-9; v += step {
-			v = round(v)
+		// Ticks by index, not by adding steps: a step below the values'
+		// precision would never reach the end.
+		for i := 0.0; i <= n*4 && a.Domain[0]+i*step <= a.Domain[1]+step*1e-9; i++ {
+			v := min(max(round(a.Domain[0]+i*step), a.Domain[0]), a.Domain[1])
 			a.Ticks = append(a.Ticks, Tick{Value: v, Label: f.Label(v)})
 		}
-		best = a
 		if fits(a) && distinct(a.Ticks) {
 			return a
 		}
 	}
-	return best
+	// No round ticks tell the values apart (a range far below their
+	// precision of three digits): the ends, or the first alone.
+	a := AxisLayout{Scale: Linear, Domain: [2]float64{lo, hi}}
+	a.Ticks = []Tick{{Value: lo, Label: f.Label(lo)}, {Value: hi, Label: f.Label(hi)}}
+	if !fits(a) || !distinct(a.Ticks) {
+		a.Ticks = a.Ticks[:1]
+	}
+	return a
 }
 
 // pick returns the first candidate tick set that fits and has at least
