@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"cachebook/kernel"
+	"cachebook/kernel/chart"
 	"cachebook/kernel/experiment"
 	"cachebook/kernel/sweep"
 )
@@ -62,17 +63,17 @@ func Bundle(data map[string]any) map[string]any {
 		}
 	}
 	if v, ok := data[kernel.MIMEMeasurement]; ok {
-		if c, ok := measurementChart(v); ok {
-			if m := c.below; m != nil {
+		if f, ok := measurementChart(v); ok {
+			if m := f.below; m != nil {
 				// A modelled sweep draws its modelled misses under the timed
 				// chart, as the web UI does: one figure, two panels.
-				out[MIMEVegaLite] = vconcat(c.vegaLite(), m.vegaLite())
-				out[MIMESVG] = stackSVG(c.svg(), m.svg())
-				out[MIMEPNG] = encodePNG(stackImages(c.image(), m.image()))
+				out[MIMEVegaLite] = vconcat(f.top.VegaLite(), m.VegaLite())
+				out[MIMESVG] = stackSVG(f.top.SVG(), m.SVG())
+				out[MIMEPNG] = encodePNG(stackImages(f.top.Image(), m.Image()))
 			} else {
-				out[MIMEVegaLite] = c.vegaLite()
-				out[MIMESVG] = c.svg()
-				out[MIMEPNG] = encodePNG(c.image())
+				out[MIMEVegaLite] = f.top.VegaLite()
+				out[MIMESVG] = f.top.SVG()
+				out[MIMEPNG] = encodePNG(f.top.Image())
 			}
 			if out[MIMEPNG] == "" {
 				delete(out, MIMEPNG)
@@ -256,30 +257,15 @@ func progressHTML(p kernel.Progress, text string) string {
 	return fmt.Sprintf(`<div class="cachebook-progress"><progress></progress> %s</div>`, html.EscapeString(text))
 }
 
-// chart is a measurement drawn as series of (x, y) points.
-type chart struct {
-	title, xTitle, yTitle string
-	logX                  bool
-	bytesX                bool // x is a size in bytes (ticks at powers of 4, labelled 4K, 1M, ...)
-	bars                  bool // x is a category, series are grouped bars
-	series                []series
-	below                 *chart // a second panel drawn under this one, or nil
-}
-
-type series struct {
-	name string
-	pts  []pt
-}
-
-type pt struct {
-	x     float64
-	label string // bar category
-	y     float64
+// figure is a measurement's chart, and the panel drawn under it (a
+// modelled sweep's misses) or nil.
+type figure struct {
+	top, below *chart.Chart
 }
 
 // measurementChart reads a measurement bundle value
 // ({"kind": k, k: result}).
-func measurementChart(v any) (*chart, bool) {
+func measurementChart(v any) (*figure, bool) {
 	var m struct {
 		Kind    string `json:"kind"`
 		Latency *struct {
@@ -308,39 +294,54 @@ func measurementChart(v any) (*chart, bool) {
 	}
 	switch {
 	case m.Kind == kernel.KindLatency && m.Latency != nil && len(m.Latency.Points) > 0:
-		s := series{name: "latency"}
+		s := chart.Series{Name: "latency"}
 		for _, p := range m.Latency.Points {
-			s.pts = append(s.pts, pt{x: float64(p.Bytes), y: p.Ns})
+			s.Points = append(s.Points, chart.Point{X: float64(p.Bytes), Y: p.Ns})
 		}
-		return &chart{title: "Memory latency by working-set size", xTitle: "working set (bytes)", yTitle: "ns per access", logX: true, bytesX: true, series: []series{s}}, true
+		// L1 hits and DRAM misses differ a hundredfold: a log y axis
+		// shows every level's plateau.
+		return &figure{top: &chart.Chart{Title: "Memory latency by working-set size",
+			X:      chart.Axis{Title: "working set", Scale: chart.Log, Format: chart.Bytes},
+			Y:      chart.Axis{Title: "ns per access", Scale: chart.Log},
+			Series: []chart.Series{s}}}, true
 	case m.Kind == kernel.KindBandwidth && m.Bandwidth != nil && len(m.Bandwidth.Results) > 0:
 		var set seriesSet
 		for _, r := range m.Bandwidth.Results {
-			set.add(fmt.Sprintf("%d thread%s", r.Threads, plural(r.Threads)), pt{label: r.Op, y: r.GBps})
+			set.add(fmt.Sprintf("%d thread%s", r.Threads, plural(r.Threads)), chart.Point{Label: r.Op, Y: r.GBps})
 		}
-		return &chart{title: "Memory bandwidth", xTitle: "operation", yTitle: "GB/s", bars: true, series: set.list(false)}, true
+		return &figure{top: &chart.Chart{Title: "Memory bandwidth", X: chart.Axis{Title: "operation"},
+			Y: chart.Axis{Title: "GB/s", Scale: chart.Linear}, Bars: true, Series: set.list(false)}}, true
 	case m.Kind == kernel.KindSweep && m.Sweep != nil && len(m.Sweep.Points) > 0:
 		var set seriesSet
 		for _, p := range m.Sweep.Points {
-			set.add(p.Strategy, pt{x: float64(p.Groups), y: p.NsPerRow})
+			set.add(p.Strategy, chart.Point{X: float64(p.Groups), Y: p.NsPerRow})
 		}
-		c := &chart{title: fmt.Sprintf("GROUP BY cost by number of groups (%d rows)", m.Sweep.Rows), xTitle: "groups", yTitle: "ns per row", logX: true, series: set.list(true)}
-		c.below = modelledSweepChart(m.Sweep.Rows, m.Sweep.Points)
-		return c, true
+		return &figure{
+			top: &chart.Chart{Title: fmt.Sprintf("GROUP BY cost by number of groups (%d rows)", m.Sweep.Rows),
+				X: groupsAxis, Y: chart.Axis{Title: "ns per row", Scale: chart.Linear}, Series: set.list(true)},
+			below: modelledSweepChart(m.Sweep.Rows, m.Sweep.Points),
+		}, true
 	case m.Kind == kernel.KindExperiment && m.Experiment != nil && m.Experiment.Chart != nil:
 		e := m.Experiment.Chart
-		c := &chart{title: e.Title, xTitle: e.XTitle, yTitle: e.YTitle, logX: e.LogX, bars: e.Bars}
-		for _, es := range e.Series {
-			s := series{name: es.Name}
-			for _, p := range es.Points {
-				s.pts = append(s.pts, pt{x: p.X, label: p.Label, y: p.Y})
-			}
-			c.series = append(c.series, s)
+		c := &chart.Chart{Title: e.Title, X: chart.Axis{Title: e.XTitle, Scale: chart.Linear},
+			Y: chart.Axis{Title: e.YTitle, Scale: chart.Linear}, Bars: e.Bars}
+		if e.LogX {
+			c.X.Scale = chart.Log
 		}
-		return c, len(c.series) > 0
+		for _, es := range e.Series {
+			s := chart.Series{Name: es.Name}
+			for _, p := range es.Points {
+				s.Points = append(s.Points, chart.Point{X: p.X, Label: p.Label, Y: p.Y})
+			}
+			c.Series = append(c.Series, s)
+		}
+		return &figure{top: c}, len(c.Series) > 0
 	}
 	return nil, false
 }
+
+// groupsAxis is a sweep's x axis: counts of groups, labelled in decimal.
+var groupsAxis = chart.Axis{Title: "groups", Scale: chart.Log, Format: chart.Number}
 
 // sweepPoint is one point of a sweep as the charts read it.
 type sweepPoint struct {
@@ -354,48 +355,49 @@ type sweepPoint struct {
 // model=true: per strategy, the modelled DRAM lines and L2 misses per row
 // against the number of groups; nil when no point was modelled. Points the
 // model could not trace are left out (the text output says why).
-func modelledSweepChart(rows int64, points []sweepPoint) *chart {
+func modelledSweepChart(rows int64, points []sweepPoint) *chart.Chart {
 	var set seriesSet
 	for _, p := range points {
 		if p.Model == nil || !p.Model.Modelled {
 			continue
 		}
-		set.add(p.Strategy+" DRAM lines", pt{x: float64(p.Groups), y: p.Model.DRAMPerRow})
-		set.add(p.Strategy+" L2 misses", pt{x: float64(p.Groups), y: p.Model.L2PerRow})
+		set.add(p.Strategy+" DRAM lines", chart.Point{X: float64(p.Groups), Y: p.Model.DRAMPerRow})
+		set.add(p.Strategy+" L2 misses", chart.Point{X: float64(p.Groups), Y: p.Model.L2PerRow})
 	}
 	if len(set.names) == 0 {
 		return nil
 	}
-	return &chart{title: fmt.Sprintf("Modelled misses per row (%d rows; modelled, not measured)", rows), xTitle: "groups", yTitle: "modelled per row", logX: true, series: set.list(true)}
+	return &chart.Chart{Title: fmt.Sprintf("Modelled misses per row (%d rows; modelled, not measured)", rows),
+		X: groupsAxis, Y: chart.Axis{Title: "modelled per row", Scale: chart.Linear}, Series: set.list(true)}
 }
 
 // seriesSet gathers points into series by name, in the order the names
 // first appear.
 type seriesSet struct {
-	by    map[string]*series
+	by    map[string]*chart.Series
 	names []string
 }
 
-func (s *seriesSet) add(name string, p pt) {
+func (s *seriesSet) add(name string, p chart.Point) {
 	sr, ok := s.by[name]
 	if !ok {
 		if s.by == nil {
-			s.by = map[string]*series{}
+			s.by = map[string]*chart.Series{}
 		}
-		sr = &series{name: name}
+		sr = &chart.Series{Name: name}
 		s.by[name] = sr
 		s.names = append(s.names, name)
 	}
-	sr.pts = append(sr.pts, p)
+	sr.Points = append(sr.Points, p)
 }
 
 // list returns the series, sorted by name when sorted is set.
-func (s *seriesSet) list(sorted bool) []series {
+func (s *seriesSet) list(sorted bool) []chart.Series {
 	names := s.names
 	if sorted {
 		names = slices.Sorted(slices.Values(names))
 	}
-	out := make([]series, 0, len(names))
+	out := make([]chart.Series, 0, len(names))
 	for _, n := range names {
 		out = append(out, *s.by[n])
 	}
@@ -449,214 +451,4 @@ func svgSize(s string) (w, h float64) {
 		}
 	}
 	return w, h
-}
-
-// vegaLite returns the chart as a Vega-Lite v5 specification with inline
-// data.
-func (c *chart) vegaLite() map[string]any {
-	var values []any
-	for _, s := range c.series {
-		for _, p := range s.pts {
-			row := map[string]any{"series": s.name, "y": p.y}
-			if c.bars {
-				row["x"] = p.label
-			} else {
-				row["x"] = p.x
-			}
-			values = append(values, row)
-		}
-	}
-	x := map[string]any{"field": "x", "title": c.xTitle}
-	y := map[string]any{"field": "y", "type": "quantitative", "title": c.yTitle}
-	spec := map[string]any{
-		"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-		"title":   c.title,
-		"width":   480,
-		"height":  260,
-		"data":    map[string]any{"values": values},
-	}
-	color := map[string]any{"field": "series", "type": "nominal", "title": nil}
-	if c.bars {
-		x["type"] = "nominal"
-		x["sort"] = nil // the order of the measurements (read, write, ...)
-		x["axis"] = map[string]any{"labelAngle": 0}
-		spec["mark"] = map[string]any{"type": "bar", "tooltip": true}
-		spec["encoding"] = map[string]any{"x": x, "y": y, "color": color, "xOffset": map[string]any{"field": "series"}}
-	} else {
-		x["type"] = "quantitative"
-		if c.logX {
-			x["scale"] = map[string]any{"type": "log", "base": 2}
-			x["axis"] = c.logAxis()
-		}
-		if c.bytesX {
-			// L1 hits and DRAM misses differ a hundredfold: a log axis shows
-			// every level's plateau.
-			y["scale"] = map[string]any{"type": "log"}
-		}
-		spec["mark"] = map[string]any{"type": "line", "point": true, "tooltip": true}
-		spec["encoding"] = map[string]any{"x": x, "y": y, "color": color}
-	}
-	return spec
-}
-
-// logAxis returns the x axis of a log-scaled chart: ticks at powers of 4
-// labelled 4K, 1M, 1G for sizes in bytes, and at powers of 10 labelled
-// 1k, 1M for counts.
-func (c *chart) logAxis() map[string]any {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range c.series {
-		for _, p := range s.pts {
-			if p.x > 0 {
-				lo, hi = math.Min(lo, p.x), math.Max(hi, p.x)
-			}
-		}
-	}
-	if !(hi >= lo) {
-		return map[string]any{}
-	}
-	base := 10.0
-	if c.bytesX {
-		base = 4
-	}
-	var ticks []any
-	for v := math.Pow(base, math.Ceil(math.Log(lo)/math.Log(base)-1e-9)); v <= hi*(1+1e-9) && len(ticks) < 40; v *= base {
-		ticks = append(ticks, v)
-	}
-	if !c.bytesX {
-		return map[string]any{"values": ticks, "format": "~s"}
-	}
-	return map[string]any{"values": ticks, "labelExpr": "datum.value >= 1073741824 ? datum.value / 1073741824 + 'G' : " +
-		"datum.value >= 1048576 ? datum.value / 1048576 + 'M' : datum.value >= 1024 ? datum.value / 1024 + 'K' : datum.value + ''"}
-}
-
-var palette = []string{"#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2"}
-
-// svg draws the chart as a static SVG image (the fallback for front ends
-// without a Vega-Lite renderer).
-func (c *chart) svg() string {
-	const W, H, left, right, top, bottom = 560.0, 320.0, 64.0, 120.0, 32.0, 48.0
-	pw, ph := W-left-right, H-top-bottom
-	ymax := 0.0
-	xmin, xmax := math.Inf(1), math.Inf(-1)
-	var cats []string
-	seen := map[string]bool{}
-	for _, s := range c.series {
-		for _, p := range s.pts {
-			ymax = math.Max(ymax, p.y)
-			x := p.x
-			if c.logX && x > 0 {
-				x = math.Log2(x)
-			}
-			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
-			if c.bars && !seen[p.label] {
-				seen[p.label] = true
-				cats = append(cats, p.label)
-			}
-		}
-	}
-	if ymax <= 0 {
-		ymax = 1
-	}
-	if xmax <= xmin {
-		xmax = xmin + 1
-	}
-	ymax = niceCeil(ymax)
-	X := func(x float64) float64 {
-		if c.logX && x > 0 {
-			x = math.Log2(x)
-		}
-		return left + (x-xmin)/(xmax-xmin)*pw
-	}
-	Y := func(y float64) float64 { return top + ph - y/ymax*ph }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="11">`, W, H, W, H)
-	fmt.Fprintf(&b, `<rect width="%g" height="%g" fill="white"/>`, W, H)
-	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="13" font-weight="bold">%s</text>`, left, html.EscapeString(c.title))
-	// Axes and y ticks.
-	fmt.Fprintf(&b, `<path d="M%g %gV%gH%g" fill="none" stroke="#333"/>`, left, top, top+ph, left+pw)
-	for i := 0; i <= 4; i++ {
-		v := ymax * float64(i) / 4
-		y := Y(v)
-		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
-			left, left+pw, y, y, left-4, y+4, strconv.FormatFloat(v, 'g', 4, 64))
-	}
-	fmt.Fprintf(&b, `<text transform="translate(14 %g) rotate(-90)" text-anchor="middle">%s</text>`, top+ph/2, html.EscapeString(c.yTitle))
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, left+pw/2, H-8, html.EscapeString(c.xTitle))
-	if c.bars {
-		n := len(c.series)
-		slot := pw / float64(max(len(cats), 1))
-		bw := slot * 0.8 / float64(max(n, 1))
-		for ci, cat := range cats {
-			x0 := left + float64(ci)*slot + slot*0.1
-			fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x0+slot*0.4, top+ph+14, html.EscapeString(cat))
-			for si, s := range c.series {
-				for _, p := range s.pts {
-					if p.label != cat {
-						continue
-					}
-					fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %.2f</title></rect>`,
-						x0+float64(si)*bw, Y(p.y), bw, top+ph-Y(p.y), palette[si%len(palette)], html.EscapeString(s.name), html.EscapeString(cat), p.y)
-				}
-			}
-		}
-	} else {
-		// x ticks at whole powers of two (log) or at the ends.
-		for e := math.Ceil(xmin); e <= xmax; e++ {
-			if !c.logX {
-				break
-			}
-			if int(e)%2 != 0 && xmax-xmin > 12 {
-				continue
-			}
-			x := left + (e-xmin)/(xmax-xmin)*pw
-			fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x, top+ph+14, humanPow2(e))
-		}
-		for si, s := range c.series {
-			col := palette[si%len(palette)]
-			var d strings.Builder
-			for i, p := range s.pts {
-				op := "L"
-				if i == 0 {
-					op = "M"
-				}
-				fmt.Fprintf(&d, "%s%.1f %.1f", op, X(p.x), Y(p.y))
-			}
-			fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"/>`, d.String(), col)
-			for _, p := range s.pts {
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%g: %.2f</title></circle>`, X(p.x), Y(p.y), col, p.x, p.y)
-			}
-		}
-	}
-	for si, s := range c.series {
-		y := top + 12 + float64(si)*16
-		fmt.Fprintf(&b, `<rect x="%g" y="%g" width="10" height="10" fill="%s"/><text x="%g" y="%g">%s</text>`,
-			left+pw+12, y-9, palette[si%len(palette)], left+pw+26, y, html.EscapeString(s.name))
-	}
-	b.WriteString("</svg>")
-	return b.String()
-}
-
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten.
-func niceCeil(v float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= v {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// humanPow2 writes 2^e bytes or counts as 4K, 1M, 2G.
-func humanPow2(e float64) string {
-	n := int64(math.Exp2(e))
-	for _, u := range []struct {
-		s string
-		v int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if n >= u.v && n%u.v == 0 {
-			return strconv.FormatInt(n/u.v, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
 }

@@ -5,13 +5,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"image/png"
 	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"cachebook/kernel"
 	"cachebook/kernel/bandwidth"
+	"cachebook/kernel/chart"
 	"cachebook/kernel/experiment"
 	"cachebook/kernel/latency"
 	"cachebook/kernel/sweep"
@@ -116,15 +123,15 @@ func TestBundleCharts(t *testing.T) {
 				t.Fatalf("image/png is not base64: %v", err)
 			}
 			img, err := png.Decode(bytes.NewReader(pngData))
-			if err != nil || img.Bounds().Dx() != chartW || img.Bounds().Dy() != chartH {
+			if err != nil || img.Bounds().Dx() != int(chart.Width) {
 				t.Fatalf("image/png: %v %v", err, img)
 			}
 			// The chart draws its series in the palette's first colour.
 			found := false
-			want := parseHex(palette[0])
+			want := chart.Palette[0]
 			for y := 0; y < img.Bounds().Dy() && !found; y++ {
 				for x := 0; x < img.Bounds().Dx(); x++ {
-					if r, g, b, _ := img.At(x, y).RGBA(); uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(b>>8) == want.B {
+					if r, g, b, _ := img.At(x, y).RGBA(); fmt.Sprintf("#%02X%02X%02X", r>>8, g>>8, b>>8) == want {
 						found = true
 						break
 					}
@@ -135,7 +142,7 @@ func TestBundleCharts(t *testing.T) {
 			}
 			svg := out[MIMESVG].(string)
 			wellFormed(t, svg)
-			if got := strings.Count(svg, "<circle") + strings.Count(svg, "<rect x=\""); got < tt.points {
+			if got := strings.Count(svg, "<title>"); got < tt.points {
 				t.Errorf("SVG draws %d marks, want at least %d", got, tt.points)
 			}
 		})
@@ -168,15 +175,17 @@ func TestBundleCharts(t *testing.T) {
 		}
 		svg := out[MIMESVG].(string)
 		wellFormed(t, svg)
-		if w, h := svgSize(svg); w != 560 || h != 640 {
-			t.Errorf("stacked SVG is %gx%g, want 560x640", w, h)
+		f, _ := measurementChart(map[string]any{"kind": kernel.KindSweep, kernel.KindSweep: sw})
+		top, below := f.top.Layout(), f.below.Layout()
+		if w, h := svgSize(svg); w != chart.Width || h != top.H+below.H {
+			t.Errorf("stacked SVG is %gx%g, want %gx%g", w, h, chart.Width, top.H+below.H)
 		}
 		raw, err := base64.StdEncoding.DecodeString(out[MIMEPNG].(string))
 		if err != nil {
 			t.Fatal(err)
 		}
 		img, err := png.Decode(bytes.NewReader(raw))
-		if err != nil || img.Bounds().Dy() != 2*chartH {
+		if err != nil || img.Bounds().Dy() != int(top.H+below.H) {
 			t.Fatalf("stacked PNG: %v, bounds %v", err, img.Bounds())
 		}
 	})
@@ -294,4 +303,245 @@ func FuzzBundle(f *testing.F) {
 			}
 		}
 	})
+}
+
+// svgAxes reads the axes of a chart's SVG fallback: per axis ("x", "y"),
+// its scale (data-scale) and the texts of its tick or category labels.
+func svgAxes(t *testing.T, svg string) (scale map[string]string, labels map[string][]string) {
+	t.Helper()
+	scale, labels = map[string]string{}, map[string][]string{}
+	d := xml.NewDecoder(strings.NewReader(svg))
+	axis, label := "", false
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return scale, labels
+		}
+		if err != nil {
+			t.Fatalf("SVG: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			attr := map[string]string{}
+			for _, a := range tok.Attr {
+				attr[a.Name.Local] = a.Value
+			}
+			if tok.Name.Local == "g" && strings.HasPrefix(attr["class"], "axis ") {
+				axis = strings.TrimPrefix(attr["class"], "axis ")
+				scale[axis] = attr["data-scale"]
+			}
+			if tok.Name.Local == "text" {
+				label = attr["class"] == "x-tick" || attr["class"] == "y-tick" || attr["class"] == "category"
+				if label {
+					labels[axis] = append(labels[axis], "")
+				}
+			}
+		case xml.CharData:
+			// A wrapped label's lines (tspans) join with spaces.
+			if label {
+				l := labels[axis]
+				l[len(l)-1] = strings.TrimSpace(l[len(l)-1] + " " + string(tok))
+			}
+		case xml.EndElement:
+			if tok.Name.Local == "text" {
+				label = false
+			}
+			if tok.Name.Local == "g" {
+				axis = ""
+			}
+		}
+	}
+}
+
+// specAxis reads a Vega-Lite encoding channel: its scale type (band for a
+// nominal axis), and its labels, the tick values' labels in labelExpr
+// order (or the sorted categories).
+func specAxis(t *testing.T, enc map[string]any) (scale string, labels []string) {
+	t.Helper()
+	if enc["type"] == "nominal" {
+		// Vega-Lite breaks a label at " · " (labelExpr split).
+		for _, c := range enc["sort"].([]string) {
+			labels = append(labels, strings.ReplaceAll(c, " · ", " "))
+		}
+		return "band", labels
+	}
+	scale = enc["scale"].(map[string]any)["type"].(string)
+	axis := enc["axis"].(map[string]any)
+	expr := axis["labelExpr"].(string)
+	vals := axis["values"].([]any)
+	for _, part := range strings.Split(expr, " : ") {
+		cond, lab, ok := strings.Cut(part, " ? ")
+		if !ok {
+			continue
+		}
+		if want := fmt.Sprintf("datum.value == %v", vals[len(labels)]); cond != want {
+			t.Errorf("labelExpr condition %q, want %q", cond, want)
+		}
+		var s string
+		if err := json.Unmarshal([]byte(lab), &s); err != nil {
+			t.Fatalf("labelExpr label %s: %v", lab, err)
+		}
+		labels = append(labels, s)
+	}
+	if len(labels) != len(vals) {
+		t.Errorf("labelExpr labels %d of %d tick values", len(labels), len(vals))
+	}
+	return scale, labels
+}
+
+// TestFallbackAxesMatchSpec renders every chart kind and checks that its
+// SVG fallback has the Vega-Lite spec's scale types and exactly its tick
+// labels, that the PNG's texts (laid out by the same layout) neither
+// overlap nor leave the image and are drawn, and the labels each kind's
+// readers need: a log latency axis reaching down to L1, decimal group
+// counts, every power of two of the MLP chart's chains, ticks on a linear
+// x axis.
+func TestFallbackAxesMatchSpec(t *testing.T) {
+	var latPts []latency.Point
+	for b, ns := int64(4<<10), 1.2; b <= 256<<20; b *= 2 {
+		latPts = append(latPts, latency.Point{Bytes: b, Ns: ns})
+		ns = min(ns*1.6, 180)
+	}
+	var mlpPts, assocPts []experiment.ChartPoint
+	for c := 1; c <= 64; c *= 2 {
+		mlpPts = append(mlpPts, experiment.ChartPoint{X: float64(c), Y: 90 / float64(c)})
+	}
+	for n := 1; n <= 24; n++ {
+		assocPts = append(assocPts, experiment.ChartPoint{X: float64(n), Y: 1 + float64(n/9)*4})
+	}
+	var swPts []sweep.Point
+	for g := int64(10); g <= 1_000_000; g *= 10 {
+		for _, s := range []string{"naive", "radix"} {
+			swPts = append(swPts, sweep.Point{Groups: g, Strategy: s, NsPerRow: 2 + float64(g)/2e4,
+				Model: &sweep.Model{Modelled: true, DRAMPerRow: float64(g) / 1e6, L2PerRow: float64(g) / 5e5}})
+		}
+	}
+	measurements := []struct {
+		name string
+		kind string
+		v    any
+		// x and y: the scale types, and labels every renderer must show.
+		x, y           string
+		xWant, yWant   []string
+		xNotContaining string
+	}{
+		{"latency", kernel.KindLatency, &latency.Result{Points: latPts}, "log", "log",
+			[]string{"4 KiB", "64 KiB", "1 MiB", "16 MiB", "256 MiB"}, []string{"1", "10", "100"}, ""},
+		{"bandwidth", kernel.KindBandwidth, &bandwidth.Report{Results: []bandwidth.Result{{Op: "read", Threads: 1, GBps: 10}, {Op: "write", Threads: 1, GBps: 7}, {Op: "copy", Threads: 2, GBps: 6}}},
+			"band", "linear", []string{"read", "write", "copy"}, []string{"0"}, ""},
+		{"sweep", kernel.KindSweep, &sweep.Report{Rows: 1000000, Points: swPts}, "log", "linear",
+			[]string{"10", "100", "1k", "10k", "100k", "1M"}, []string{"0"}, "Ki"},
+		{"mlp", kernel.KindExperiment, &experiment.Result{Experiment: "mlp", Chart: &experiment.Chart{Title: "Time per load as independent chains are added",
+			XTitle: "independent chains", YTitle: "ns per load", LogX: true, Series: []experiment.ChartSeries{{Name: "ns per load", Points: mlpPts}}}},
+			"log", "linear", []string{"1", "2", "4", "8", "16", "32", "64"}, nil, ""},
+		{"associativity", kernel.KindExperiment, &experiment.Result{Experiment: "assoc", Chart: &experiment.Chart{Title: "Chasing N lines spaced a stride apart",
+			XTitle: "lines", YTitle: "ns per load", Series: []experiment.ChartSeries{{Name: "stride 4 KiB", Points: assocPts}, {Name: "stride 4160 B", Points: assocPts[:12]}}}},
+			"linear", "linear", []string{"5", "10", "15", "20"}, nil, ""},
+		{"stride bars", kernel.KindExperiment, &experiment.Result{Experiment: "stride", Chart: &experiment.Chart{Title: "Time per cache line by access order",
+			XTitle: "pattern", YTitle: "ns per line", Bars: true, Series: []experiment.ChartSeries{
+				{Name: "4 KiB pages", Points: []experiment.ChartPoint{{Label: "sequential", Y: 0.8}, {Label: "stride-64 · prefetcher off", Y: 6}, {Label: "random", Y: 24}}},
+				{Name: "2 MiB pages", Points: []experiment.ChartPoint{{Label: "sequential", Y: 0.8}, {Label: "stride-64 · prefetcher off", Y: 5}, {Label: "random", Y: 12}}}}}},
+			"band", "linear", []string{"sequential", "random"}, nil, ""},
+	}
+	for _, m := range measurements {
+		t.Run(m.name, func(t *testing.T) {
+			f, ok := measurementChart(map[string]any{"kind": m.kind, m.kind: m.v})
+			if !ok {
+				t.Fatal("no chart")
+			}
+			panels := []*chart.Chart{f.top}
+			if f.below != nil {
+				panels = append(panels, f.below)
+			}
+			for pi, c := range panels {
+				spec := c.VegaLite()
+				enc := spec["encoding"].(map[string]any)
+				scales, labels := svgAxes(t, c.SVG())
+				for _, ax := range []string{"x", "y"} {
+					scale, want := specAxis(t, enc[ax].(map[string]any))
+					if scales[ax] != scale {
+						t.Errorf("panel %d: %s axis: SVG scale %q, Vega-Lite %q", pi, ax, scales[ax], scale)
+					}
+					if strings.Join(labels[ax], "|") != strings.Join(want, "|") {
+						t.Errorf("panel %d: %s axis: SVG labels %q, Vega-Lite %q", pi, ax, labels[ax], want)
+					}
+					if len(want) < 2 {
+						t.Errorf("panel %d: %s axis has %d labels, want at least 2: %q", pi, ax, len(want), want)
+					}
+				}
+				if pi > 0 {
+					continue
+				}
+				if scales["x"] != m.x || scales["y"] != m.y {
+					t.Errorf("scales x %s y %s, want x %s y %s", scales["x"], scales["y"], m.x, m.y)
+				}
+				for ax, want := range map[string][]string{"x": m.xWant, "y": m.yWant} {
+					for _, w := range want {
+						if !slices.Contains(labels[ax], w) {
+							t.Errorf("%s labels %q lack %q", ax, labels[ax], w)
+						}
+					}
+				}
+				if m.xNotContaining != "" && strings.Contains(strings.Join(labels["x"], " "), m.xNotContaining) {
+					t.Errorf("x labels %q contain %q", labels["x"], m.xNotContaining)
+				}
+			}
+			for pi, c := range panels {
+				checkImage(t, fmt.Sprint("panel ", pi), c)
+				// CACHEBOOK_CHARTS_OUT=dir writes the images and specs, to look at.
+				if dir := os.Getenv("CACHEBOOK_CHARTS_OUT"); dir != "" {
+					name := filepath.Join(dir, strings.ReplaceAll(m.name, " ", "-")+fmt.Sprint(pi))
+					var b bytes.Buffer
+					if err := png.Encode(&b, c.Image()); err != nil {
+						t.Fatal(err)
+					}
+					spec, err := json.Marshal(c.VegaLite())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := errors.Join(os.WriteFile(name+".png", b.Bytes(), 0o644), os.WriteFile(name+".svg", []byte(c.SVG()), 0o644),
+						os.WriteFile(name+".vl.json", spec, 0o644)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkImage checks the PNG through the layout it is drawn from: no two
+// texts overlap, every text lies inside the image and has ink in its box.
+func checkImage(t *testing.T, what string, c *chart.Chart) {
+	t.Helper()
+	l := c.Layout()
+	img := c.Image()
+	if img.Bounds().Dx() != int(l.W) || img.Bounds().Dy() != int(math.Ceil(l.H)) {
+		t.Errorf("%s: image %v, layout %gx%g", what, img.Bounds(), l.W, l.H)
+	}
+	all := chart.Box{X0: 0, Y0: 0, X1: l.W, Y1: l.H}
+	for i, a := range l.Texts {
+		if a.S == "" {
+			continue
+		}
+		if !a.Box().Within(all) {
+			t.Errorf("%s: %s %q at %+v leaves the image", what, a.Role, a.S, a.Box())
+		}
+		for _, b := range l.Texts[i+1:] {
+			if b.S != "" && a.Box().Overlaps(b.Box()) {
+				t.Errorf("%s: %s %q %+v overlaps %s %q %+v", what, a.Role, a.S, a.Box(), b.Role, b.S, b.Box())
+			}
+		}
+		ink := 0
+		bx := a.Box()
+		for y := int(bx.Y0); y < int(bx.Y1); y++ {
+			for x := int(bx.X0); x < int(bx.X1); x++ {
+				if r, _, _, _ := img.At(x, y).RGBA(); r < 0x4000 {
+					ink++
+				}
+			}
+		}
+		if ink == 0 {
+			t.Errorf("%s: the PNG has no ink in the box of %s %q", what, a.Role, a.S)
+		}
+	}
 }

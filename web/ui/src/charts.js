@@ -1,7 +1,7 @@
 // Charts drawn with uPlot: the memory latency curve with cache-level bands
 // and the article's reference values, bandwidth bars, the GROUP BY sweep
 // and a comparison of a cell's recent runs.
-import uPlot from "./projector.js"; // uPlot, scaled with the large-font switch
+import uPlot, { textScale, onTextScale } from "./projector.js"; // uPlot, scaled with the large-font switch
 import { h, fmtNs, fmtBytes } from "./util.js";
 
 // REFERENCE holds typical latencies of a modern desktop CPU, as the
@@ -14,7 +14,96 @@ export const REFERENCE = [
   { name: "DRAM ≈ 50–100 ns", lo: 50, hi: 100, color: "rgba(207,34,46,0.12)" },
 ];
 
-const PALETTE = ["#1f6feb", "#cf222e", "#2da44e", "#bf8700", "#8250df", "#0a7ea4", "#6e7781"];
+// PALETTE is the Okabe–Ito palette (kernel/chart.Palette), safe for
+// colour-blind readers; its first three colours also differ in lightness,
+// and lines differ in dash too (DASHES), so greyscale keeps them apart.
+export const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000"];
+const DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3]];
+const dashOf = (i) => DASHES[i % DASHES.length];
+
+// thinLabels returns a uPlot axis values function that labels each split
+// with fmt and leaves blank every label that would touch the label before
+// it or run past the canvas's edge, measured in the axis's font: at the
+// projector size an axis shows fewer labels, never labels run together.
+export function thinLabels(fmt) {
+  return (u, splits, axisIdx) => {
+    const labels = splits.map((v) => (v == null ? "" : fmt(v)));
+    const ax = u.axes[axisIdx];
+    if (!ax || !ax.font || !u.ctx) return labels;
+    // While uPlot first lays the chart out, positions are not final: lay
+    // the axes out again once it is ready.
+    if (!u.status && !u._thinAgain) {
+      u._thinAgain = true;
+      requestAnimationFrame(() => u.redraw(false, true));
+    }
+    const ctx = u.ctx;
+    const saved = ctx.font;
+    ctx.font = ax.font[0];
+    const horiz = ax.side % 2 === 0;
+    // The size being laid out (the canvas keeps its old size until uPlot
+    // commits the layout), in canvas pixels.
+    const limit = (horiz ? u.width : u.height) * (devicePixelRatio || 1);
+    const gap = ax.font[1] * 0.6;
+    let last = null, first = null;
+    const out = labels.map((s, i) => {
+      if (!s) return "";
+      const pos = u.valToPos(splits[i], ax.scale, true);
+      const ext = horiz ? ctx.measureText(s).width : ax.font[1] * 1.2;
+      if (!Number.isFinite(pos) || pos - ext / 2 < 0 || pos + ext / 2 > limit) return "";
+      if (last && Math.abs(pos - last.pos) < (ext + last.ext) / 2 + gap) return "";
+      last = { pos, ext };
+      first ??= pos;
+      return s;
+    });
+    ctx.font = saved;
+    // How much of the axis the kept labels span (the tests read it: thin,
+    // not empty).
+    const ends = splits.filter((v) => v != null).map((v) => u.valToPos(v, ax.scale, true));
+    const span = Math.abs(ends[ends.length - 1] - ends[0]);
+    if (last) u.root.dataset[`labelSpan${axisIdx}`] = span > 0 ? (Math.abs(last.pos - first) / span).toFixed(2) : "1";
+    return out;
+  };
+}
+
+// padRight keeps room right of the plot for half the last x label, which
+// centres on the plot's edge, at any text size.
+export const padRight = () => Math.round(30 * textScale());
+
+// fmtCount labels a count in decimal: 10, 100, 1k, 10k, 1M (never binary
+// units).
+export function fmtCount(v) {
+  if (v == null || !isFinite(v)) return "";
+  const a = Math.abs(v);
+  const t = (x) => String(+x.toPrecision(3));
+  if (a >= 1e9) return t(v / 1e9) + "G";
+  if (a >= 1e6) return t(v / 1e6) + "M";
+  if (a >= 1e3) return t(v / 1e3) + "k";
+  return t(v);
+}
+
+// labelPlacer places texts in the plot area of u without overlap: each
+// label tries its position and then the offsets given, one line apart,
+// and is left out when none is free.
+function labelPlacer(u) {
+  const { left, top, width: w, height: hgt } = u.bbox;
+  const placed = [];
+  return (text, x, y, align, offsets) => {
+    const ctx = u.ctx;
+    const m = ctx.measureText(text);
+    const line = (m.actualBoundingBoxAscent + m.actualBoundingBoxDescent) * 1.35;
+    const x0 = align === "right" ? x - m.width : x;
+    for (const k of offsets) {
+      const yy = y + k * line;
+      const b = { x0, x1: x0 + m.width, y0: yy - m.actualBoundingBoxAscent - 1, y1: yy + m.actualBoundingBoxDescent + 1 };
+      if (b.x0 < left || b.x1 > left + w || b.y0 < top || b.y1 > top + hgt) continue;
+      if (placed.some((p) => b.x0 < p.x1 && p.x0 < b.x1 && b.y0 < p.y1 && p.y0 < b.y1)) continue;
+      placed.push(b);
+      ctx.fillText(text, x0, yy);
+      return true;
+    }
+    return false;
+  };
+}
 
 function width(el) {
   return Math.max(320, Math.min(900, (el && el.clientWidth) || 640));
@@ -77,6 +166,19 @@ export function latencyChart(m) {
           const { left, top, width: w, height: hgt } = u.bbox;
           ctx.save();
           ctx.font = `${Math.round(px(11))}px sans-serif`;
+          // Fills first; then the labels, most telling first, each where
+          // it does not cover another (placed by labelPlacer).
+          const labels = [];
+          // Measured plateaus (vertical bands).
+          levels.forEach((l, i) => {
+            if (!l.from_bytes || !l.to_bytes) return;
+            const x0 = Math.max(left, u.valToPos(l.from_bytes, "x", true));
+            const x1 = Math.min(left + w, u.valToPos(l.to_bytes, "x", true));
+            if (x1 <= x0) return;
+            ctx.fillStyle = i % 2 ? "rgba(0,114,178,0.07)" : "rgba(0,114,178,0.14)";
+            ctx.fillRect(x0, top, x1 - x0, hgt);
+            labels.push({ text: `${l.name} ${fmtNs(l.ns)}`, x: x0 + px(3), y: top + hgt - px(6), align: "left", color: "#004f7c", offsets: [0, -1, -2, -3] });
+          });
           // Reference latency bands (horizontal).
           for (const r of REFERENCE) {
             const y0 = Math.max(top, u.valToPos(r.hi, "y", true));
@@ -84,20 +186,8 @@ export function latencyChart(m) {
             if (y1 <= y0) continue;
             ctx.fillStyle = r.color;
             ctx.fillRect(left, y0, w, y1 - y0);
-            ctx.fillStyle = "#57606a";
-            ctx.fillText(r.name, left + w - ctx.measureText(r.name).width - px(4), y0 + px(11));
+            labels.push({ text: r.name, x: left + w - px(4), y: y0 + px(11), align: "right", color: "#57606a", offsets: [0, 1, -1, 2] });
           }
-          // Measured plateaus (vertical bands).
-          levels.forEach((l, i) => {
-            if (!l.from_bytes || !l.to_bytes) return;
-            const x0 = Math.max(left, u.valToPos(l.from_bytes, "x", true));
-            const x1 = Math.min(left + w, u.valToPos(l.to_bytes, "x", true));
-            if (x1 <= x0) return;
-            ctx.fillStyle = i % 2 ? "rgba(130,80,223,0.07)" : "rgba(130,80,223,0.13)";
-            ctx.fillRect(x0, top, x1 - x0, hgt);
-            ctx.fillStyle = "#6639ba";
-            ctx.fillText(`${l.name} ${fmtNs(l.ns)}`, x0 + px(3), top + hgt - px(6));
-          });
           // OS-reported cache sizes (dashed lines).
           ctx.strokeStyle = "rgba(36,41,47,0.55)";
           ctx.setLineDash([px(5), px(5)]);
@@ -108,8 +198,13 @@ export function latencyChart(m) {
             ctx.moveTo(x, top);
             ctx.lineTo(x, top + hgt);
             ctx.stroke();
-            ctx.fillStyle = "#24292f";
-            ctx.fillText(`L${c.level} ${fmtBytes(c.size_bytes)}`, x + px(3), top + px(24));
+            labels.push({ text: `L${c.level} ${fmtBytes(c.size_bytes)}`, x: x + px(3), y: top + px(24), align: "left", color: "#24292f", offsets: [0, 1, 2, -1] });
+          }
+          ctx.setLineDash([]);
+          const place = labelPlacer(u);
+          for (const l of labels) {
+            ctx.fillStyle = l.color;
+            place(l.text, l.x, l.y, l.align, l.offsets);
           }
           ctx.restore();
         },
@@ -117,7 +212,7 @@ export function latencyChart(m) {
     },
   };
   const notes = [
-    "Purple bands: plateaus detected in this curve.",
+    "Blue bands: plateaus detected in this curve.",
     os.length ? `Dashed lines: cache sizes reported by ${m.os_cache_source || "the OS"}.` : "The OS reported no cache sizes.",
     "Grey bands: typical latencies quoted for a modern desktop CPU (L1 ≈ 1 ns, L2 ≈ 3–4 ns, L3 ≈ 10–15 ns, DRAM ≈ 50–100 ns).",
     m.pages && m.pages.detail ? `Pages: ${m.pages.detail}.` : "",
@@ -130,14 +225,15 @@ export function latencyChart(m) {
         {
           width: w,
           height: 320,
+          padding: [null, padRight, null, null],
           plugins: [plugin],
           scales: {
             x: { time: false, distr: 3, log: 2 },
             y: { distr: 3, log: 10, range: (u, lo, hi) => [Math.min(0.5, lo || 0.5), Math.max(200, (hi || 200) * 1.3)] },
           },
           axes: [
-            { values: (u, vals) => vals.map((v) => (v == null ? "" : fmtBytes(v))), label: "working set" },
-            { values: (u, vals) => vals.map((v) => (v == null ? "" : fmtNs(v))), label: "ns per dependent load", size: 70 },
+            { values: thinLabels(fmtBytes), label: "working set" },
+            { values: thinLabels(fmtNs), label: "ns per load", size: 70 },
           ],
           series,
         },
@@ -161,7 +257,8 @@ export function barsChart(title, labels, series, unitFmt, note, xLabel = "") {
           width: w,
           height: 260,
           scales: { x: { time: false, range: [-0.6, labels.length - 0.4] }, y: { range: (u, lo, hi) => [0, (hi || 1) * 1.1] } },
-          axes: [{ values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? labels[v] ?? "" : "")), splits: () => xs }, { values: (u, vals) => vals.map(unitFmt), size: 80 }],
+          padding: [null, padRight, null, null],
+          axes: [{ values: thinLabels((v) => (Number.isInteger(v) ? labels[v] ?? "" : "")), splits: () => xs }, { values: thinLabels(unitFmt), size: 80 }],
           series: [
             { label: xLabel, value: (u, v) => labels[v] ?? "" },
             ...series.map((s, i) => ({
@@ -245,9 +342,10 @@ export function sweepChart(m) {
         {
           width: w,
           height: 300,
+          padding: [null, padRight, null, null],
           scales: { x: { time: false, distr: 3, log: 10 } },
-          axes: [{ label: "distinct groups" }, { label: "ns per row", size: 70, values: (u, vals) => vals.map((v) => (v == null ? "" : fmtNs(v))) }],
-          series: [{ label: "groups" }, ...strategies.map((s, i) => ({ label: s, stroke: PALETTE[i % PALETTE.length], width: 2, points: { size: 5 }, value: (u, v) => (v == null ? "–" : fmtNs(v)) }))],
+          axes: [{ label: "distinct groups", values: thinLabels(fmtCount) }, { label: "ns per row", size: 70, values: thinLabels(fmtNs) }],
+          series: [{ label: "groups", value: (u, v) => fmtCount(v) }, ...strategies.map((s, i) => ({ label: s, stroke: PALETTE[i % PALETTE.length], dash: dashOf(i), width: 2, points: { size: 5 }, value: (u, v) => (v == null ? "–" : fmtNs(v)) }))],
         },
         data,
         el,
@@ -269,7 +367,7 @@ function sweepModelChart(m, rows, groups, strategies) {
     return r && r.model && !r.model.why ? r.model[k] : null;
   };
   const fmt = (v) => (v == null ? "–" : v.toFixed(3));
-  const series = [{ label: "groups" }];
+  const series = [{ label: "groups", value: (u, v) => fmtCount(v) }];
   const data = [groups];
   strategies.forEach((s, i) => {
     const stroke = PALETTE[i % PALETTE.length];
@@ -289,8 +387,9 @@ function sweepModelChart(m, rows, groups, strategies) {
         {
           width: w,
           height: 220,
+          padding: [null, padRight, null, null],
           scales: { x: { time: false, distr: 3, log: 10 } },
-          axes: [{ label: "distinct groups" }, { label: "modelled per row", size: 60, values: (u, vals) => vals.map((v) => (v == null ? "" : v.toFixed(2))) }],
+          axes: [{ label: "distinct groups", values: thinLabels(fmtCount) }, { label: "modelled per row", size: 60, values: thinLabels((v) => v.toFixed(2)) }],
           series,
         },
         data,
@@ -327,6 +426,21 @@ function svg(tag, attrs, ...children) {
   return el;
 }
 
+// marker is series i's point marker (circle, square, triangle, diamond,
+// as kernel/chart draws them) of radius r at (x, y), as an SVG path.
+function marker(i, x, y, r) {
+  const f = (v) => v.toFixed(1);
+  switch (i % 4) {
+    case 1:
+      return `M${f(x - r)} ${f(y - r)}h${f(2 * r)}v${f(2 * r)}h${f(-2 * r)}z`;
+    case 2:
+      return `M${f(x)} ${f(y - r * 1.15)}L${f(x + r)} ${f(y + r * 0.85)}L${f(x - r)} ${f(y + r * 0.85)}z`;
+    case 3:
+      return `M${f(x)} ${f(y - r * 1.2)}L${f(x + r)} ${f(y)}L${f(x)} ${f(y + r * 1.2)}L${f(x - r)} ${f(y)}z`;
+  }
+  return `M${f(x - r)} ${f(y)}a${r} ${r} 0 1 0 ${f(2 * r)} 0a${r} ${r} 0 1 0 ${f(-2 * r)} 0z`;
+}
+
 // niceTicks returns about n round values covering [lo, hi].
 function niceTicks(lo, hi, n = 5) {
   if (!(hi > lo)) hi = lo + 1;
@@ -354,15 +468,21 @@ function fmtTick(v) {
 // needs no layout pass.
 export function experimentSVG(c) {
   const series = (c.series || []).filter((s) => (s.points || []).length);
-  const W = 640, L = 64, R = 16, T = 12;
+  // Text grows with the large-font switch (k), and the margins with it.
+  const k = textScale();
+  const fs = 11 * k, cw = 6.5 * k; // font size; width of a character, about
+  const W = 640, L = Math.round(64 * k), R = 16, T = Math.round(12 * k);
   const pw = W - L - R;
   // Bar labels that do not fit their slot break at " · " onto more lines.
   const labels = c.bars ? [...new Set(series.flatMap((s) => s.points.map((p) => p.label ?? String(p.x))))] : [];
   const slot = pw / Math.max(1, labels.length);
-  const fit = Math.max(6, Math.floor(slot / 6.5)); // characters of 11 px text a slot holds
+  const fit = Math.floor(slot / cw) - 1; // characters a slot holds
   const lines = labels.map((lab) => (lab.length > fit ? lab.split(" · ") : [lab]).slice(0, 4));
-  const extra = 12 * (Math.max(1, ...lines.map((l) => l.length)) - 1);
-  const B = 56 + extra, H = 300 + extra;
+  // Slots too narrow for their labels' words get upright labels instead.
+  const slant = lines.some((l) => l.some((part) => part.length > fit));
+  const longest = Math.min(24, Math.max(0, ...labels.map((l) => l.length)));
+  const extra = slant ? Math.max(0, longest * cw - 14 * k) : 12 * k * (Math.max(1, ...lines.map((l) => l.length)) - 1);
+  const B = Math.round(56 * k) + extra, H = Math.round(244 + 56 * k) + extra;
   const ph = H - T - B;
   const root = svg("svg", { class: "xchart", viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": c.title || "chart", "data-series": series.length });
   const ys = series.flatMap((s) => s.points.map((p) => p.y)).filter(Number.isFinite);
@@ -370,15 +490,16 @@ export function experimentSVG(c) {
   const yTicks = niceTicks(0, yMax);
   const yTop = Math.max(yMax, yTicks[yTicks.length - 1]);
   const yPos = (v) => T + ph - (v / yTop) * ph;
-  const g = svg("g", { class: "axes", "font-size": 11, "font-family": "sans-serif", fill: "currentColor" });
+  const g = svg("g", { class: "axes", "font-size": fs, "font-family": "sans-serif", fill: "currentColor" });
   root.append(g);
   for (const v of yTicks) {
     g.append(svg("line", { x1: L, x2: L + pw, y1: yPos(v), y2: yPos(v), stroke: "#d0d7de", "stroke-width": 1 }));
-    g.append(svg("text", { x: L - 6, y: yPos(v) + 4, "text-anchor": "end" }, fmtTick(v)));
+    g.append(svg("text", { x: L - 6, y: yPos(v) + fs * 0.35, "text-anchor": "end" }, fmtTick(v)));
   }
   g.append(svg("line", { x1: L, x2: L + pw, y1: T + ph, y2: T + ph, stroke: "#57606a" }));
   g.append(svg("line", { x1: L, x2: L, y1: T, y2: T + ph, stroke: "#57606a" }));
-  g.append(svg("text", { class: "ytitle", x: 14, y: T + ph / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${T + ph / 2})` }, c.y_title || ""));
+  const yt = Math.round(14 * k);
+  g.append(svg("text", { class: "ytitle", x: yt, y: T + ph / 2, "text-anchor": "middle", transform: `rotate(-90 ${yt} ${T + ph / 2})` }, c.y_title || ""));
   g.append(svg("text", { class: "xtitle", x: L + pw / 2, y: H - 8, "text-anchor": "middle" }, c.x_title || ""));
   const plot = svg("g", { class: "series" });
   root.append(plot);
@@ -387,9 +508,15 @@ export function experimentSVG(c) {
     const cut = (t) => (t.length > fit ? t.slice(0, fit - 1) + "…" : t);
     labels.forEach((lab, i) => {
       const x = L + slot * i + slot / 2;
+      if (slant) {
+        const y = T + ph + 6 * k, xr = x + fs * 0.35;
+        const s = lab.length > 24 ? lab.slice(0, 23) + "…" : lab;
+        g.append(svg("text", { x: xr, y, "text-anchor": "end", transform: `rotate(-90 ${xr} ${y})` }, svg("title", {}, lab), s));
+        return;
+      }
       g.append(
-        svg("text", { x, y: T + ph + 16, "text-anchor": "middle" }, svg("title", {}, lab),
-          ...lines[i].map((part, k) => svg("tspan", { x, dy: k ? 12 : 0 }, cut(part)))),
+        svg("text", { x, y: T + ph + 16 * k, "text-anchor": "middle" }, svg("title", {}, lab),
+          ...lines[i].map((part, j) => svg("tspan", { x, dy: j ? 12 * k : 0 }, cut(part)))),
       );
     });
     series.forEach((s, si) => {
@@ -411,19 +538,32 @@ export function experimentSVG(c) {
     const xTicks = c.log_x
       ? [...new Set(xs)].sort((a, b) => a - b).filter((v, i, a) => a.length <= 10 || i % Math.ceil(a.length / 10) === 0)
       : niceTicks(lo, hi).filter((v) => v >= lo && v <= hi);
-    for (const v of xTicks) g.append(svg("text", { x: xPos(v), y: T + ph + 16, "text-anchor": "middle" }, fmtTick(v)));
+    // Ticks whose labels would touch the previous one or the edge are
+    // left out.
+    let last = -Infinity;
+    for (const v of xTicks) {
+      const s = fmtTick(v), x = xPos(v), half = (s.length * cw) / 2;
+      if (x - half < Math.max(0, last + cw) || x + half > W) continue;
+      last = x + half;
+      g.append(svg("text", { x, y: T + ph + 16 * k, "text-anchor": "middle" }, s));
+    }
     series.forEach((s, si) => {
       const col = PALETTE[si % PALETTE.length];
       const pts = s.points.filter((p) => Number.isFinite(p.y) && (!c.log_x || (p.x || 0) > 0));
       const gs = svg("g", { class: "s", "data-name": s.name });
-      gs.append(svg("polyline", { fill: "none", stroke: col, "stroke-width": 2, points: pts.map((p) => `${xPos(p.x || 0).toFixed(1)},${yPos(p.y).toFixed(1)}`).join(" ") }));
-      for (const p of pts) gs.append(svg("circle", { cx: xPos(p.x || 0), cy: yPos(p.y), r: 3, fill: col }, svg("title", {}, `${s.name} · ${fmtTick(p.x || 0)}: ${fmtTick(p.y)} ${c.y_title || ""}`)));
+      gs.append(svg("polyline", { fill: "none", stroke: col, "stroke-width": 2, "stroke-dasharray": dashOf(si).join(" ") || null, points: pts.map((p) => `${xPos(p.x || 0).toFixed(1)},${yPos(p.y).toFixed(1)}`).join(" ") }));
+      for (const p of pts) gs.append(svg("path", { d: marker(si, xPos(p.x || 0), yPos(p.y), 3.5), fill: col }, svg("title", {}, `${s.name} · ${fmtTick(p.x || 0)}: ${fmtTick(p.y)} ${c.y_title || ""}`)));
       plot.append(gs);
     });
   }
   const legend = h(
     "div.legend",
-    series.map((s, i) => h("span.item", h("span.swatch", { style: `background:${PALETTE[i % PALETTE.length]}` }), s.name || `series ${i + 1}`)),
+    series.map((s, i) => {
+      const col = PALETTE[i % PALETTE.length];
+      // Lines show their dash in the legend, bars their colour.
+      const style = !c.bars && dashOf(i).length ? `border-top:3px dashed ${col};height:0;border-radius:0` : `background:${col}`;
+      return h("span.item", h("span.swatch", { style }), s.name || `series ${i + 1}`);
+    }),
   );
   return h("div.xchartbox", root, legend);
 }
@@ -473,7 +613,16 @@ function tableChart(r) {
 export function experimentChart(r) {
   const c = r.chart || tableChart(r);
   const box = h("div.chart", h("div.paneltitle", (c && c.title) || r.experiment || "experiment"));
-  if (c) box.append(experimentSVG(c));
+  if (c) {
+    // Drawn again when the large-font switch changes the text size.
+    let drawn = experimentSVG(c);
+    box.append(drawn);
+    onTextScale(box, () => {
+      const next = experimentSVG(c);
+      drawn.replaceWith(next);
+      drawn = next;
+    });
+  }
   if (!r.chart && c) box.append(h("div.note", "Chart drawn from the experiment's first table."));
   for (const t of r.tables || []) {
     const w = t.columns.map((col, j) => Math.max(String(col).length, ...t.rows.map((row) => String(row[j] ?? "").length)));

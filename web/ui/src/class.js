@@ -12,7 +12,7 @@
 import uPlot from "uplot";
 import "./class.css";
 import { h, fmtNs, fmtBytes, fmtWait } from "./util.js";
-import { measurementChart } from "./charts.js";
+import { measurementChart, thinLabels, padRight } from "./charts.js";
 import { ask } from "./dialog.js";
 
 const MIME_MEASUREMENT = "application/vnd.cachebook.measurement+json";
@@ -292,11 +292,12 @@ class ClassView {
       {
         width,
         height,
+        padding: [null, padRight, null, null],
         legend: { show: false },
         scales: { x: { time: false, distr: 3, log: 2 }, y: { distr: 3, log: 10 } },
         axes: [
-          { ...axis, size: Math.round(px * 2.2), label: "working set", values: (u, vals) => vals.map((v) => fmtBytes(v)) },
-          { ...axis, size: Math.round(px * 4.5), label: "ns per load", values: (u, vals) => vals.map((v) => (v == null ? "" : fmtNs(v))) },
+          { ...axis, size: Math.round(px * 2.2), label: "working set", values: thinLabels(fmtBytes) },
+          { ...axis, size: Math.round(px * 4.5), label: "ns per load", values: thinLabels(fmtNs) },
         ],
         series,
       },

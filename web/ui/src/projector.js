@@ -73,17 +73,43 @@ export default function ScaledPlot(opts, data, target) {
     });
   }
   live.add(u);
-  if (!watching && typeof MutationObserver !== "undefined") {
-    watching = true;
-    new MutationObserver(() => {
-      for (const p of live) {
-        if (!p.root.isConnected) live.delete(p);
-        else rescale(p);
-      }
-    }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
-  }
+  watch();
   if (textScale() !== 1) requestAnimationFrame(() => rescale(u));
   return u;
+}
+
+// watchers are the charts drawn by other means than uPlot (SVG) that
+// draw themselves again when the text size changes: {el, fn, k, seen}.
+const watchers = new Set();
+
+// onTextScale calls fn whenever the large-font switch changes the text
+// size, for as long as el is in the page.
+export function onTextScale(el, fn) {
+  watchers.add({ el, fn, k: textScale(), seen: false });
+  watch();
+}
+
+function watch() {
+  if (watching || typeof MutationObserver === "undefined") return;
+  watching = true;
+  new MutationObserver(() => {
+    for (const p of live) {
+      if (!p.root.isConnected) live.delete(p);
+      else rescale(p);
+    }
+    const k = textScale();
+    for (const w of watchers) {
+      if (!w.el.isConnected) {
+        if (w.seen) watchers.delete(w);
+        continue;
+      }
+      w.seen = true;
+      if (w.k !== k) {
+        w.k = k;
+        w.fn();
+      }
+    }
+  }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
 }
 
 Object.assign(ScaledPlot, uPlot);
