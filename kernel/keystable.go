@@ -28,13 +28,19 @@ type keysTable struct {
 	onProbe func(bytes int64)
 }
 
-// NewKeysTableFrom returns a KeysTable for a runtime that keeps the
-// measured last cache level itself, such as the browser in its own
-// storage: measured, when positive, is used instead of a probe (the
-// caller has checked its age against sizing.MeasuredMaxAge), and onProbe,
-// when not nil, receives what a probe measures, for the caller to store.
-func NewKeysTableFrom(measured int64, onProbe func(bytes int64)) *KeysTable {
-	k := &KeysTable{onProbe: onProbe}
+// RegisterKeysFrom is RegisterKeys for a runtime that keeps the measured
+// last cache level itself, such as the browser in its own storage:
+// measured, when positive, is used instead of a probe (the caller has
+// checked its age against sizing.MeasuredMaxAge), and onProbe, when not
+// nil, receives what a probe measures, for the caller to store. Call it
+// before the kernel is made: the first registration on a DB stays.
+func RegisterKeysFrom(db *engine.DB, cellMemory, measured int64, onProbe func(bytes int64)) {
+	k := newKeysTableFrom(cellMemory, measured, onProbe)
+	db.RegisterBuilder(sizing.Table, k.build)
+}
+
+func newKeysTableFrom(cellMemory, measured int64, onProbe func(bytes int64)) *keysTable {
+	k := &keysTable{cellMemory: cellMemory, onProbe: onProbe}
 	if measured > 0 {
 		k.measured, k.probed = measured, true
 	}

@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestNewKeysTableFrom: a kept measurement is used without a probe; with
+// TestKeysTableFrom: a kept measurement is used without a probe; with
 // none, the probe's result reaches the caller, once.
-func TestNewKeysTableFrom(t *testing.T) {
+func TestKeysTableFrom(t *testing.T) {
 	calls := 0
-	k := NewKeysTableFrom(6<<20, func(int64) { calls++ })
+	k := newKeysTableFrom(0, 6<<20, func(int64) { calls++ })
 	if got := k.lastLevel(context.Background()); got != 6<<20 || calls != 0 {
 		t.Errorf("kept 6 MiB: lastLevel = %d, probe reports %d; want 6 MiB and none", got, calls)
 	}
@@ -20,7 +20,7 @@ func TestNewKeysTableFrom(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 	var reported int64
-	k = NewKeysTableFrom(0, func(b int64) { reported = b; calls++ })
+	k = newKeysTableFrom(0, 0, func(b int64) { reported = b; calls++ })
 	got := k.lastLevel(context.Background())
 	if got > 0 && (reported != got || calls != 1) {
 		t.Errorf("probed %d, reported %d in %d calls; want it reported once", got, reported, calls)

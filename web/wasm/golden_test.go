@@ -54,7 +54,7 @@ func runNative(t *testing.T, cells []goldenCell) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := attach(db, nil)
+	sub, err := attach(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,8 @@ func (b *browser) start(this js.Value, args []js.Value) any {
 		if !onProbe.IsUndefined() {
 			report = func(bytes int64) { onProbe.Invoke(float64(bytes)) }
 		}
-		sub, err := attach(db, kernel.NewKeysTableFrom(lastLevel, report))
+		kernel.RegisterKeysFrom(db, BrowserCellMemory, lastLevel, report)
+		sub, err := attach(db)
 		if err != nil {
 			return nil, err
 		}
