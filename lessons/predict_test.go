@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"cachebook/engine"
 	"cachebook/engine/gen/gentest"
 	"cachebook/engine/sql"
 	"cachebook/kernel"
@@ -94,7 +95,11 @@ func TestPredictionsMeasure(t *testing.T) {
 	dir := gentest.HitsDir(t)
 	// A small cell memory cap keeps the generated keys table small (kernel/sizing
 	// sizes it within a quarter of the cap), as TestLessonsRun does.
-	x, err := kernel.NewExecutor(kernel.Config{DataDir: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute, CellMemory: 256 << 20}})
+	db, err := engine.Open(engine.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := kernel.NewExecutor(kernel.Config{DB: db, DataPath: dir, Limits: kernel.Limits{CellTimeout: 2 * time.Minute, CellMemory: 256 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
