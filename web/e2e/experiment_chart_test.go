@@ -106,7 +106,7 @@ func TestExperimentChartFromTable(t *testing.T) {
 }
 
 // TestExperimentLineChart: the mlp experiment's chart is a line over a
-// log x axis: one polyline with a point per chain count.
+// log x axis: one polyline with a marker per chain count.
 func TestExperimentLineChart(t *testing.T) {
 	ctx := browser(t)
 	do(t, ctx, "open lesson 7",
@@ -128,7 +128,7 @@ func TestExperimentLineChart(t *testing.T) {
 	do(t, ctx, "chart", chromedp.WaitVisible(cellSel(id, ".chart.measurement svg.xchart polyline")),
 		chromedp.ScrollIntoView(cellSel(id, ".chart.measurement svg.xchart")))
 	lines := get(t, ctx, "lines", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" svg.xchart g.series g.s polyline"))))
-	points := get(t, ctx, "points", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" svg.xchart g.series g.s circle"))))
+	points := get(t, ctx, "points", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(cellEl(id)+" svg.xchart g.series g.s path"))))
 	if lines < 1 || points != 3*lines {
 		t.Errorf("%d lines with %d points, want 3 points a line", lines, points)
 	}

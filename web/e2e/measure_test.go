@@ -90,8 +90,9 @@ func TestBandwidthBarsSideBySide(t *testing.T) {
 			const blue = new Set(), red = new Set();
 			for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
 				const i = 4 * (y * c.width + x), r = d[i], g = d[i + 1], b = d[i + 2];
-				if (b > 200 && r < 130 && g < 170) blue.add(x);
-				if (r > 180 && g < 130 && b < 140) red.add(x);
+				// The palette's first two colours (Okabe–Ito blue #0072B2, orange #E69F00).
+				if (b > 150 && r < 60 && g > 80 && g < 150) blue.add(x);
+				if (r > 200 && g > 130 && g < 190 && b < 60) red.add(x);
 			}
 			return [blue.size, red.size, [...blue].filter((x) => red.has(x)).length];
 		})()`, jsString(cellEl(id)+" .chart.measurement canvas"))))
@@ -100,7 +101,7 @@ func TestBandwidthBarsSideBySide(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("blue columns %d, red columns %d, both %d", px[0], px[1], px[2])
+	t.Logf("blue columns %d, orange columns %d, both %d", px[0], px[1], px[2])
 	if px[0] == 0 || px[1] == 0 {
 		t.Fatalf("chart shows no bars of one series: %v", px)
 	}
