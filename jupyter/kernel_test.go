@@ -247,6 +247,33 @@ func (c *client) waitIdle(id string, timeout time.Duration) ([]*Message, bool) {
 	}
 }
 
+// waitStarted waits until request id's cell has started: its
+// execute_input has arrived on iopub.
+func (c *client) waitStarted(id string, timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		started := false
+		for _, m := range c.pub {
+			var parent Header
+			_ = json.Unmarshal(m.Parent, &parent)
+			if parent.MsgID == id && m.Header.MsgType == "execute_input" {
+				started = true
+			}
+		}
+		c.mu.Unlock()
+		if started {
+			return true
+		}
+		select {
+		case <-c.pubCh:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			return false
+		}
+	}
+}
+
 func msgTypes(ms []*Message) string {
 	var s []string
 	for _, m := range ms {
@@ -350,7 +377,13 @@ func TestKernelInProcess(t *testing.T) {
 		c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 1"}, c.sign),
 		c.send(c.shell, "execute_request", map[string]any{"code": "SELECT 2"}, c.sign),
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Interrupt it while it runs, not while it waits for its turn (on a
+	// loaded machine that can take a while): an interrupt aborts a cell
+	// that has not started.
+	if !c.waitStarted(id, 30*time.Second) {
+		t.Fatal("the long cell did not start within 30 s")
+	}
+	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
 	ctl := c.send(c.control, "interrupt_request", map[string]any{}, c.sign)
 	if _, r := c.reply(c.control, ctl); r["status"] != "ok" {
@@ -371,7 +404,8 @@ func TestKernelInProcess(t *testing.T) {
 	// to two more tries, each one logged.
 	for try := 2; took > interruptBound && try <= 3; try++ {
 		id = c.send(c.shell, "execute_request", map[string]any{"code": strings.Repeat(stmt, 5000)}, c.sign)
-		time.Sleep(300 * time.Millisecond)
+		c.waitStarted(id, 30*time.Second)
+		time.Sleep(200 * time.Millisecond)
 		start = time.Now()
 		ctl = c.send(c.control, "interrupt_request", map[string]any{}, c.sign)
 		c.reply(c.control, ctl)

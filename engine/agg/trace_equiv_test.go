@@ -215,7 +215,16 @@ func compareEquiv(t *testing.T, sh equivShape, cfg Config, ms []Input, real *equ
 		cells = append(cells, what+" "+verdict(ok))
 	}
 	check("groups", traced.Groups == real.Groups, traced.Groups, real.Groups)
-	check("slots", traced.TableSlots == real.TableSlots, traced.TableSlots, real.TableSlots)
+	// A radix worker's table keeps its slots from one partition to the
+	// next, so with several workers the largest table depends on which
+	// partitions each worker claimed: the real run claims them as it goes,
+	// the traced one deals them round-robin. Then the largest table may
+	// differ by one doubling either way.
+	slotsOK := traced.TableSlots == real.TableSlots
+	if cfg.Threads > 1 && cfg.Strategy == Radix {
+		slotsOK = traced.TableSlots*2 >= real.TableSlots && traced.TableSlots <= real.TableSlots*2
+	}
+	check("slots", slotsOK, traced.TableSlots, real.TableSlots)
 	if cfg.Strategy == Radix {
 		check("part groups", slices.Equal(traced.PartGroups, real.PartGroups), traced.PartGroups, real.PartGroups)
 		// Rows per partition: the real run does not report them; without
