@@ -1,0 +1,347 @@
+package agg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"cachebook/engine/spill"
+	"cachebook/engine/vec"
+)
+
+// Spilling (Grace hash aggregation). When a radix worker's partitions
+// would pass the memory limit, its full partition buffers (keys, aggregate
+// inputs or partial states, and hashes) are appended to one temporary file
+// per spill partition and their memory is reused. Once any worker spilled,
+// Finalize spills what every worker still holds and gives the buffers
+// back, and Next aggregates one spill partition at a time from its files,
+// each chunk charged to the budget as it is read and released once folded
+// into the table. A spill partition is 2^(RadixBits-spillBits) radix
+// partitions (all of them for fewer radix bits), so that a statement keeps
+// at most two files per spill partition open.
+
+// SpillFunc opens the statement's spill space the first time an
+// aggregation must spill; its caller closes the space when the statement
+// ends. An error (no file system, as in the browser) keeps the memory
+// limit's error.
+type SpillFunc func() (*spill.Space, error)
+
+// spillBits bounds the spill partitions to 2^spillBits.
+const spillBits = 7
+
+// SpillStats is what spilling did.
+type SpillStats struct {
+	Partitions int   // spill partitions written
+	Bytes      int64 // bytes written
+	Files      int
+	Dir        string
+	Write      time.Duration
+	Read       time.Duration
+}
+
+// spiller is a radix aggregation's files.
+type spiller struct {
+	mu    sync.Mutex
+	space *spill.Space
+	bits  int
+	files [2][]*spill.File // raw rows, partial states; per spill partition
+	rows  []int64          // rows spilled per spill partition
+	locks []sync.Mutex     // per spill partition
+	done  bool             // Finalize moved everything to the files
+}
+
+// open returns the spiller, opening the space on the first call.
+func (a *radix) openSpill(memErr error) (*spiller, error) {
+	s := &a.spill
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.space != nil {
+		return s, nil
+	}
+	if a.cfg.Spill == nil {
+		return nil, memErr
+	}
+	sp, err := a.cfg.Spill()
+	if err != nil {
+		return nil, fmt.Errorf("%w (and it cannot spill to disk: %v)", memErr, err)
+	}
+	s.bits = min(a.bits, spillBits)
+	n := 1 << s.bits
+	s.files = [2][]*spill.File{make([]*spill.File, n), make([]*spill.File, n)}
+	s.rows = make([]int64, n)
+	s.locks = make([]sync.Mutex, n)
+	s.space = sp
+	return s, nil
+}
+
+// spilled reports whether any worker spilled.
+func (a *radix) spilled() bool {
+	a.spill.mu.Lock()
+	defer a.spill.mu.Unlock()
+	return a.spill.space != nil
+}
+
+// scatterSpilling scatters rows into worker w's scatterer sc, spilling the
+// worker's partitions when they would pass the memory limit.
+func (a *radix) scatterSpilling(w int, sc *scatterer, in Input, hs []uint64) error {
+	if at := a.cfg.SpillAt; at > 0 && a.cfg.Budget.Used() > at && !a.noSpill.Load() {
+		// Past the share of the limit the partitions may take: spill
+		// now, while the rest of the statement has room.
+		if err := a.spillWorker(w, ErrMemoryLimit); err != nil {
+			if !errors.Is(err, ErrMemoryLimit) {
+				return err
+			}
+			a.noSpill.Store(true) // cannot spill here: go on to the limit
+		}
+	}
+	for try := 0; ; try++ {
+		before := sc.rows
+		err := sc.scatterHashed(in, hs)
+		if err == nil || !errors.Is(err, ErrMemoryLimit) || try == 2 {
+			if err != nil && os.Getenv("DBGSPILL") != "" {
+				fmt.Fprintf(os.Stderr, "DBG try=%d op used %d parent %d sc.bytes %d\n", try, a.cfg.Budget.Used(), a.cfg.Budget.Parent.Used(), sc.bytes)
+			}
+			return err
+		}
+		if serr := a.spillWorker(w, err); serr != nil {
+			return serr
+		}
+		if sc.rows != before {
+			return nil // the rows went in before the charge failed, and out to disk
+		}
+	}
+}
+
+// spillWorker writes worker w's partitions to the files and empties them,
+// keeping their blocks (and their charge) for the rows to come.
+func (a *radix) spillWorker(w int, memErr error) error {
+	s, err := a.openSpill(memErr)
+	if err != nil {
+		return err
+	}
+	if err := a.spillScatterer(s, 0, a.scats[w]); err != nil {
+		return err
+	}
+	if a.pres != nil && a.pres[w] != nil {
+		if err := a.spillScatterer(s, 1, a.pres[w].part); err != nil {
+			return err
+		}
+	}
+	a.arenas[w].Free()
+	return nil
+}
+
+func (a *radix) spillScatterer(s *spiller, kind int, sc *scatterer) error {
+	if sc == nil {
+		return nil
+	}
+	shift := a.bits - s.bits
+	for p := range sc.parts {
+		g := p >> shift
+		for _, c := range sc.parts[p].chunks {
+			m := len(c.hashes)
+			if m == 0 {
+				continue
+			}
+			cols := []*vec.Vector{{Type: vec.Int64, Len: m, I64: unsafe.Slice((*int64)(unsafe.Pointer(&c.hashes[0])), m)}}
+			for i, v := range c.cols {
+				if sc.colUsed[i] {
+					cols = append(cols, v)
+				}
+			}
+			s.locks[g].Lock()
+			f := s.files[kind][g]
+			if f == nil {
+				if f, err := s.space.Create(); err != nil {
+					s.locks[g].Unlock()
+					return fmt.Errorf("GROUP BY spill: %w", err)
+				} else {
+					s.files[kind][g] = f
+				}
+				f = s.files[kind][g]
+			}
+			err := f.Append(cols)
+			s.rows[g] += int64(m)
+			s.locks[g].Unlock()
+			if err != nil {
+				return fmt.Errorf("GROUP BY spill: %w", err)
+			}
+		}
+	}
+	sc.emptied()
+	return nil
+}
+
+// emptied drops the partitions' rows after a spill and gives their
+// memory back (the caller frees the arena).
+func (s *scatterer) emptied() {
+	for p := range s.parts {
+		s.parts[p] = partition{}
+		s.cur[p] = nil
+	}
+	s.slab.budget.Grow(-s.bytes)
+	s.bytes, s.written = 0, 0
+	s.slab = slab{arena: s.slab.arena, budget: s.slab.budget, maxBlock: s.slab.maxBlock}
+}
+
+// finishSpill spills what every worker still holds, once one spilled, and
+// gives back the partition buffers: Next then reads every partition from
+// its files.
+func (a *radix) finishSpill(ctx context.Context) error {
+	if !a.spilled() {
+		return nil
+	}
+	s := &a.spill
+	for w := range a.scats {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if a.scats[w] == nil {
+			continue
+		}
+		if err := a.spillWorker(w, nil); err != nil {
+			return err
+		}
+	}
+	for g := range s.rows {
+		if s.rows[g] > 0 {
+			a.spillParts++
+		}
+	}
+	s.done = true
+	a.left.Store(int64(len(s.rows)))
+	return nil
+}
+
+// aggregateSpilled aggregates spill partition g from its files with
+// worker w's table.
+func (a *radix) aggregateSpilled(w, g int) (Part, error) {
+	s := &a.spill
+	n := s.rows[g]
+	if n == 0 {
+		return Part{}, nil
+	}
+	var disk int64
+	for kind := range s.files {
+		if f := s.files[kind][g]; f != nil {
+			disk += f.Size()
+		}
+	}
+	wrap := func(err error) error {
+		if errors.Is(err, ErrMemoryLimit) {
+			return fmt.Errorf("GROUP BY spill partition %d of %d (%s on disk, %d rows) does not fit in memory_limit even alone (re-partitioning a spilled partition is not implemented): %w",
+				g, len(s.rows), FormatBytes(disk), n, err)
+		}
+		return err
+	}
+	groups, keyRows, reserve := a.sizer.predict(int(min(n, 1<<30)))
+	gs := a.sets[w]
+	var err error
+	if gs == nil {
+		gs, err = newGroupSet(a.keyTypes, a.specs, groups, a.cfg)
+		a.sets[w] = gs
+	} else {
+		err = gs.restart(a.specs, groups, a.cfg)
+	}
+	if err != nil {
+		return Part{}, wrap(err)
+	}
+	if err := gs.table.Reserve(keyRows, reserve); err != nil {
+		return Part{}, wrap(err)
+	}
+	b := a.cfg.Budget
+	var rows int64
+	for kind := range s.files {
+		f := s.files[kind][g]
+		if f == nil {
+			continue
+		}
+		used := a.colsUsed(kind)
+		r, err := f.Reader()
+		if err != nil {
+			return Part{}, err
+		}
+		for {
+			var charged int64
+			cols, ok, err := r.Next(func(n int64) error {
+				if err := b.Grow(n); err != nil {
+					return err
+				}
+				charged = n
+				return nil
+			})
+			if err != nil {
+				b.Grow(-charged)
+				return Part{}, wrap(err)
+			}
+			if !ok {
+				break
+			}
+			m := cols[0].Len
+			var hs []uint64
+			if m > 0 {
+				hs = unsafe.Slice((*uint64)(unsafe.Pointer(&cols[0].I64[0])), m)
+			}
+			full := make([]*vec.Vector, len(used))
+			k := 1
+			for i, u := range used {
+				if u {
+					full[i] = cols[k]
+					k++
+				}
+			}
+			keys, args := full[:len(a.keyTypes)], full[len(a.keyTypes):]
+			if kind == 0 {
+				err = gs.add(keys, args, hs, m)
+			} else {
+				err = gs.merge(keys, args, hs, m)
+			}
+			b.Grow(-charged)
+			if err != nil {
+				return Part{}, wrap(err)
+			}
+			rows += int64(m)
+		}
+		if err := f.Remove(); err != nil {
+			return Part{}, err
+		}
+		s.files[kind][g] = nil
+	}
+	return a.finishPart(gs, rows)
+}
+
+// colsUsed returns which columns a kind of spilled chunk has: the keys,
+// then the aggregates' inputs (raw rows) or partial states.
+func (a *radix) colsUsed(kind int) []bool {
+	used := make([]bool, len(a.keyTypes))
+	for i := range used {
+		used[i] = true
+	}
+	for _, sp := range a.specs {
+		if kind == 0 {
+			used = append(used, sp.HasInput())
+			continue
+		}
+		for range partialTypes(sp) {
+			used = append(used, true)
+		}
+	}
+	return used
+}
+
+// SpillStats returns what the aggregation spilled (zero if nothing).
+func (a *radix) SpillStats() SpillStats {
+	a.spill.mu.Lock()
+	sp := a.spill.space
+	a.spill.mu.Unlock()
+	if sp == nil {
+		return SpillStats{}
+	}
+	st := sp.Stats()
+	return SpillStats{Partitions: a.spillParts, Bytes: st.BytesWritten, Files: st.Files, Dir: sp.Dir(),
+		Write: st.WriteTime, Read: st.ReadTime}
+}
