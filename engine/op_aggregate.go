@@ -277,10 +277,10 @@ func (a *hashAggOp) start(x *execCtx) error {
 	cfg.Budget, cfg.Hasher, cfg.Pool, cfg.RowsHint = a.budget, x.hasher, x.s.db.pool, max(a.rowsHint, 0)
 	cfg.Spill = a.openSpill
 	if l := x.budget.Limit; l > 0 {
-		// The partitions may take half the statement's limit before
+		// The partitions may take 3/8 of the statement's limit before
 		// they spill: the scan, the pre-aggregation tables and the
 		// read-back need the rest.
-		cfg.SpillAt = l / 2
+		cfg.SpillAt = l * 3 / 8
 	}
 	src := a.source(x)
 	if x.hooks != nil && x.hooks.Aggregate != nil {

@@ -108,7 +108,8 @@ func TestGroupBySpills(t *testing.T) {
 		{"distinct", "SELECT URL, count(DISTINCT UserID) FROM hits GROUP BY URL"},
 	}
 	for _, q := range queries {
-		want, _, err := spillRows(t, spillSession(t, db, "radix", "1", "", t.TempDir()), q.sql)
+		var want []string
+		unlimited := peakHeap(func() { want, _, err = spillRows(t, spillSession(t, db, "radix", "1", "", t.TempDir()), q.sql) })
 		if err != nil {
 			t.Fatalf("%s unlimited: %v", q.name, err)
 		}
@@ -136,13 +137,16 @@ func TestGroupBySpills(t *testing.T) {
 				if f := leftFiles(t, dir); len(f) > 0 {
 					t.Errorf("files left: %v", f)
 				}
-				// The limit plus 10 %, plus what the scan and the result
-				// hold outside the aggregation's budget.
+				// The limit plus 10 %, plus what the GC has not yet
+				// collected of the spilled buffers and the scan's reads
+				// (GOGC is 10 here). The unlimited run's tables and
+				// partitions go on huge-page mappings outside the heap,
+				// so its figure is only logged.
 				limit := s.Settings().MemoryLimit
-				if bound := limit*11/10 + 16<<20; grew > bound {
-					t.Errorf("heap grew by %d MB, bound %d MB", grew>>20, bound>>20)
+				if bound := limit*11/10 + 24<<20; grew > bound {
+					t.Errorf("heap grew by %d MB, bound %d MB, unlimited %d MB", grew>>20, bound>>20, unlimited>>20)
 				}
-				t.Logf("%d groups; heap grew by %.1f MB", len(got), float64(grew)/(1<<20))
+				t.Logf("%d groups; heap grew by %.1f MB (unlimited: %.1f MB)", len(got), float64(grew)/(1<<20), float64(unlimited)/(1<<20))
 			})
 		}
 	}

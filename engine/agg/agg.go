@@ -87,9 +87,10 @@ type Config struct {
 	// aggregation whose partitions would pass the memory limit writes
 	// them to disk instead (see radix_spill.go).
 	Spill SpillFunc
-	// SpillAt, if positive, is the bytes of Budget past which a radix
-	// worker spills its partitions before the limit is reached, so that
-	// the rest of the statement keeps room.
+	// SpillAt, if positive, is the bytes of the statement's budget
+	// (Budget's root) past which a radix worker spills its partitions
+	// before the limit is reached, so that the rest of the statement
+	// keeps room.
 	SpillAt int64
 }
 

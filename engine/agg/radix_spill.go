@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 	"unsafe"
@@ -88,7 +87,7 @@ func (a *radix) spilled() bool {
 // scatterSpilling scatters rows into worker w's scatterer sc, spilling the
 // worker's partitions when they would pass the memory limit.
 func (a *radix) scatterSpilling(w int, sc *scatterer, in Input, hs []uint64) error {
-	if at := a.cfg.SpillAt; at > 0 && a.cfg.Budget.Used() > at && !a.noSpill.Load() {
+	if at := a.cfg.SpillAt; at > 0 && rootUsed(a.cfg.Budget) > at && a.holds(w) > at/int64(16*len(a.scats)) && !a.noSpill.Load() {
 		// Past the share of the limit the partitions may take: spill
 		// now, while the rest of the statement has room.
 		if err := a.spillWorker(w, ErrMemoryLimit); err != nil {
@@ -101,10 +100,9 @@ func (a *radix) scatterSpilling(w int, sc *scatterer, in Input, hs []uint64) err
 	for try := 0; ; try++ {
 		before := sc.rows
 		err := sc.scatterHashed(in, hs)
-		if err == nil || !errors.Is(err, ErrMemoryLimit) || try == 2 {
-			if err != nil && os.Getenv("DBGSPILL") != "" {
-				fmt.Fprintf(os.Stderr, "DBG try=%d op used %d parent %d sc.bytes %d\n", try, a.cfg.Budget.Used(), a.cfg.Budget.Parent.Used(), sc.bytes)
-			}
+		// With several workers, one whose partitions are empty already
+		// waits a little for the others to spill theirs.
+		if err == nil || !errors.Is(err, ErrMemoryLimit) || try == 2 && len(a.scats) == 1 || try == 50 {
 			return err
 		}
 		if serr := a.spillWorker(w, err); serr != nil {
@@ -112,6 +110,9 @@ func (a *radix) scatterSpilling(w int, sc *scatterer, in Input, hs []uint64) err
 		}
 		if sc.rows != before {
 			return nil // the rows went in before the charge failed, and out to disk
+		}
+		if try > 0 {
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
@@ -344,4 +345,21 @@ func (a *radix) SpillStats() SpillStats {
 	st := sp.Stats()
 	return SpillStats{Partitions: a.spillParts, Bytes: st.BytesWritten, Files: st.Files, Dir: sp.Dir(),
 		Write: st.WriteTime, Read: st.ReadTime}
+}
+
+// rootUsed is the memory used of the statement's budget, b's root.
+func rootUsed(b *Budget) int64 {
+	for b != nil && b.Parent != nil {
+		b = b.Parent
+	}
+	return b.Used()
+}
+
+// holds is the partition memory worker w holds.
+func (a *radix) holds(w int) int64 {
+	n := a.scats[w].bytes
+	if a.pres != nil && a.pres[w] != nil {
+		n += a.pres[w].part.bytes
+	}
+	return n
 }

@@ -202,7 +202,7 @@ func (s *scatterer) open(p, rows, morsel int) error {
 		n = max(s.expect/4, min(part.rows, 1<<20))
 	}
 	if s.slab.maxBlock > 0 {
-		// Under a spilling limit a chunk takes at most a quarter of a
+		// Under a spilling limit a chunk takes at most a sixteenth of a
 		// block, however many rows its partition is expected to get.
 		rowBytes := int64(8 + 8*len(s.colTypes))
 		if seen := s.rows + int64(morsel); seen > 0 {
@@ -210,7 +210,7 @@ func (s *scatterer) open(p, rows, morsel int) error {
 				rowBytes += b / seen
 			}
 		}
-		n = min(n, int(max(64, int64(s.slab.maxBlock/4)/rowBytes)))
+		n = min(n, int(max(64, int64(s.slab.maxBlock/16)/rowBytes)))
 	}
 	n = max(n, rows)
 	strBytes := func(col int) int {
