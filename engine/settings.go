@@ -253,16 +253,16 @@ var settingTable = []Setting{
 		Doc:    "Bytes one query may allocate for hash tables, partitions and results (at most the server's per-query limit, the default).",
 		Values: []string{"'512MB'", "'1GB'", "'2GiB'"}}),
 	fieldSpec[string]{
-		field:    func(st *Settings) *string { return &st.TempDirectory },
-		def:      func(*DB) string { return "" },
-		parse:    func(_ *DB, v string) (string, error) { return v, nil },
-		keepCase: true,
-		format: func(v string) string {
+		field: func(st *Settings) *string { return &st.TempDirectory },
+		def:   func(*DB) string { return DefaultTempDirectory() },
+		parse: func(_ *DB, v string) (string, error) {
 			if v == "" {
-				return DefaultTempDirectory()
+				return DefaultTempDirectory(), nil
 			}
-			return v
+			return v, nil
 		},
+		keepCase: true,
+		format:   func(v string) string { return v },
 	}.bind(Setting{Name: "temp_directory", Type: "VARCHAR",
 		Doc:    "Where a GROUP BY over memory_limit spills its partitions ('' for the default under the OS temp directory).",
 		Values: []string{"''", "'/tmp/cachebook'"}}),
