@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"cachebook/engine/agg"
+	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -250,7 +251,10 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		}
 	}
 	if partBytes > 0 && memLimit > 0 {
-		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes {
+		// Where naive's table would not fit either, radix spills its
+		// partitions to temp_directory (where there is a file system).
+		naiveFits := tableBytes <= memLimit/4*3 || !spill.Supported()
+		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits {
 			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the memory limit of %s",
 				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))}
 		}
@@ -270,6 +274,9 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	}
 	if partBytes > 0 {
 		why += fmt.Sprintf("; the partitions of ~%d rows need ~%s", est.input, agg.FormatBytes(partBytes))
+		if memLimit > 0 && partBytes > memLimit/4*3 {
+			why += fmt.Sprintf(", past the memory limit of %s, as would naive's table: they spill to temp_directory", agg.FormatBytes(memLimit))
+		}
 	}
 	return strategyChoice{name: name, threads: threads, bits: b, why: why}
 }

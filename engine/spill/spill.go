@@ -58,6 +58,10 @@ type Space struct {
 	stats Stats
 }
 
+// Supported reports whether this platform has a file system to spill to
+// (not the browser's WebAssembly).
+func Supported() bool { return supported }
+
 // Open makes a new Space under root (os.TempDir() when empty) whose files
 // may hold limit bytes in all (0: no limit of its own).
 func Open(root string, limit int64) (*Space, error) {
