@@ -160,6 +160,9 @@ func (a *hashAggOp) detail() []string {
 		d = append(d, fmt.Sprintf("spilled: %d partitions, %s in %d files to %s, write %.1f ms, read back %.1f ms",
 			sp.Partitions, agg.FormatBytes(sp.Bytes), sp.Files, sp.Dir,
 			float64(sp.Write.Microseconds())/1000, float64(sp.Read.Microseconds())/1000))
+		if sp.Splits > 0 {
+			d = append(d, fmt.Sprintf("spilled: %d partitions too large for memory were split %d ways on further hash bits", sp.Splits, 1<<4))
+		}
 	}
 	if a.hugeNote != "" {
 		d = append(d, "huge pages: "+a.hugeNote)

@@ -152,6 +152,45 @@ func TestGroupBySpills(t *testing.T) {
 	}
 }
 
+// TestSpillSplits: with one radix partition, the one spill partition is
+// too large for memory alone, so it is split on further hash bits; the
+// answer still equals the unlimited one.
+func TestSpillSplits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = "SELECT count(*), sum(c), min(u), max(u) FROM (SELECT URL AS u, count(*) AS c FROM hits GROUP BY URL)"
+	want, _, err := spillRows(t, spillSession(t, db, "radix", "1", "", t.TempDir()), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []string{"1", "2"} {
+		dir := t.TempDir()
+		// The one partition's table of 140,000 URLs takes more.
+		s := spillSession(t, db, "parallel", threads, "8MB", dir)
+		if err := s.Set("radix_bits", "0"); err != nil {
+			t.Fatal(err)
+		}
+		got, r, err := spillRows(t, s, q)
+		if err != nil {
+			t.Fatalf("threads %s: %v", threads, err)
+		}
+		if !planHas(r.Plan, "split 16 ways") {
+			t.Errorf("threads %s: no spill partition was split", threads)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("threads %s: %d groups differ from the %d unlimited", threads, len(got), len(want))
+		}
+		if f := leftFiles(t, dir); len(f) > 0 {
+			t.Errorf("files left: %v", f)
+		}
+	}
+}
+
 // TestSpillCleanup: a spilling GROUP BY that is interrupted, or that
 // passes max_temp_directory_size, leaves no file behind, and the latter
 // says which limit it passed.

@@ -157,6 +157,19 @@ func (a *radix) Next(ctx context.Context, w int) (Part, bool, error) {
 		nparts, aggregate = len(a.spill.rows), a.aggregateSpilled
 	}
 	for {
+		if a.spill.done {
+			// The parts of a split spill partition first.
+			part, ok, err := a.nextPending(w)
+			if err != nil || ok && part.Groups > 0 {
+				return part, err == nil, err
+			}
+			if ok {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return Part{}, false, err
+			}
+		}
 		p, ok, err := claim(ctx, &a.nextPart, nparts)
 		if err != nil || !ok {
 			return Part{}, false, err

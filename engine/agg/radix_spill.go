@@ -38,6 +38,7 @@ type SpillStats struct {
 	Bytes      int64 // bytes written
 	Files      int
 	Dir        string
+	Splits     int // spill partitions too large for memory, split further
 	Write      time.Duration
 	Read       time.Duration
 }
@@ -51,7 +52,25 @@ type spiller struct {
 	rows  []int64          // rows spilled per spill partition
 	locks []sync.Mutex     // per spill partition
 	done  bool             // Finalize moved everything to the files
+
+	// pending are the parts of spill partitions too large for memory,
+	// split on further hash bits, still to aggregate.
+	pending []spillJob
+	splits  int // spill partitions split
 }
+
+// spillJob is a spill partition, or a part of one, to aggregate: its
+// files (raw rows, partial states), its rows, and its depth of splits.
+type spillJob struct {
+	files [2]*spill.File
+	rows  int64
+	g     int // the spill partition
+	level int
+}
+
+// splitFanout is the parts a spill partition too large for memory is
+// split into, on the hash bits after the spill partition's.
+const splitBits = 4
 
 // open returns the spiller, opening the space on the first call.
 func (a *radix) openSpill(memErr error) (*spiller, error) {
@@ -222,24 +241,50 @@ func (a *radix) finishSpill(ctx context.Context) error {
 // worker w's table.
 func (a *radix) aggregateSpilled(w, g int) (Part, error) {
 	s := &a.spill
-	n := s.rows[g]
-	if n == 0 {
+	job := spillJob{files: [2]*spill.File{s.files[0][g], s.files[1][g]}, rows: s.rows[g], g: g}
+	s.files[0][g], s.files[1][g] = nil, nil
+	return a.aggregateJob(w, job)
+}
+
+// nextPending aggregates a part of a split spill partition, if any is
+// pending: ok is false when none is.
+func (a *radix) nextPending(w int) (part Part, ok bool, err error) {
+	s := &a.spill
+	s.mu.Lock()
+	if len(s.pending) == 0 {
+		s.mu.Unlock()
+		return Part{}, false, nil
+	}
+	job := s.pending[len(s.pending)-1]
+	s.pending = s.pending[:len(s.pending)-1]
+	s.mu.Unlock()
+	part, err = a.aggregateJob(w, job)
+	a.left.Add(-1)
+	return part, true, err
+}
+
+// aggregateJob aggregates one job. A job too large for memory at the
+// first level is split into 2^splitBits pending jobs instead, and gives
+// an empty part.
+func (a *radix) aggregateJob(w int, job spillJob) (Part, error) {
+	s := &a.spill
+	if job.rows == 0 {
 		return Part{}, nil
 	}
 	var disk int64
-	for kind := range s.files {
-		if f := s.files[kind][g]; f != nil {
+	for _, f := range job.files {
+		if f != nil {
 			disk += f.Size()
 		}
 	}
 	wrap := func(err error) error {
 		if errors.Is(err, ErrMemoryLimit) {
-			return fmt.Errorf("GROUP BY spill partition %d of %d (%s on disk, %d rows) does not fit in memory_limit even alone (re-partitioning a spilled partition is not implemented): %w",
-				g, len(s.rows), FormatBytes(disk), n, err)
+			return fmt.Errorf("GROUP BY spill partition %d of %d (%s on disk, %d rows, split %d times) does not fit in memory_limit even alone: %w",
+				job.g, len(s.rows), FormatBytes(disk), job.rows, job.level, err)
 		}
 		return err
 	}
-	groups, keyRows, reserve := a.sizer.predict(int(min(n, 1<<30)))
+	groups, keyRows, reserve := a.sizer.predict(int(min(job.rows, 1<<30)))
 	gs := a.sets[w]
 	var err error
 	if gs == nil {
@@ -248,23 +293,54 @@ func (a *radix) aggregateSpilled(w, g int) (Part, error) {
 	} else {
 		err = gs.restart(a.specs, groups, a.cfg)
 	}
-	if err != nil {
-		return Part{}, wrap(err)
+	if err == nil {
+		err = gs.table.Reserve(keyRows, reserve)
 	}
-	if err := gs.table.Reserve(keyRows, reserve); err != nil {
-		return Part{}, wrap(err)
-	}
-	b := a.cfg.Budget
 	var rows int64
-	for kind := range s.files {
-		f := s.files[kind][g]
-		if f == nil {
+	if err == nil {
+		rows, err = a.foldFiles(gs, job)
+	}
+	if err != nil {
+		if !errors.Is(err, ErrMemoryLimit) || job.level > 0 {
+			return Part{}, wrap(err)
+		}
+		// Too large: give back what the table took and split the job.
+		gs.abandon(a.cfg.Budget)
+		if err := a.split(job); err != nil {
+			return Part{}, wrap(err)
+		}
+		return Part{}, nil
+	}
+	for _, f := range job.files {
+		if f != nil {
+			if err := f.Remove(); err != nil {
+				return Part{}, err
+			}
+		}
+	}
+	return a.finishPart(gs, rows)
+}
+
+// abandon gives back what the set's keys and states charged, when its
+// groups are dropped rather than handed out.
+func (gs *groupSet) abandon(b *Budget) {
+	b.Grow(-gs.table.keyBytes)
+	gs.table.keyBytes = 0
+	for _, st := range gs.states {
+		st.release()
+	}
+}
+
+// eachChunk reads the chunks of a job's files, charged while f runs.
+func (a *radix) eachChunk(job spillJob, f func(kind int, cols []*vec.Vector, hs []uint64, m int) error) error {
+	b := a.cfg.Budget
+	for kind, file := range job.files {
+		if file == nil {
 			continue
 		}
-		used := a.colsUsed(kind)
-		r, err := f.Reader()
+		r, err := file.Reader()
 		if err != nil {
-			return Part{}, err
+			return err
 		}
 		for {
 			var charged int64
@@ -275,11 +351,11 @@ func (a *radix) aggregateSpilled(w, g int) (Part, error) {
 				charged = n
 				return nil
 			})
-			if err != nil {
+			if err != nil || !ok {
 				b.Grow(-charged)
-				return Part{}, wrap(err)
-			}
-			if !ok {
+				if err != nil {
+					return err
+				}
 				break
 			}
 			m := cols[0].Len
@@ -287,32 +363,108 @@ func (a *radix) aggregateSpilled(w, g int) (Part, error) {
 			if m > 0 {
 				hs = unsafe.Slice((*uint64)(unsafe.Pointer(&cols[0].I64[0])), m)
 			}
-			full := make([]*vec.Vector, len(used))
-			k := 1
-			for i, u := range used {
-				if u {
-					full[i] = cols[k]
-					k++
-				}
-			}
-			keys, args := full[:len(a.keyTypes)], full[len(a.keyTypes):]
-			if kind == 0 {
-				err = gs.add(keys, args, hs, m)
-			} else {
-				err = gs.merge(keys, args, hs, m)
-			}
+			err = f(kind, cols, hs, m)
 			b.Grow(-charged)
 			if err != nil {
-				return Part{}, wrap(err)
+				return err
 			}
-			rows += int64(m)
 		}
-		if err := f.Remove(); err != nil {
-			return Part{}, err
-		}
-		s.files[kind][g] = nil
 	}
-	return a.finishPart(gs, rows)
+	return nil
+}
+
+// foldFiles folds a job's chunks into gs and returns the rows folded.
+func (a *radix) foldFiles(gs *groupSet, job spillJob) (int64, error) {
+	var rows int64
+	used := [2][]bool{a.colsUsed(0), a.colsUsed(1)}
+	err := a.eachChunk(job, func(kind int, cols []*vec.Vector, hs []uint64, m int) error {
+		full := make([]*vec.Vector, len(used[kind]))
+		k := 1
+		for i, u := range used[kind] {
+			if u {
+				full[i] = cols[k]
+				k++
+			}
+		}
+		keys, args := full[:len(a.keyTypes)], full[len(a.keyTypes):]
+		var err error
+		if kind == 0 {
+			err = gs.add(keys, args, hs, m)
+		} else {
+			err = gs.merge(keys, args, hs, m)
+		}
+		rows += int64(m)
+		return err
+	})
+	return rows, err
+}
+
+// split writes a job's rows to 2^splitBits new jobs, by the hash bits
+// after the spill partition's, removes its files and queues the new jobs.
+func (a *radix) split(job spillJob) error {
+	s := &a.spill
+	n := 1 << splitBits
+	subs := make([]spillJob, n)
+	shift := uint(64 - s.bits - splitBits)
+	err := a.eachChunk(job, func(kind int, cols []*vec.Vector, hs []uint64, m int) error {
+		parts := make([][]*vec.Vector, n)
+		for i, h := range hs {
+			sub := int(h>>shift) & (n - 1)
+			if parts[sub] == nil {
+				parts[sub] = make([]*vec.Vector, len(cols))
+				for c, v := range cols {
+					parts[sub][c] = vec.NewVector(v.Type, 0)
+				}
+			}
+			for c, v := range cols {
+				parts[sub][c].AppendFrom(v, i)
+			}
+		}
+		for sub, p := range parts {
+			if p == nil {
+				continue
+			}
+			f := subs[sub].files[kind]
+			if f == nil {
+				var err error
+				if f, err = s.space.Create(); err != nil {
+					return fmt.Errorf("GROUP BY spill: %w", err)
+				}
+				subs[sub].files[kind] = f
+			}
+			if err := f.Append(p); err != nil {
+				return fmt.Errorf("GROUP BY spill: %w", err)
+			}
+			subs[sub].rows += int64(p[0].Len)
+		}
+		return nil
+	})
+	for _, f := range job.files {
+		if f != nil {
+			f.Remove()
+		}
+	}
+	if err != nil {
+		for _, sub := range subs {
+			for _, f := range sub.files {
+				if f != nil {
+					f.Remove()
+				}
+			}
+		}
+		return err
+	}
+	s.mu.Lock()
+	s.splits++
+	for _, sub := range subs {
+		if sub.rows > 0 {
+			sub.g, sub.level = job.g, job.level+1
+			s.pending = append(s.pending, sub)
+			a.left.Add(1)
+		}
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // colsUsed returns which columns a kind of spilled chunk has: the keys,
@@ -343,7 +495,10 @@ func (a *radix) SpillStats() SpillStats {
 		return SpillStats{}
 	}
 	st := sp.Stats()
-	return SpillStats{Partitions: a.spillParts, Bytes: st.BytesWritten, Files: st.Files, Dir: sp.Dir(),
+	a.spill.mu.Lock()
+	splits := a.spill.splits
+	a.spill.mu.Unlock()
+	return SpillStats{Partitions: a.spillParts, Splits: splits, Bytes: st.BytesWritten, Files: st.Files, Dir: sp.Dir(),
 		Write: st.WriteTime, Read: st.ReadTime}
 }
 
