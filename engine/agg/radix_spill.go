@@ -68,8 +68,8 @@ type spillJob struct {
 	level int
 }
 
-// splitFanout is the parts a spill partition too large for memory is
-// split into, on the hash bits after the spill partition's.
+// splitBits gives the parts a spill partition too large for memory is
+// split into, 2^splitBits, on the hash bits after the spill partition's.
 const splitBits = 4
 
 // open returns the spiller, opening the space on the first call.
@@ -174,17 +174,15 @@ func (a *radix) spillScatterer(s *spiller, kind int, sc *scatterer) error {
 				}
 			}
 			s.locks[g].Lock()
+			var err error
 			f := s.files[kind][g]
 			if f == nil {
-				if f, err := s.space.Create(); err != nil {
-					s.locks[g].Unlock()
-					return fmt.Errorf("GROUP BY spill: %w", err)
-				} else {
-					s.files[kind][g] = f
-				}
-				f = s.files[kind][g]
+				f, err = s.space.Create()
+				s.files[kind][g] = f
 			}
-			err := f.Append(cols)
+			if err == nil {
+				err = f.Append(cols)
+			}
 			s.rows[g] += int64(m)
 			s.locks[g].Unlock()
 			if err != nil {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"runtime/debug"
 	"slices"
 	"sync/atomic"
 
@@ -44,9 +42,6 @@ func (b *Budget) Grow(n int64) error {
 	}
 	u := b.used.Add(n)
 	if b.Limit > 0 && u > b.Limit {
-		if os.Getenv("DBGSTACK") != "" {
-			debug.PrintStack()
-		}
 		b.used.Add(-n)
 		b.Parent.Grow(-n)
 		return fmt.Errorf("query needs more than its memory limit of %s (already %s in use, %s more requested); raise it with SET memory_limit or use fewer groups: %w",
