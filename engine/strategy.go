@@ -34,13 +34,17 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 	if p.loop == agg.Generic && agg.CountFast(keyTypes, specs) {
 		p.loopNote = "tuned integer count(*) loop disabled by SET generic_agg"
 	}
+	if p.loop == agg.CountLoop && p.spills {
+		p.loop = agg.Generic
+		p.loopNote = "tuned integer count(*) loop cannot spill, and the partitions are expected to pass the memory limit"
+	}
 	return p
 }
 
 // config returns the configuration that runs the plan, with the
 // session's settings.
 func (p aggPlan) config(st Settings) agg.Config {
-	cfg := agg.Config{Threads: p.threads, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg}
+	cfg := agg.Config{Threads: p.threads, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills}
 	if p.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}
@@ -88,6 +92,9 @@ type strategyChoice struct {
 	threads int
 	bits    int
 	why     string // the setting and the inputs that decided it
+	// spills says that the partitions are expected to pass the memory
+	// limit and spill to temp_directory.
+	spills bool
 }
 
 func (c strategyChoice) describe() string {
@@ -278,7 +285,8 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 			why += fmt.Sprintf(", past the memory limit of %s, as would naive's table: they spill to temp_directory", agg.FormatBytes(memLimit))
 		}
 	}
-	return strategyChoice{name: name, threads: threads, bits: b, why: why}
+	spills := memLimit > 0 && partBytes > memLimit/4*3 && spill.Supported()
+	return strategyChoice{name: name, threads: threads, bits: b, why: why, spills: spills}
 }
 
 // estimateRows is how many input rows the group estimate sketches.
