@@ -233,9 +233,10 @@ func TestSpillCleanup(t *testing.T) {
 				time.Sleep(time.Millisecond)
 			}
 			cancel()
-			err := <-done
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("after the cancel: %v", err)
+			// The query spills for longer than the loop above takes to
+			// see its first file, so the cancel lands mid-spill.
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("want context.Canceled after the cancel, got %v", err)
 			}
 			if f := leftFiles(t, dir); len(f) > 0 {
 				t.Errorf("files left: %v", f)
