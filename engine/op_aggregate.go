@@ -10,6 +10,7 @@ import (
 
 	"cachebook/engine/agg"
 	"cachebook/engine/expr"
+	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -82,6 +83,40 @@ type hashAggOp struct {
 	tableSlots       int
 	preAgg           agg.PreAggStats
 	hugeNote         string // what the engine's pool measured of fresh huge pages
+	spilled          agg.SpillStats
+
+	// The statement's spill space, opened when the aggregation first
+	// spills and closed (its files removed) when the operator closes.
+	spillMu sync.Mutex
+	space   *spill.Space
+}
+
+// openSpill opens the operator's spill space under temp_directory, once.
+func (a *hashAggOp) openSpill() (*spill.Space, error) {
+	a.spillMu.Lock()
+	defer a.spillMu.Unlock()
+	if a.space == nil {
+		root := a.settings.TempDirectory
+		if root == "" {
+			root = DefaultTempDirectory()
+		}
+		sp, err := spill.Open(root, a.settings.MaxTempDirectorySize)
+		if err != nil {
+			return nil, err
+		}
+		a.space = sp
+	}
+	return a.space, nil
+}
+
+// closeSpill removes the spill files, if any.
+func (a *hashAggOp) closeSpill() {
+	a.spillMu.Lock()
+	defer a.spillMu.Unlock()
+	if a.space != nil {
+		a.space.Close()
+		a.space = nil
+	}
 }
 
 func (a *hashAggOp) keyTypes() []vec.Type {
@@ -120,6 +155,14 @@ func (a *hashAggOp) detail() []string {
 	}
 	if line := a.preAgg.Describe(); line != "" {
 		d = append(d, "pre-aggregation: "+line)
+	}
+	if sp := a.spilled; sp.Files > 0 {
+		d = append(d, fmt.Sprintf("spilled: %d partitions, %s in %d files to %s, write %.1f ms, read back %.1f ms",
+			sp.Partitions, agg.FormatBytes(sp.Bytes), sp.Files, sp.Dir,
+			float64(sp.Write.Microseconds())/1000, float64(sp.Read.Microseconds())/1000))
+		if sp.Splits > 0 {
+			d = append(d, fmt.Sprintf("spilled: %d partitions too large for memory were split %d ways on further hash bits", sp.Splits, 1<<4))
+		}
 	}
 	if a.hugeNote != "" {
 		d = append(d, "huge pages: "+a.hugeNote)
@@ -235,6 +278,13 @@ func (a *hashAggOp) start(x *execCtx) error {
 
 	cfg := a.plan.config(a.settings)
 	cfg.Budget, cfg.Hasher, cfg.Pool, cfg.RowsHint = a.budget, x.hasher, x.s.db.pool, max(a.rowsHint, 0)
+	cfg.Spill = a.openSpill
+	if l := x.budget.Limit; l > 0 {
+		// The partitions may take 3/8 of the statement's limit before
+		// they spill: the scan, the pre-aggregation tables and the
+		// read-back need the rest.
+		cfg.SpillAt = l * 3 / 8
+	}
 	src := a.source(x)
 	if x.hooks != nil && x.hooks.Aggregate != nil {
 		src = x.hooks.Aggregate(AggregateInfo{KeyTypes: a.keyTypes(), Specs: a.specs, Config: cfg, Op: a.id}, src)
@@ -486,7 +536,11 @@ func (a *hashAggOp) finish(x *execCtx) {
 			a.hugeNote = x.s.db.pool.HugePageNote()
 		}
 	}
+	if s, ok := a.ag.(interface{ SpillStats() agg.SpillStats }); ok {
+		a.spilled = s.SpillStats()
+	}
 	a.ag.Close()
+	a.closeSpill()
 	a.recordPhases(a.workers)
 	// The operator's own time: its workers' time less the time they
 	// spent pulling input.
@@ -529,6 +583,7 @@ func (a *hashAggOp) recordPhases(stats []WorkerStat) {
 
 func (a *hashAggOp) close(x *execCtx) {
 	a.finish(x)
+	a.closeSpill()
 	if a.budget != nil {
 		a.releasePre()
 		a.budget.Grow(-a.held)

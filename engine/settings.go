@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,8 +22,13 @@ type Settings struct {
 	RadixBits   int    // partitions = 2^RadixBits for radix and parallel; -1: derived from the cache sizes
 	SumRewrite  bool   // rewrite sum(x + c) to sum(x) + c*count(x)
 	MemoryLimit int64  // bytes one query may allocate
-	HugePages   bool   // big tables and partitions on huge pages (Linux)
-	GenericAgg  bool   // disable the tuned integer-key count(*) path
+	// TempDirectory is where a GROUP BY over the memory limit spills
+	// ("": os.TempDir()/cachebook); MaxTempDirectorySize bounds the
+	// bytes one statement's spill files may hold.
+	TempDirectory        string
+	MaxTempDirectorySize int64
+	HugePages            bool // big tables and partitions on huge pages (Linux)
+	GenericAgg           bool // disable the tuned integer-key count(*) path
 	// PreAggregate folds rows into a small per-worker table before the
 	// radix partitions (see engine/agg/preagg.go).
 	PreAggregate bool
@@ -87,6 +94,8 @@ type fieldSpec[T any] struct {
 	// *settingError, which is the whole message.
 	parse  func(db *DB, v string) (T, error)
 	format func(T) string
+	// keepCase passes the value to parse with its case (a path).
+	keepCase bool
 }
 
 // settingError is an error of a parse func that says all there is to say.
@@ -98,7 +107,11 @@ func (e *settingError) Error() string { return e.msg }
 func (f fieldSpec[T]) bind(s Setting) Setting {
 	s.reset = func(db *DB, st *Settings) { *f.field(st) = f.def(db) }
 	s.set = func(db *DB, st *Settings, value string) error {
-		x, err := f.parse(db, strings.ToLower(strings.TrimSpace(value)))
+		v := strings.TrimSpace(value)
+		if !f.keepCase {
+			v = strings.ToLower(v)
+		}
+		x, err := f.parse(db, v)
 		if err != nil {
 			if se := (*settingError)(nil); errors.As(err, &se) {
 				return se
@@ -239,6 +252,34 @@ var settingTable = []Setting{
 	}.bind(Setting{Name: "memory_limit", Type: "VARCHAR",
 		Doc:    "Bytes one query may allocate for hash tables, partitions and results (at most the server's per-query limit, the default).",
 		Values: []string{"'512MB'", "'1GB'", "'2GiB'"}}),
+	fieldSpec[string]{
+		field: func(st *Settings) *string { return &st.TempDirectory },
+		def:   func(*DB) string { return DefaultTempDirectory() },
+		parse: func(_ *DB, v string) (string, error) {
+			if v == "" {
+				return DefaultTempDirectory(), nil
+			}
+			return v, nil
+		},
+		keepCase: true,
+		format:   func(v string) string { return v },
+	}.bind(Setting{Name: "temp_directory", Type: "VARCHAR",
+		Doc:    "Where a GROUP BY over memory_limit spills its partitions ('' for the default under the OS temp directory).",
+		Values: []string{"''", "'/tmp/cachebook'"}}),
+	fieldSpec[int64]{
+		field: func(st *Settings) *int64 { return &st.MaxTempDirectorySize },
+		def:   func(*DB) int64 { return DefaultMaxTempDirectorySize },
+		parse: func(_ *DB, v string) (int64, error) {
+			b, err := units.ParseBytes(v)
+			if err != nil {
+				return 0, &settingError{"max_temp_directory_size: " + err.Error()}
+			}
+			return b, nil
+		},
+		format: units.FormatBytes,
+	}.bind(Setting{Name: "max_temp_directory_size", Type: "VARCHAR",
+		Doc:    "Bytes one statement's spill files may hold on disk (default 16 GiB).",
+		Values: []string{"'1GB'", "'16GiB'"}}),
 	boolSetting(Setting{Name: "huge_pages",
 		Doc: "Put big tables and partitions on huge pages (Linux)."},
 		func(st *Settings) *bool { return &st.HugePages }, true),
@@ -354,3 +395,12 @@ func (s *Session) Reset(name string) error {
 	st.reset(s.db, &s.settings)
 	return nil
 }
+
+// DefaultMaxTempDirectorySize is max_temp_directory_size's default: a
+// fixed size, as the free space of the temporary directory cannot be
+// known portably.
+const DefaultMaxTempDirectorySize = 16 << 30
+
+// DefaultTempDirectory is temp_directory's default: cachebook under the
+// OS temporary directory.
+func DefaultTempDirectory() string { return filepath.Join(os.TempDir(), "cachebook") }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"cachebook/engine/agg"
+	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -33,13 +34,17 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 	if p.loop == agg.Generic && agg.CountFast(keyTypes, specs) {
 		p.loopNote = "tuned integer count(*) loop disabled by SET generic_agg"
 	}
+	if p.loop == agg.CountLoop && p.spills {
+		p.loop = agg.Generic
+		p.loopNote = "tuned integer count(*) loop cannot spill, and the partitions are expected to pass the memory limit"
+	}
 	return p
 }
 
 // config returns the configuration that runs the plan, with the
 // session's settings.
 func (p aggPlan) config(st Settings) agg.Config {
-	cfg := agg.Config{Threads: p.threads, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg}
+	cfg := agg.Config{Threads: p.threads, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills}
 	if p.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}
@@ -87,6 +92,9 @@ type strategyChoice struct {
 	threads int
 	bits    int
 	why     string // the setting and the inputs that decided it
+	// spills says that the partitions are expected to pass the memory
+	// limit and spill to temp_directory.
+	spills bool
 }
 
 func (c strategyChoice) describe() string {
@@ -250,7 +258,10 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		}
 	}
 	if partBytes > 0 && memLimit > 0 {
-		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes {
+		// Where naive's table would not fit either, radix spills its
+		// partitions to temp_directory (where there is a file system).
+		naiveFits := tableBytes <= memLimit/4*3 || !spill.Supported()
+		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits {
 			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the memory limit of %s",
 				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))}
 		}
@@ -270,8 +281,12 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	}
 	if partBytes > 0 {
 		why += fmt.Sprintf("; the partitions of ~%d rows need ~%s", est.input, agg.FormatBytes(partBytes))
+		if memLimit > 0 && partBytes > memLimit/4*3 {
+			why += fmt.Sprintf(", past the memory limit of %s, as would naive's table: they spill to temp_directory", agg.FormatBytes(memLimit))
+		}
 	}
-	return strategyChoice{name: name, threads: threads, bits: b, why: why}
+	spills := memLimit > 0 && partBytes > memLimit/4*3 && spill.Supported()
+	return strategyChoice{name: name, threads: threads, bits: b, why: why, spills: spills}
 }
 
 // estimateRows is how many input rows the group estimate sketches.

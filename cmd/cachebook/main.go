@@ -18,6 +18,9 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"cachebook/engine"
+	"cachebook/engine/spill"
 )
 
 // command is one subcommand of the binary.
@@ -67,6 +70,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cachebook: unknown command %q\n\n", args[0])
 		usage(stderr, cmds)
 		return 2
+	}
+	if args[0] == "serve" || args[0] == "query" {
+		// Spill files a killed process left behind (SET temp_directory
+		// elsewhere is cleaned by the statements that use it).
+		spill.CleanStale(engine.DefaultTempDirectory())
 	}
 	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -83,6 +83,15 @@ type Config struct {
 	// pre-aggregation off. It applies to the generic path when every
 	// aggregate can be split into partial states (see preagg.go).
 	PreAggGroups int
+	// Spill, if set, opens the statement's spill space: a radix
+	// aggregation whose partitions would pass the memory limit writes
+	// them to disk instead (see radix_spill.go).
+	Spill SpillFunc
+	// SpillAt, if positive, is the bytes of the statement's budget
+	// (Budget's root) past which a radix worker spills its partitions
+	// before the limit is reached, so that the rest of the statement
+	// keeps room.
+	SpillAt int64
 }
 
 // threads returns the workers the configuration runs: Threads for Radix,

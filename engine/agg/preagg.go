@@ -200,11 +200,13 @@ func (t *Table) reset() {
 // preAgg is one radix worker's pre-aggregation: the window table, the
 // partitions its flushes go to, and its counts for EXPLAIN.
 type preAgg struct {
-	gs     *groupSet
-	limit  int // groups that trigger a flush
-	part   *scatterer
-	hasher *Hasher
-	hashes []uint64 // the morsel's
+	gs    *groupSet
+	limit int // groups that trigger a flush
+	part  *scatterer
+	// scatter, if set, scatters into part, spilling when it must.
+	scatter func(in Input, hs []uint64) error
+	hasher  *Hasher
+	hashes  []uint64 // the morsel's
 	// groupHashes holds the hash of each group of the table, in group id
 	// order, recorded as the group is made, so a flush scatters the
 	// groups without hashing their keys again.
@@ -390,7 +392,11 @@ func (pa *preAgg) flush() error {
 		for _, st := range gs.states {
 			in.Args = append(in.Args, st.partial(groups)...)
 		}
-		if err := pa.part.scatterHashed(in, pa.groupHashes[:groups]); err != nil {
+		scatter := pa.part.scatterHashed
+		if pa.scatter != nil {
+			scatter = pa.scatter
+		}
+		if err := scatter(in, pa.groupHashes[:groups]); err != nil {
 			return err
 		}
 		pa.stats.Partial += int64(groups)

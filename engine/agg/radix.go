@@ -36,6 +36,10 @@ type radix struct {
 	maxSlots atomic.Int64
 	left     atomic.Int64 // partitions not yet aggregated
 	closed   bool
+
+	spill      spiller // the files, once a worker spilled
+	spillParts int     // spill partitions written
+	noSpill    atomic.Bool
 }
 
 func newRadix(keyTypes []vec.Type, specs []Spec, cfg Config) (*radix, error) {
@@ -52,6 +56,11 @@ func newRadix(keyTypes []vec.Type, specs []Spec, cfg Config) (*radix, error) {
 		a.window = cfg.PreAggGroups
 		if a.window == 0 {
 			a.window = DefaultPreAggGroups
+		}
+		if cfg.SpillAt > 0 && cfg.Spill != nil {
+			// Each worker's window table stays a small share of the
+			// partitions' part of the limit.
+			a.window = int(min(int64(a.window), max(1024, cfg.SpillAt/int64(threads*4096))))
 		}
 	}
 	for i := range a.arenas {
@@ -73,18 +82,24 @@ func (a *radix) Workers() int { return len(a.scats) }
 func (a *radix) start(w int) error {
 	sc := newScatterer(a.bits, a.keyTypes, a.specs, a.rowsHint, a.arenas[w])
 	sc.slab.budget = a.cfg.Budget // blocks are charged as they are taken
+	if a.cfg.SpillAt > 0 && a.cfg.Spill != nil {
+		// Blocks small enough that a worker's share of the partitions
+		// spills in several steps.
+		sc.slab.maxBlock = int(max(slabFirst, min(slabBlock, a.cfg.SpillAt/int64(16*len(a.scats)))))
+	}
 	a.scats[w] = sc
 	if a.pres == nil {
 		return nil
 	}
 	// Sized for few rows until a window shows what they keep.
 	part := partialScatterer(a.bits, a.keyTypes, a.specs, 0, a.arenas[w])
-	part.slab.budget = a.cfg.Budget
+	part.slab.budget, part.slab.maxBlock = a.cfg.Budget, sc.slab.maxBlock
 	pa, err := newPreAgg(a.keyTypes, a.specs, a.window, part, a.rowsHint, a.cfg)
 	if err != nil {
 		return err
 	}
 	pa.unfolded, pa.reused = sc, a.reused
+	pa.scatter = func(in Input, hs []uint64) error { return a.scatterSpilling(w, part, in, hs) }
 	a.pres[w] = pa
 	return nil
 }
@@ -106,13 +121,14 @@ func (a *radix) Sink(w int, in Input) error {
 			return nil
 		}
 	}
-	var err error
-	if hs != nil {
-		err = sc.scatterHashed(in, hs)
-	} else {
-		err = sc.scatter(a.cfg.Hasher, in)
+	if hs == nil {
+		if cap(sc.hashes) < in.N {
+			sc.hashes = make([]uint64, in.N)
+		}
+		hs = sc.hashes[:in.N]
+		a.cfg.Hasher.Hash(in.Keys, in.N, hs)
 	}
-	if err != nil {
+	if err := a.scatterSpilling(w, sc, in, hs); err != nil {
 		return fmt.Errorf("radix partitions: %w", err)
 	}
 	return nil
@@ -132,16 +148,33 @@ func (a *radix) Flush(w int) error {
 	return nil
 }
 
-func (a *radix) Finalize(context.Context) error { return nil }
+func (a *radix) Finalize(ctx context.Context) error { return a.finishSpill(ctx) }
 
 // Next aggregates the next partition that has rows with worker w's table.
 func (a *radix) Next(ctx context.Context, w int) (Part, bool, error) {
+	nparts, aggregate := 1<<a.bits, a.aggregate
+	if a.spill.done {
+		nparts, aggregate = len(a.spill.rows), a.aggregateSpilled
+	}
 	for {
-		p, ok, err := claim(ctx, &a.nextPart, 1<<a.bits)
+		if a.spill.done {
+			// The parts of a split spill partition first.
+			part, ok, err := a.nextPending(w)
+			if err != nil || ok && part.Groups > 0 {
+				return part, err == nil, err
+			}
+			if ok {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return Part{}, false, err
+			}
+		}
+		p, ok, err := claim(ctx, &a.nextPart, nparts)
 		if err != nil || !ok {
 			return Part{}, false, err
 		}
-		part, err := a.aggregate(w, p)
+		part, err := aggregate(w, p)
 		a.left.Add(-1)
 		if err != nil || part.Groups > 0 {
 			return part, err == nil, err
@@ -202,6 +235,12 @@ func (a *radix) aggregate(w, p int) (Part, error) {
 			rows += int64(m)
 		}
 	}
+	return a.finishPart(gs, rows)
+}
+
+// finishPart hands out the groups of worker's table gs, which folded
+// rows rows.
+func (a *radix) finishPart(gs *groupSet, rows int64) (Part, error) {
 	aggs, err := gs.finalize()
 	if err != nil {
 		return Part{}, err

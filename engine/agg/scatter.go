@@ -29,6 +29,9 @@ type slab struct {
 	off    int
 	next   int   // size of the next block
 	total  int64 // bytes of the blocks allocated so far
+	// maxBlock, if positive, bounds the blocks below slabBlock (a
+	// spilling aggregation's share of a small limit).
+	maxBlock int
 }
 
 // alloc returns n bytes, 64-byte aligned within the block (blocks are
@@ -37,7 +40,11 @@ type slab struct {
 func (s *slab) alloc(n int) ([]byte, error) {
 	n = (n + 63) &^ 63
 	if s.off+n > len(s.block) {
-		s.next = min(max(s.next*2, slabFirst), slabBlock)
+		top := slabBlock
+		if s.maxBlock > 0 {
+			top = s.maxBlock
+		}
+		s.next = min(max(s.next*2, slabFirst), top)
 		size := max(n, s.next)
 		// Charged first: a block that would pass the memory limit is
 		// never mapped, let alone touched.
@@ -194,6 +201,17 @@ func (s *scatterer) open(p, rows, morsel int) error {
 		// A partition that outgrew its share is skewed: grow geometrically.
 		n = max(s.expect/4, min(part.rows, 1<<20))
 	}
+	if s.slab.maxBlock > 0 {
+		// Under a spilling limit a chunk takes at most a sixteenth of a
+		// block, however many rows its partition is expected to get.
+		rowBytes := int64(8 + 8*len(s.colTypes))
+		if seen := s.rows + int64(morsel); seen > 0 {
+			for _, b := range s.seen {
+				rowBytes += b / seen
+			}
+		}
+		n = min(n, int(max(64, int64(s.slab.maxBlock/16)/rowBytes)))
+	}
 	n = max(n, rows)
 	strBytes := func(col int) int {
 		sc := s.strCol[col]
@@ -280,15 +298,23 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 		}
 	}
 	// Make room in every partition this morsel reaches, then append.
+	// A failure here leaves the partitions as they were, but for empty
+	// chunks, so that the morsel may be scattered again after a spill.
+	for p, k := range s.count {
+		if k != 0 && !s.fits(s.cur[p], p, int(k)) {
+			if err := s.open(p, int(k), n); err != nil {
+				s.bytes += s.slab.total - blocks // charged by the slab
+				clear(s.count)
+				for _, need := range s.need {
+					clear(need)
+				}
+				return err
+			}
+		}
+	}
 	for p, k := range s.count {
 		if k == 0 {
 			continue
-		}
-		if !s.fits(s.cur[p], p, int(k)) {
-			if err := s.open(p, int(k), n); err != nil {
-				s.bytes += s.slab.total - blocks // charged by the slab
-				return err
-			}
 		}
 		s.parts[p].rows += int(k)
 		s.count[p] = 0

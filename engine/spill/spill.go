@@ -58,6 +58,10 @@ type Space struct {
 	stats Stats
 }
 
+// Supported reports whether this platform has a file system to spill to
+// (not the browser's WebAssembly).
+func Supported() bool { return supported }
+
 // Open makes a new Space under root (os.TempDir() when empty) whose files
 // may hold limit bytes in all (0: no limit of its own).
 func Open(root string, limit int64) (*Space, error) {
@@ -126,8 +130,8 @@ type File struct {
 	s    *Space
 	path string
 	f    *os.File
-	w    *bufio.Writer
 	size int64
+	read bool // Reader was called: no more appends
 }
 
 // Create makes a new, empty file in the Space.
@@ -137,7 +141,10 @@ func (s *Space) Create() (*File, error) {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
 	s.record(func(st *Stats) { st.Files++ })
-	return &File{s: s, path: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	// No buffer is kept between appends: a radix GROUP BY writes to one
+	// file per partition, hundreds at once, and a chunk is large enough
+	// to be written through a small buffer.
+	return &File{s: s, path: f.Name(), f: f}, nil
 }
 
 // Size is the bytes written to the file so far.
@@ -146,7 +153,7 @@ func (f *File) Size() int64 { return f.size }
 // Append writes one chunk: columns of equal length. It fails before
 // writing when the chunk would take the Space past its limit.
 func (f *File) Append(cols []*vec.Vector) error {
-	if f.w == nil {
+	if f.read {
 		return errors.New("spill: append to a file being read")
 	}
 	n := chunkBytes(cols)
@@ -154,7 +161,11 @@ func (f *File) Append(cols []*vec.Vector) error {
 		return err
 	}
 	start := time.Now()
-	err := writeChunk(f.w, cols)
+	w := bufio.NewWriterSize(f.f, 64<<10)
+	err := writeChunk(w, cols)
+	if err == nil {
+		err = w.Flush()
+	}
 	if err != nil {
 		return fmt.Errorf("spill: write %s: %w", f.path, err)
 	}
@@ -170,18 +181,11 @@ func (f *File) Append(cols []*vec.Vector) error {
 // Reader flushes what was written and returns a reader of the file's
 // chunks from the start. No more can be appended.
 func (f *File) Reader() (*Reader, error) {
-	if f.w != nil {
-		start := time.Now()
-		if err := f.w.Flush(); err != nil {
-			return nil, fmt.Errorf("spill: write %s: %w", f.path, err)
-		}
-		f.w = nil
-		f.s.record(func(st *Stats) { st.WriteTime += time.Since(start) })
-	}
+	f.read = true
 	if _, err := f.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	return &Reader{file: f, r: bufio.NewReaderSize(f.f, 1<<20)}, nil
+	return &Reader{file: f, r: bufio.NewReaderSize(f.f, 256<<10)}, nil
 }
 
 // Remove closes and deletes the file, giving its bytes back to the Space.

@@ -218,7 +218,7 @@ func FuzzReader(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer file.Remove()
-		if _, err := file.w.Write(data); err != nil {
+		if _, err := file.f.Write(data); err != nil {
 			t.Fatal(err)
 		}
 		file.size = int64(len(data))
