@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -17,31 +16,10 @@ import (
 )
 
 // Doc is a notebook as the protocol carries it (docs/protocol.md §3.9).
-type Doc struct {
-	Path     string         `json:"path,omitempty"`
-	Title    string         `json:"title"`
-	Metadata map[string]any `json:"metadata"`
-	Cells    []DocCell      `json:"cells"`
-}
+type Doc = notebook.Doc
 
 // DocCell is one cell of a Doc.
-type DocCell struct {
-	ID       string `json:"id,omitempty"`
-	CellType string `json:"cell_type"` // markdown or code
-	// Kind is the code cell kind (sql, latency, bandwidth, sweep,
-	// experiment).
-	Kind string `json:"kind,omitempty"`
-	// Source is the cell's text. For an experiment cell it starts with the
-	// experiment's name on its own line (the code the kernel runs).
-	Source string            `json:"source"`
-	Attrs  map[string]string `json:"attrs,omitempty"`
-	Meta   map[string]any    `json:"meta,omitempty"`
-	// HTML is the rendered prose of a markdown cell, present even when
-	// empty (a lone footnote definition renders to nothing), so that the
-	// page shows the server's rendering rather than its own.
-	HTML    *string           `json:"html,omitempty"`
-	Outputs []notebook.Output `json:"outputs,omitempty"`
-}
+type DocCell = notebook.DocCell
 
 // LessonInfo describes one lesson in a listing.
 type LessonInfo struct {
@@ -71,104 +49,28 @@ var (
 )
 
 // FromNotebook converts a parsed notebook to a Doc, rendering prose to HTML.
-func FromNotebook(p string, nb *notebook.Notebook) *Doc {
-	d := &Doc{Path: p, Title: nb.Title(), Metadata: nb.Meta, Cells: make([]DocCell, 0, len(nb.Cells))}
-	if d.Metadata == nil {
-		d.Metadata = map[string]any{}
+func FromNotebook(p string, nb *notebook.Notebook) *Doc { return notebook.DocOf(p, nb) }
+
+// ToNotebook converts a Doc the page sent to a notebook model for saving
+// (errBadRequest when the document is at fault), and gives a result table
+// without a text form the text the kernel would print, so that the saved
+// Markdown reads well on its own.
+func ToNotebook(d *Doc) (*notebook.Notebook, error) {
+	nb, err := d.Notebook()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	for _, c := range nb.Cells {
-		dc := DocCell{ID: c.ID, Source: c.Source, Attrs: c.Attrs, Meta: c.Meta, Outputs: c.Outputs}
-		if c.Kind == notebook.KindMarkdown {
-			dc.CellType = "markdown"
-			if h, err := notebook.RenderHTML(c.Source); err == nil {
-				dc.HTML = &h
-			}
-		} else {
-			dc.CellType, dc.Kind, dc.Source = "code", string(c.Kind), c.ExecSource()
-		}
-		d.Cells = append(d.Cells, dc)
+		c.Outputs = withResultText(c.Outputs)
 	}
-	return d
-}
-
-// ToNotebook converts a Doc to a notebook model for saving.
-func ToNotebook(d *Doc) (*notebook.Notebook, error) {
-	nb := &notebook.Notebook{Meta: map[string]any{}}
-	for k, v := range d.Metadata {
-		nb.Meta[k] = v
-	}
-	if d.Title != "" {
-		nb.Meta["title"] = d.Title
-	}
-	if len(nb.Meta) == 0 {
-		nb.Meta = nil
-	}
-	for i, dc := range d.Cells {
-		var c *notebook.Cell
-		switch dc.CellType {
-		case "markdown":
-			c = notebook.NewCell(notebook.KindMarkdown, dc.Source)
-		case "code", "":
-			kind := notebook.CellKind(dc.Kind)
-			if kind == "" {
-				kind = notebook.KindSQL
-			}
-			if !kind.IsCode() {
-				return nil, fmt.Errorf("%w: cell %d has unknown kind %q", errBadRequest, i, dc.Kind)
-			}
-			c = notebook.NewCell(kind, dc.Source)
-			if kind == notebook.KindExperiment {
-				name, body, _ := strings.Cut(dc.Source, "\n")
-				c.Name, c.Source = strings.TrimSpace(name), body
-				if c.Name != "" && !wordRE.MatchString(c.Name) {
-					return nil, fmt.Errorf("%w: cell %d: experiment name %q is not a word", errBadRequest, i, c.Name)
-				}
-			}
-			for k := range dc.Attrs {
-				if !wordRE.MatchString(k) {
-					return nil, fmt.Errorf("%w: cell %d: attribute name %q is not a word", errBadRequest, i, k)
-				}
-			}
-		default:
-			return nil, fmt.Errorf("%w: cell %d has unknown cell_type %q", errBadRequest, i, dc.CellType)
-		}
-		if dc.ID != "" && notebook.ValidID(dc.ID) {
-			c.ID = dc.ID
-		}
-		outs, err := checkOutputs(i, dc.Outputs)
-		if err != nil {
-			return nil, err
-		}
-		c.Attrs, c.Meta, c.Outputs = dc.Attrs, dc.Meta, outs
-		nb.Cells = append(nb.Cells, c)
-	}
-	nb.AssignIDs()
 	return nb, nil
 }
 
-// wordRE is what experiment and attribute names may be, so that they
-// read back from an info string as they were written.
-var wordRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
-// checkOutputs validates the outputs the page sends for cell i and gives a
-// result table without a text form the text the kernel would print, so
-// that the saved Markdown reads well on its own.
-func checkOutputs(i int, outs []notebook.Output) ([]notebook.Output, error) {
-	if len(outs) > 1000 {
-		return nil, fmt.Errorf("%w: cell %d has %d outputs, more than 1000", errBadRequest, i, len(outs))
-	}
+// withResultText fills in the text of result tables that have none and
+// drops results with nothing to keep.
+func withResultText(outs []notebook.Output) []notebook.Output {
 	var res []notebook.Output
-	for j, o := range outs {
-		switch o.Type {
-		case notebook.OutputResult, notebook.OutputDisplay, notebook.OutputStream, notebook.OutputError:
-		default:
-			return nil, fmt.Errorf("%w: cell %d output %d has unknown type %q", errBadRequest, i, j, o.Type)
-		}
-		for mime := range o.Data {
-			if !notebook.SavableForm(mime) {
-				return nil, fmt.Errorf("%w: cell %d output %d: a notebook cannot keep a %q form", errBadRequest, i, j, mime)
-			}
-		}
+	for _, o := range outs {
 		if v, ok := o.Data[kernel.MIMEResult]; ok && o.Text == "" {
 			var b kernel.ResultBundle
 			if raw, err := json.Marshal(v); err == nil && json.Unmarshal(raw, &b) == nil {
@@ -180,7 +82,7 @@ func checkOutputs(i int, outs []notebook.Output) ([]notebook.Output, error) {
 		}
 		res = append(res, o)
 	}
-	return res, nil
+	return res
 }
 
 // NotebookDir stores notebooks as Markdown files in a directory, one level

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"cachebook/notebook"
 )
 
 const sampleMD = "# Sample\n\nSome *prose* <script>alert(1)</script>.\n\n```sql {counters=on}\nSELECT 1\n```\n"
@@ -15,7 +17,7 @@ func TestConvert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d doc
+	var d notebook.Doc
 	if err := json.Unmarshal([]byte(opened), &d); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestConvert(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reopen %s: %v\n%s", format, err, out)
 		}
-		var d2 doc
+		var d2 notebook.Doc
 		if err := json.Unmarshal([]byte(again), &d2); err != nil {
 			t.Fatal(err)
 		}
