@@ -300,9 +300,9 @@ func TestStaticSiteEveryLesson(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(".notebook .cell.code .cm-editor")),
 		)
 		// Latency curves are coarse here (to 16 MiB, one size per octave,
-		// three samples: the lessons' own take most of a minute each in
-		// WebAssembly); TestStaticSite runs lesson
-		// 1's in the page too. Every other cell runs as the lesson has it.
+		// three samples): the lessons' own take most of a minute each in
+		// WebAssembly, and TestStaticSite runs lesson 1's in the page too.
+		// Every other cell runs as the lesson has it.
 		report := get(t, ctx, "run all of "+id, chromedp.Evaluate[string](`(async () => {
 			const nb = cachebookApp.nb;
 			for (const c of nb.cells) if (c.type === "code" && c.kind === "latency") c.attrs = { ...c.attrs, max: "16M", ppo: "1", reps: "3" };
