@@ -35,7 +35,7 @@ func TestWasmSameResult(t *testing.T) {
 	banner := text(t, ctx, ".banner")
 	do(t, ctx, "run in the browser",
 		chromedp.Click(cellSel(id, "button.run")),
-		poll(`document.querySelector(".cell.selected .timer").textContent.includes("WebAssembly")`),
+		poll(fmt.Sprintf(`document.querySelector(%s).textContent.includes("WebAssembly")`, jsString(cellEl(id)+" .timer"))),
 		chromedp.WaitVisible(cellSel(id, "table.grid tbody tr")),
 	)
 	first := time.Since(start)
