@@ -401,6 +401,9 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 			}
 		} else if j.cell.Attrs[AttrAgain] != "" {
 			key = sharedKey(Cell{Kind: j.cell.Kind, Source: j.cell.Source, Attrs: withoutAgain(j.cell.Attrs)}, s.x.Limits())
+			if key != "" {
+				lead = sh.measureAgain(key)
+			}
 		}
 	}
 	var out *Outcome
@@ -447,9 +450,6 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	reply, _ := s.x.execute(ctx, j.cell, execOpts{silent: j.silent, noHistory: j.noHistory, queued: queued}, emit)
 	if reply.Status == StatusOK && reply.Outcome != nil {
 		out, ok = reply.Outcome, true
-		if lead == nil && key != "" {
-			sh.store(key, out, time.Since(start))
-		}
 	}
 	// Stop on error, as ipykernel: the cells queued when the error reply
 	// goes out are aborted. (An interrupted cell's queue was dealt with

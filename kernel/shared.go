@@ -20,9 +20,12 @@ const AttrAgain = "again"
 // (the "shared" member of its measurement output), instead of queueing to
 // measure the same hardware again; one that arrives while such a
 // measurement runs waits for it rather than queueing behind it. A cell
-// with again=1 always measures, and its result replaces the shared one.
-// Classroom mode uses it so that a class of thirty does not measure one
-// server thirty times. It is safe for concurrent use.
+// with again=1 always measures, and its result replaces the shared one;
+// while it runs, a cell that finds no fresh measurement waits for it too
+// (so a background refresh started before the shared measurement expires
+// is what the next learner gets, not a run of its own). Classroom mode
+// uses it so that a class of thirty does not measure one server thirty
+// times. It is safe for concurrent use.
 type SharedMeasurements struct {
 	// Fresh is how long a measurement is shared (5 minutes).
 	Fresh time.Duration
@@ -31,6 +34,9 @@ type SharedMeasurements struct {
 
 	mu      sync.Mutex
 	entries map[string]*sharedRun
+	// again holds the measure-again run in flight of each key: the
+	// latest, when several are.
+	again map[string]*sharedRun
 	// typical is a moving average of the measurement runs' durations, for
 	// the waits the queue expects.
 	typical time.Duration
@@ -67,6 +73,13 @@ func (r *sharedRun) relay(m Message) {
 	}
 }
 
+// waiters counts the cells waiting for the run.
+func (r *sharedRun) waiters() int {
+	r.relayMu.Lock()
+	defer r.relayMu.Unlock()
+	return len(r.relays)
+}
+
 // listen adds a waiter's relay and returns the function that removes it.
 func (r *sharedRun) listen(f func(Message)) (stop func()) {
 	r.relayMu.Lock()
@@ -94,6 +107,10 @@ func (m *SharedMeasurements) now() time.Time {
 	}
 	return time.Now()
 }
+
+// Window returns how long a measurement is shared (Fresh, or its
+// default).
+func (m *SharedMeasurements) Window() time.Duration { return m.fresh() }
 
 func (m *SharedMeasurements) fresh() time.Duration {
 	if m.Fresh > 0 {
@@ -152,13 +169,31 @@ func (m *SharedMeasurements) lookup(key string) (hit, wait, lead *sharedRun) {
 			return r, nil, nil
 		}
 	}
+	if r := m.again[key]; r != nil {
+		return nil, r, nil
+	}
 	r := &sharedRun{done: make(chan struct{}), started: now}
 	m.entries[key] = r
 	return nil, nil, r
 }
 
-// finish ends a run the caller led: a successful one is shared from now
-// on, a failed one is forgotten (its waiters then measure themselves).
+// measureAgain registers a measure-again run of key that the caller
+// leads and must end with finish: cells that find no fresh measurement
+// of key wait for it.
+func (m *SharedMeasurements) measureAgain(key string) *sharedRun {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.again == nil {
+		m.again = map[string]*sharedRun{}
+	}
+	r := &sharedRun{done: make(chan struct{}), started: m.now()}
+	m.again[key] = r
+	return r
+}
+
+// finish ends a run the caller led (a first run or a measure-again): a
+// successful one is shared from now on, a failed one is forgotten (its
+// waiters then measure themselves).
 func (m *SharedMeasurements) finish(key string, r *sharedRun, out *Outcome, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -171,28 +206,61 @@ func (m *SharedMeasurements) finish(key string, r *sharedRun, out *Outcome, ok b
 			m.typical = (3*m.typical + r.run) / 4
 		}
 	}
-	if m.entries[key] == r && !r.ok {
+	if m.again[key] == r {
+		delete(m.again, key)
+		if old := m.entries[key]; r.ok && (old == nil || isClosed(old.done)) {
+			if m.entries == nil {
+				m.entries = map[string]*sharedRun{}
+			}
+			m.entries[key] = r // a run in flight stores its own when it ends
+		}
+	} else if m.entries[key] == r && !r.ok {
 		delete(m.entries, key)
 	}
 	close(r.done)
 }
 
-// store shares out under key (a measure-again run's result).
-func (m *SharedMeasurements) store(key string, out *Outcome, run time.Duration) {
-	if key == "" || out == nil {
-		return
-	}
+// SharedState is what a SharedMeasurements holds of one measurement.
+type SharedState struct {
+	// At is when the shared measurement was taken and Expires when it
+	// stops being shared; both zero when there is no fresh one.
+	At, Expires time.Time
+	// Running tells that a run of it is in flight (a first run or a
+	// measure-again), started at Started; Waiters cells wait for it.
+	Running bool
+	Started time.Time
+	Waiters int
+}
+
+// State returns what is known of the measurement shared under key (see
+// Kernel.SharedKey).
+func (m *SharedMeasurements) State(key string) SharedState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.entries == nil {
-		m.entries = map[string]*sharedRun{}
+	var st SharedState
+	now := m.now()
+	for _, r := range []*sharedRun{m.entries[key], m.again[key]} {
+		switch {
+		case r == nil:
+		case !isClosed(r.done):
+			if !st.Running || r.started.Before(st.Started) {
+				st.Started = r.started
+			}
+			st.Running = true
+			st.Waiters += r.waiters()
+		case r.ok && now.Sub(r.at) <= m.fresh():
+			st.At, st.Expires = r.at, r.at.Add(m.fresh())
+		}
 	}
-	if old := m.entries[key]; old != nil && !isClosed(old.done) {
-		return // a run in flight will store its own
-	}
-	r := &sharedRun{done: make(chan struct{}), out: out, at: m.now(), run: run, ok: true}
-	close(r.done)
-	m.entries[key] = r
+	return st
+}
+
+// SharedKey returns the key under which cell's measurement is shared in
+// this kernel (its kind, parameters and limits; a measure-again
+// attribute aside), or "" when the cell does not share.
+func (s *Kernel) SharedKey(cell Cell) string {
+	cell.Attrs = withoutAgain(cell.Attrs)
+	return sharedKey(cell, s.x.Limits())
 }
 
 // Typical returns the moving average of the shared measurements' run

@@ -206,3 +206,84 @@ func TestSharedLeaderFails(t *testing.T) {
 		t.Fatalf("%d runs, %d ok, %d shared; want 2 runs (the failed one and one more), 3 ok, 2 shared", runs.Load(), ok, shared)
 	}
 }
+
+// TestSharedMeasureAgainInFlight: a measure-again run (a learner's, or
+// a background refresh) is what a cell that finds no fresh measurement
+// waits for, and State tells what runs, who waits and until when a
+// result is fresh.
+func TestSharedMeasureAgainInFlight(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1e9, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	step := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	sh := &SharedMeasurements{Fresh: time.Minute, Now: clock}
+	m := newTestManager(t, ManagerConfig{Shared: sh})
+	var runs atomic.Int32
+	gate := make(chan struct{}, 4)
+	m.Registry().Register(KindLatency, runnerFunc{class: Exclusive, run: func(ctx context.Context, c Cell, env *Env) (*Outcome, error) {
+		runs.Add(1)
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return measurement(KindLatency, map[string]any{"points": []map[string]any{{"bytes": 4096, "ns": 1.5}}}, "curve"), nil
+	}})
+	a, err := m.Attach("a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Attach("b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := a.Kernel().SharedKey(Cell{Kind: KindLatency, Source: "max=1M", Attrs: map[string]string{AttrAgain: "1"}})
+	if key == "" || key != b.Kernel().SharedKey(Cell{Kind: KindLatency, Source: "max=1M"}) {
+		t.Fatalf("SharedKey %q: want the same key with and without again=1", key)
+	}
+	if st := sh.State(key); st.Running || !st.At.IsZero() {
+		t.Fatalf("state before any run: %+v", st)
+	}
+
+	// A measure-again starts with nothing shared; b waits for it.
+	again := make(chan sharedResult, 1)
+	go func() { again <- runLatency(t, a, map[string]string{AttrAgain: "1"}) }()
+	waitFor(t, func() bool { return runs.Load() == 1 })
+	waited := make(chan sharedResult, 1)
+	go func() { waited <- runLatency(t, b, nil) }()
+	waitFor(t, func() bool { st := sh.State(key); return st.Running && st.Waiters == 1 })
+	gate <- struct{}{}
+	if r := <-again; r.status != StatusOK || r.shared {
+		t.Fatalf("measure again: %+v; want a run of its own", r)
+	}
+	if r := <-waited; r.status != StatusOK || !r.shared || !r.queued {
+		t.Fatalf("cell during the measure-again: %+v; want it waited for that run and got it shared", r)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("%d runs, want 1", runs.Load())
+	}
+	st := sh.State(key)
+	if st.Running || st.At.IsZero() || st.Expires.Sub(st.At) != time.Minute {
+		t.Fatalf("state after the run: %+v; want a fresh result for a minute", st)
+	}
+
+	// Refreshed before it expires: the old result is shared meanwhile,
+	// and past the old one's window the cell waits for the refresh.
+	step(50 * time.Second)
+	go func() { again <- runLatency(t, a, map[string]string{AttrAgain: "1"}) }()
+	waitFor(t, func() bool { return runs.Load() == 2 })
+	if r := runLatency(t, b, nil); !r.shared || r.queued {
+		t.Fatalf("during the refresh: %+v; want the fresh old result at once", r)
+	}
+	step(20 * time.Second)
+	go func() { waited <- runLatency(t, b, nil) }()
+	waitFor(t, func() bool { return sh.State(key).Waiters == 1 })
+	gate <- struct{}{}
+	<-again
+	if r := <-waited; !r.shared || !r.queued || runs.Load() != 2 {
+		t.Fatalf("past the old window: %+v after %d runs; want it waited for the refresh (2 runs)", r, runs.Load())
+	}
+	if st := sh.State(key); st.At != clock() {
+		t.Fatalf("state after the refresh: %+v; want the refresh's time %v", st, clock())
+	}
+}
