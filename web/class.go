@@ -62,6 +62,19 @@ type ClassConfig struct {
 	// cells together hold at most MaxSessions times it, since a session
 	// runs one cell at a time.
 	CellMemory int64
+	// Prepare has the server measure, in the background, the first
+	// lesson's server-side measurement cells when it starts, and measure
+	// the shared results of those and of a pushed lesson's again shortly
+	// before they expire while learners are connected (class_warm.go), so
+	// that the first learners, and the later ones, get a fresh shared
+	// result at once. A pushed lesson's cells are measured when pushed
+	// either way. Nothing is measured while a learner's cell runs or
+	// waits.
+	Prepare bool
+
+	// warmTick is how often the background measurements look for work
+	// (250 ms); tests shorten it.
+	warmTick time.Duration
 }
 
 // Errors of classroom mode, as the enames of refused cells.
@@ -191,6 +204,8 @@ type class struct {
 	// shared is the server's shared measurements (nil: none), for the
 	// roster's expected waits.
 	shared *kernel.SharedMeasurements
+	// warm takes the class's background measurements (nil: none).
+	warm *warmer
 	// measRuns are the run times of the latest measurement cells (at
 	// most 16), for the expected waits when nothing is shared.
 	measRuns []time.Duration

@@ -181,7 +181,9 @@ func (s *Server) handlePush(r *http.Request) (any, error) {
 	s.class.dirty = true
 	s.class.mu.Unlock()
 	s.class.sendLearners(nil, eventJSON("push", push))
-	s.warm(req.Lesson)
+	if s.class.warm != nil {
+		s.class.warm.push(req.Lesson)
+	}
 	return map[string]any{"status": kernel.StatusOK, "push": push}, nil
 }
 

@@ -21,6 +21,14 @@ type ClassSnapshot struct {
 	Push        map[string]any       `json:"push,omitempty"`
 	Stats       ClassStats           `json:"stats"`
 	Joins       JoinStats            `json:"joins"`
+	// Measuring is the measurement the server takes for the class in
+	// the background now (nil: none); Prepared the cells it measures for
+	// the class and their shared results; KeptFresh tells that it
+	// measures them again before they expire while learners are
+	// connected (ClassConfig.Prepare).
+	Measuring *BackgroundView `json:"measuring,omitempty"`
+	Prepared  []PreparedView  `json:"prepared,omitempty"`
+	KeptFresh bool            `json:"kept_fresh,omitempty"`
 }
 
 // JoinStats is what the class view shows of the joins: the roster's
@@ -235,6 +243,10 @@ func (c *class) snapshot() ClassSnapshot {
 		LastMinute: len(c.joinLog), Refused: c.refused}
 	if n := len(c.joinLog); n > 0 {
 		s.Joins.Latest = c.joinLog[n-1].UTC().Format(time.RFC3339)
+	}
+	if c.warm != nil {
+		s.Measuring, s.Prepared = c.warm.views()
+		s.KeptFresh = c.warm.refresh
 	}
 	return s
 }

@@ -190,10 +190,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	if s.class != nil {
-		go s.class.run()
-	}
 	s.mgr = mgr
+	if s.class != nil {
+		s.class.warm = newWarmer(s)
+		go s.class.run()
+		if s.class.warm != nil {
+			s.class.warm.start()
+		}
+	}
 	s.up = websocket.Upgrader{
 		ReadBufferSize:  16 << 10,
 		WriteBufferSize: 16 << 10,
