@@ -44,6 +44,9 @@ type warmCell struct {
 	cell   kernel.Cell
 	key    string // its shared measurement's key
 	why    string // WarmStart or WarmPush
+	// stay: one of the first lesson's cells, prepared at the start; a
+	// later push does not drop it.
+	stay bool
 	// pending: not yet measured for why; it is measured even when no
 	// learner is connected.
 	pending bool
@@ -129,9 +132,13 @@ func (w *warmer) add(lesson, why string) {
 	for _, old := range w.cells {
 		dup := false
 		for _, c := range cells {
-			dup = dup || c.key == old.key
+			if c.key == old.key {
+				dup = true
+				c.stay = c.stay || old.stay
+				c.lastRun = old.lastRun
+			}
 		}
-		if !dup && (old.why == WarmStart || why == WarmStart) {
+		if !dup && (old.stay || why == WarmStart) {
 			keep = append(keep, old)
 		}
 	}
@@ -163,7 +170,8 @@ func (w *warmer) lessonCells(lesson, why string) ([]*warmCell, error) {
 	for _, c := range nb.Cells {
 		kc := kernel.Cell{ID: c.ID, Kind: string(c.Kind), Source: c.Source, Attrs: c.Attrs}
 		if key := k.SharedKey(kc); key != "" {
-			cells = append(cells, &warmCell{lesson: lesson, number: number, title: title, cell: kc, key: key, why: why, pending: true})
+			cells = append(cells, &warmCell{lesson: lesson, number: number, title: title, cell: kc, key: key, why: why, pending: true,
+				stay: why == WarmStart})
 		}
 	}
 	return cells, nil
@@ -292,7 +300,8 @@ func (w *warmer) measure(wc *warmCell, why string) {
 		w.log.Warn("class: cannot start a background measurement", "lesson", wc.lesson, "cell", wc.cell.ID, "err", err)
 	}
 
-	status, yielded := w.await(k, sub, req.Header.MsgID, wc.key)
+	reply, yielded := w.await(k, sub, req.Header.MsgID, wc.key)
+	status := reply.Status
 	w.mu.Lock()
 	w.running = nil
 	switch {
@@ -308,16 +317,17 @@ func (w *warmer) measure(wc *warmCell, why string) {
 	case status != "":
 		wc.pending = false
 		wc.retry = time.Now().Add(w.sh.Window())
-		w.log.Warn("class: a background measurement failed; not tried again for a while", "lesson", wc.lesson, "cell", wc.cell.ID, "status", status)
+		w.log.Warn("class: a background measurement failed; not tried again for a while", "lesson", wc.lesson, "cell", wc.cell.ID,
+			"status", status, "ename", reply.Ename, "evalue", reply.Evalue)
 	}
 	w.mu.Unlock()
 	w.c.markDirty()
 }
 
 // await reads WarmSession's frames until the reply to msgID and returns
-// its status ("" when the session or the class ended first) and whether
-// the warmer interrupted it to give way.
-func (w *warmer) await(k *kernel.Kernel, sub *kernel.Subscription, msgID, key string) (status string, yielded bool) {
+// it (its status "" when the session or the class ended first) and
+// whether the warmer interrupted it to give way.
+func (w *warmer) await(k *kernel.Kernel, sub *kernel.Subscription, msgID, key string) (reply kernel.ExecuteReply, yielded bool) {
 	t := time.NewTicker(w.tick)
 	defer t.Stop()
 	// A cell runs at most the class's cell timeout, then gets its
@@ -334,17 +344,16 @@ func (w *warmer) await(k *kernel.Kernel, sub *kernel.Subscription, msgID, key st
 		select {
 		case data, ok := <-sub.C:
 			if !ok {
-				return "", yielded
+				return reply, yielded
 			}
 			m, err := kernel.Decode(data, 0)
 			if err != nil || m.ParentHeader.MsgID != msgID || m.Header.MsgType != kernel.MsgExecuteReply {
 				continue
 			}
-			var r kernel.ExecuteReply
-			if err := m.DecodeContent(&r); err != nil {
-				return kernel.StatusError, yielded
+			if err := m.DecodeContent(&reply); err != nil {
+				reply.Status, reply.Evalue = kernel.StatusError, err.Error()
 			}
-			return r.Status, yielded
+			return reply, yielded
 		case <-t.C:
 			// Give way to any cell waiting for the machine, unless
 			// learners wait for this result.
@@ -354,9 +363,9 @@ func (w *warmer) await(k *kernel.Kernel, sub *kernel.Subscription, msgID, key st
 			}
 		case <-limit.C:
 			interrupt()
-			return "", yielded
+			return reply, yielded
 		case <-w.c.done:
-			return "", yielded
+			return reply, yielded
 		}
 	}
 }
@@ -391,6 +400,9 @@ type PreparedView struct {
 	// learner's), Waiters how many cells wait for it.
 	Running bool `json:"running,omitempty"`
 	Waiters int  `json:"waiters,omitempty"`
+	// GaveWay counts the times in a row its background run gave way to a
+	// learner's cell; it is tried again when the machine is idle.
+	GaveWay int `json:"gave_way,omitempty"`
 }
 
 // views returns the background measurement running (nil: none) and the
@@ -411,7 +423,8 @@ func (w *warmer) views() (*BackgroundView, []PreparedView) {
 	prepared := make([]PreparedView, 0, len(w.cells))
 	for _, wc := range w.cells {
 		st := w.sh.State(wc.key)
-		v := PreparedView{Lesson: wc.lesson, LessonNumber: wc.number, Cell: wc.cell.ID, Kind: wc.cell.Kind, Running: st.Running, Waiters: st.Waiters}
+		v := PreparedView{Lesson: wc.lesson, LessonNumber: wc.number, Cell: wc.cell.ID, Kind: wc.cell.Kind, Running: st.Running, Waiters: st.Waiters,
+			GaveWay: wc.yields}
 		if !st.At.IsZero() {
 			v.MeasuredAt, v.FreshUntil = st.At.UTC().Format(time.RFC3339), st.Expires.UTC().Format(time.RFC3339)
 		}

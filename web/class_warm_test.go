@@ -183,27 +183,57 @@ func TestClassWarmGivesWay(t *testing.T) {
 }
 
 // TestClassWarmPush: pushing a lesson measures its server-side
-// measurement cells, ahead of lesson 1's, even without Prepare.
+// measurement cells, with or without Prepare, ahead of lesson 1's, which
+// a preparing server keeps through later pushes.
 func TestClassWarmPush(t *testing.T) {
-	var bw atomic.Int32
-	reg := classRegistry()
-	reg.Register(kernel.KindBandwidth, runner{class: kernel.Exclusive, run: func(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
-		bw.Add(1)
-		return &kernel.Outcome{Data: map[string]any{kernel.MIMEText: "bandwidth", kernel.MIMEMeasurement: map[string]any{"kind": "bandwidth"}}}, nil
-	}})
-	ts := newTestServer(t, Config{Lessons: warmLessons{}, Class: &ClassConfig{Name: "warm", Code: "JOIN42", warmTick: 10 * time.Millisecond},
-		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg}}})
-	if s := ts.snapshot(t); len(s.Prepared) != 0 || s.KeptFresh {
-		t.Fatalf("without Prepare: prepared %+v, kept fresh %v; want nothing", s.Prepared, s.KeptFresh)
+	cells := func(s ClassSnapshot) (ids []string, measured int) {
+		for _, p := range s.Prepared {
+			ids = append(ids, p.Cell)
+			if p.MeasuredAt != "" {
+				measured++
+			}
+		}
+		return ids, measured
 	}
-	if code, body := ts.do(t, "teacher", "POST", "/api/class/push", `{"lesson":"02-second"}`); code != 200 {
-		t.Fatalf("push: %d %s", code, body)
-	}
-	waitFor(t, "the pushed lesson's measurement", func() bool {
-		s := ts.snapshot(t)
-		return len(s.Prepared) == 1 && s.Prepared[0].Cell == "bw" && s.Prepared[0].MeasuredAt != ""
-	})
-	if bw.Load() != 1 {
-		t.Fatalf("%d bandwidth runs, want 1", bw.Load())
+	for _, tc := range []struct {
+		name    string
+		prepare bool
+		// before: the prepared cells before any push; after: after
+		// pushing lesson 2, lesson 1 and lesson 2 again.
+		before, after []string
+	}{
+		{"without Prepare", false, nil, []string{"bw"}},
+		{"with Prepare", true, []string{"latency-curve"}, []string{"bw", "latency-curve"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var bw atomic.Int32
+			reg := classRegistry()
+			reg.Register(kernel.KindBandwidth, runner{class: kernel.Exclusive, run: func(ctx context.Context, c kernel.Cell, env *kernel.Env) (*kernel.Outcome, error) {
+				bw.Add(1)
+				return &kernel.Outcome{Data: map[string]any{kernel.MIMEText: "bandwidth", kernel.MIMEMeasurement: map[string]any{"kind": "bandwidth"}}}, nil
+			}})
+			ts := newTestServer(t, Config{Lessons: warmLessons{},
+				Class:  &ClassConfig{Name: "warm", Code: "JOIN42", Prepare: tc.prepare, warmTick: 10 * time.Millisecond},
+				Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, Limits: kernel.Limits{CellMemory: 64 << 20}}}})
+			waitFor(t, "the prepared cells measured", func() bool {
+				ids, measured := cells(ts.snapshot(t))
+				return fmt.Sprint(ids) == fmt.Sprint(tc.before) && measured == len(tc.before)
+			})
+			if s := ts.snapshot(t); s.KeptFresh != tc.prepare {
+				t.Fatalf("kept fresh %v, want %v", s.KeptFresh, tc.prepare)
+			}
+			for _, l := range []string{"02-second", "01-first", "02-second"} {
+				if code, body := ts.do(t, "teacher", "POST", "/api/class/push", fmt.Sprintf(`{"lesson":%q}`, l)); code != 200 {
+					t.Fatalf("push: %d %s", code, body)
+				}
+			}
+			waitFor(t, "the pushed lesson's measurement", func() bool {
+				ids, measured := cells(ts.snapshot(t))
+				return fmt.Sprint(ids) == fmt.Sprint(tc.after) && measured == len(tc.after)
+			})
+			if bw.Load() != 1 {
+				t.Fatalf("%d bandwidth runs, want 1: pushed again while fresh, it is not measured again", bw.Load())
+			}
+		})
 	}
 }

@@ -43,6 +43,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	learnerSessions := fs.Int("learner-sessions", 3, "classroom mode: kernel sessions (tabs) one learner may have")
 	learnerMemory := fs.String("learner-cell-memory", "", "classroom mode: memory one cell of a learner may use, when less than --cell-memory (measurement cells and experiments)")
 	learnerTimeout := fs.Duration("learner-cell-timeout", 2*time.Minute, "classroom mode: longest a learner's cell may run")
+	classPrepare := fs.Bool("class-prepare", true, "classroom mode: measure lesson 1's server measurements when the server starts, and keep the shared results fresh while learners are connected, in the background (never beside a learner's cell)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
@@ -109,7 +110,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 		class = &web.ClassConfig{Name: *className, Code: *classCode, MaxQueued: *learnerQueue,
-			MaxSessions: *learnerSessions, CellTimeout: min(*learnerTimeout, *cellTimeout), CellMemory: lmem}
+			MaxSessions: *learnerSessions, CellTimeout: min(*learnerTimeout, *cellTimeout), CellMemory: lmem, Prepare: *classPrepare}
 	}
 
 	dir := dataDir(*data)

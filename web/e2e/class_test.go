@@ -33,6 +33,12 @@ func classServer(t *testing.T) (base string) {
 // classServerWith is classServer with the class's limits of cc.
 func classServerWith(t *testing.T, cc web.ClassConfig) (base string) {
 	t.Helper()
+	return classServerLessons(t, cc, web.BuiltinLessons())
+}
+
+// classServerLessons is classServerWith serving lessons.
+func classServerLessons(t *testing.T, cc web.ClassConfig, lessons web.Lessons) (base string) {
+	t.Helper()
 	cc.Name, cc.Code = "Memory latency, 2nd year", "CACHE7"
 	if env.data == "" {
 		t.Skip("needs the e2e data set (not with CACHEBOOK_E2E_URL)")
@@ -47,7 +53,7 @@ func classServerWith(t *testing.T, cc web.ClassConfig) (base string) {
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Loopback:  true,
 		Static:    static.FS(),
-		Lessons:   web.BuiltinLessons(),
+		Lessons:   lessons,
 		Notebooks: &web.NotebookDir{Root: t.TempDir()},
 		Class:     &cc,
 		Kernel: kernel.ManagerConfig{Executor: kernel.Config{Registry: reg, DB: db, DataPath: env.data,

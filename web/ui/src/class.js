@@ -224,6 +224,7 @@ class ClassView {
       ),
     );
     this.root.querySelector("#rostertable").replaceChildren(
+      this.renderBackground(s),
       h(
         "div.note",
         `${st.cells} cells · cell time p50 ${ms(st.p50_ms)}, p99 ${ms(st.p99_ms)} · cells per learner ${st.min_per_learner}–${st.max_per_learner} · ` +
@@ -236,6 +237,49 @@ class ClassView {
         h("tbody", rows),
       ),
     );
+  }
+
+  // renderBackground says what the server measures for the class in the
+  // background (lesson 1 when it starts, a pushed lesson, the refreshes
+  // of the shared results while learners are connected), and until when
+  // each shared result is fresh.
+  renderBackground(s) {
+    const prepared = s.prepared || [];
+    if (!s.measuring && !prepared.length) return "";
+    const time = (t) => new Date(t).toLocaleTimeString();
+    const lesson = (x) => (x.lesson_number ? `lesson ${x.lesson_number}` : x.lesson);
+    const lines = [];
+    const m = s.measuring;
+    if (m) {
+      const why = { start: "so that the first learners get a shared result at once", push: "the lesson you pushed", refresh: "its shared result is about to expire" }[m.why] || m.why;
+      lines.push(
+        h(
+          "div.measuring#measuring",
+          { role: "status" },
+          h("b", `measuring the server for ${lesson(m)}${m.lesson_title ? " (" + m.lesson_title + ")" : ""} …`),
+          ` ${m.kind} cell${m.cell ? " " + m.cell : ""}, since ${time(m.started_at)}` +
+            (m.expected_ms ? `, about ${fmtWait(m.expected_ms * 1e6)} a run` : "") +
+            ` · ${why}; it gives way to any learner's cell`,
+        ),
+      );
+    }
+    const fresh = prepared.map((p) => {
+      const what = `${lesson(p)} ${p.kind}${p.cell ? " (" + p.cell + ")" : ""}`;
+      if (p.running) return `${what}: measuring${p.waiters ? `, ${p.waiters} waiting for it` : ""}`;
+      const gave = p.gave_way ? ` (gave way to a learner's cell; measured when the server is idle)` : "";
+      if (p.measured_at) return `${what}: shared, measured ${time(p.measured_at)}, fresh until ${time(p.fresh_until)}${gave}`;
+      return `${what}: not measured yet${gave}`;
+    });
+    if (fresh.length) {
+      lines.push(
+        h(
+          "div.note#prepared",
+          `server measurements learners share: ${fresh.join(" · ")}` +
+            (s.kept_fresh ? " · measured again before they expire while learners are connected" : ""),
+        ),
+      );
+    }
+    return h("div.background", lines);
   }
 
   drawCurves() {
