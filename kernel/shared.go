@@ -208,14 +208,20 @@ func (m *SharedMeasurements) finish(key string, r *sharedRun, out *Outcome, ok b
 	}
 	if m.again[key] == r {
 		delete(m.again, key)
-		if old := m.entries[key]; r.ok && (old == nil || isClosed(old.done)) {
-			if m.entries == nil {
-				m.entries = map[string]*sharedRun{}
-			}
-			m.entries[key] = r // a run in flight stores its own when it ends
+	}
+	switch old := m.entries[key]; {
+	case old == r:
+		if !r.ok {
+			delete(m.entries, key)
 		}
-	} else if m.entries[key] == r && !r.ok {
-		delete(m.entries, key)
+	case r.ok && (old == nil || isClosed(old.done)):
+		// A measure-again run (the latest, or one a later one
+		// overtook): it is the freshest result. A first run in flight
+		// stores its own when it ends.
+		if m.entries == nil {
+			m.entries = map[string]*sharedRun{}
+		}
+		m.entries[key] = r
 	}
 	close(r.done)
 }
