@@ -296,11 +296,14 @@ func (w *warmer) measure(wc *warmCell, why string) {
 	w.mu.Unlock()
 	w.c.markDirty()
 	w.log.Info("class: measuring in the background", "lesson", wc.lesson, "cell", wc.cell.ID, "why", why)
+	var reply kernel.ExecuteReply
+	yielded := false
 	if err := k.Handle(sub, &req); err != nil {
 		w.log.Warn("class: cannot start a background measurement", "lesson", wc.lesson, "cell", wc.cell.ID, "err", err)
+		reply.Status = kernel.StatusError
+	} else {
+		reply, yielded = w.await(k, sub, req.Header.MsgID, wc.key)
 	}
-
-	reply, yielded := w.await(k, sub, req.Header.MsgID, wc.key)
 	status := reply.Status
 	w.mu.Lock()
 	w.running = nil
