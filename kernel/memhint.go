@@ -4,8 +4,13 @@ import "cachebook/engine/units"
 
 // memoryHint completes a MemoryLimit error with the browser's facts: the
 // engine's own advice (SET memory_limit) cannot raise the WebAssembly
-// kernel's cap, so the learner is told what can help instead.
+// kernel's cap, so the learner is told what can help instead. Outside the
+// browser it adds nothing: the engine's error already names SET
+// memory_limit, which works there.
 func memoryHint(l Limits) string {
+	if !l.Browser {
+		return ""
+	}
 	limit := l.QueryMemory
 	if limit == 0 {
 		limit = l.CellMemory
