@@ -62,6 +62,11 @@ type Space struct {
 
 	mu    sync.Mutex
 	stats Stats
+
+	// writers are the buffers chunks are written through, kept for the
+	// next chunk: a GROUP BY writes many small chunks, and a fresh 64 KiB
+	// buffer for each cost more than writing it.
+	writers sync.Pool
 }
 
 // backend is where a Space's files live: a directory (dirBackend) or
@@ -211,11 +216,18 @@ func (f *File) Append(cols []*vec.Vector) error {
 		return err
 	}
 	start := time.Now()
-	w := bufio.NewWriterSize(f.f, 64<<10)
+	w, _ := f.s.writers.Get().(*bufio.Writer)
+	if w == nil {
+		w = bufio.NewWriterSize(f.f, 64<<10)
+	} else {
+		w.Reset(f.f)
+	}
 	err := writeChunk(w, cols)
 	if err == nil {
 		err = w.Flush()
 	}
+	w.Reset(nil)
+	f.s.writers.Put(w)
 	if err != nil {
 		f.s.used.Add(-n) // not written: the reservation goes back
 		return fmt.Errorf("spill: write %s: %w", f.path, err)
