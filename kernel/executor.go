@@ -488,7 +488,11 @@ func (x *Executor) classify(parent, cctx context.Context, cell Cell, err error, 
 	case errors.As(err, &ce):
 		ec = ErrorContent{Ename: ce.Ename, Evalue: ce.Error(), Position: ce.Position}
 	case isMemoryLimit(err):
-		ec = ErrorContent{Ename: ErrMemoryLimit, Evalue: err.Error() + memoryHint(x.limits)}
+		var set int64 // the session's memory_limit, which a cell may have lowered
+		if x.eng != nil {
+			set = x.eng.Settings().MemoryLimit
+		}
+		ec = ErrorContent{Ename: ErrMemoryLimit, Evalue: err.Error() + memoryHint(x.limits, set)}
 	default:
 		ec = ErrorContent{Ename: ErrExecution, Evalue: err.Error()}
 	}

@@ -139,14 +139,17 @@ func TestBrowserThreadsError(t *testing.T) {
 func TestMemoryHint(t *testing.T) {
 	tests := []struct {
 		lim  Limits
+		set  int64  // the session's memory_limit
 		want string // in the hint; "" for no hint
 	}{
-		{browserLimits, "in this browser a query may hold at most 512MiB"},
-		{oneThreadServer, ""},
-		{Limits{}, ""},
+		{browserLimits, 0, "in this browser a query may hold at most 512MiB"},
+		{browserLimits, 512 << 20, "in this browser a query may hold at most 512MiB"},
+		{browserLimits, 32 << 20, ""}, // lowered by the cell: SET memory_limit can raise it
+		{oneThreadServer, 0, ""},
+		{Limits{}, 0, ""},
 	}
 	for _, tt := range tests {
-		got := memoryHint(tt.lim)
+		got := memoryHint(tt.lim, tt.set)
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 			t.Errorf("memoryHint(%+v) = %q, want %q", tt.lim, got, tt.want)
 		}
