@@ -387,8 +387,8 @@ func (o Outcome) Text() string {
 		if o.MeasuredChoice != nil {
 			meas = *o.MeasuredChoice
 		}
-		if o.Measured != nil {
-			meas += " (" + FormatValue(*o.Measured) + ")"
+		if m, err := Parse(o.Measure); o.Measured != nil && (err != nil || !m.ReadsFailure()) {
+			meas += " (" + FormatValue(*o.Measured) + ")" // failed(N)'s 0 or 1 says nothing more
 		}
 		fmt.Fprintf(&b, "  your guess: %s\n  measured:   %s\n", guess, meas)
 	} else {

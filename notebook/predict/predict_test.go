@@ -212,6 +212,9 @@ func TestCompare(t *testing.T) {
 	if o.Measured == nil || *o.Measured != 1 || o.MeasuredChoice == nil || *o.MeasuredChoice != "it fails" || o.Note != "" {
 		t.Errorf("failed(1) on the failed cell: %+v", o)
 	}
+	if txt := o.Text(); !strings.Contains(txt, "measured:   it fails\n") {
+		t.Errorf("failed(1) text = %q, want the choice without its 0 or 1", txt)
+	}
 	o = Compare("c1", fails, nil, res, nil)
 	if o.MeasuredChoice == nil || *o.MeasuredChoice != "it answers" {
 		t.Errorf("failed(1) on a cell that answered: %+v", o)
