@@ -89,6 +89,8 @@ type hashAggOp struct {
 	// spills and closed (its files removed) when the operator closes.
 	spillMu sync.Mutex
 	space   *spill.Space
+	// spillTo is where the space keeps its files (see openSpace).
+	spillTo spillPlace
 }
 
 // openSpill opens the operator's spill space under temp_directory, once.
@@ -96,11 +98,7 @@ func (a *hashAggOp) openSpill() (*spill.Space, error) {
 	a.spillMu.Lock()
 	defer a.spillMu.Unlock()
 	if a.space == nil {
-		root := a.settings.TempDirectory
-		if root == "" {
-			root = DefaultTempDirectory()
-		}
-		sp, err := spill.Open(root, a.settings.MaxTempDirectorySize)
+		sp, err := openSpace(a.settings, a.spillTo)
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +276,7 @@ func (a *hashAggOp) start(x *execCtx) error {
 
 	cfg := a.plan.config(a.settings)
 	cfg.Budget, cfg.Hasher, cfg.Pool, cfg.RowsHint = a.budget, x.hasher, x.s.db.pool, max(a.rowsHint, 0)
-	cfg.Spill = a.openSpill
+	cfg.Spill, a.spillTo = a.openSpill, x.s.db.spillPlace()
 	if l := x.budget.Limit; l > 0 {
 		// The partitions may take 3/8 of the statement's limit before
 		// they spill: the scan, the pre-aggregation tables and the

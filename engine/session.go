@@ -41,6 +41,11 @@ type Options struct {
 	// MaxThreads caps SET threads (0: no cap beyond 256). A shared server
 	// sets it so that one learner cannot claim more cores than admitted.
 	MaxThreads int
+	// SpillToMemory keeps a GROUP BY's spilled partitions in memory
+	// instead of temporary files, charged against QueryMemory beside the
+	// statement's memory_limit: what the browser's WebAssembly, which has
+	// no temporary files, always does. Tests set it natively.
+	SpillToMemory bool
 	// Cache describes the CPU caches; the auto strategy and the derived
 	// radix partition count use it. Zero fields get typical values.
 	Cache CacheSizes

@@ -20,8 +20,9 @@
 //     subscription.go.
 //   - Parameters of measurement cells are declared once in kernel/param
 //     and the measurement packages (latency.Params, bandwidth.Params,
-//     sweep.Params); Limits.CellMemory and Limits.Threads are the only
-//     differences between runtimes.
+//     sweep.Params); Limits.CellMemory, Limits.Threads and
+//     Limits.Browser are the only differences between runtimes (the
+//     browser's variants of cells, in onethread.go, read Browser).
 //
 // Words: a kernel is named by the session id its clients choose (the
 // protocol's "session"); its kernel session id (KernelSession) names one

@@ -56,6 +56,12 @@ type Limits struct {
 	// Threads is the most threads a cell may use (0: no limit; 1 in the
 	// browser, where Go's WebAssembly runs on one thread).
 	Threads int
+	// Browser says the kernel runs in a browser page (web/wasm sets it):
+	// cells that need what a page lacks (files, more memory than its cap,
+	// more than one thread) run as labelled browser variants, and errors
+	// name the browser's limits rather than a server flag. A server
+	// limited to one thread is not a browser: it sets Threads, not this.
+	Browser bool
 }
 
 // DefaultLimits returns the default limits.
@@ -198,7 +204,7 @@ func (x *Executor) Limits() Limits { return x.limits }
 // and state, the execution state the caller knows.
 func (x *Executor) KernelInfo(state string) KernelInfoReply {
 	rt := RuntimeServer
-	if runtime.GOOS == "js" {
+	if x.limits.Browser {
 		rt = RuntimeBrowser
 	}
 	return KernelInfoReply{
@@ -482,7 +488,11 @@ func (x *Executor) classify(parent, cctx context.Context, cell Cell, err error, 
 	case errors.As(err, &ce):
 		ec = ErrorContent{Ename: ce.Ename, Evalue: ce.Error(), Position: ce.Position}
 	case isMemoryLimit(err):
-		ec = ErrorContent{Ename: ErrMemoryLimit, Evalue: err.Error() + memoryHint(x.limits)}
+		var set int64 // the session's memory_limit, which a cell may have lowered
+		if x.eng != nil {
+			set = x.eng.Settings().MemoryLimit
+		}
+		ec = ErrorContent{Ename: ErrMemoryLimit, Evalue: err.Error() + memoryHint(x.limits, set)}
 	default:
 		ec = ErrorContent{Ename: ErrExecution, Evalue: err.Error()}
 	}

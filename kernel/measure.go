@@ -113,6 +113,13 @@ func (LatencyRunner) Info() KindInfo {
 
 // Run measures the latency curve, showing progress per working-set size.
 func (LatencyRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome, error) {
+	cell, note, err := latencyVariant(cell, env.Limits()) // no disk in the browser
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		env.Stream("stdout", note+"\n")
+	}
 	v, err := parseCell(cell, latency.Params())
 	if err != nil {
 		return nil, err
@@ -308,7 +315,7 @@ func (ExperimentRunner) Run(ctx context.Context, cell Cell, env *Env) (*Outcome,
 		return nil, &CellError{Ename: ErrExecution, Err: err}
 	}
 	lim := env.Limits()
-	opts := experiment.Options{MemoryLimit: lim.CellMemory, MaxThreads: lim.Threads, DB: env.db, DataDir: env.dataDir}
+	opts := experiment.Options{MemoryLimit: lim.CellMemory, MaxThreads: lim.Threads, Browser: lim.Browser, DB: env.db, DataDir: env.dataDir}
 	spec, p, note := spec.Fit(p, opts) // one thread: a one-thread run or the model
 	if err := spec.Check(p, opts); err != nil {
 		return nil, lim.limitError(err)

@@ -197,7 +197,8 @@ func TestCellMemoryCap(t *testing.T) {
 // instead of pretending; an experiment that needs threads at once and has
 // a model runs the model, labelled so.
 func TestThreadsLimit(t *testing.T) {
-	x := measureExecutor(t, Limits{Threads: 1})
+	x := measureExecutor(t, Limits{Threads: 1, Browser: true})
+	server := measureExecutor(t, Limits{Threads: 1}) // a one-thread server: no browser
 	for _, c := range []Cell{
 		{Kind: KindBandwidth, Source: "bytes=64K threads=1,2"},
 		{Kind: KindExperiment, Source: "zeroing\nthreads=2 size=64KiB"},
@@ -205,6 +206,10 @@ func TestThreadsLimit(t *testing.T) {
 		reply, _ := x.Execute(context.Background(), c, nil)
 		if reply.Ename != ErrUnavailable || !strings.Contains(reply.Evalue, "run it on the server") {
 			t.Errorf("%s %q: %s %s", c.Kind, c.Source, reply.Ename, reply.Evalue)
+		}
+		reply, _ = server.Execute(context.Background(), c, nil)
+		if reply.Ename != ErrUnavailable || strings.Contains(reply.Evalue, "browser") {
+			t.Errorf("one-thread server: %s %q: %s %s", c.Kind, c.Source, reply.Ename, reply.Evalue)
 		}
 	}
 	reply, _ := x.Execute(context.Background(), Cell{Kind: KindExperiment, Source: "false-sharing\nthreads=2"}, nil)

@@ -8,32 +8,40 @@ import (
 	"strings"
 
 	"cachebook/engine/units"
+	"cachebook/kernel/latency"
 	"cachebook/kernel/param"
 	"cachebook/kernel/sweep"
 )
 
 // This file holds the browser variants of cells: the kernel in the
-// browser (Go WebAssembly: one thread, a bounded memory) runs every
-// lesson cell, as written or as a variant sized for it that says what
-// the server would show. The runtime is recognised by its limits — one
-// thread — not by its build, so that the variants are tested natively.
+// browser (Go WebAssembly: one thread, a bounded memory, no files) runs
+// every lesson cell, as written or as a variant sized for it that says
+// what the server would show. The runtime is recognised by its limits —
+// Limits.Browser, which web/wasm sets — not by its build, so that the
+// variants are tested natively. A server limited to one thread is not a
+// browser: it runs SET threads = N cells on one thread too, and says so
+// in its own words, but nothing else changes.
 
 // browserWhy is the fact that makes a cell run differently in the browser.
 const browserWhy = "Go WebAssembly in the browser runs on one thread"
 
 // oneThread reports whether the runtime runs cells on one thread only,
-// as the browser's kernel does.
-func (l Limits) oneThread() bool { return l.Threads == 1 }
+// as the browser's kernel does (and a server limited to one thread).
+func (l Limits) oneThread() bool { return l.Threads == 1 || l.Browser }
 
 // limitError gives the errors of the runtime's explicit limits their
 // names (see limitError), worded with the browser's facts in the browser:
 // no server flag can raise its memory.
 func (l Limits) limitError(err error) error {
 	var me *param.MemoryError
-	if l.oneThread() && errors.As(err, &me) {
+	if l.Browser && errors.As(err, &me) {
 		return &CellError{Ename: ErrMemoryLimit, Err: fmt.Errorf(
 			"%s needs about %s of memory, more than the %s a cell may use in this browser (WebAssembly memory, beside the generated tables): choose smaller parameters, or run it on the server",
 			me.What, units.HumanBytes(me.Need), units.HumanBytes(me.Limit))}
+	}
+	var te *param.ThreadsError
+	if l.Browser && errors.As(err, &te) {
+		return &CellError{Ename: ErrUnavailable, Err: fmt.Errorf("this needs %d threads and %s: run it on the server", te.Want, browserWhy)}
 	}
 	return limitError(err)
 }
@@ -50,7 +58,7 @@ const maxShrink = 4
 // where the cell needs at most maxShrink times the cell memory.
 // note says what changed and what the server runs ("" when nothing did).
 func sweepVariant(cell Cell, lim Limits) (Cell, string, error) {
-	if !lim.oneThread() || lim.CellMemory <= 0 {
+	if !lim.Browser || lim.CellMemory <= 0 {
 		return cell, "", nil
 	}
 	v, err := parseCell(cell, sweep.Params())
@@ -110,6 +118,39 @@ func sweepVariant(cell Cell, lim Limits) (Cell, string, error) {
 	return out, note, nil
 }
 
+// latencyVariant returns a latency cell that asks for the disk level
+// (disk=true) without it where the runtime is the browser, whose page has
+// no file to read around its caches, and a note saying so ("" when
+// nothing changed): the curve stops at DRAM there, labelled, instead of
+// failing.
+func latencyVariant(cell Cell, lim Limits) (Cell, string, error) {
+	if !lim.Browser {
+		return cell, "", nil
+	}
+	v, err := parseCell(cell, latency.Params())
+	if err != nil || !v.Bool("disk") {
+		return cell, "", err
+	}
+	raw, _, err := cellParams(cell, false)
+	if err != nil {
+		return cell, "", err
+	}
+	// The variant's parameters all become attributes: the source's would
+	// override them.
+	out := cell
+	out.Source = ""
+	out.Attrs = make(map[string]string, len(cell.Attrs)+len(raw))
+	for k, a := range cell.Attrs {
+		out.Attrs[k] = a
+	}
+	for k, a := range raw {
+		out.Attrs[k] = a
+	}
+	out.Attrs["disk"] = "false"
+	delete(out.Attrs, "disk_size")
+	return out, "browser-sized: no disk level — a browser page has no file it can read around its caches, so this curve stops at DRAM; the server's curve goes on to the disk (see the reference run)", nil
+}
+
 // setThreads matches SET threads = N (or worker_threads, = or TO, the
 // value quoted or not) in an sql cell.
 var setThreads = regexp.MustCompile(`(?i)\bSET\s+(?:worker_)?threads\s*(?:=|\bTO\b)\s*'?(\d+)'?`)
@@ -150,6 +191,10 @@ func oneThreadSQL(cell Cell, lim Limits) (Cell, string) {
 	}
 	if len(asked) == 0 {
 		return cell, ""
+	}
+	if !lim.Browser {
+		return out, fmt.Sprintf("on one thread: this cell sets threads = %s, and this server runs a cell on one thread, so it runs with threads = 1 — a parallel strategy then builds one table and merges nothing, so expect no speed-up here",
+			strings.Join(asked, ", "))
 	}
 	return out, fmt.Sprintf("on one thread: this cell sets threads = %s, and %s, so it runs with threads = 1 — a parallel strategy then builds one table and merges nothing, so expect no speed-up here; the server runs %s threads (see the reference run)",
 		strings.Join(asked, ", "), browserWhy, asked[len(asked)-1])

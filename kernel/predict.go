@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"cachebook/engine"
+	"cachebook/engine/sql"
 	"cachebook/notebook/predict"
 )
 
@@ -112,6 +113,9 @@ func (x *Executor) emitPrediction(cell Cell, out *Outcome, ec *ErrorContent, ses
 	if err != nil && failed == nil {
 		failed = err
 	}
+	if q, ok := failedQuery(cell, ec); ok && len(res) == 1 {
+		res[0].Queries = append(res[0].Queries, q) // what failed(N) reads
+	}
 	var o predict.Outcome
 	if verr := cell.Predict.Validate(); verr != nil {
 		o = predict.Outcome{Cell: cell.ID, Question: cell.Predict.Question, Unit: cell.Predict.Unit,
@@ -125,6 +129,24 @@ func (x *Executor) emitPrediction(cell Cell, out *Outcome, ec *ErrorContent, ses
 		Data:     map[string]any{MIMEPrediction: o, MIMEText: o.Text()},
 		Metadata: map[string]any{},
 	}))
+}
+
+// failedQuery returns the query an sql cell failed in, as a measure
+// sees it (its error's name, nothing else), when the statement the cell
+// stopped at is a query (not SET or RESET).
+func failedQuery(cell Cell, ec *ErrorContent) (predict.Query, bool) {
+	if ec == nil || ec.StatementIndex == nil || cell.Kind != KindSQL {
+		return predict.Query{}, false
+	}
+	stmts, err := sql.Parse(cell.Source)
+	if i := *ec.StatementIndex; err != nil || i < 0 || i >= len(stmts) {
+		return predict.Query{}, false
+	}
+	switch stmts[*ec.StatementIndex].(type) {
+	case *sql.Set, *sql.Reset:
+		return predict.Query{}, false
+	}
+	return predict.Query{Error: ec.Ename}, true
 }
 
 // measuredVerdict gives o the verdict a measurement states of its own

@@ -51,6 +51,7 @@ func TestPredictionDisplay(t *testing.T) {
 	ratio := &predict.Spec{Question: "How many times slower is naive?", Unit: "×", Measure: "elapsed(1) / elapsed(2)",
 		Article: &predict.Article{Value: 1.33, Source: "Pivot"}, Check: "Expect **1.1–2×**."}
 	guess := 2.0
+	fails := &predict.Spec{Question: "Will it answer?", Choices: []string{"it answers", "it fails"}, Bounds: []float64{0.5}, Measure: "failed(1)"}
 	const two = "SET group_by = 'naive'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3; " +
 		"SET group_by = 'radix'; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3"
 	tests := []struct {
@@ -68,6 +69,10 @@ func TestPredictionDisplay(t *testing.T) {
 			Predict: &predict.Spec{Question: "ns per row?", Unit: "ns", Measure: "elapsed(1) / scanned(1)"}}, false, "read no table rows"},
 		{"missing statement", Cell{Kind: KindSQL, ID: "m", Source: "SELECT 1 AS a", Predict: ratio}, false, "ran 1 query"},
 		{"sql error", Cell{Kind: KindSQL, ID: "e", Source: "SELECT nope FROM hits", Predict: ratio}, false, "the cell failed (SQLError"},
+		{"fails as predicted", Cell{Kind: KindSQL, ID: "f", Source: "SET group_by = 'naive'; SET memory_limit = '64KB'; SELECT UserID, URL, count(*) FROM hits GROUP BY UserID, URL",
+			Predict: fails}, true, ""},
+		{"answers", Cell{Kind: KindSQL, ID: "a", Source: "RESET ALL; SELECT UserID, count(*) FROM hits GROUP BY UserID ORDER BY 2 DESC LIMIT 3", Predict: fails}, true, ""},
+		{"fails in a SET", Cell{Kind: KindSQL, ID: "s", Source: "SET memory_limit = 'lots'; SELECT 1", Predict: fails}, false, "the cell failed"},
 		{"unknown kind", Cell{Kind: "nope", ID: "k", Predict: ratio}, false, "UnknownKind"},
 		{"invalid spec", Cell{Kind: KindSQL, ID: "i", Source: "SELECT 1", Predict: &predict.Spec{Question: "q", Unit: "ns", Measure: "elapsed("}}, false, "column 9"},
 	}
@@ -88,6 +93,9 @@ func TestPredictionDisplay(t *testing.T) {
 			}
 			if tt.note != "" && !strings.Contains(p["note"].(string), tt.note) {
 				t.Errorf("note %q, want it to contain %q", p["note"], tt.note)
+			}
+			if want := map[string]string{"f": "it fails", "a": "it answers"}[tt.cell.ID]; want != "" && p["measured_choice"] != want {
+				t.Errorf("measured choice %v, want %q", p["measured_choice"], want)
 			}
 		})
 	}

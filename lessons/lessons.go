@@ -5,6 +5,15 @@
 // notebook metadata comment:
 //
 //	<!-- cachebook: {"notebook": {"title": "…", "goal": "…", "order": 1}} -->
+//
+// A cell that the lesson runs in order to fail (naive under a memory
+// budget its table does not fit) names the error it fails with in its
+// metadata, so that the tests that run every cell accept that error and
+// no other:
+//
+//	<!-- cachebook: {"id": "naive-under-budget", "fails": "MemoryLimit"} -->
+//
+// Its reference run must show that error; on smaller data it may answer.
 package lessons
 
 import (
@@ -20,6 +29,13 @@ import (
 
 //go:embed *.md reference
 var files embed.FS
+
+// ExpectedError returns the name of the error cell c is meant to fail
+// with (its "fails" metadata; see the package doc), or "".
+func ExpectedError(c *notebook.Cell) string {
+	s, _ := c.Meta["fails"].(string)
+	return s
+}
 
 // Lesson describes one built-in lesson.
 type Lesson struct {

@@ -46,10 +46,20 @@ func TestReferenceOutputs(t *testing.T) {
 				if o := c.Outputs[0]; o.Type != notebook.OutputStream || !strings.HasPrefix(o.Text, "reference run on "+m.CPU) {
 					t.Errorf("cell %s: first output %+v is not the reference label", c.ID, o)
 				}
+				failed := ""
 				for _, o := range c.Outputs {
-					if o.Type == notebook.OutputError {
+					if o.Type != notebook.OutputError {
+						continue
+					}
+					failed = o.Name
+					if o.Name != lessons.ExpectedError(c) {
 						t.Errorf("cell %s: the reference run failed: %s: %s", c.ID, o.Name, o.Text)
 					}
+				}
+				// A cell the lesson runs to fail must fail in its
+				// reference run: that is what the lesson says of it.
+				if want := lessons.ExpectedError(c); want != "" && failed != want {
+					t.Errorf("cell %s is meant to fail with %s, and its reference run did not", c.ID, want)
 				}
 			}
 		})
@@ -108,6 +118,7 @@ func TestReferenceApply(t *testing.T) {
 var referenceDirections = map[string]bool{
 	"branches":          true,
 	"naive-vs-radix":    true,
+	"spill-vs-memory":   true,
 	"merge-two-level":   true,
 	"false-sharing":     true,
 	"sum-rewrite":       true,

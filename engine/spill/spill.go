@@ -7,6 +7,12 @@
 // written and read whole. Everything written counts against the Space's
 // limit; Close removes the directory, and CleanStale removes what a process
 // that died left behind.
+//
+// Where there are no temporary files (the browser's WebAssembly) a Space
+// keeps its files in memory instead (OpenMemory; Open does so there): the
+// same chunks, written and read back the same way, so a GROUP BY makes the
+// same partition passes; its Dir says so, and its limit is what the
+// caller can spare of the memory the cell may use.
 package spill
 
 import (
@@ -50,23 +56,58 @@ type Stats struct {
 // Space is a directory of spill files with a limit on their total size.
 // Its methods may be called from several goroutines.
 type Space struct {
-	dir   string
+	b     backend
 	limit int64
 	used  atomic.Int64
 
 	mu    sync.Mutex
 	stats Stats
+
+	// writers are the buffers chunks are written through, kept for the
+	// next chunk: a GROUP BY writes many small chunks, and a fresh 64 KiB
+	// buffer for each cost more than writing it.
+	writers sync.Pool
+}
+
+// backend is where a Space's files live: a directory (dirBackend) or
+// memory (memBackend).
+type backend interface {
+	// create makes a new, empty file and returns it and its name.
+	create() (storage, string, error)
+	// removeAll removes every file.
+	removeAll() error
+	// where names the place in messages and EXPLAIN: the directory, or
+	// memory and why.
+	where() string
+	// limitName names what the Space's limit is, in its error.
+	limitName() string
+}
+
+// storage is one file of a backend.
+type storage interface {
+	io.Writer
+	io.Reader
+	// rewind starts reading from the first byte.
+	rewind() error
+	// remove closes and deletes the file.
+	remove() error
 }
 
 // Supported reports whether this platform has a file system to spill to
-// (not the browser's WebAssembly).
+// (not the browser's WebAssembly, where Open keeps the files in memory).
 func Supported() bool { return supported }
 
+// MemoryWhere is what Dir returns for a Space that keeps its files in
+// memory: EXPLAIN ANALYZE's "spilled: … to" line ends with it.
+const MemoryWhere = "memory (this runtime has no temporary files)"
+
 // Open makes a new Space under root (os.TempDir() when empty) whose files
-// may hold limit bytes in all (0: no limit of its own).
+// may hold limit bytes in all (0: no limit of its own). Where the
+// platform has no file system (Supported is false) it returns
+// OpenMemory(limit) instead.
 func Open(root string, limit int64) (*Space, error) {
 	if !supported {
-		return nil, errors.New("spill: no file system to spill to here")
+		return OpenMemory(limit), nil
 	}
 	if root == "" {
 		root = os.TempDir()
@@ -79,11 +120,25 @@ func Open(root string, limit int64) (*Space, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("spill: temp directory: %w", err)
 	}
-	return &Space{dir: dir, limit: limit}, nil
+	return &Space{b: dirBackend{dir: dir}, limit: limit}, nil
 }
 
-// Dir is the Space's directory.
-func (s *Space) Dir() string { return s.dir }
+// OpenMemory makes a new Space that keeps its files in memory, whose
+// files may hold limit bytes in all (0: no limit of its own). Its bytes
+// stay in the process's heap until the files are removed: the caller
+// charges them against the memory it may use, by choosing limit.
+func OpenMemory(limit int64) *Space {
+	return &Space{b: &memBackend{}, limit: limit}
+}
+
+// Dir is the Space's directory, or MemoryWhere for one in memory.
+func (s *Space) Dir() string { return s.b.where() }
+
+// InMemory reports whether the Space keeps its files in memory.
+func (s *Space) InMemory() bool {
+	_, ok := s.b.(*memBackend)
+	return ok
+}
 
 // Used is the bytes its files hold now.
 func (s *Space) Used() int64 { return s.used.Load() }
@@ -100,8 +155,8 @@ func (s *Space) Close() error {
 	if s == nil {
 		return nil
 	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		return fmt.Errorf("spill: remove %s: %w", s.dir, err)
+	if err := s.b.removeAll(); err != nil {
+		return fmt.Errorf("spill: remove %s: %w", s.b.where(), err)
 	}
 	s.used.Store(0)
 	return nil
@@ -113,8 +168,8 @@ func (s *Space) reserve(n int64) error {
 	u := s.used.Add(n)
 	if s.limit > 0 && u > s.limit {
 		s.used.Add(-n)
-		return fmt.Errorf("spilling needs more than max_temp_directory_size, %s (already %s in %s): raise it, or give the query more memory: %w",
-			units.HumanBytes(s.limit), units.HumanBytes(u-n), s.dir, ErrSpaceLimit)
+		return fmt.Errorf("spilling needs more than %s, %s (already %s in %s): raise it, or give the query more memory: %w",
+			s.b.limitName(), units.HumanBytes(s.limit), units.HumanBytes(u-n), s.b.where(), ErrSpaceLimit)
 	}
 	return nil
 }
@@ -129,14 +184,14 @@ func (s *Space) record(f func(*Stats)) {
 type File struct {
 	s    *Space
 	path string
-	f    *os.File
+	f    storage
 	size int64
 	read bool // Reader was called: no more appends
 }
 
 // Create makes a new, empty file in the Space.
 func (s *Space) Create() (*File, error) {
-	f, err := os.CreateTemp(s.dir, "part-*.spill")
+	f, path, err := s.b.create()
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
@@ -144,7 +199,7 @@ func (s *Space) Create() (*File, error) {
 	// No buffer is kept between appends: a radix GROUP BY writes to one
 	// file per partition, hundreds at once, and a chunk is large enough
 	// to be written through a small buffer.
-	return &File{s: s, path: f.Name(), f: f}, nil
+	return &File{s: s, path: path, f: f}, nil
 }
 
 // Size is the bytes written to the file so far.
@@ -161,12 +216,20 @@ func (f *File) Append(cols []*vec.Vector) error {
 		return err
 	}
 	start := time.Now()
-	w := bufio.NewWriterSize(f.f, 64<<10)
+	w, _ := f.s.writers.Get().(*bufio.Writer)
+	if w == nil {
+		w = bufio.NewWriterSize(f.f, 64<<10)
+	} else {
+		w.Reset(f.f)
+	}
 	err := writeChunk(w, cols)
 	if err == nil {
 		err = w.Flush()
 	}
+	w.Reset(nil)
+	f.s.writers.Put(w)
 	if err != nil {
+		f.s.used.Add(-n) // not written: the reservation goes back
 		return fmt.Errorf("spill: write %s: %w", f.path, err)
 	}
 	f.size += n
@@ -182,7 +245,7 @@ func (f *File) Append(cols []*vec.Vector) error {
 // chunks from the start. No more can be appended.
 func (f *File) Reader() (*Reader, error) {
 	f.read = true
-	if _, err := f.f.Seek(0, io.SeekStart); err != nil {
+	if err := f.f.rewind(); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
 	return &Reader{file: f, r: bufio.NewReaderSize(f.f, 256<<10)}, nil
@@ -190,10 +253,7 @@ func (f *File) Reader() (*Reader, error) {
 
 // Remove closes and deletes the file, giving its bytes back to the Space.
 func (f *File) Remove() error {
-	err := f.f.Close()
-	if rerr := os.Remove(f.path); err == nil {
-		err = rerr
-	}
+	err := f.f.remove()
 	f.s.used.Add(-f.size)
 	f.size = 0
 	if err != nil {

@@ -33,9 +33,25 @@ func testColumns(rows, seed int) []*vec.Vector {
 	return []*vec.Vector{ints, floats, strs, nullable}
 }
 
+// backends open a Space of each kind under a test's temporary directory
+// (left empty by the memory one).
+var backends = []struct {
+	name string
+	open func(root string, limit int64) (*Space, error)
+}{
+	{"files", Open},
+	{"memory", func(_ string, limit int64) (*Space, error) { return OpenMemory(limit), nil }},
+}
+
 func TestRoundTrip(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testRoundTrip(t, b.open) })
+	}
+}
+
+func testRoundTrip(t *testing.T, open func(string, int64) (*Space, error)) {
 	root := t.TempDir()
-	s, err := Open(root, 0)
+	s, err := open(root, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +119,14 @@ func equalVectors(a, b *vec.Vector) bool {
 }
 
 func TestLimit(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testLimit(t, b.open) })
+	}
+}
+
+func testLimit(t *testing.T, open func(string, int64) (*Space, error)) {
 	root := t.TempDir()
-	s, err := Open(root, 20<<10)
+	s, err := open(root, 20<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +141,7 @@ func TestLimit(t *testing.T) {
 			break
 		}
 	}
-	if !errors.Is(appendErr, ErrSpaceLimit) || !strings.Contains(appendErr.Error(), "max_temp_directory_size") {
+	if !errors.Is(appendErr, ErrSpaceLimit) || !strings.Contains(appendErr.Error(), "max_temp_directory_size") || !strings.Contains(appendErr.Error(), s.Dir()) {
 		t.Fatalf("err = %v, want the space limit", appendErr)
 	}
 	if s.Used() > 20<<10 {
@@ -132,7 +154,13 @@ func TestLimit(t *testing.T) {
 }
 
 func TestChargeRefusal(t *testing.T) {
-	s, err := Open(t.TempDir(), 0)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testChargeRefusal(t, b.open) })
+	}
+}
+
+func testChargeRefusal(t *testing.T, open func(string, int64) (*Space, error)) {
+	s, err := open(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +176,47 @@ func TestChargeRefusal(t *testing.T) {
 	refuse := errors.New("over budget")
 	if _, _, err := r.Next(func(int64) error { return refuse }); !errors.Is(err, refuse) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMemorySpace checks what sets a memory Space apart: it names memory
+// where a directory would be, its bytes come back when its files are
+// removed or it is closed, and a removed file cannot be written.
+func TestMemorySpace(t *testing.T) {
+	s := OpenMemory(0)
+	if !s.InMemory() || s.Dir() != MemoryWhere {
+		t.Fatalf("InMemory %v, Dir %q", s.InMemory(), s.Dir())
+	}
+	var files []*File
+	for range 3 {
+		f, err := s.Create()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Append(testColumns(500, 3)); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if st := s.Stats(); st.Files != 3 || s.Used() != 3*files[0].Size() {
+		t.Errorf("stats %+v, used %d", st, s.Used())
+	}
+	if err := files[0].Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := files[0].Append(testColumns(1, 1)); err == nil {
+		t.Error("append to a removed file succeeded")
+	}
+	if s.Used() != 2*files[1].Size() {
+		t.Errorf("used %d after one remove, want %d", s.Used(), 2*files[1].Size())
+	}
+	if err := s.Close(); err != nil || s.Used() != 0 {
+		t.Errorf("close: %v, used %d", err, s.Used())
+	}
+	if d, err := Open(t.TempDir(), 0); err != nil || d.InMemory() {
+		t.Errorf("Open here: %v, in memory %v; want files", err, d != nil && d.InMemory())
+	} else {
+		d.Close()
 	}
 }
 

@@ -81,6 +81,10 @@ type Options struct {
 	// MaxThreads is the most threads the runtime offers (0: no limit); an
 	// experiment whose threads parameter asks for more is refused.
 	MaxThreads int
+	// Browser says the runtime is the browser's kernel (kernel.Limits
+	// .Browser): the notes of Fit then give the browser's reason for its
+	// one thread; a server with few threads gives its own.
+	Browser bool
 	// DB holds the data directory's tables, for experiments with RunData.
 	DB *engine.DB
 	// DataDir, when set, is the directory DB reads; Check verifies through

@@ -17,6 +17,15 @@ import (
 // oneThreadWhy is the browser fact behind every adaptation.
 const oneThreadWhy = "Go WebAssembly in the browser runs on one thread"
 
+// threadsWhy is the fact behind an adaptation to o's threads: the
+// browser's, or that of a server limited to o.MaxThreads.
+func threadsWhy(o Options) string {
+	if o.Browser {
+		return oneThreadWhy
+	}
+	return fmt.Sprintf("this server runs a cell on at most %d thread%s", o.MaxThreads, map[bool]string{true: "", false: "s"}[o.MaxThreads == 1])
+}
+
 // Fit returns the run that a runtime with o's limits can do of s with
 // raw: s and raw unchanged where it can run them as asked; raw with its
 // threads parameter lowered to o.MaxThreads where only the default asked
@@ -61,17 +70,26 @@ func (s Spec) Fit(raw map[string]string, o Options) (Spec, map[string]string, st
 		}
 		m.RunData = nil
 		threads := max(want, n)
+		if !o.Browser {
+			return m, raw, fmt.Sprintf("modelled, not measured: %s needs %d threads running at the same time and %s; "+
+				"this cell runs a model of %d cores instead, and grades the prediction against it — a server with more threads measures it on real cores",
+				s.Name, threads, threadsWhy(o), threads)
+		}
 		return m, raw, fmt.Sprintf("modelled, not measured: %s needs %d threads running at the same time and %s; "+
 			"this cell runs a model of %d cores instead, and grades the prediction against it — the server measures it on real cores (see the reference run)",
-			s.Name, threads, oneThreadWhy, threads)
+			s.Name, threads, threadsWhy(o), threads)
 	case !explicit && hasThreads && n > o.MaxThreads && want <= o.MaxThreads:
 		r := maps.Clone(raw)
 		if r == nil {
 			r = map[string]string{}
 		}
 		r["threads"] = strconv.Itoa(o.MaxThreads)
+		if !o.Browser {
+			return s, r, fmt.Sprintf("on %d thread: %s, so this runs threads=%d (the experiment's default is threads=%s)",
+				o.MaxThreads, threadsWhy(o), o.MaxThreads, def)
+		}
 		return s, r, fmt.Sprintf("on %d thread: %s, so this runs threads=%d; the server also runs threads=%s (see the reference run)",
-			o.MaxThreads, oneThreadWhy, o.MaxThreads, def)
+			o.MaxThreads, threadsWhy(o), o.MaxThreads, def)
 	}
 	return s, raw, ""
 }

@@ -13,7 +13,8 @@ import (
 // each lesson experiment: the experiment as written, on one thread, or
 // its model — never a refusal where a variant exists.
 func TestFitOneThread(t *testing.T) {
-	one := Options{MaxThreads: 1}
+	one := Options{MaxThreads: 1, Browser: true}
+	server := Options{MaxThreads: 1} // a server limited to one thread: no browser
 	tests := []struct {
 		name     string
 		raw      map[string]string
@@ -29,6 +30,8 @@ func TestFitOneThread(t *testing.T) {
 		{"zeroing", nil, one, false, "1", "runs threads=1"},
 		{"zeroing", map[string]string{"threads": "1"}, one, false, "", ""},
 		{"branches", nil, one, false, "", ""},
+		{"false-sharing", map[string]string{"threads": "2"}, server, true, "", "this server runs a cell on at most 1 thread"},
+		{"zeroing", nil, server, false, "1", "this server runs a cell on at most 1 thread"},
 		{"false-sharing", map[string]string{"threads": "2"}, Options{}, false, "", ""},
 		{"false-sharing", map[string]string{"threads": "2"}, Options{MaxThreads: 4}, false, "", ""},
 	}
@@ -50,6 +53,9 @@ func TestFitOneThread(t *testing.T) {
 			}
 			if strings.Contains(note, "--") {
 				t.Errorf("note names a server flag: %q", note)
+			}
+			if !tt.o.Browser && strings.Contains(note, "browser") {
+				t.Errorf("note names the browser on a server: %q", note)
 			}
 			if err := fs.Check(raw, tt.o); err != nil {
 				t.Errorf("Check after Fit: %v", err)

@@ -106,7 +106,7 @@ type ThreadsError struct {
 
 func (e *ThreadsError) Error() string {
 	if e.Have == 1 {
-		return fmt.Sprintf("this needs %d threads and this runtime has one (Go WebAssembly in the browser runs on one thread): run it on the server", e.Want)
+		return fmt.Sprintf("this needs %d threads and this runtime runs a cell on one", e.Want)
 	}
 	return fmt.Sprintf("this needs %d threads and this runtime allows %d", e.Want, e.Have)
 }

@@ -40,7 +40,7 @@ type Measure struct {
 func (m *Measure) String() string { return m.src }
 
 // UsesSQL reports whether the measure reads an SQL result (elapsed, rows,
-// scanned, value), and UsesData whether it reads a measurement; a valid measure
+// scanned, failed, value), and UsesData whether it reads a measurement; a valid measure
 // does not do both.
 func (m *Measure) UsesSQL() bool { return m.root.uses(true) }
 
@@ -50,10 +50,15 @@ func (m *Measure) UsesData() bool { return m.root.uses(false) }
 // Queries returns the highest query number the measure refers to (0: none).
 func (m *Measure) Queries() int { return m.root.maxQuery() }
 
+// ReadsFailure reports whether the measure asks whether a query failed
+// (failed(N)): it is then evaluated on a cell that failed too.
+func (m *Measure) ReadsFailure() bool { return m.root.readsFailure() }
+
 type node interface {
 	eval(r Result) (float64, error)
 	uses(sql bool) bool
 	maxQuery() int
+	readsFailure() bool
 }
 
 type numNode float64
@@ -61,6 +66,7 @@ type numNode float64
 func (n numNode) eval(Result) (float64, error) { return float64(n), nil }
 func (numNode) uses(bool) bool                 { return false }
 func (numNode) maxQuery() int                  { return 0 }
+func (numNode) readsFailure() bool             { return false }
 
 type binNode struct {
 	op   byte
@@ -97,6 +103,7 @@ func (b binNode) eval(r Result) (float64, error) {
 }
 func (b binNode) uses(sql bool) bool { return b.l.uses(sql) || b.r.uses(sql) }
 func (b binNode) maxQuery() int      { return max(b.l.maxQuery(), b.r.maxQuery()) }
+func (b binNode) readsFailure() bool { return b.l.readsFailure() || b.r.readsFailure() }
 
 type negNode struct{ x node }
 
@@ -106,8 +113,10 @@ func (n negNode) eval(r Result) (float64, error) {
 }
 func (n negNode) uses(sql bool) bool { return n.x.uses(sql) }
 func (n negNode) maxQuery() int      { return n.x.maxQuery() }
+func (n negNode) readsFailure() bool { return n.x.readsFailure() }
 
-// queryNode is elapsed(N), rows(N), scanned(N) or value(N, column).
+// queryNode is elapsed(N), rows(N), scanned(N), failed(N) or
+// value(N, column).
 type queryNode struct {
 	fn     string
 	n      int
@@ -116,12 +125,22 @@ type queryNode struct {
 
 func (q queryNode) uses(sql bool) bool { return sql }
 func (q queryNode) maxQuery() int      { return q.n }
+func (q queryNode) readsFailure() bool { return q.fn == "failed" }
 
 func (q queryNode) eval(r Result) (float64, error) {
 	if q.n > len(r.Queries) {
 		return 0, fmt.Errorf("%s(%d): the cell ran %d quer%s (statements that return a table)", q.fn, q.n, len(r.Queries), plural(len(r.Queries), "y", "ies"))
 	}
 	st := r.Queries[q.n-1]
+	if q.fn == "failed" {
+		if st.Error != "" {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	if st.Error != "" {
+		return 0, fmt.Errorf("%s(%d): the query failed (%s)", q.fn, q.n, st.Error)
+	}
 	switch q.fn {
 	case "elapsed":
 		return float64(st.ElapsedNs), nil
@@ -170,6 +189,7 @@ type pathNode struct {
 
 func (p pathNode) uses(sql bool) bool { return !sql }
 func (pathNode) maxQuery() int        { return 0 }
+func (pathNode) readsFailure() bool   { return false }
 
 func (p pathNode) eval(r Result) (float64, error) {
 	obj, ok := r.Data.(map[string]any)
@@ -301,8 +321,12 @@ type Result struct {
 	Data    any
 }
 
-// Query is one statement of an SQL cell that returned a table.
+// Query is one statement of an SQL cell that returned a table, or the
+// query the cell failed in (Error set; nothing else is known of it).
 type Query struct {
+	// Error is the name of the error the query failed with ("": none),
+	// e.g. "MemoryLimit".
+	Error     string
 	ElapsedNs int64
 	RowCount  int
 	// Scanned is the number of rows the query read from its tables (0:
@@ -344,7 +368,7 @@ func Parse(src string) (*Measure, error) {
 	}
 	m := &Measure{src: src, root: root}
 	if m.UsesSQL() && m.UsesData() {
-		return nil, &Error{Measure: src, Col: 1, Msg: "mixes SQL references (elapsed, rows, scanned, value) with measurement members; a cell has one or the other"}
+		return nil, &Error{Measure: src, Col: 1, Msg: "mixes SQL references (elapsed, rows, scanned, failed, value) with measurement members; a cell has one or the other"}
 	}
 	return m, nil
 }
@@ -544,17 +568,17 @@ func (p *parser) factor(depth int) (node, error) {
 	return nil, p.errorf("expected a number, a reference or '(', found %s", p.tok)
 }
 
-// reference = ("elapsed"|"rows"|"scanned") "(" N ")" | "value" "(" N "," column ")"
+// reference = ("elapsed"|"rows"|"scanned"|"failed") "(" N ")" | "value" "(" N "," column ")"
 // | ident | ident "[" selector "]" "." ident
 func (p *parser) reference() (node, error) {
 	name := p.tok
 	p.next()
 	if p.is("(") {
 		switch name.text {
-		case "elapsed", "rows", "scanned", "value":
+		case "elapsed", "rows", "scanned", "failed", "value":
 		default:
 			p.tok = name
-			return nil, p.errorf("unknown function %s: the functions are elapsed(N), rows(N), scanned(N) and value(N, column)", name.text)
+			return nil, p.errorf("unknown function %s: the functions are elapsed(N), rows(N), scanned(N), failed(N) and value(N, column)", name.text)
 		}
 		p.next()
 		if p.tok.kind != tNum || p.tok.num != math.Trunc(p.tok.num) || p.tok.num < 1 || p.tok.num > 1000 || strings.ContainsAny(p.tok.text, ".eE") {

@@ -24,6 +24,7 @@
 //	elapsed(N)        sql: the elapsed time in ns of the cell's N-th query
 //	rows(N)           sql: the row count of the N-th query
 //	scanned(N)        sql: the rows the N-th query read from its tables
+//	failed(N)         sql: 1 if the N-th query failed (the cell stopped there), 0 if it answered
 //	value(N, column)  sql: the number in the first row of column of the N-th query
 //	field             other kinds: a number member of the measurement
 //	array[sel].field  other kinds: field of the element of array that sel picks
@@ -32,6 +33,10 @@
 // RESET statements are not counted, so in
 // "SET group_by='naive'; SELECT …; SET group_by='radix'; SELECT …" the
 // ratio of the two runs is elapsed(1) / elapsed(2). N counts from 1.
+//
+// A cell that fails has no measured value, except for a measure that asks
+// whether a query failed: failed(N) with choices such as ["it answers",
+// "it fails"] and bounds [0.5] grades a prediction that a query fails.
 //
 // The measurement of a latency, bandwidth or sweep cell is its measurement
 // JSON (a latency curve has "points", each with "bytes" and "ns"); that of
@@ -341,12 +346,16 @@ func Compare(cell string, s *Spec, g *Guess, res Result, failed error) Outcome {
 	}
 	m, err := Parse(s.Measure)
 	switch {
-	case failed != nil:
+	case failed != nil && (err != nil || !m.ReadsFailure()):
 		o.Note = "no measured value: the cell failed (" + failed.Error() + ")"
 	case err != nil:
 		o.Note = "no measured value: " + err.Error()
 	default:
 		v, err := m.Eval(res)
+		if err != nil && failed != nil {
+			o.Note = "no measured value: the cell failed (" + failed.Error() + ")"
+			break
+		}
 		if err != nil {
 			o.Note = "no measured value: " + err.Error()
 			break
@@ -378,8 +387,8 @@ func (o Outcome) Text() string {
 		if o.MeasuredChoice != nil {
 			meas = *o.MeasuredChoice
 		}
-		if o.Measured != nil {
-			meas += " (" + FormatValue(*o.Measured) + ")"
+		if m, err := Parse(o.Measure); o.Measured != nil && (err != nil || !m.ReadsFailure()) {
+			meas += " (" + FormatValue(*o.Measured) + ")" // failed(N)'s 0 or 1 says nothing more
 		}
 		fmt.Fprintf(&b, "  your guess: %s\n  measured:   %s\n", guess, meas)
 	} else {

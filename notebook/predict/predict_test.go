@@ -62,6 +62,7 @@ func TestEval(t *testing.T) {
 		{ElapsedNs: 3000, RowCount: 10, Scanned: 2000, Columns: []string{"UserID", "c"}, First: []*string{sp("7"), sp("12.5")}},
 		{ElapsedNs: 2000, RowCount: 10, Columns: []string{"UserID", "c"}, First: []*string{sp("7"), nil}},
 	}}
+	failedSQL := Result{Queries: []Query{{Error: "MemoryLimit"}}}
 	tests := []struct {
 		measure string
 		res     Result
@@ -91,6 +92,10 @@ func TestEval(t *testing.T) {
 		{"runs[first].x", Result{Data: data}, 0, `no list "runs"`},
 		{"points[first].cycles", Result{Data: data}, 0, `no member "cycles"`},
 		{"speedup", sql, 0, "no measurement"},
+		{"failed(2)", sql, 0, ""},
+		{"failed(1)", failedSQL, 1, ""},
+		{"elapsed(1)", failedSQL, 0, "the query failed (MemoryLimit)"},
+		{"failed(2)", failedSQL, 0, "ran 1 query"},
 	}
 	for _, tt := range tests {
 		m, err := Parse(tt.measure)
@@ -198,6 +203,24 @@ func TestCompare(t *testing.T) {
 	o = Compare("c1", num, nil, res, errors.New("SQLError: boom"))
 	if o.Measured != nil || !strings.Contains(o.Note, "the cell failed") {
 		t.Errorf("failed cell: %+v", o)
+	}
+	// failed(N) grades a prediction that a query fails, on the cell that
+	// failed there; it says 0 where the query answered.
+	fails := &Spec{Question: "Will it answer?", Choices: []string{"it answers", "it fails"}, Bounds: []float64{0.5}, Measure: "failed(1)"}
+	failedRes := Result{Queries: []Query{{Error: "MemoryLimit"}}}
+	o = Compare("c1", fails, &Guess{Choice: "it fails"}, failedRes, errors.New("MemoryLimit: over"))
+	if o.Measured == nil || *o.Measured != 1 || o.MeasuredChoice == nil || *o.MeasuredChoice != "it fails" || o.Note != "" {
+		t.Errorf("failed(1) on the failed cell: %+v", o)
+	}
+	if txt := o.Text(); !strings.Contains(txt, "measured:   it fails\n") {
+		t.Errorf("failed(1) text = %q, want the choice without its 0 or 1", txt)
+	}
+	o = Compare("c1", fails, nil, res, nil)
+	if o.MeasuredChoice == nil || *o.MeasuredChoice != "it answers" {
+		t.Errorf("failed(1) on a cell that answered: %+v", o)
+	}
+	if o = Compare("c1", fails, nil, Result{}, errors.New("SQLError: before any query")); o.Measured != nil {
+		t.Errorf("failed(1) on a cell that failed before its query: %+v", o)
 	}
 	// The contract: every member is present, null where unknown.
 	b, err := json.Marshal(Compare("c1", num, nil, Result{}, errors.New("x")))

@@ -145,13 +145,13 @@ func newTable(opts gen.Options) (*engine.DB, genReply, error) {
 }
 
 // attach starts the browser's kernel over db — the server's kernel with
-// the browser's explicit limits (one thread, BrowserCellMemory) — and
+// the browser's explicit limits (one thread, BrowserCellMemory, Browser) — and
 // subscribes to its one session. keys may be nil (the manager makes one).
 func attach(db *engine.DB) (*kernel.Subscription, error) {
 	m, err := kernel.NewManager(kernel.ManagerConfig{
 		Executor: kernel.Config{
 			DB:     db,
-			Limits: kernel.Limits{CellMemory: BrowserCellMemory, QueryMemory: BrowserCellMemory, Threads: 1},
+			Limits: kernel.Limits{CellMemory: BrowserCellMemory, QueryMemory: BrowserCellMemory, Threads: 1, Browser: true},
 		},
 		Scheduler:   kernel.NewScheduler(1),
 		BufferBytes: 4 << 20,

@@ -184,7 +184,7 @@ export function renderPrediction(o) {
             "li" + (c === o.measured_choice ? ".measured" : "") + (c === o.guess_choice ? ".guessed" : ""),
             h("span.choice", c),
             c === o.guess_choice ? h("span.tag.guess", "your guess") : null,
-            c === o.measured_choice ? h("span.tag.meas", `measured${o.measured !== null ? " " + fmtValue(o.measured) : ""}`) : null,
+            c === o.measured_choice ? h("span.tag.meas", `measured${o.measured !== null && !/\bfailed\(/.test(o.measure || "") ? " " + fmtValue(o.measured) : ""}`) : null,
           ),
         ),
       ),
