@@ -98,7 +98,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	order := fs.String("order", "shuffled", "row order: shuffled or clustered")
 	threadsFlag := fs.String("threads", "1,2", "comma-separated thread counts for the parallel strategy and DuckDB")
 	reps := fs.Int("reps", 5, "timed repetitions per variant (alternated)")
-	queries := fs.String("queries", "Q15,Q16,Q33", "queries to run: Q15, Q16, Q33")
+	queries := fs.String("queries", "Q15,Q16,Q33", "queries to run: Q15, Q16, Q33 (empty: only the cold and spill rows)")
 	data := fs.String("data", "", "data directory (default data/bench-ROWS-ORDER)")
 	duck := fs.String("duckbench", "bin/duckbench", "path of the duckbench binary (empty: skip DuckDB)")
 	format := fs.String("format", "table", "output: table (markdown) or json")
@@ -141,6 +141,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var qs []benchQuery
 	for _, name := range strings.Split(*queries, ",") {
+		if *queries == "" {
+			break
+		}
 		i := slices.IndexFunc(benchQueries, func(q benchQuery) bool { return strings.EqualFold(q.Name, strings.TrimSpace(name)) })
 		if i < 0 {
 			return fmt.Errorf("--queries: unknown query %q (known: Q15, Q16, Q33)", name)
@@ -179,9 +182,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		variants = append(variants, benchVariant{"cachebook", "parallel", t})
 	}
 	var dc *duckClient
+	duckFound := false
 	if *duck != "" {
-		if _, err := os.Stat(*duck); err != nil {
+		_, statErr := os.Stat(*duck)
+		duckFound = statErr == nil
+		if !duckFound {
 			rep.DuckDB = fmt.Sprintf("not measured: %s not found (run make bench, which builds it)", *duck)
+		} else if len(qs) == 0 {
+			// Only fresh processes below: nothing to load.
 		} else if dc, err = startDuck(ctx, *duck); err != nil {
 			rep.DuckDB = "not measured: " + err.Error()
 		} else {
@@ -304,8 +312,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rep.Scaling = scaling(rep.Results)
 	if *cold > 0 || *spillLimit != "" {
 		duckPath := ""
-		if dc != nil {
+		if dc != nil || (duckFound && len(qs) == 0) {
 			duckPath = *duck
+		}
+		if dc != nil {
 			dc.close()
 		}
 		// The cold and spill runs are fresh processes: give back what the
@@ -364,8 +374,10 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 	if rep.DuckDB != "" {
 		fmt.Fprintf(&b, "DuckDB: %s\n", rep.DuckDB)
 	}
-	b.WriteString("\n| query | variant | threads | groups | median ms | ns/row | speedup vs naive | time vs DuckDB (same threads) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	if len(rep.Results) > 0 {
+		b.WriteString("\n| query | variant | threads | groups | median ms | ns/row | speedup vs naive | time vs DuckDB (same threads) |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, r := range rep.Results {
 		name := r.Variant.Strategy
 		if r.Variant.Engine == "duckdb" {
