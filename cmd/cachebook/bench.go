@@ -107,7 +107,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cold := fs.Int("cold", 5, "fresh-process runs per cold and first-look query (0: skip them)")
 	one := fs.String("one", "", "internal: run this SQL in this process over --data and print the time as JSON")
 	oneThreads := fs.Int("one-threads", 1, "internal: threads for --one and --spill-one")
-	spillLimit := fs.String("spill-limit", "256MB", "memory_limit for the spill row, "+spillQuery.Name+" in fresh processes (empty: skip it)")
+	spillLimit := fs.String("spill-limit", "512MB", "memory_limit for the spill row, "+spillQuery.Name+" in fresh processes (empty: skip it)")
 	spillReps := fs.Int("spill-reps", 3, "fresh-process runs per engine and thread count for the spill row")
 	spillOne := fs.String("spill-one", "", "internal: run this SQL under --spill-limit in this process over --data and print the time and spill as JSON")
 	spillDir := fs.String("spill-dir", "", "internal: temp_directory for --spill-one")

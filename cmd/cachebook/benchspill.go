@@ -24,6 +24,13 @@ import (
 var spillQuery = benchQuery{"Q17 spill",
 	"SELECT UserID, SearchPhrase, count(*) AS c FROM hits GROUP BY UserID, SearchPhrase", []string{"UserID", "SearchPhrase"}}
 
+// spillColumnCache bounds the column cache of the spill row's cachebook
+// processes. The cache is memory outside memory_limit (DuckDB's limit
+// covers its buffers); one this small keeps no whole column, so the
+// columns are converted a morsel at a time and the process's peak RSS is
+// the query's own memory, comparable with DuckDB's under the same limit.
+const spillColumnCache = 64 << 20
+
 // spillRow is one engine's spill query under one memory limit, each run a
 // fresh process reading the Parquet file, as the cold rows.
 type spillRow struct {
@@ -62,7 +69,7 @@ type spillResult struct {
 func benchSpillOne(ctx context.Context, dir, src string, threads int, limit, tempDir string, stdout io.Writer) error {
 	start := time.Now()
 	var res spillResult
-	db, err := openEngine(engine.Options{DataDir: dir, Cache: hostCacheSizes()})
+	db, err := openEngine(engine.Options{DataDir: dir, Cache: hostCacheSizes(), CacheBytes: spillColumnCache})
 	if err == nil {
 		set := fmt.Sprintf("SET threads = %d; SET memory_limit = %s; ", threads, sqlQuote(limit))
 		if tempDir != "" {
@@ -252,8 +259,8 @@ func writeSpillTable(b *strings.Builder, rows []spillRow) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nSpill: %s under SET memory_limit = '%s' in both engines, a fresh process per run, straight from the Parquet file; time from opening the data to the last row (DuckDB: the query's time in read_parquet), peak resident memory of the process.\n\n",
-		rows[0].Query, rows[0].MemoryLimit)
+	fmt.Fprintf(b, "\nSpill: %s under SET memory_limit = '%s' in both engines, a fresh process per run, straight from the Parquet file (cachebook's column cache %d MiB); time from opening the data to the last row (DuckDB: the query's time in read_parquet), peak resident memory of the process.\n\n",
+		rows[0].Query, rows[0].MemoryLimit, spillColumnCache>>20)
 	b.WriteString("| query | engine | threads | groups | median ms | peak RSS MiB | spilled | time vs DuckDB |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		if r.Error != "" {
