@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -42,7 +43,8 @@ var clickBenchCannotSpill = map[int]string{
 // variants TestClickBench adds) under a memory_limit small enough that the
 // large GROUP BYs spill, and compares each answer with DuckDB's (without a
 // limit). The large GROUP BYs must report a spill in their plan, and no
-// spill file may be left afterwards.
+// spill file may be left afterwards. Under the race detector only Q16,
+// Q17 and Q18 run.
 func TestClickBenchSpill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 200,000-row table")
@@ -75,7 +77,16 @@ func TestClickBenchSpill(t *testing.T) {
 	for i, q := range queries {
 		cases = append(cases, spillCase{fmt.Sprintf("Q%02d", i), i, q})
 	}
+	if raceEnabled {
+		// The race detector slows the comparisons of large references
+		// (Q32's 200,000 tied rows) and Q28's regexp tenfold: only the
+		// GROUP BY UserID, SearchPhrase queries, which spill in parallel.
+		cases = slices.DeleteFunc(cases, func(c spillCase) bool { return c.n < 16 || c.n > 18 })
+	}
 	for _, c := range scaledQueries(t, queries) {
+		if raceEnabled {
+			break
+		}
 		var n int
 		if _, err := fmt.Sscanf(c.id, "Q%02d-scaled", &n); err != nil {
 			t.Fatalf("%s: %v", c.id, err)
