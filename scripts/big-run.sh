@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# big-run.sh: the 100M-row run of issue 11. Generates (if missing) a
+# big-run.sh: the 100M-row run of issues 11 and 31. Generates (if missing) a
 # ClickBench-shaped hits table of ROWS rows in DATA, then runs the first
 # look (SELECT * FROM hits LIMIT 3) and each of the 43 ClickBench queries
-# in its own cachebook process under SET memory_limit = LIMIT, printing
-# one line per query: its number, status (ok, or the error's first line),
-# wall seconds and the process's peak resident memory.
+# in its own cachebook process under SET memory_limit = LIMIT and, right
+# after it, in its own DuckDB process (bin/duckbench -query, over a view of
+# the same Parquet file, as ClickBench's duckdb-parquet setup) under the
+# same memory_limit and threads. It prints one line per query: its number,
+# then for each engine its status (ok, or the error's first line), wall
+# seconds, the process's peak resident memory and the rows it returned,
+# then cachebook's time over DuckDB's.
 #
 #	scripts/big-run.sh                  # 100M rows in /tmp/cachebook-big, 4GB
 #	ROWS=10000000 LIMIT=1GB scripts/big-run.sh
+#	ONLY="16 17 18" DUCK= scripts/big-run.sh   # cachebook alone, three queries
 #
 # It needs about 9.3 GB of disk per 100M rows and takes tens of minutes.
 set -euo pipefail
 ROWS=${ROWS:-100000000}
 DATA=${DATA:-/tmp/cachebook-big}
 LIMIT=${LIMIT:-4GB}
+# Both engines get the same threads; 0 means one per core.
 THREADS=${THREADS:-0}
+[ "$THREADS" = 0 ] && THREADS=$(nproc)
 # The column cache is memory the engine keeps between queries, outside
 # memory_limit; each query runs in a process of its own, so a small cache
 # costs little and the peak RSS shows the query's own memory.
@@ -22,32 +29,86 @@ CACHE=${CACHE:-512MiB}
 START=${START:-0}
 ONLY=${ONLY:-} # e.g. "4 16 18": only these query numbers
 BIN=${BIN:-bin/cachebook}
+DUCK=${DUCK-bin/duckbench} # empty: cachebook alone
+# DuckDB spills here (its default is .tmp in the working directory).
+DUCK_TMP=${DUCK_TMP:-${TMPDIR:-/tmp}/big-run-duckdb.tmp}
+# Wall-clock limit of one process, in seconds.
+TIMEOUT=${TIMEOUT:-1800}
 QUERIES=${QUERIES:-engine/sql/testdata/clickbench.sql}
 export GODEBUG=madvdontneed=0
 
 test -x "$BIN" || go build -o "$BIN" ./cmd/cachebook
+if [ -n "$DUCK" ] && ! test -x "$DUCK"; then
+	(cd difftest && go build -o "$OLDPWD/$DUCK" ./cmd/duckbench)
+fi
 if ! test -f "$DATA/hits.parquet"; then
 	/usr/bin/time -f "generated $ROWS rows in %e s, peak RSS %M KiB" "$BIN" gen --rows "$ROWS" --order shuffled --seed 1 --out "$DATA"
 fi
 ls -l "$DATA/hits.parquet"
+parquet=$(cd "$DATA" && pwd)/hits.parquet
 
-settings="SET memory_limit = '$LIMIT'"
-if [ "$THREADS" != 0 ]; then settings="$settings; SET threads = $THREADS"; fi
+settings="SET memory_limit = '$LIMIT'; SET threads = $THREADS"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-run() { # run LABEL SQL
-	local out rc=0 t
-	t=$(mktemp)
-	out=$(/usr/bin/time -o "$t" -f "%e %M" "$BIN" query --data "$DATA" --cache "$CACHE" --format tsv "$settings; $2" 2>&1) || rc=$?
+# measure CMD...: runs CMD under time(1) and timeout(1), stdout to
+# $tmp/out, stderr to $tmp/err; sets rc, secs, mib.
+measure() {
+	rc=0
+	timeout "$TIMEOUT" /usr/bin/time -o "$tmp/time" -f "%e %M" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	# time(1) writes "Command exited with non-zero status N" first.
-	read -r secs kib < <(tail -1 "$t")
-	rm -f "$t"
-	local status=ok
-	if [ $rc -ne 0 ]; then
-		status="exit $rc: $(printf '%s\n' "$out" | grep -m1 'cachebook query:' | cut -c1-200)"
-	fi
-	printf '%s\t%s\t%.2f s\t%d MiB\n' "$1" "$status" "$secs" $((kib / 1024))
+	local kib
+	read -r secs kib < <(tail -1 "$tmp/time" 2>/dev/null || echo "0 0")
+	[ "$rc" = 124 ] && secs=$TIMEOUT
+	mib=$((kib / 1024))
 }
 
+ours() { # ours SQL: prints status, seconds, MiB, rows
+	measure "$BIN" query --data "$DATA" --cache "$CACHE" --format tsv "$settings; $1"
+	local status=ok rows
+	rows=$(wc -l <"$tmp/out") # a header line, then the rows
+	rows=$((rows > 0 ? rows - 1 : 0))
+	if [ "$rc" = 124 ]; then
+		status="timeout after ${TIMEOUT}s"
+	elif [ "$rc" != 0 ]; then
+		status="exit $rc: $(grep -m1 'cachebook query:' "$tmp/err" | cut -c1-300 || true)"
+	fi
+	printf '%s\t%.2f\t%d\t%d' "$status" "$secs" "$mib" "$rows"
+}
+
+duck() { # duck SQL: prints status, seconds, MiB, rows
+	measure "$DUCK" -threads "$THREADS" -memory-limit "$LIMIT" -temp-directory "$DUCK_TMP" -parquet "$parquet" -query "$1"
+	rm -rf "$DUCK_TMP"
+	local status=ok rows
+	rows=$(grep -o '"rows":[0-9]*' "$tmp/out" | cut -d: -f2 || true)
+	if [ "$rc" = 124 ]; then
+		status="timeout after ${TIMEOUT}s"
+	elif [ "$rc" != 0 ]; then
+		status="exit $rc: $(grep -m1 'duckbench:' "$tmp/err" | cut -c1-300 || true)"
+	fi
+	printf '%s\t%.2f\t%d\t%d' "$status" "$secs" "$mib" "${rows:-0}"
+}
+
+run() { # run LABEL SQL
+	local a b ratio=""
+	a=$(ours "$2")
+	printf '%s\t%s' "$1" "$a"
+	if [ -n "$DUCK" ]; then
+		b=$(duck "$2")
+		ratio=$(awk -F'\t' -v a="$a" -v b="$b" 'BEGIN {
+			split(a, x, "\t"); split(b, y, "\t")
+			if (x[1] == "ok" && y[1] == "ok" && y[2] > 0) printf "%.2f", x[2] / y[2]
+			if (x[1] == "ok" && y[1] == "ok" && x[4] != y[4]) printf " rows differ"
+		}')
+		printf '\t%s\t%s' "$b" "$ratio"
+	fi
+	printf '\n'
+}
+
+printf '# %s rows, memory_limit %s, threads %s, %s\n' "$ROWS" "$LIMIT" "$THREADS" "$(date -u +%FT%TZ)"
+printf 'query\tcachebook\ts\tMiB\trows'
+[ -n "$DUCK" ] && printf '\tduckdb\ts\tMiB\trows\tratio'
+printf '\n'
 [ "$START" = 0 ] && [ -z "$ONLY" ] && run "first-look" "SELECT * FROM hits LIMIT 3"
 n=0
 while IFS= read -r q; do

@@ -17,6 +17,7 @@ import (
 
 	"cachebook/engine"
 	"cachebook/engine/gen"
+	"cachebook/engine/units"
 	"cachebook/kernel/perf"
 )
 
@@ -85,6 +86,9 @@ type benchReport struct {
 	Cold []coldRow `json:"cold,omitempty"`
 	// Scaling compares the parallel strategy's 2- and 1-thread times.
 	Scaling []scalingRow `json:"scaling,omitempty"`
+	// Spill is the spill query under a memory limit that makes cachebook
+	// spill, against DuckDB under the same limit, in fresh processes.
+	Spill []spillRow `json:"spill,omitempty"`
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -94,7 +98,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	order := fs.String("order", "shuffled", "row order: shuffled or clustered")
 	threadsFlag := fs.String("threads", "1,2", "comma-separated thread counts for the parallel strategy and DuckDB")
 	reps := fs.Int("reps", 5, "timed repetitions per variant (alternated)")
-	queries := fs.String("queries", "Q15,Q16,Q33", "queries to run: Q15, Q16, Q33")
+	queries := fs.String("queries", "Q15,Q16,Q33", "queries to run: Q15, Q16, Q33 (empty: only the cold and spill rows)")
 	data := fs.String("data", "", "data directory (default data/bench-ROWS-ORDER)")
 	duck := fs.String("duckbench", "bin/duckbench", "path of the duckbench binary (empty: skip DuckDB)")
 	format := fs.String("format", "table", "output: table (markdown) or json")
@@ -102,18 +106,30 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	counters := fs.Bool("counters", true, "measure one extra run per variant with perf counters")
 	cold := fs.Int("cold", 5, "fresh-process runs per cold and first-look query (0: skip them)")
 	one := fs.String("one", "", "internal: run this SQL in this process over --data and print the time as JSON")
-	oneThreads := fs.Int("one-threads", 1, "internal: threads for --one")
+	oneThreads := fs.Int("one-threads", 1, "internal: threads for --one and --spill-one")
+	spillLimit := fs.String("spill-limit", "512MB", "memory_limit for the spill row, "+spillQuery.Name+" in fresh processes (empty: skip it)")
+	spillReps := fs.Int("spill-reps", 3, "fresh-process runs per engine and thread count for the spill row")
+	spillOne := fs.String("spill-one", "", "internal: run this SQL under --spill-limit in this process over --data and print the time and spill as JSON")
+	spillDir := fs.String("spill-dir", "", "internal: temp_directory for --spill-one")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *one != "" {
 		return benchOne(ctx, *data, *one, *oneThreads, stdout)
 	}
+	if *spillOne != "" {
+		return benchSpillOne(ctx, *data, *spillOne, *oneThreads, *spillLimit, *spillDir, stdout)
+	}
 	if *order != "shuffled" && *order != "clustered" {
 		return fmt.Errorf("--order must be shuffled or clustered, got %q", *order)
 	}
-	if *reps < 1 || *rows < 1 {
-		return errors.New("--reps and --rows must be positive")
+	if *reps < 1 || *rows < 1 || *spillReps < 1 {
+		return errors.New("--reps, --rows and --spill-reps must be positive")
+	}
+	if *spillLimit != "" {
+		if _, err := units.ParseBytes(*spillLimit); err != nil {
+			return fmt.Errorf("--spill-limit: %w", err)
+		}
 	}
 	var threads []int
 	for _, f := range strings.Split(*threadsFlag, ",") {
@@ -125,6 +141,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var qs []benchQuery
 	for _, name := range strings.Split(*queries, ",") {
+		if *queries == "" {
+			break
+		}
 		i := slices.IndexFunc(benchQueries, func(q benchQuery) bool { return strings.EqualFold(q.Name, strings.TrimSpace(name)) })
 		if i < 0 {
 			return fmt.Errorf("--queries: unknown query %q (known: Q15, Q16, Q33)", name)
@@ -163,9 +182,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		variants = append(variants, benchVariant{"cachebook", "parallel", t})
 	}
 	var dc *duckClient
+	duckFound := false
 	if *duck != "" {
-		if _, err := os.Stat(*duck); err != nil {
+		_, statErr := os.Stat(*duck)
+		duckFound = statErr == nil
+		if !duckFound {
 			rep.DuckDB = fmt.Sprintf("not measured: %s not found (run make bench, which builds it)", *duck)
+		} else if len(qs) == 0 {
+			// Only fresh processes below: nothing to load.
 		} else if dc, err = startDuck(ctx, *duck); err != nil {
 			rep.DuckDB = "not measured: " + err.Error()
 		} else {
@@ -286,21 +310,30 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	rep.Scaling = scaling(rep.Results)
-	if *cold > 0 {
+	if *cold > 0 || *spillLimit != "" {
 		duckPath := ""
-		if dc != nil {
+		if dc != nil || (duckFound && len(qs) == 0) {
 			duckPath = *duck
+		}
+		if dc != nil {
 			dc.close()
 		}
-		// The cold runs are fresh processes: give back what the runs above
-		// hold (DuckDB's tables, our column cache and huge-page pool) first,
-		// so that they do not run beside gigabytes of this process's memory,
-		// which makes their page faults dearer.
+		// The cold and spill runs are fresh processes: give back what the
+		// runs above hold (DuckDB's tables, our column cache and huge-page
+		// pool) first, so that they do not run beside gigabytes of this
+		// process's memory, which makes their page faults dearer.
 		db.Close()
 		db = nil
 		debug.FreeOSMemory()
-		if rep.Cold, err = runCold(ctx, path, threads, *cold, duckPath, stderr); err != nil {
-			return err
+		if *cold > 0 {
+			if rep.Cold, err = runCold(ctx, path, threads, *cold, duckPath, stderr); err != nil {
+				return err
+			}
+		}
+		if *spillLimit != "" {
+			if rep.Spill, err = runSpill(ctx, path, threads, *spillReps, *spillLimit, duckPath, stderr); err != nil {
+				return err
+			}
 		}
 	}
 	if *out != "" {
@@ -341,8 +374,10 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 	if rep.DuckDB != "" {
 		fmt.Fprintf(&b, "DuckDB: %s\n", rep.DuckDB)
 	}
-	b.WriteString("\n| query | variant | threads | groups | median ms | ns/row | speedup vs naive | time vs DuckDB (same threads) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	if len(rep.Results) > 0 {
+		b.WriteString("\n| query | variant | threads | groups | median ms | ns/row | speedup vs naive | time vs DuckDB (same threads) |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, r := range rep.Results {
 		name := r.Variant.Strategy
 		if r.Variant.Engine == "duckdb" {
@@ -359,6 +394,7 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f | %.1f | %.2f× | %s |\n", r.Query, name, r.Variant.Threads, r.Groups, r.MedianMS, r.NSPerRow, r.VsNaive, vsD)
 	}
 	writeColdTable(&b, rep.Cold, rep.Scaling)
+	writeSpillTable(&b, rep.Spill)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -33,13 +33,14 @@ type duckReply struct {
 	Result  [][]*string `json:"result"`
 }
 
-// startDuck starts the duckbench binary at path.
-func startDuck(ctx context.Context, path string) (*duckClient, error) {
+// startDuck starts the duckbench binary at path with args (its flags:
+// -threads, -memory-limit).
+func startDuck(ctx context.Context, path string, args ...string) (*duckClient, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, abs)
+	cmd := exec.CommandContext(ctx, abs, args...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -107,6 +108,12 @@ func (d *duckClient) load(parquet, table string, columns []string) error {
 // the first row of the result.
 func (d *duckClient) query(sql string, threads int) (duckReply, error) {
 	return d.call(map[string]any{"op": "query", "sql": sql, "threads": threads, "return_rows": 1})
+}
+
+// exec runs a statement without a result, such as a SET.
+func (d *duckClient) exec(sql string) error {
+	_, err := d.call(map[string]any{"op": "exec", "sql": sql})
+	return err
 }
 
 // exited waits for a duckbench process whose pipes broke and says how it

@@ -9,6 +9,13 @@
 // Usage:
 //
 //	duckbench [-threads N] [-memory-limit 8GB]
+//	duckbench [-threads N] [-memory-limit 4GB] [-temp-directory DIR] -parquet hits.parquet -query SQL
+//
+// With -query it answers one query over a view hits of the -parquet file (as
+// ClickBench's duckdb-parquet setup reads it), prints one JSON reply line
+// with its time and row count, and exits: 0 when the query answered, 1
+// when it failed. scripts/big-run.sh uses this mode to run each query in a
+// fresh process, as it runs cachebook's.
 package main
 
 import (
@@ -41,9 +48,19 @@ const maxLine = 16 << 20
 func main() {
 	threads := flag.Int("threads", 0, "initial DuckDB threads (0: DuckDB's default, one per core)")
 	memLimit := flag.String("memory-limit", "", "DuckDB memory_limit, e.g. 8GB (empty: DuckDB's default)")
+	tempDir := flag.String("temp-directory", "", "DuckDB temp_directory for spilling (empty: DuckDB's default)")
+	parquet := flag.String("parquet", "", "with -query: the hits Parquet file")
+	query := flag.String("query", "", "answer this one query over a view hits of -parquet, print one reply line and exit")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *query != "" {
+		if err := runOne(ctx, os.Stdout, *threads, *memLimit, *tempDir, *parquet, *query); err != nil {
+			fmt.Fprintln(os.Stderr, "duckbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Stdin, os.Stdout, *threads, *memLimit); err != nil {
 		fmt.Fprintln(os.Stderr, "duckbench:", err)
 		os.Exit(1)
@@ -96,6 +113,56 @@ func run(ctx context.Context, in io.Reader, out io.Writer, threads int, memLimit
 	}
 	defer s.close()
 	return s.serve(ctx, in, out)
+}
+
+// runOne answers sql over a view hits of the parquet file in a fresh
+// database and writes one reply line to out: ok with ns, rows and the first
+// row, or the error. The error is also returned, so that the exit status
+// says whether the query answered.
+func runOne(ctx context.Context, out io.Writer, threads int, memLimit, tempDir, parquet, sql string) error {
+	rep, err := one(ctx, threads, memLimit, tempDir, parquet, sql)
+	if err != nil {
+		rep = &Reply{Error: err.Error()}
+	} else {
+		rep.OK = true
+	}
+	rep.Op = "query"
+	b, jerr := json.Marshal(rep)
+	if jerr != nil {
+		return jerr
+	}
+	if _, werr := out.Write(append(b, '\n')); werr != nil {
+		return fmt.Errorf("write reply: %w", werr)
+	}
+	return err
+}
+
+func one(ctx context.Context, threads int, memLimit, tempDir, parquet, sql string) (*Reply, error) {
+	if parquet == "" {
+		return nil, errors.New("-query needs -parquet")
+	}
+	s, err := newServer(ctx, threads, memLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if tempDir != "" {
+		if _, err := s.conn.ExecContext(ctx, "SET temp_directory = "+difftest.SQLString(tempDir)); err != nil {
+			return nil, fmt.Errorf("duckdb: temp_directory: %w", err)
+		}
+	}
+	q := fmt.Sprintf("CREATE OR REPLACE VIEW hits AS %s", difftest.HitsSource(parquet))
+	if _, err := s.conn.ExecContext(ctx, q); err != nil {
+		return nil, fmt.Errorf("duckdb: create view hits: %w", err)
+	}
+	rep, err := s.query(ctx, &Request{SQL: sql, ReturnRows: 1})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.conn.QueryRowContext(ctx, "SELECT version()").Scan(&rep.DuckDB); err != nil {
+		return nil, fmt.Errorf("duckdb: version: %w", err)
+	}
+	return rep, nil
 }
 
 // newServer opens an in-memory DuckDB database with one connection.

@@ -283,3 +283,63 @@ func FuzzServe(f *testing.F) {
 		}
 	})
 }
+
+// TestOneShot checks -query mode: one reply line for the query over a
+// view of the file, an error reply (and an error) for a failing query.
+func TestOneShot(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hits.parquet")
+	if err := gen.WriteFile(context.Background(), path, gen.Options{Rows: 5_000, Order: "shuffled", Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, parquet, sql string
+		ok                 bool
+		rows               int64
+		first              string // the first row, values joined by spaces
+		errLike            string
+	}{
+		{"count", path, "SELECT COUNT(*), typeof(MIN(EventDate)) FROM hits", true, 1, "5000 DATE", ""},
+		{"group by", path, "SELECT UserID, COUNT(*) FROM hits GROUP BY UserID", true, -1, "", ""},
+		{"bad column", path, "SELECT nope FROM hits", false, 0, "", "nope"},
+		{"no file", "", "SELECT 1", false, 0, "", "-parquet"},
+		{"missing file", filepath.Join(dir, "none.parquet"), "SELECT 1", false, 0, "", "none.parquet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := runOne(context.Background(), &out, 1, "256MB", filepath.Join(dir, "tmp"), tt.parquet, tt.sql)
+			if (err == nil) != tt.ok {
+				t.Fatalf("err = %v, want ok %v", err, tt.ok)
+			}
+			if n := strings.Count(out.String(), "\n"); n != 1 {
+				t.Fatalf("%d lines written, want 1: %q", n, out.String())
+			}
+			var r Reply
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatalf("reply %q: %v", out.String(), err)
+			}
+			if r.OK != tt.ok || r.Op != "query" {
+				t.Fatalf("reply %+v", r)
+			}
+			if !tt.ok {
+				if !strings.Contains(r.Error, tt.errLike) {
+					t.Errorf("error %q does not mention %q", r.Error, tt.errLike)
+				}
+				return
+			}
+			if r.Rows == nil || (tt.rows >= 0 && *r.Rows != tt.rows) || *r.Rows < 1 || r.NS <= 0 || !strings.HasPrefix(r.DuckDB, "v") {
+				t.Fatalf("reply %+v, want %d rows", r, tt.rows)
+			}
+			if tt.first != "" {
+				var vals []string
+				for _, v := range r.Result[0] {
+					vals = append(vals, *v)
+				}
+				if got := strings.Join(vals, " "); got != tt.first {
+					t.Errorf("first row %q, want %q", got, tt.first)
+				}
+			}
+		})
+	}
+}
