@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -311,7 +312,14 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 	if e.limit <= 0 {
 		e.limit = estimateRows
 	}
-	for !e.full() {
+	// The rows are held until they are aggregated: under a memory limit
+	// they may take an eighth of it, so that a very small limit still
+	// leaves the plan (a spilling one, if it must) room to run.
+	maxHeld := int64(math.MaxInt64)
+	if l := x.budget.Limit; l > 0 {
+		maxHeld = l / 8
+	}
+	for !e.full() && a.preHeld < maxHeld {
 		b, err := a.pull(x, 0)
 		if err != nil {
 			return nil, err
@@ -334,7 +342,15 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 		a.pre = append(a.pre, in)
 		e.add(x.hasher, in)
 	}
-	return e.estimate(x.scanned.Load(), x.scanTotal), nil
+	seen := x.scanned.Load()
+	if a.preHeld >= maxHeld {
+		// Cut short by the limit, the sketch may have seen a small part
+		// of a row group the scan counts as read: it is taken to be all
+		// that was read (more groups, if rows were filtered out, which
+		// errs towards the plan that spills).
+		seen = min(seen, e.rows)
+	}
+	return e.estimate(seen, x.scanTotal), nil
 }
 
 // run sinks the input on the aggregator's workers: with one, on this

@@ -234,7 +234,10 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if threads > 1 && cache.L2 > 0 {
 		parallelBeyond = min(threshold, cache.L2)
 	}
-	if tableBytes <= parallelBeyond {
+	// Under a memory limit naive, which cannot spill, runs only where its
+	// table fits in three quarters of it.
+	naiveFits := memLimit <= 0 || tableBytes <= memLimit/4*3 || !spill.Supported()
+	if tableBytes <= parallelBeyond && naiveFits {
 		why := fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, within half the L3 cache (%s) and 8 times the L2",
 			est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3))
 		if parallelBeyond < threshold {
@@ -260,7 +263,6 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if partBytes > 0 && memLimit > 0 {
 		// Where naive's table would not fit either, radix spills its
 		// partitions to temp_directory (where there is a file system).
-		naiveFits := tableBytes <= memLimit/4*3 || !spill.Supported()
 		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits {
 			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the memory limit of %s",
 				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))}
@@ -272,6 +274,9 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		name = "parallel"
 	}
 	switch {
+	case tableBytes <= parallelBeyond:
+		why = fmt.Sprintf("auto: ~%d groups need ~%s, more than three quarters of the memory limit of %s: naive's table, which cannot spill, would not fit",
+			est.groups, agg.FormatBytes(tableBytes), agg.FormatBytes(memLimit)) + why
 	case tableBytes <= threshold:
 		why = fmt.Sprintf("auto: more than the L2 cache (%s), and %d threads", agg.FormatBytes(cache.L2), threads) + why
 	case tableBytes <= cache.L3/2:
