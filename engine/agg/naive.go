@@ -2,7 +2,10 @@ package agg
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
+	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -26,7 +29,30 @@ func newNaive(keyTypes []vec.Type, specs []Spec, cfg Config) (*naive, error) {
 
 func (a *naive) Workers() int { return 1 }
 
-func (a *naive) Sink(_ int, in Input) error { return a.gs.addHashing(a.cfg.Hasher, in) }
+func (a *naive) Sink(_ int, in Input) error {
+	if err := a.gs.addHashing(a.cfg.Hasher, in); err != nil {
+		return naiveError(a.gs.table.Len(), err)
+	}
+	return nil
+}
+
+// naiveError explains a naive table's memory error: its one table cannot
+// spill, and what can.
+func naiveError(groups int, err error) error {
+	if !errors.Is(err, ErrMemoryLimit) {
+		return err
+	}
+	return fmt.Errorf("naive GROUP BY's one hash table does not fit at %d groups; %s: %w", groups, NaiveWayOut(), err)
+}
+
+// NaiveWayOut says why a naive GROUP BY over the memory limit fails and
+// what runs instead.
+func NaiveWayOut() string {
+	if !spill.Supported() {
+		return "naive has no partitions to spill, and nothing can spill here: raise memory_limit or query fewer rows"
+	}
+	return "naive has no partitions to spill; radix and parallel spill theirs to temp_directory (SET group_by = 'radix'), or raise memory_limit"
+}
 
 func (a *naive) Flush(int) error { return nil }
 
