@@ -162,7 +162,8 @@ func (a *hashAggOp) detail() []string {
 			sp.Partitions, agg.FormatBytes(sp.Bytes), sp.Files, sp.Dir,
 			float64(sp.Write.Microseconds())/1000, float64(sp.Read.Microseconds())/1000))
 		if sp.Splits > 0 {
-			d = append(d, fmt.Sprintf("spilled: %d partitions too large for memory were split %d ways on further hash bits", sp.Splits, 1<<4))
+			d = append(d, fmt.Sprintf("spilled: %d partitions (or parts) too large for memory were split %d ways on further hash bits, %d levels deep at most",
+				sp.Splits, agg.SplitWays, sp.Depth))
 		}
 	}
 	if a.hugeNote != "" {
@@ -275,16 +276,17 @@ func (a *hashAggOp) start(x *execCtx) error {
 		return err
 	}
 	a.plan = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, est, x.budget.Limit)
+	if err := a.plan.checkNaive(len(a.keys), len(a.specs), x.budget.Limit); err != nil {
+		return err
+	}
+	a.plan.spillCount(a.rowsHint, x.budget.Limit)
 	a.ownNanos = time.Since(t0) - time.Duration(a.childNanos.Swap(0))
 
 	cfg := a.plan.config(a.settings)
 	cfg.Budget, cfg.Hasher, cfg.Pool, cfg.RowsHint = a.budget, x.hasher, x.s.db.pool, max(a.rowsHint, 0)
 	cfg.Spill = a.openSpill
 	if l := x.budget.Limit; l > 0 {
-		// The partitions may take 3/8 of the statement's limit before
-		// they spill: the scan, the pre-aggregation tables and the
-		// read-back need the rest.
-		cfg.SpillAt = l * 3 / 8
+		cfg.SpillAt = spillShare(l)
 	}
 	src := a.source(x)
 	if x.hooks != nil && x.hooks.Aggregate != nil {

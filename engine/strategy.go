@@ -41,6 +41,45 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 	return p
 }
 
+// spillCount hands the tuned count(*) loop of a radix or parallel plan
+// over to the generic loop where its partitions may pass what the memory
+// limit memLimit lets partitions take before they spill (spillShare of
+// it): the tuned loop's partitions cannot spill, and where its input's
+// rows are unknown (rows < 0, a filter below it) they are not charged
+// either. The generic loop charges and spills them, and EXPLAIN says so.
+func (p *aggPlan) spillCount(rows, memLimit int64) {
+	if p.loop != agg.CountLoop || p.name == "naive" || memLimit <= 0 || !spill.Supported() {
+		return
+	}
+	if rows < 0 && p.est != nil && p.est.input > 0 {
+		rows = p.est.input
+	}
+	if rows < 0 {
+		p.loop = agg.Generic
+		p.loopNote = "tuned integer count(*) loop cannot spill, and its input's rows, which size its partitions, are unknown under a memory limit"
+		p.spills = true
+		return
+	}
+	// A key per row, with the scatter's slack, and half again with
+	// parallel workers (countRadix).
+	need := rows * 8 * 5 / 4
+	if p.threads > 1 {
+		need = need * 3 / 2
+	}
+	if need <= spillShare(memLimit) {
+		return
+	}
+	p.loop = agg.Generic
+	p.loopNote = fmt.Sprintf("tuned integer count(*) loop cannot spill, and its partitions of %d rows (~%s) would pass the %s of memory_limit they may take",
+		rows, agg.FormatBytes(need), agg.FormatBytes(spillShare(memLimit)))
+	p.spills = true
+}
+
+// spillShare is the bytes of a statement's memory limit its radix
+// partitions may take before they spill: the scan, the pre-aggregation
+// tables and the read-back need the rest.
+func spillShare(memLimit int64) int64 { return memLimit * 3 / 8 }
+
 // config returns the configuration that runs the plan, with the
 // session's settings.
 func (p aggPlan) config(st Settings) agg.Config {
@@ -126,13 +165,49 @@ type groupSample struct {
 	groups, rows int64
 }
 
-// needsEstimate reports whether the choice depends on the data: auto, or
-// radix_bits derived from the estimated table size.
+// needsEstimate reports whether the choice depends on the data: auto,
+// radix_bits derived from the estimated table size, or naive under a
+// memory limit.
 func needsEstimate(st Settings, nKeys int) bool {
-	if nKeys == 0 || st.GroupBy == "naive" {
+	if nKeys == 0 {
 		return false
 	}
+	if st.GroupBy == "naive" {
+		// Under a limit, to fail before building a table that would
+		// not fit (checkNaive).
+		return st.MemoryLimit > 0
+	}
 	return st.GroupBy == "auto" || st.RadixBits < 0
+}
+
+// tableBytesOf is about the memory of one hash table of the estimated
+// groups of nKeys keys and nSpecs aggregates (0 without an estimate).
+func tableBytesOf(nKeys, nSpecs int, est *groupEstimate) int64 {
+	if est == nil {
+		return 0
+	}
+	// A slot with its hash, a state per aggregate, a fixed-size word per
+	// key, and the key's own bytes when it is a string: the table stores
+	// every group's key (URL keys average ~29 bytes on generated hits,
+	// which more than doubles their table).
+	perGroup := int64(16*10/7+8*nSpecs+8*nKeys) + est.keyBytes
+	return est.groups * perGroup
+}
+
+// checkNaive fails a naive plan whose one hash table, for the estimated
+// groups, would not fit in memLimit, before the table is built: naive
+// has no partitions to spill, and a learner should see why and what to
+// run instead rather than a failure halfway through.
+func (p aggPlan) checkNaive(nKeys, nSpecs int, memLimit int64) error {
+	if p.name != "naive" || nKeys == 0 || memLimit <= 0 {
+		return nil
+	}
+	need := tableBytesOf(nKeys, nSpecs, p.est)
+	if need <= memLimit {
+		return nil
+	}
+	return fmt.Errorf("naive GROUP BY needs about %s for one hash table of ~%d groups (HyperLogLog over %d rows), over memory_limit %s; %s: %w",
+		agg.FormatBytes(need), p.est.groups, p.est.rows, agg.FormatBytes(memLimit), agg.NaiveWayOut(), agg.ErrMemoryLimit)
 }
 
 // radixStreams bounds the write streams of a radix scatter that radix_bits
@@ -162,15 +237,7 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if nKeys == 0 {
 		return strategyChoice{name: "naive", threads: 1, why: "no GROUP BY keys: one group"}
 	}
-	var tableBytes int64
-	if est != nil {
-		// A slot with its hash, a state per aggregate, a fixed-size word
-		// per key, and the key's own bytes when it is a string: the
-		// table stores every group's key (URL keys average ~29 bytes on
-		// generated hits, which more than doubles their table).
-		perGroup := int64(16*10/7+8*nSpecs+8*nKeys) + est.keyBytes
-		tableBytes = est.groups * perGroup
-	}
+	tableBytes := tableBytesOf(nKeys, nSpecs, est)
 	bits := func() (int, string) {
 		if st.RadixBits >= 0 {
 			return st.RadixBits, ""
