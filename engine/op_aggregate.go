@@ -279,7 +279,7 @@ func (a *hashAggOp) start(x *execCtx) error {
 	if err := a.plan.checkNaive(len(a.keys), len(a.specs), x.budget.Limit); err != nil {
 		return err
 	}
-	a.plan.spillCount(a.rowsHint, x.budget.Limit)
+	a.plan.spillCount(a.maxRows(x), x.budget.Limit)
 	a.ownNanos = time.Since(t0) - time.Duration(a.childNanos.Swap(0))
 
 	cfg := a.plan.config(a.settings)
@@ -303,11 +303,20 @@ func (a *hashAggOp) start(x *execCtx) error {
 	return a.run(x, src)
 }
 
+// maxRows is the input's rows, or where a filter makes them unknown, the
+// rows the statement's scans read at most.
+func (a *hashAggOp) maxRows(x *execCtx) int64 {
+	if a.rowsHint >= 0 {
+		return a.rowsHint
+	}
+	return x.scanTotal
+}
+
 // estimate estimates the groups from the first rows of the input, where
 // the plan depends on them; the rows are kept (a.pre), charged until they
 // are aggregated.
 func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
-	if !needsEstimate(a.settings, len(a.keys)) {
+	if !needsEstimate(a.settings, a.keyTypes(), len(a.specs), a.maxRows(x)) {
 		return nil, nil
 	}
 	e := estimator{limit: a.estimateRows}

@@ -99,11 +99,12 @@ func TestGroupBySpills(t *testing.T) {
 	db := memDB(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	const (
-		count    = "SELECT URL, count(*) FROM hits GROUP BY URL"
-		sumAvg   = "SELECT UserID, sum(ResolutionWidth), avg(ResolutionWidth), count(Title) FROM hits GROUP BY UserID"
-		minMax   = "SELECT UserID, SearchPhrase, min(EventTime), max(URL) FROM hits GROUP BY UserID, SearchPhrase"
-		distinct = "SELECT URL, count(DISTINCT UserID) FROM hits GROUP BY URL"
-		intCount = "SELECT UserID, count(*) FROM hits GROUP BY UserID"
+		count         = "SELECT URL, count(*) FROM hits GROUP BY URL"
+		sumAvg        = "SELECT UserID, sum(ResolutionWidth), avg(ResolutionWidth), count(Title) FROM hits GROUP BY UserID"
+		minMax        = "SELECT UserID, SearchPhrase, min(EventTime), max(URL) FROM hits GROUP BY UserID, SearchPhrase"
+		distinct      = "SELECT URL, count(DISTINCT UserID) FROM hits GROUP BY URL"
+		intCount      = "SELECT UserID, count(*) FROM hits GROUP BY UserID"
+		intCountWhere = "SELECT UserID, count(*) FROM hits WHERE ResolutionWidth > 0 GROUP BY UserID"
 		// A result small enough for the limit.
 		pair = "SELECT count(*), sum(c), min(u), max(p) FROM (SELECT UserID AS u, SearchPhrase AS p, count(*) AS c FROM hits GROUP BY UserID, SearchPhrase)"
 	)
@@ -125,6 +126,8 @@ func TestGroupBySpills(t *testing.T) {
 		// The tuned count(*) loop cannot spill: the generic loop runs.
 		{"int count/radix1", intCount, "4MB", radix1, "tuned integer count(*) loop cannot spill"},
 		{"int count/parallel2", intCount, "4MB", parallel2, "tuned integer count(*) loop cannot spill"},
+		// Under a filter its rows are bounded by the table's.
+		{"int count where/radix1", intCountWhere, "4MB", radix1, "tuned integer count(*) loop cannot spill"},
 		// auto with radix_bits auto under a limit its estimate's first
 		// million rows would pass alone: it picks the spilling plan.
 		{"auto/1", pair, "4MB", []string{"group_by", "auto", "radix_bits", "auto", "threads", "1"}, "): auto: "},

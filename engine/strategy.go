@@ -42,23 +42,17 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 }
 
 // spillCount hands the tuned count(*) loop of a radix or parallel plan
-// over to the generic loop where its partitions may pass what the memory
-// limit memLimit lets partitions take before they spill (spillShare of
-// it): the tuned loop's partitions cannot spill, and where its input's
-// rows are unknown (rows < 0, a filter below it) they are not charged
-// either. The generic loop charges and spills them, and EXPLAIN says so.
+// over to the generic loop where its partitions of at most rows rows
+// (the estimate's, if smaller) may pass what the memory limit memLimit
+// lets partitions take before they spill (spillShare of it): the tuned
+// loop's partitions cannot spill. The generic loop spills them, and
+// EXPLAIN says so.
 func (p *aggPlan) spillCount(rows, memLimit int64) {
 	if p.loop != agg.CountLoop || p.name == "naive" || memLimit <= 0 || !spill.Supported() {
 		return
 	}
-	if rows < 0 && p.est != nil && p.est.input > 0 {
-		rows = p.est.input
-	}
-	if rows < 0 {
-		p.loop = agg.Generic
-		p.loopNote = "tuned integer count(*) loop cannot spill, and its input's rows, which size its partitions, are unknown under a memory limit"
-		p.spills = true
-		return
+	if p.est != nil && p.est.input > 0 {
+		rows = min(rows, p.est.input)
 	}
 	// A key per row, with the scatter's slack, and half again with
 	// parallel workers (countRadix).
@@ -70,7 +64,7 @@ func (p *aggPlan) spillCount(rows, memLimit int64) {
 		return
 	}
 	p.loop = agg.Generic
-	p.loopNote = fmt.Sprintf("tuned integer count(*) loop cannot spill, and its partitions of %d rows (~%s) would pass the %s of memory_limit they may take",
+	p.loopNote = fmt.Sprintf("tuned integer count(*) loop cannot spill, and its partitions of up to %d rows (~%s) could pass the %s of memory_limit they may take",
 		rows, agg.FormatBytes(need), agg.FormatBytes(spillShare(memLimit)))
 	p.spills = true
 }
@@ -167,17 +161,29 @@ type groupSample struct {
 
 // needsEstimate reports whether the choice depends on the data: auto,
 // radix_bits derived from the estimated table size, or naive under a
-// memory limit.
-func needsEstimate(st Settings, nKeys int) bool {
-	if nKeys == 0 {
+// memory limit that a table of one group per input row, at most rows of
+// them, might pass (checkNaive fails such a plan before its table).
+func needsEstimate(st Settings, keyTypes []vec.Type, nSpecs int, rows int64) bool {
+	if len(keyTypes) == 0 {
 		return false
 	}
 	if st.GroupBy == "naive" {
-		// Under a limit, to fail before building a table that would
-		// not fit (checkNaive).
-		return st.MemoryLimit > 0
+		return st.MemoryLimit > 0 && rows*maxGroupBytes(keyTypes, nSpecs) > st.MemoryLimit
 	}
 	return st.GroupBy == "auto" || st.RadixBits < 0
+}
+
+// maxGroupBytes is a generous bound of one group's bytes in a table of
+// keys of keyTypes and nSpecs aggregates, string keys taken as 64 bytes
+// (needsEstimate).
+func maxGroupBytes(keyTypes []vec.Type, nSpecs int) int64 {
+	n := int64(16*10/7 + 8*nSpecs + 8*len(keyTypes))
+	for _, t := range keyTypes {
+		if t == vec.String {
+			n += 64
+		}
+	}
+	return n
 }
 
 // tableBytesOf is about the memory of one hash table of the estimated
