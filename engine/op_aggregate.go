@@ -275,8 +275,14 @@ func (a *hashAggOp) start(x *execCtx) error {
 	if err != nil {
 		return err
 	}
-	a.plan = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, est, x.budget.Limit)
-	if err := a.plan.checkNaive(len(a.keys), len(a.specs), x.budget.Limit); err != nil {
+	// The plan weighs what the limit leaves: the scan's reads and the
+	// estimate's rows stay while the table grows.
+	left := x.budget.Limit
+	if left > 0 {
+		left = max(1, left-x.budget.Used())
+	}
+	a.plan = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, est, left)
+	if err := a.plan.checkNaive(len(a.keys), len(a.specs), x.budget.Limit, x.budget.Used()); err != nil {
 		return err
 	}
 	a.plan.spillCount(a.maxRows(x), x.budget.Limit)
@@ -330,6 +336,7 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 	if l := x.budget.Limit; l > 0 {
 		maxHeld = l / 8
 	}
+	capped := false
 	for !e.full() && a.preHeld < maxHeld {
 		b, err := a.pull(x, 0)
 		if err != nil {
@@ -346,15 +353,23 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 			return nil, err
 		}
 		n := liveBytes(in.Keys) + liveBytes(in.Args)
-		if err := a.budget.Grow(n); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.label, err)
-		}
-		a.preHeld += n
 		a.pre = append(a.pre, in)
 		e.add(x.hasher, in)
+		if err := a.budget.Grow(n); err != nil {
+			if !errors.Is(err, agg.ErrMemoryLimit) {
+				return nil, fmt.Errorf("%s: %w", a.label, err)
+			}
+			// No room to hold this morsel twice over: the estimate
+			// ends with it, held (uncharged, its columns mostly
+			// views of what the scan charged) until it is aggregated
+			// first.
+			capped = true
+			break
+		}
+		a.preHeld += n
 	}
 	seen := x.scanned.Load()
-	if a.preHeld >= maxHeld {
+	if capped || a.preHeld >= maxHeld {
 		// Cut short by the limit, the sketch may have seen a small part
 		// of a row group the scan counts as read: it is taken to be all
 		// that was read (more groups, if rows were filtered out, which

@@ -204,16 +204,24 @@ func tableBytesOf(nKeys, nSpecs int, est *groupEstimate) int64 {
 // groups, would not fit in memLimit, before the table is built: naive
 // has no partitions to spill, and a learner should see why and what to
 // run instead rather than a failure halfway through.
-func (p aggPlan) checkNaive(nKeys, nSpecs int, memLimit int64) error {
+//
+// memLimit is the statement's limit, of which used bytes are in use (the
+// scan's reads, the estimate's rows).
+func (p aggPlan) checkNaive(nKeys, nSpecs int, memLimit, used int64) error {
 	if p.name != "naive" || nKeys == 0 || memLimit <= 0 {
 		return nil
 	}
 	need := tableBytesOf(nKeys, nSpecs, p.est)
-	if need <= memLimit {
+	if need <= memLimit-used {
 		return nil
 	}
-	return fmt.Errorf("naive GROUP BY needs about %s for one hash table of ~%d groups (HyperLogLog over %d rows), over memory_limit %s; %s: %w",
-		agg.FormatBytes(need), p.est.groups, p.est.rows, agg.FormatBytes(memLimit), agg.NaiveWayOut(), agg.ErrMemoryLimit)
+	over := "over memory_limit " + agg.FormatBytes(memLimit)
+	if used > 0 {
+		over = fmt.Sprintf("more than the %s memory_limit %s leaves (%s in use already: the scan's reads, the rows the estimate saw)",
+			agg.FormatBytes(max(memLimit-used, 0)), agg.FormatBytes(memLimit), agg.FormatBytes(used))
+	}
+	return fmt.Errorf("naive GROUP BY needs about %s for one hash table of ~%d groups (HyperLogLog over %d rows), %s; %s: %w",
+		agg.FormatBytes(need), p.est.groups, p.est.rows, over, agg.NaiveWayOut(), agg.ErrMemoryLimit)
 }
 
 // radixStreams bounds the write streams of a radix scatter that radix_bits
@@ -233,11 +241,11 @@ const radixStreams = 1024
 // picks enough partitions that each partition's table fits in half of L2.
 // est is nil when the query has not run (plain EXPLAIN).
 //
-// memLimit is the statement's memory limit (0: none). Radix partitions
-// hold every input row's keys until the partitions are aggregated, where a
-// naive table holds each group's once: when the partitions would take most
-// of the limit and the table much less, auto runs naive, so that the
-// query answers (slowly) instead of failing.
+// memLimit is what the statement's memory limit leaves (0: no limit).
+// Radix partitions hold every input row's keys until the partitions are
+// aggregated, where a naive table holds each group's once: when the
+// partitions would take most of the limit and the table much less, auto
+// runs naive, so that the query answers (slowly) instead of failing.
 func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *groupEstimate, memLimit int64) strategyChoice {
 	threads := max(st.Threads, 1)
 	if nKeys == 0 {
@@ -337,7 +345,7 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		// Where naive's table would not fit either, radix spills its
 		// partitions to temp_directory (where there is a file system).
 		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits {
-			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the memory limit of %s",
+			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the %s the memory limit leaves",
 				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))}
 		}
 	}
@@ -348,7 +356,7 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	}
 	switch {
 	case tableBytes <= parallelBeyond:
-		why = fmt.Sprintf("auto: ~%d groups need ~%s, more than three quarters of the memory limit of %s: naive's table, which cannot spill, would not fit",
+		why = fmt.Sprintf("auto: ~%d groups need ~%s, more than three quarters of the %s the memory limit leaves: naive's table, which cannot spill, would not fit",
 			est.groups, agg.FormatBytes(tableBytes), agg.FormatBytes(memLimit)) + why
 	case tableBytes <= threshold:
 		why = fmt.Sprintf("auto: more than the L2 cache (%s), and %d threads", agg.FormatBytes(cache.L2), threads) + why
@@ -360,7 +368,7 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if partBytes > 0 {
 		why += fmt.Sprintf("; the partitions of ~%d rows need ~%s", est.input, agg.FormatBytes(partBytes))
 		if memLimit > 0 && partBytes > memLimit/4*3 {
-			why += fmt.Sprintf(", past the memory limit of %s, as would naive's table: they spill to temp_directory", agg.FormatBytes(memLimit))
+			why += fmt.Sprintf(", past the %s the memory limit leaves, as would naive's table: they spill to temp_directory", agg.FormatBytes(memLimit))
 		}
 	}
 	spills := memLimit > 0 && partBytes > memLimit/4*3 && spill.Supported()
