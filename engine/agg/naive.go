@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -46,12 +45,10 @@ func naiveError(groups int, err error) error {
 }
 
 // NaiveWayOut says why a naive GROUP BY over the memory limit fails and
-// what runs instead.
+// what runs instead: radix spills to temporary files, or to memory where
+// a runtime has none.
 func NaiveWayOut() string {
-	if !spill.Supported() {
-		return "naive has no partitions to spill, and nothing can spill here: raise memory_limit or query fewer rows"
-	}
-	return "naive has no partitions to spill; radix and parallel spill theirs to temp_directory (SET group_by = 'radix'), or raise memory_limit"
+	return "naive has no partitions to spill; radix and parallel spill theirs (SET group_by = 'radix'), or raise memory_limit"
 }
 
 func (a *naive) Flush(int) error { return nil }
