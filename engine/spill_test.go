@@ -21,10 +21,17 @@ import (
 // below take several times as much unlimited on the 300,000-row table.
 const spillLimit = "16MB"
 
-// spillSession is a session with the given settings on top of
-// temp_directory dir and radix_bits 6; memory_limit is set last, if limit
-// is not empty.
-func spillSession(t *testing.T, db *DB, dir, limit string, set ...string) *Session {
+// spillSession is a session with group_by strategy, threads, memory_limit
+// limit (if not empty) and temp_directory dir, radix_bits 6.
+func spillSession(t *testing.T, db *DB, strategy, threads, limit, dir string) *Session {
+	t.Helper()
+	return settingsSession(t, db, dir, limit, "group_by", strategy, "threads", threads)
+}
+
+// settingsSession is a session with the given settings (name, value, ...)
+// on top of temp_directory dir and radix_bits 6; memory_limit is set
+// last, if limit is not empty.
+func settingsSession(t *testing.T, db *DB, dir, limit string, set ...string) *Session {
 	t.Helper()
 	s := db.NewSession()
 	set = append([]string{"temp_directory", dir, "radix_bits", "6"}, set...)
@@ -149,14 +156,14 @@ func TestGroupBySpills(t *testing.T) {
 			var err error
 			if wantSQL != tc.sql {
 				want, wantSQL = nil, ""
-				want, _, err = spillRows(t, spillSession(t, db, t.TempDir(), ""), tc.sql)
+				want, _, err = spillRows(t, settingsSession(t, db, t.TempDir(), ""), tc.sql)
 				if err != nil {
 					t.Fatalf("unlimited: %v", err)
 				}
 				wantSQL = tc.sql
 			}
 			dir := t.TempDir()
-			s := spillSession(t, db, dir, tc.limit, tc.set...)
+			s := settingsSession(t, db, dir, tc.limit, tc.set...)
 			var got []string
 			var r *Result
 			grew := peakHeap(func() { got, r, err = spillRows(t, s, tc.sql) })
@@ -210,12 +217,12 @@ func TestSpillSplits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			want, _, err := spillRows(t, spillSession(t, db, t.TempDir(), ""), tc.sql)
+			want, _, err := spillRows(t, settingsSession(t, db, t.TempDir(), ""), tc.sql)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			s := spillSession(t, db, dir, tc.limit, append([]string{"group_by", "parallel", "radix_bits", "0"}, tc.set...)...)
+			s := settingsSession(t, db, dir, tc.limit, append([]string{"group_by", "parallel", "radix_bits", "0"}, tc.set...)...)
 			got, r, err := spillRows(t, s, tc.sql)
 			if err != nil {
 				t.Fatal(err)
@@ -252,7 +259,7 @@ func TestNaiveCannotSpill(t *testing.T) {
 		"SELECT WatchID, count(*) FROM hits GROUP BY WatchID",
 	} {
 		t.Run(q, func(t *testing.T) {
-			s := spillSession(t, db, t.TempDir(), "4MB", "group_by", "naive")
+			s := settingsSession(t, db, t.TempDir(), "4MB", "group_by", "naive")
 			var err error
 			grew := peakHeap(func() { _, _, err = spillRows(t, s, q) })
 			if !errors.Is(err, ErrMemoryLimit) {
@@ -268,7 +275,7 @@ func TestNaiveCannotSpill(t *testing.T) {
 			if grew > 12<<20 {
 				t.Errorf("heap grew by %d MB before failing", grew>>20)
 			}
-			if _, _, err := spillRows(t, spillSession(t, db, t.TempDir(), "256MB", "group_by", "naive"), q); err != nil {
+			if _, _, err := spillRows(t, settingsSession(t, db, t.TempDir(), "256MB", "group_by", "naive"), q); err != nil {
 				t.Errorf("under 256MB: %v", err)
 			}
 		})
@@ -284,7 +291,7 @@ func TestSpillCleanup(t *testing.T) {
 	for _, threads := range []string{"1", "2"} {
 		t.Run("disk limit/"+threads, func(t *testing.T) {
 			dir := t.TempDir()
-			s := spillSession(t, db, dir, spillLimit, "group_by", "parallel", "threads", threads)
+			s := settingsSession(t, db, dir, spillLimit, "group_by", "parallel", "threads", threads)
 			if err := s.Set("max_temp_directory_size", "100KB"); err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +305,7 @@ func TestSpillCleanup(t *testing.T) {
 		})
 		t.Run("interrupt/"+threads, func(t *testing.T) {
 			dir := t.TempDir()
-			s := spillSession(t, db, dir, spillLimit, "group_by", "parallel", "threads", threads)
+			s := settingsSession(t, db, dir, spillLimit, "group_by", "parallel", "threads", threads)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
