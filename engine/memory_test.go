@@ -50,6 +50,21 @@ func memHitsDir(t *testing.T) string {
 	return memHits.dir
 }
 
+// memDB opens the generated hits table (memHitsDir) with a column cache
+// of 1 MiB, so that a query's scans decode what they read and its memory
+// is the statement's own; it skips the test in -short mode.
+func memDB(t *testing.T) *DB {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // peakHeap runs f and returns how far the live heap rose above what it was
 // before, sampled every half millisecond through runtime/metrics.
 func peakHeap(f func()) int64 {
@@ -90,14 +105,7 @@ func peakHeap(f func()) int64 {
 // a bounded answer, and the heap must stay below the stated bound. The
 // column cache is kept small, as the scan never needs it.
 func TestMemoryBounds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
-	}
-	dir := memHitsDir(t)
-	db, err := Open(Options{DataDir: dir, CacheBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10)) // the heap then tracks what is live
 	const MB = 1 << 20
 	regexp := "SELECT REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, 1000) + "') FROM hits"
@@ -166,13 +174,7 @@ func TestMemoryBounds(t *testing.T) {
 // LENGTH) is evaluated over slices whose strings fit the budget, and a
 // single row whose strings pass the limit fails with ErrMemoryLimit.
 func TestStringTempsCharged(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
-	}
-	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	const MB = 1 << 20
 	blow := func(n int) string { return "REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, n) + "')" }
@@ -224,13 +226,7 @@ func TestMemoryLimitSetting(t *testing.T) {
 // TestCancelReachesLoops: a cancelled context stops a long query within
 // 200 ms, wherever it is (decode, expression evaluation, aggregation).
 func TestCancelReachesLoops(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
-	}
-	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t)
 	for _, q := range []string{
 		"SELECT count(*) FROM hits WHERE REGEXP_REPLACE(URL, '^(.*)$', '" + strings.Repeat(`\1`, 50) + "') LIKE '%x%'",
 		"SELECT REGEXP_REPLACE(Referer, '^(.*)$', '\\1\\1') AS r, count(*) FROM hits GROUP BY r ORDER BY r",
@@ -314,13 +310,7 @@ func TestEstimateLeftover(t *testing.T) {
 // doublings of a row fail before the first), and a sort charges what it
 // holds and makes before making it.
 func TestCellsWithinLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
-	}
-	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10)) // the heap then tracks what is live
 	const limit = 256_000_000
 	const slack = 24 << 20

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,7 +160,8 @@ func (a *hashAggOp) detail() []string {
 			sp.Partitions, agg.FormatBytes(sp.Bytes), sp.Files, sp.Dir,
 			float64(sp.Write.Microseconds())/1000, float64(sp.Read.Microseconds())/1000))
 		if sp.Splits > 0 {
-			d = append(d, fmt.Sprintf("spilled: %d partitions too large for memory were split %d ways on further hash bits", sp.Splits, 1<<4))
+			d = append(d, fmt.Sprintf("spilled: %d partitions (or parts) too large for memory were split %d ways on further hash bits, %d levels deep at most",
+				sp.Splits, agg.SplitWays, sp.Depth))
 		}
 	}
 	if a.hugeNote != "" {
@@ -271,17 +273,24 @@ func (a *hashAggOp) start(x *execCtx) error {
 	if err != nil {
 		return err
 	}
-	a.plan = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, est, x.budget.Limit)
+	// The plan weighs what the limit leaves: the scan's reads and the
+	// estimate's rows stay while the table grows.
+	left := x.budget.Limit
+	if left > 0 {
+		left = max(1, left-x.budget.Used())
+	}
+	a.plan = planAggregate(a.settings, a.cache, a.keyTypes(), a.specs, est, left)
+	if err := a.plan.checkNaive(len(a.keys), len(a.specs), x.budget.Limit, x.budget.Used()); err != nil {
+		return err
+	}
+	a.plan.spillCount(a.maxRows(x), x.budget.Limit)
 	a.ownNanos = time.Since(t0) - time.Duration(a.childNanos.Swap(0))
 
 	cfg := a.plan.config(a.settings)
 	cfg.Budget, cfg.Hasher, cfg.Pool, cfg.RowsHint = a.budget, x.hasher, x.s.db.pool, max(a.rowsHint, 0)
 	cfg.Spill, a.spillTo = a.openSpill, x.s.db.spillPlace()
 	if l := x.budget.Limit; l > 0 {
-		// The partitions may take 3/8 of the statement's limit before
-		// they spill: the scan, the pre-aggregation tables and the
-		// read-back need the rest.
-		cfg.SpillAt = l * 3 / 8
+		cfg.SpillAt = spillShare(l)
 	}
 	src := a.source(x)
 	if x.hooks != nil && x.hooks.Aggregate != nil {
@@ -298,18 +307,35 @@ func (a *hashAggOp) start(x *execCtx) error {
 	return a.run(x, src)
 }
 
+// maxRows is the input's rows, or where a filter makes them unknown, the
+// rows the statement's scans read at most.
+func (a *hashAggOp) maxRows(x *execCtx) int64 {
+	if a.rowsHint >= 0 {
+		return a.rowsHint
+	}
+	return x.scanTotal
+}
+
 // estimate estimates the groups from the first rows of the input, where
 // the plan depends on them; the rows are kept (a.pre), charged until they
 // are aggregated.
 func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
-	if !needsEstimate(a.settings, len(a.keys)) {
+	if !needsEstimate(a.settings, a.keyTypes(), len(a.specs), a.maxRows(x)) {
 		return nil, nil
 	}
 	e := estimator{limit: a.estimateRows}
 	if e.limit <= 0 {
 		e.limit = estimateRows
 	}
-	for !e.full() {
+	// The rows are held until they are aggregated: under a memory limit
+	// they may take an eighth of it, so that a very small limit still
+	// leaves the plan (a spilling one, if it must) room to run.
+	maxHeld := int64(math.MaxInt64)
+	if l := x.budget.Limit; l > 0 {
+		maxHeld = l / 8
+	}
+	capped := false
+	for !e.full() && a.preHeld < maxHeld {
 		b, err := a.pull(x, 0)
 		if err != nil {
 			return nil, err
@@ -325,14 +351,30 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 			return nil, err
 		}
 		n := liveBytes(in.Keys) + liveBytes(in.Args)
-		if err := a.budget.Grow(n); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.label, err)
-		}
-		a.preHeld += n
 		a.pre = append(a.pre, in)
 		e.add(x.hasher, in)
+		if err := a.budget.Grow(n); err != nil {
+			if !errors.Is(err, agg.ErrMemoryLimit) {
+				return nil, fmt.Errorf("%s: %w", a.label, err)
+			}
+			// No room to hold this morsel twice over: the estimate
+			// ends with it, held (uncharged, its columns mostly
+			// views of what the scan charged) until it is aggregated
+			// first.
+			capped = true
+			break
+		}
+		a.preHeld += n
 	}
-	return e.estimate(x.scanned.Load(), x.scanTotal), nil
+	seen := x.scanned.Load()
+	if capped || a.preHeld >= maxHeld {
+		// Cut short by the limit, the sketch may have seen a small part
+		// of a row group the scan counts as read: it is taken to be all
+		// that was read (more groups, if rows were filtered out, which
+		// errs towards the plan that spills).
+		seen = min(seen, e.rows)
+	}
+	return e.estimate(seen, x.scanTotal), nil
 }
 
 // run sinks the input on the aggregator's workers: with one, on this

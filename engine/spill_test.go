@@ -3,14 +3,17 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"cachebook/engine/agg"
 	"cachebook/engine/spill"
 )
 
@@ -18,18 +21,25 @@ import (
 // below take several times as much unlimited on the 300,000-row table.
 const spillLimit = "16MB"
 
-// spillSession is a session with group_by, threads, memory_limit and
-// temp_directory set.
+// spillSession is a session with group_by strategy, threads, memory_limit
+// limit (if not empty) and temp_directory dir, radix_bits 6.
 func spillSession(t *testing.T, db *DB, strategy, threads, limit, dir string) *Session {
 	t.Helper()
+	return settingsSession(t, db, dir, limit, "group_by", strategy, "threads", threads)
+}
+
+// settingsSession is a session with the given settings (name, value, ...)
+// on top of temp_directory dir and radix_bits 6; memory_limit is set
+// last, if limit is not empty.
+func settingsSession(t *testing.T, db *DB, dir, limit string, set ...string) *Session {
+	t.Helper()
 	s := db.NewSession()
-	for k, v := range map[string]string{"group_by": strategy, "threads": threads, "temp_directory": dir, "radix_bits": "6"} {
-		if err := s.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	set = append([]string{"temp_directory", dir, "radix_bits", "6"}, set...)
 	if limit != "" {
-		if err := s.Set("memory_limit", limit); err != nil {
+		set = append(set, "memory_limit", limit)
+	}
+	for i := 0; i+1 < len(set); i += 2 {
+		if err := s.Set(set[i], set[i+1]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,104 +100,185 @@ func leftFiles(t *testing.T, dir string) []string {
 
 // TestGroupBySpills: GROUP BYs whose partitions pass a small memory_limit
 // spill to temp_directory and give the answer they give without a limit,
-// for every aggregate, at one and two threads; no file is left after, and
-// the heap stays within the limit plus 10 % (plus the scan's own).
+// for every aggregate, at one and two threads, the tuned count(*) loop's
+// shape and auto included; no file is left after, and the heap stays
+// within the limit plus 10 % (plus the scan's own).
 func TestGroupBySpills(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
-	}
-	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	queries := []struct{ name, sql string }{
-		{"count", "SELECT URL, count(*) FROM hits GROUP BY URL"},
-		{"sum avg", "SELECT UserID, sum(ResolutionWidth), avg(ResolutionWidth), count(Title) FROM hits GROUP BY UserID"},
-		{"min max", "SELECT UserID, SearchPhrase, min(EventTime), max(URL) FROM hits GROUP BY UserID, SearchPhrase"},
-		{"distinct", "SELECT URL, count(DISTINCT UserID) FROM hits GROUP BY URL"},
+	const (
+		count         = "SELECT URL, count(*) FROM hits GROUP BY URL"
+		sumAvg        = "SELECT UserID, sum(ResolutionWidth), avg(ResolutionWidth), count(Title) FROM hits GROUP BY UserID"
+		minMax        = "SELECT UserID, SearchPhrase, min(EventTime), max(URL) FROM hits GROUP BY UserID, SearchPhrase"
+		distinct      = "SELECT URL, count(DISTINCT UserID) FROM hits GROUP BY URL"
+		intCount      = "SELECT UserID, count(*) FROM hits GROUP BY UserID"
+		intCountWhere = "SELECT UserID, count(*) FROM hits WHERE ResolutionWidth > 0 GROUP BY UserID"
+		// A result small enough for the limit.
+		pair = "SELECT count(*), sum(c), min(u), max(p) FROM (SELECT UserID AS u, SearchPhrase AS p, count(*) AS c FROM hits GROUP BY UserID, SearchPhrase)"
+	)
+	radix1 := []string{"group_by", "radix", "threads", "1"}
+	parallel2 := []string{"group_by", "parallel", "threads", "2"}
+	cases := []struct {
+		name, sql, limit string
+		set              []string
+		plan             string // in EXPLAIN ANALYZE, besides "spilled: "
+	}{
+		{"count/radix1", count, spillLimit, radix1, ""},
+		{"count/parallel2", count, spillLimit, parallel2, ""},
+		{"sum avg/radix1", sumAvg, spillLimit, radix1, ""},
+		{"sum avg/parallel2", sumAvg, spillLimit, parallel2, ""},
+		{"min max/radix1", minMax, spillLimit, radix1, ""},
+		{"min max/parallel2", minMax, spillLimit, parallel2, ""},
+		{"distinct/radix1", distinct, spillLimit, radix1, ""},
+		{"distinct/parallel2", distinct, spillLimit, parallel2, ""},
+		// The tuned count(*) loop cannot spill: the generic loop runs.
+		{"int count/radix1", intCount, "4MB", radix1, "tuned integer count(*) loop cannot spill"},
+		{"int count/parallel2", intCount, "4MB", parallel2, "tuned integer count(*) loop cannot spill"},
+		// Under a filter its rows are bounded by the table's.
+		{"int count where/radix1", intCountWhere, "4MB", radix1, "tuned integer count(*) loop cannot spill"},
+		// auto with radix_bits auto under a limit its estimate's first
+		// million rows would pass alone: it picks the spilling plan.
+		{"auto/1", pair, "4MB", []string{"group_by", "auto", "radix_bits", "auto", "threads", "1"}, "): auto: "},
+		{"auto/2", pair, "4MB", []string{"group_by", "auto", "radix_bits", "auto", "threads", "2"}, "): auto: "},
 	}
-	for _, q := range queries {
-		var want []string
-		unlimited := peakHeap(func() { want, _, err = spillRows(t, spillSession(t, db, "radix", "1", "", t.TempDir()), q.sql) })
-		if err != nil {
-			t.Fatalf("%s unlimited: %v", q.name, err)
-		}
-		for _, st := range []struct{ strategy, threads string }{{"radix", "1"}, {"parallel", "2"}} {
-			t.Run(q.name+"/"+st.strategy+st.threads, func(t *testing.T) {
-				dir := t.TempDir()
-				s := spillSession(t, db, st.strategy, st.threads, spillLimit, dir)
-				var got []string
-				var r *Result
-				grew := peakHeap(func() { got, r, err = spillRows(t, s, q.sql) })
+	// The unlimited answer of the cases' query, computed again when the
+	// query changes: kept for every query, the answers' strings would
+	// grow the live heap, and the garbage GOGC lets the heap hold with it.
+	var want []string
+	var wantSQL string
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if raceSlowdown > 1 && slices.Contains(tc.set, "1") {
+				// Under the race detector, only the cases where
+				// workers run at once: the rest take a minute.
+				t.Skip("one thread, under the race detector")
+			}
+			var err error
+			if wantSQL != tc.sql {
+				want, wantSQL = nil, ""
+				want, _, err = spillRows(t, settingsSession(t, db, t.TempDir(), ""), tc.sql)
 				if err != nil {
-					t.Fatalf("under %s: %v", spillLimit, err)
+					t.Fatalf("unlimited: %v", err)
 				}
-				if !planHas(r.Plan, "spilled: ") {
-					t.Errorf("did not spill under %s", spillLimit)
-				}
-				if len(got) != len(want) {
-					t.Fatalf("%d groups, want %d", len(got), len(want))
-				}
-				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("row %d: %q, want %q", i, got[i], want[i])
-					}
-				}
-				if f := leftFiles(t, dir); len(f) > 0 {
-					t.Errorf("files left: %v", f)
-				}
-				// The limit plus 10 %, plus what the GC has not yet
-				// collected of the spilled buffers and the scan's reads
-				// (GOGC is 10 here). The unlimited run's tables and
-				// partitions go on huge-page mappings outside the heap,
-				// so its figure is only logged.
-				limit := s.Settings().MemoryLimit
-				if bound := limit*11/10 + 24<<20; grew > bound {
-					t.Errorf("heap grew by %d MB, bound %d MB, unlimited %d MB", grew>>20, bound>>20, unlimited>>20)
-				}
-				t.Logf("%d groups; heap grew by %.1f MB (unlimited: %.1f MB)", len(got), float64(grew)/(1<<20), float64(unlimited)/(1<<20))
-			})
-		}
+				wantSQL = tc.sql
+			}
+			dir := t.TempDir()
+			s := settingsSession(t, db, dir, tc.limit, tc.set...)
+			var got []string
+			var r *Result
+			grew := peakHeap(func() { got, r, err = spillRows(t, s, tc.sql) })
+			if err != nil {
+				t.Fatalf("under %s: %v", tc.limit, err)
+			}
+			if !planHas(r.Plan, "spilled: ") {
+				t.Errorf("did not spill under %s", tc.limit)
+			}
+			if tc.plan != "" && !planHas(r.Plan, tc.plan) {
+				t.Errorf("EXPLAIN ANALYZE does not say %q", tc.plan)
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%d groups differ from the %d unlimited", len(got), len(want))
+			}
+			if f := leftFiles(t, dir); len(f) > 0 {
+				t.Errorf("files left: %v", f)
+			}
+			// The limit plus 10 %, plus what the GC has not yet
+			// collected of the spilled buffers and the scan's reads
+			// (GOGC is 10 here).
+			limit := s.Settings().MemoryLimit
+			if bound := limit*11/10 + 24<<20; grew > bound {
+				t.Errorf("heap grew by %d MB, bound %d MB", grew>>20, bound>>20)
+			}
+			t.Logf("%d groups; heap grew by %.1f MB", len(got), float64(grew)/(1<<20))
+		})
 	}
 }
 
-// TestSpillSplits: with one radix partition, the one spill partition is
-// too large for memory alone, so it is split on further hash bits; the
-// answer still equals the unlimited one.
+// TestSpillSplits: a spill partition too large for memory alone is split
+// on further hash bits (radix_bits 0: one spill partition of every group;
+// agg's TestSpillSplitsAgain splits parts again); a partition of few
+// groups and many rows is not split at all, its table being small. The
+// answers equal the unlimited ones, and no file is left.
 func TestSpillSplits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
+	db := memDB(t)
+	const (
+		urls  = "SELECT count(*), sum(c), min(u), max(u) FROM (SELECT URL AS u, count(*) AS c FROM hits GROUP BY URL)"
+		small = "SELECT AdvEngineID, count(*), sum(ResolutionWidth) FROM hits GROUP BY AdvEngineID"
+	)
+	cases := []struct {
+		name, sql, limit string
+		set              []string
+		depth            int // the levels of splits EXPLAIN shows (0: none)
+	}{
+		{"one level/1", urls, "8MB", []string{"threads", "1"}, 1},
+		{"one level/2", urls, "8MB", []string{"threads", "2"}, 1},
+		// Pre-aggregation off: every row is partitioned and spilled.
+		{"few groups", small, "4MB", []string{"threads", "1", "pre_aggregate", "false"}, 0},
 	}
-	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want, _, err := spillRows(t, settingsSession(t, db, t.TempDir(), ""), tc.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			s := settingsSession(t, db, dir, tc.limit, append([]string{"group_by", "parallel", "radix_bits", "0"}, tc.set...)...)
+			got, r, err := spillRows(t, s, tc.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !planHas(r.Plan, "spilled: ") {
+				t.Errorf("did not spill under %s", tc.limit)
+			}
+			split := fmt.Sprintf("split %d ways on further hash bits, %d levels deep", agg.SplitWays, tc.depth)
+			switch {
+			case tc.depth == 0 && planHas(r.Plan, "ways on further hash bits"):
+				t.Errorf("a partition of few groups was split")
+			case tc.depth > 0 && !planHas(r.Plan, split):
+				t.Errorf("EXPLAIN ANALYZE does not say %q", split)
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%d groups differ from the %d unlimited", len(got), len(want))
+			}
+			if f := leftFiles(t, dir); len(f) > 0 {
+				t.Errorf("files left: %v", f)
+			}
+		})
 	}
-	const q = "SELECT count(*), sum(c), min(u), max(u) FROM (SELECT URL AS u, count(*) AS c FROM hits GROUP BY URL)"
-	want, _, err := spillRows(t, spillSession(t, db, "radix", "1", "", t.TempDir()), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, threads := range []string{"1", "2"} {
-		dir := t.TempDir()
-		// The one partition's table of 140,000 URLs takes more.
-		s := spillSession(t, db, "parallel", threads, "8MB", dir)
-		if err := s.Set("radix_bits", "0"); err != nil {
-			t.Fatal(err)
-		}
-		got, r, err := spillRows(t, s, q)
-		if err != nil {
-			t.Fatalf("threads %s: %v", threads, err)
-		}
-		if !planHas(r.Plan, "split 16 ways") {
-			t.Errorf("threads %s: no spill partition was split", threads)
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("threads %s: %d groups differ from the %d unlimited", threads, len(got), len(want))
-		}
-		if f := leftFiles(t, dir); len(f) > 0 {
-			t.Errorf("files left: %v", f)
-		}
+}
+
+// TestNaiveCannotSpill: naive, whose one hash table has no partitions to
+// spill, fails under a limit its table would pass before it builds the
+// table, with an error that says so and names radix; the generic and the
+// tuned count(*) loop alike. Under a limit the table fits, it answers.
+func TestNaiveCannotSpill(t *testing.T) {
+	db := memDB(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	for _, q := range []string{
+		"SELECT URL, count(*) FROM hits GROUP BY URL",
+		"SELECT WatchID, count(*) FROM hits GROUP BY WatchID",
+	} {
+		t.Run(q, func(t *testing.T) {
+			s := settingsSession(t, db, t.TempDir(), "4MB", "group_by", "naive")
+			var err error
+			grew := peakHeap(func() { _, _, err = spillRows(t, s, q) })
+			if !errors.Is(err, ErrMemoryLimit) {
+				t.Fatalf("want the memory limit's error, got %v", err)
+			}
+			for _, w := range []string{"naive GROUP BY needs about", "for one hash table of", "naive has no partitions to spill", "SET group_by = 'radix'"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			// Before the table: what the estimate held, an eighth of
+			// the limit, and the scan's reads.
+			if grew > 12<<20 {
+				t.Errorf("heap grew by %d MB before failing", grew>>20)
+			}
+			if _, _, err := spillRows(t, settingsSession(t, db, t.TempDir(), "256MB", "group_by", "naive"), q); err != nil {
+				t.Errorf("under 256MB: %v", err)
+			}
+		})
 	}
 }
 
@@ -195,18 +286,12 @@ func TestSpillSplits(t *testing.T) {
 // passes max_temp_directory_size, leaves no file behind, and the latter
 // says which limit it passed.
 func TestSpillCleanup(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
-	}
-	db, err := Open(Options{DataDir: memHitsDir(t), CacheBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t)
 	const q = "SELECT UserID, SearchPhrase, URL, count(*) FROM hits GROUP BY UserID, SearchPhrase, URL"
 	for _, threads := range []string{"1", "2"} {
 		t.Run("disk limit/"+threads, func(t *testing.T) {
 			dir := t.TempDir()
-			s := spillSession(t, db, "parallel", threads, spillLimit, dir)
+			s := settingsSession(t, db, dir, spillLimit, "group_by", "parallel", "threads", threads)
 			if err := s.Set("max_temp_directory_size", "100KB"); err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +305,7 @@ func TestSpillCleanup(t *testing.T) {
 		})
 		t.Run("interrupt/"+threads, func(t *testing.T) {
 			dir := t.TempDir()
-			s := spillSession(t, db, "parallel", threads, spillLimit, dir)
+			s := settingsSession(t, db, dir, spillLimit, "group_by", "parallel", "threads", threads)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {

@@ -41,6 +41,39 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 	return p
 }
 
+// spillCount hands the tuned count(*) loop of a radix or parallel plan
+// over to the generic loop where its partitions of at most rows rows
+// (the estimate's, if smaller) may pass what the memory limit memLimit
+// lets partitions take before they spill (spillShare of it): the tuned
+// loop's partitions cannot spill. The generic loop spills them, and
+// EXPLAIN says so.
+func (p *aggPlan) spillCount(rows, memLimit int64) {
+	if p.loop != agg.CountLoop || p.name == "naive" || memLimit <= 0 || !spill.Supported() {
+		return
+	}
+	if p.est != nil && p.est.input > 0 {
+		rows = min(rows, p.est.input)
+	}
+	// A key per row, with the scatter's slack, and half again with
+	// parallel workers (countRadix).
+	need := rows * 8 * 5 / 4
+	if p.threads > 1 {
+		need = need * 3 / 2
+	}
+	if need <= spillShare(memLimit) {
+		return
+	}
+	p.loop = agg.Generic
+	p.loopNote = fmt.Sprintf("tuned integer count(*) loop cannot spill, and its partitions of up to %d rows (~%s) could pass the %s of memory_limit they may take",
+		rows, agg.FormatBytes(need), agg.FormatBytes(spillShare(memLimit)))
+	p.spills = true
+}
+
+// spillShare is the bytes of a statement's memory limit its radix
+// partitions may take before they spill: the scan, the pre-aggregation
+// tables and the read-back need the rest.
+func spillShare(memLimit int64) int64 { return memLimit * 3 / 8 }
+
 // config returns the configuration that runs the plan, with the
 // session's settings.
 func (p aggPlan) config(st Settings) agg.Config {
@@ -126,13 +159,69 @@ type groupSample struct {
 	groups, rows int64
 }
 
-// needsEstimate reports whether the choice depends on the data: auto, or
-// radix_bits derived from the estimated table size.
-func needsEstimate(st Settings, nKeys int) bool {
-	if nKeys == 0 || st.GroupBy == "naive" {
+// needsEstimate reports whether the choice depends on the data: auto,
+// radix_bits derived from the estimated table size, or naive under a
+// memory limit that a table of one group per input row, at most rows of
+// them, might pass (checkNaive fails such a plan before its table).
+func needsEstimate(st Settings, keyTypes []vec.Type, nSpecs int, rows int64) bool {
+	if len(keyTypes) == 0 {
 		return false
 	}
+	if st.GroupBy == "naive" {
+		return st.MemoryLimit > 0 && rows*maxGroupBytes(keyTypes, nSpecs) > st.MemoryLimit
+	}
 	return st.GroupBy == "auto" || st.RadixBits < 0
+}
+
+// maxGroupBytes is a generous bound of one group's bytes in a table of
+// keys of keyTypes and nSpecs aggregates, string keys taken as 64 bytes
+// (needsEstimate).
+func maxGroupBytes(keyTypes []vec.Type, nSpecs int) int64 {
+	n := int64(16*10/7 + 8*nSpecs + 8*len(keyTypes))
+	for _, t := range keyTypes {
+		if t == vec.String {
+			n += 64
+		}
+	}
+	return n
+}
+
+// tableBytesOf is about the memory of one hash table of the estimated
+// groups of nKeys keys and nSpecs aggregates (0 without an estimate).
+func tableBytesOf(nKeys, nSpecs int, est *groupEstimate) int64 {
+	if est == nil {
+		return 0
+	}
+	// A slot with its hash, a state per aggregate, a fixed-size word per
+	// key, and the key's own bytes when it is a string: the table stores
+	// every group's key (URL keys average ~29 bytes on generated hits,
+	// which more than doubles their table).
+	perGroup := int64(16*10/7+8*nSpecs+8*nKeys) + est.keyBytes
+	return est.groups * perGroup
+}
+
+// checkNaive fails a naive plan whose one hash table, for the estimated
+// groups, would not fit in memLimit, before the table is built: naive
+// has no partitions to spill, and a learner should see why and what to
+// run instead rather than a failure halfway through.
+//
+// memLimit is the statement's limit, of which used bytes are in use (the
+// scan's reads, the estimate's rows).
+func (p aggPlan) checkNaive(nKeys, nSpecs int, memLimit, used int64) error {
+	if p.name != "naive" || nKeys == 0 || memLimit <= 0 {
+		return nil
+	}
+	need := tableBytesOf(nKeys, nSpecs, p.est)
+	if need <= memLimit-used {
+		return nil
+	}
+	over := "over memory_limit " + agg.FormatBytes(memLimit)
+	if used > 0 {
+		over = fmt.Sprintf("more than the %s memory_limit %s leaves (%s in use already: the scan's reads, the rows the estimate saw)",
+			agg.FormatBytes(max(memLimit-used, 0)), agg.FormatBytes(memLimit), agg.FormatBytes(used))
+	}
+	return fmt.Errorf("naive GROUP BY needs about %s for one hash table of ~%d groups (HyperLogLog over %d rows), %s; %s: %w",
+		agg.FormatBytes(need), p.est.groups, p.est.rows, over, agg.NaiveWayOut(), agg.ErrMemoryLimit)
 }
 
 // radixStreams bounds the write streams of a radix scatter that radix_bits
@@ -152,25 +241,17 @@ const radixStreams = 1024
 // picks enough partitions that each partition's table fits in half of L2.
 // est is nil when the query has not run (plain EXPLAIN).
 //
-// memLimit is the statement's memory limit (0: none). Radix partitions
-// hold every input row's keys until the partitions are aggregated, where a
-// naive table holds each group's once: when the partitions would take most
-// of the limit and the table much less, auto runs naive, so that the
-// query answers (slowly) instead of failing.
+// memLimit is what the statement's memory limit leaves (0: no limit).
+// Radix partitions hold every input row's keys until the partitions are
+// aggregated, where a naive table holds each group's once: when the
+// partitions would take most of the limit and the table much less, auto
+// runs naive, so that the query answers (slowly) instead of failing.
 func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *groupEstimate, memLimit int64) strategyChoice {
 	threads := max(st.Threads, 1)
 	if nKeys == 0 {
 		return strategyChoice{name: "naive", threads: 1, why: "no GROUP BY keys: one group"}
 	}
-	var tableBytes int64
-	if est != nil {
-		// A slot with its hash, a state per aggregate, a fixed-size word
-		// per key, and the key's own bytes when it is a string: the
-		// table stores every group's key (URL keys average ~29 bytes on
-		// generated hits, which more than doubles their table).
-		perGroup := int64(16*10/7+8*nSpecs+8*nKeys) + est.keyBytes
-		tableBytes = est.groups * perGroup
-	}
+	tableBytes := tableBytesOf(nKeys, nSpecs, est)
 	bits := func() (int, string) {
 		if st.RadixBits >= 0 {
 			return st.RadixBits, ""
@@ -234,7 +315,10 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if threads > 1 && cache.L2 > 0 {
 		parallelBeyond = min(threshold, cache.L2)
 	}
-	if tableBytes <= parallelBeyond {
+	// Under a memory limit naive, which cannot spill, runs only where its
+	// table fits in three quarters of it.
+	naiveFits := memLimit <= 0 || tableBytes <= memLimit/4*3 || !spill.Supported()
+	if tableBytes <= parallelBeyond && naiveFits {
 		why := fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, within half the L3 cache (%s) and 8 times the L2",
 			est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3))
 		if parallelBeyond < threshold {
@@ -260,9 +344,8 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if partBytes > 0 && memLimit > 0 {
 		// Where naive's table would not fit either, radix spills its
 		// partitions to temp_directory (where there is a file system).
-		naiveFits := tableBytes <= memLimit/4*3 || !spill.Supported()
 		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits {
-			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the memory limit of %s",
+			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the %s the memory limit leaves",
 				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))}
 		}
 	}
@@ -272,6 +355,9 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		name = "parallel"
 	}
 	switch {
+	case tableBytes <= parallelBeyond:
+		why = fmt.Sprintf("auto: ~%d groups need ~%s, more than three quarters of the %s the memory limit leaves: naive's table, which cannot spill, would not fit",
+			est.groups, agg.FormatBytes(tableBytes), agg.FormatBytes(memLimit)) + why
 	case tableBytes <= threshold:
 		why = fmt.Sprintf("auto: more than the L2 cache (%s), and %d threads", agg.FormatBytes(cache.L2), threads) + why
 	case tableBytes <= cache.L3/2:
@@ -282,7 +368,7 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if partBytes > 0 {
 		why += fmt.Sprintf("; the partitions of ~%d rows need ~%s", est.input, agg.FormatBytes(partBytes))
 		if memLimit > 0 && partBytes > memLimit/4*3 {
-			why += fmt.Sprintf(", past the memory limit of %s, as would naive's table: they spill to temp_directory", agg.FormatBytes(memLimit))
+			why += fmt.Sprintf(", past the %s the memory limit leaves, as would naive's table: they spill to temp_directory", agg.FormatBytes(memLimit))
 		}
 	}
 	spills := memLimit > 0 && partBytes > memLimit/4*3 && spill.Supported()

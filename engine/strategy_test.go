@@ -194,6 +194,22 @@ func TestChooseStrategyMemory(t *testing.T) {
 			t.Errorf("limit %d: %s, want %s", tc.limit, c.describe(), tc.want)
 		}
 	}
+	// A table the caches would run naive (~3.6 MiB, within 8 times the
+	// L2) but that passes three quarters of what the limit leaves runs
+	// radix, which can spill.
+	small := &groupEstimate{groups: 100_000, rows: 100_000, input: 1_000_000}
+	for _, tc := range []struct {
+		limit int64
+		want  string
+	}{
+		{64 << 20, "naive"},
+		{4 << 20, "radix"},
+	} {
+		c := chooseStrategy(st, cache, 1, 1, small, tc.limit)
+		if c.name != tc.want || tc.want == "radix" && !strings.Contains(c.why, "naive's table, which cannot spill, would not fit") {
+			t.Errorf("limit %d: %s, want %s", tc.limit, c.describe(), tc.want)
+		}
+	}
 }
 
 // TestPlanAggregate: the plan decides the loop with the strategy, and its
@@ -237,5 +253,44 @@ func TestPlanAggregate(t *testing.T) {
 				t.Errorf("EXPLAIN lines %q: a strategy line only for a GROUP BY", d)
 			}
 		})
+	}
+}
+
+// TestNaiveAndCountUnderLimit: naive estimates its groups only where a
+// table of one group per input row could pass the limit, and radix hands
+// the tuned count(*) loop over to the generic, spilling one only where its
+// partitions could pass their share of the limit.
+func TestNaiveAndCountUnderLimit(t *testing.T) {
+	keys := []vec.Type{vec.Int64}
+	naive := Settings{GroupBy: "naive", RadixBits: 4, Threads: 1}
+	for _, tc := range []struct {
+		limit, rows int64
+		want        bool
+	}{
+		{8 << 30, 2_000_000, false},
+		{4 << 20, 2_000_000, true},
+		{4 << 20, 1000, false},
+	} {
+		naive.MemoryLimit = tc.limit
+		if got := needsEstimate(naive, keys, 1, tc.rows); got != tc.want {
+			t.Errorf("naive, limit %d, %d rows: estimate %v, want %v", tc.limit, tc.rows, got, tc.want)
+		}
+	}
+	cache := CacheSizes{L1: 32 << 10, L2: 1 << 20, L3: 32 << 20}
+	count := []agg.Spec{{Kind: agg.CountStar}}
+	for _, tc := range []struct {
+		limit, rows int64
+		want        agg.Loop
+	}{
+		{8 << 30, 2_000_000, agg.CountLoop},
+		{4 << 20, 2_000_000, agg.Generic},
+		{4 << 20, 1000, agg.CountLoop},
+	} {
+		st := Settings{GroupBy: "parallel", RadixBits: 4, Threads: 2, MemoryLimit: tc.limit}
+		p := planAggregate(st, cache, keys, count, nil, tc.limit)
+		p.spillCount(tc.rows, tc.limit)
+		if p.loop != tc.want || tc.want == agg.Generic && !strings.Contains(p.loopText(), "cannot spill") {
+			t.Errorf("limit %d, %d rows: %s", tc.limit, tc.rows, p.loopText())
+		}
 	}
 }

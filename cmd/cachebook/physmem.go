@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,6 +256,7 @@ type memoryLimit struct {
 	total  int64 // bytes for heap and mappings together
 	mu     sync.Mutex
 	mapped int64 // bytes the engine has mapped
+	bound  int64 // a lower total for one statement's run (0: none)
 }
 
 // newMemoryLimit sets the runtime's soft memory limit to three quarters of
@@ -288,7 +290,52 @@ func (m *memoryLimit) arenaMapped(delta int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.mapped += delta
-	debug.SetMemoryLimit(max(m.total-m.mapped, m.total/8))
+	m.apply()
+}
+
+// apply sets the runtime's soft limit: the total (or the statement's
+// bound) less the mappings, down to an eighth of it. The caller holds mu.
+func (m *memoryLimit) apply() {
+	total := m.total
+	if m.bound > 0 {
+		total = min(total, m.bound)
+	}
+	debug.SetMemoryLimit(max(total-m.mapped, total/8))
+}
+
+// boundTo lowers the total to n bytes (0: back to the process's own) for
+// the statements that follow, in a process that runs one session (cachebook
+// query): there memory_limit bounds what the statement holds, and this
+// bounds the garbage the collector may leave on top of it.
+func (m *memoryLimit) boundTo(n int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.bound = n
+	m.apply()
+}
+
+// goMemory is the memory the Go runtime has mapped and not returned
+// (heap, stacks and its own structures).
+func goMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
+
+// statementBound is the soft limit for Go's memory under a statement's
+// memory_limit of limit bytes (0: none): what the process held before it
+// opened the data (base), the column cache (cache) and the limit plus a
+// tenth, the garbage not yet collected of its buffers. The collector then
+// runs more often near it, so the process's peak RSS stays within about
+// base's RSS + cache + 1.1 × limit instead of up to twice what is live.
+func statementBound(base, cache, limit int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return base + cache + limit
 }
 
 // openEngine opens an engine whose huge-page mappings count against the

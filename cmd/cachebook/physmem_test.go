@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime/debug"
 	"testing"
 	"testing/fstest"
 )
@@ -139,5 +140,27 @@ func TestDefaultsFollowCgroup(t *testing.T) {
 	}
 	if got, want := softLimitOf(m), int64(2304<<20); got != want {
 		t.Errorf("soft memory limit %d, want %d", got, want)
+	}
+}
+
+// TestBoundTo: a statement's bound lowers the runtime's soft limit below
+// the process's total, the engine's mappings still come off it, and
+// lifting the bound gives the total back.
+func TestBoundTo(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	m := &memoryLimit{total: 1 << 30}
+	for _, step := range []struct {
+		do   func()
+		want int64
+	}{
+		{func() { m.boundTo(statementBound(10<<20, 64<<20, 100<<20)) }, 10<<20 + 64<<20 + 100<<20},
+		{func() { m.arenaMapped(20 << 20) }, 10<<20 + 64<<20 + 80<<20},
+		{func() { m.boundTo(statementBound(10<<20, 64<<20, 0)) }, 1<<30 - 20<<20},
+		{func() { m.arenaMapped(-20 << 20) }, 1 << 30},
+	} {
+		step.do()
+		if got := debug.SetMemoryLimit(-1); got != step.want {
+			t.Errorf("soft limit %d, want %d", got, step.want)
+		}
 	}
 }

@@ -75,10 +75,12 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stop()
 	}
+	base := goMemory() // before the data is opened
 	db, err := openEngine(engine.Options{DataDir: dataDir(*data), Cache: hostCacheSizes(), CacheBytes: cacheBytes})
 	if err != nil {
 		return err
 	}
+	defer processMemory.boundTo(0)
 	src := fs.Arg(0)
 	stmts, err := sql.Parse(src)
 	if err != nil {
@@ -94,6 +96,9 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		timing = stderr
 	}
 	for _, st := range stmts {
+		// This process runs one session: its memory_limit bounds the
+		// collector's garbage too (statementBound).
+		processMemory.boundTo(statementBound(base, cacheBytes, sess.Settings().MemoryLimit))
 		start := time.Now()
 		var meter queryMeter
 		var hooks *engine.Hooks

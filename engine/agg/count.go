@@ -80,7 +80,7 @@ func (a *countNaive) Sink(_ int, in Input) error {
 		keys, n = nonNull(k)
 		a.nulls += n
 	}
-	return a.t.add(keys)
+	return naiveError(a.t.n, a.t.add(keys))
 }
 
 func (a *countNaive) Flush(int) error                { return nil }

@@ -2,6 +2,8 @@ package agg
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"cachebook/engine/vec"
 )
@@ -26,7 +28,28 @@ func newNaive(keyTypes []vec.Type, specs []Spec, cfg Config) (*naive, error) {
 
 func (a *naive) Workers() int { return 1 }
 
-func (a *naive) Sink(_ int, in Input) error { return a.gs.addHashing(a.cfg.Hasher, in) }
+func (a *naive) Sink(_ int, in Input) error {
+	if err := a.gs.addHashing(a.cfg.Hasher, in); err != nil {
+		return naiveError(a.gs.table.Len(), err)
+	}
+	return nil
+}
+
+// naiveError explains a naive table's memory error: its one table cannot
+// spill, and what can.
+func naiveError(groups int, err error) error {
+	if !errors.Is(err, ErrMemoryLimit) {
+		return err
+	}
+	return fmt.Errorf("naive GROUP BY's one hash table does not fit at %d groups; %s: %w", groups, NaiveWayOut(), err)
+}
+
+// NaiveWayOut says why a naive GROUP BY over the memory limit fails and
+// what runs instead: radix spills to temporary files, or to memory where
+// a runtime has none.
+func NaiveWayOut() string {
+	return "naive has no partitions to spill; radix and parallel spill theirs (SET group_by = 'radix'), or raise memory_limit"
+}
 
 func (a *naive) Flush(int) error { return nil }
 

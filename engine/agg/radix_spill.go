@@ -38,7 +38,8 @@ type SpillStats struct {
 	Bytes      int64 // bytes written
 	Files      int
 	Dir        string
-	Splits     int // spill partitions too large for memory, split further
+	Splits     int // spill partitions (or parts) too large for memory, split further
+	Depth      int // the most levels of splits one part went through
 	Write      time.Duration
 	Read       time.Duration
 }
@@ -56,7 +57,8 @@ type spiller struct {
 	// pending are the parts of spill partitions too large for memory,
 	// split on further hash bits, still to aggregate.
 	pending []spillJob
-	splits  int // spill partitions split
+	splits  int // spill partitions (or parts of them) split
+	depth   int // the most levels of splits a part went through
 }
 
 // spillJob is a spill partition, or a part of one, to aggregate: its
@@ -69,8 +71,19 @@ type spillJob struct {
 }
 
 // splitBits gives the parts a spill partition too large for memory is
-// split into, 2^splitBits, on the hash bits after the spill partition's.
+// split into, 2^splitBits, on the hash bits after the spill partition's;
+// a part still too large is split again on the next bits, until the
+// hash's 64 bits run out.
 const splitBits = 4
+
+// SplitWays is how many parts a spill partition too large for memory is
+// split into, each level.
+const SplitWays = 1 << splitBits
+
+// canSplit reports whether a job has hash bits left to be split on.
+func (s *spiller) canSplit(job spillJob) bool {
+	return s.bits+splitBits*(job.level+1) <= 64
+}
 
 // open returns the spiller, opening the space on the first call.
 func (a *radix) openSpill(memErr error) (*spiller, error) {
@@ -261,9 +274,12 @@ func (a *radix) nextPending(w int) (part Part, ok bool, err error) {
 	return part, true, err
 }
 
-// aggregateJob aggregates one job. A job too large for memory at the
-// first level is split into 2^splitBits pending jobs instead, and gives
-// an empty part.
+// aggregateJob aggregates one job. A job too large for memory is split
+// into 2^splitBits pending jobs instead, and gives an empty part; so is
+// each of those still too large, on the next hash bits, while there are
+// bits left. A job of few groups and many rows is not too large: its
+// table is sized for the groups the sizer expects, and where even that
+// reservation does not fit, it grows from small with the groups it finds.
 func (a *radix) aggregateJob(w int, job spillJob) (Part, error) {
 	s := &a.spill
 	if job.rows == 0 {
@@ -294,12 +310,23 @@ func (a *radix) aggregateJob(w int, job spillJob) (Part, error) {
 	if err == nil {
 		err = gs.table.Reserve(keyRows, reserve)
 	}
+	if errors.Is(err, ErrMemoryLimit) {
+		// The rows' share of the sizer's groups is more than the job's
+		// groups may be: start small and grow with them.
+		if gs == nil {
+			gs, err = newGroupSet(a.keyTypes, a.specs, 0, a.cfg)
+			a.sets[w] = gs
+		} else {
+			gs.abandon(a.cfg.Budget)
+			err = gs.restart(a.specs, 0, a.cfg)
+		}
+	}
 	var rows int64
 	if err == nil {
 		rows, err = a.foldFiles(gs, job)
 	}
 	if err != nil {
-		if !errors.Is(err, ErrMemoryLimit) || job.level > 0 {
+		if !errors.Is(err, ErrMemoryLimit) || !s.canSplit(job) {
 			return Part{}, wrap(err)
 		}
 		// Too large: give back what the table took and split the job.
@@ -403,7 +430,7 @@ func (a *radix) split(job spillJob) error {
 	s := &a.spill
 	n := 1 << splitBits
 	subs := make([]spillJob, n)
-	shift := uint(64 - s.bits - splitBits)
+	shift := uint(64 - s.bits - splitBits*(job.level+1))
 	err := a.eachChunk(job, func(kind int, cols []*vec.Vector, hs []uint64, m int) error {
 		parts := make([][]*vec.Vector, n)
 		for i, h := range hs {
@@ -454,6 +481,7 @@ func (a *radix) split(job spillJob) error {
 	}
 	s.mu.Lock()
 	s.splits++
+	s.depth = max(s.depth, job.level+1)
 	for _, sub := range subs {
 		if sub.rows > 0 {
 			sub.g, sub.level = job.g, job.level+1
@@ -494,9 +522,9 @@ func (a *radix) SpillStats() SpillStats {
 	}
 	st := sp.Stats()
 	a.spill.mu.Lock()
-	splits := a.spill.splits
+	splits, depth := a.spill.splits, a.spill.depth
 	a.spill.mu.Unlock()
-	return SpillStats{Partitions: a.spillParts, Splits: splits, Bytes: st.BytesWritten, Files: st.Files, Dir: sp.Dir(),
+	return SpillStats{Partitions: a.spillParts, Splits: splits, Depth: depth, Bytes: st.BytesWritten, Files: st.Files, Dir: sp.Dir(),
 		Write: st.WriteTime, Read: st.ReadTime}
 }
 
