@@ -43,8 +43,8 @@ type pageReader struct {
 	col   *parquet.Column
 	codec format.CompressionCodec
 	phys  format.Type
-	locs  []pageLoc
-	next  int
+	walk  *headerWalk // the chunk's pages, their headers checked as they are reached
+	next  int         // pages read
 	dict  parquet.Dictionary
 	raw   []byte // the page as read, reused from page to page
 	out   []byte // a data page's bytes decompressed, reused likewise
@@ -61,12 +61,17 @@ func (pr *pageReader) ReadPage() (parquet.Page, error) {
 	if pr.state != nil {
 		return nil, pr.state
 	}
-	for pr.next < len(pr.locs) {
+	for !pr.walk.done() {
 		i := pr.next
 		pr.next++
-		p, err := pr.readPage(pr.locs[i])
+		loc, err := pr.walk.next()
 		if err != nil {
-			pr.state = fmt.Errorf("page %d at offset %d (%s): %w", i, pr.locs[i].pos, codecName(pr.codec), err)
+			pr.state = fmt.Errorf("page %d: %w", i, err)
+			return nil, pr.state
+		}
+		p, err := pr.readPage(loc)
+		if err != nil {
+			pr.state = fmt.Errorf("page %d at offset %d (%s): %w", i, loc.pos, codecName(pr.codec), err)
 			return nil, pr.state
 		}
 		if p != nil {
@@ -87,17 +92,19 @@ func (pr *pageReader) Close() error { return nil }
 // readPage reads the page at loc: a data page is returned, a dictionary
 // page is kept for the pages after it (returning nil).
 func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
-	n := loc.header + loc.size
-	if cap(pr.raw) < n {
-		pr.raw = make([]byte, n)
+	// One read for the page and the next page's header after it.
+	n, ahead := loc.header+loc.size, pr.walk.readLen()
+	if cap(pr.raw) < ahead {
+		pr.raw = make([]byte, ahead)
 	}
-	raw := pr.raw[:n]
-	if _, err := pr.r.ReadAt(raw, loc.pos); err != nil {
+	if _, err := pr.r.ReadAt(pr.raw[:ahead], loc.pos); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, fmt.Errorf("reading page: %w", err)
 	}
+	pr.walk.skip(pr.raw[:ahead])
+	raw := pr.raw[:n]
 	var h format.PageHeader
 	if err := thrift.Unmarshal(new(thrift.CompactProtocol), raw[:loc.header], &h); err != nil {
 		return nil, fmt.Errorf("%w: page header: %v", errCorrupt, err)
