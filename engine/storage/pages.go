@@ -50,7 +50,12 @@ type pageReader struct {
 	out   []byte // a data page's bytes decompressed, reused likewise
 	plain []byte // a delta page's values made PLAIN, reused likewise
 	dec   decompressors
-	state error // a sticky error: once a page failed, every read fails
+	// plainOK: PLAIN pages of the column are read as plainPages (a
+	// required column of a conversion they serve); pos is their string
+	// positions, reused from page to page.
+	plainOK bool
+	pos     []uint32
+	state   error // a sticky error: once a page failed, every read fails
 }
 
 // ReadPage returns the next data page of the chunk, or io.EOF after the
@@ -147,6 +152,14 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		if err := pr.needDict(v.Encoding); err != nil {
 			return nil, err
 		}
+		if pr.plainOK && v.Encoding == format.Plain {
+			p, err := newPlainPage(int(v.NumValues), pr.phys, pr.codec, body, pr.outBuf(size), pr.pos, &pr.dec)
+			if err != nil {
+				return nil, err
+			}
+			pr.pos = p.pos
+			return p, nil
+		}
 		data := body
 		if pr.codec == format.Uncompressed {
 			if len(body) != size {
@@ -184,6 +197,18 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 				v.RepetitionLevelsByteLength, v.DefinitionLevelsByteLength, len(body), size)
 		}
 		compressed := !v.IsCompressed.Valid || v.IsCompressed.V
+		if pr.plainOK && v.Encoding == format.Plain && levels == 0 && v.NumNulls == 0 && v.NumRows == v.NumValues {
+			codec := pr.codec
+			if !compressed {
+				codec = format.Uncompressed
+			}
+			p, err := newPlainPage(int(v.NumValues), pr.phys, codec, body, pr.outBuf(size), pr.pos, &pr.dec)
+			if err != nil {
+				return nil, err
+			}
+			pr.pos = p.pos
+			return p, nil
+		}
 		var data []byte
 		if pr.codec == format.Uncompressed || !compressed {
 			if len(body) != size {

@@ -61,7 +61,9 @@ func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMe
 	if leaf >= len(bare) {
 		return nil, nil, fmt.Errorf("storage: %s: corrupt schema", t.Path)
 	}
-	return &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, walk: walk}, md, nil
+	pr := &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, walk: walk}
+	pr.plainOK = plainConv(t.convs[j], md.Type) && pr.col.MaxDefinitionLevel() == 0 && pr.col.MaxRepetitionLevel() == 0
+	return pr, md, nil
 }
 
 // Open opens t's file for reading row groups. It fails if the file changed
