@@ -55,7 +55,8 @@ type pageReader struct {
 	// positions, reused from page to page.
 	plainOK bool
 	pos     []uint32
-	state   error // a sticky error: once a page failed, every read fails
+	prefix  []byte // a plainPage's values decompressed a prefix at a time
+	state   error  // a sticky error: once a page failed, every read fails
 }
 
 // ReadPage returns the next data page of the chunk, or io.EOF after the
@@ -153,11 +154,10 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 			return nil, err
 		}
 		if pr.plainOK && v.Encoding == format.Plain {
-			p, err := newPlainPage(int(v.NumValues), pr.phys, pr.codec, body, pr.outBuf(size), pr.pos, &pr.dec)
+			p, err := pr.plainPage(int(v.NumValues), pr.codec, body, size)
 			if err != nil {
 				return nil, err
 			}
-			pr.pos = p.pos
 			return p, nil
 		}
 		data := body
@@ -202,11 +202,10 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 			if !compressed {
 				codec = format.Uncompressed
 			}
-			p, err := newPlainPage(int(v.NumValues), pr.phys, codec, body, pr.outBuf(size), pr.pos, &pr.dec)
+			p, err := pr.plainPage(int(v.NumValues), codec, body, size)
 			if err != nil {
 				return nil, err
 			}
-			pr.pos = p.pos
 			return p, nil
 		}
 		var data []byte
@@ -235,6 +234,22 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("%w: unknown page type %d", errCorrupt, h.Type)
+}
+
+// plainPage returns a plainPage of np values of the column, src
+// compressed with codec, size bytes decompressed.
+func (pr *pageReader) plainPage(np int, codec format.CompressionCodec, src []byte, size int) (*plainPage, error) {
+	if codec == format.Snappy && size > lazyPrefix && pr.prefix == nil {
+		pr.prefix = make([]byte, lazyPrefix+snappyOvershoot)
+	}
+	if pr.phys == format.ByteArray && cap(pr.pos) < np+1 && np <= size/4 {
+		pr.pos = make([]uint32, 0, np+1)
+	}
+	p, err := newPlainPage(np, pr.phys, codec, src, size, func() []byte { return pr.outBuf(size) }, pr.prefix, pr.pos, &pr.dec)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // outBuf returns pr.out sized to n bytes.

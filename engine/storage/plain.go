@@ -33,11 +33,17 @@ type plainPage struct {
 
 	np    int // rows, each holding one value
 	phys  format.Type
-	width int    // bytes per value; 0 for BYTE_ARRAY
-	out   []byte // the page's values, decompressed as far as have
+	width int // bytes per value; 0 for BYTE_ARRAY
+	size  int // bytes of the values decompressed
+	// out holds the values decompressed so far, have bytes: while a
+	// SNAPPY page is decompressed a prefix at a time, a buffer of
+	// lazyPrefix bytes and a little more (the page's own, of size bytes,
+	// is taken from whole only when the conversions reach past it).
+	out   []byte
 	have  int
-	src   []byte // the compressed values (SNAPPY); nil when out is whole
+	src   []byte // the compressed values (SNAPPY); nil once out is whole
 	sd    snappyPrefix
+	whole func() []byte // the buffer of size bytes for the page decompressed whole
 
 	// BYTE_ARRAY: value k is out[pos[k]+4 : pos[k+1]]; pos holds the
 	// values walked so far, checked to lie inside the page.
@@ -97,35 +103,38 @@ func plainConv(cv conv, phys format.Type) bool {
 
 // newPlainPage returns a page of np values of physical type phys whose
 // PLAIN-encoded values are src compressed with codec, size bytes
-// decompressed, decompressing into out (len size). pos is a buffer the
-// page may use for its string positions.
-func newPlainPage(np int, phys format.Type, codec format.CompressionCodec, src, out []byte, pos []uint32, dec *decompressors) (*plainPage, error) {
+// decompressed. whole returns a buffer of size bytes for them, prefix
+// one of lazyPrefix+snappyOvershoot bytes at least for a SNAPPY page
+// decompressed a prefix at a time. pos is a buffer the page may use for
+// its string positions.
+func newPlainPage(np int, phys format.Type, codec format.CompressionCodec, src []byte, size int, whole func() []byte, prefix []byte, pos []uint32, dec *decompressors) (*plainPage, error) {
 	width, _ := plainWidth(phys)
-	p := &plainPage{np: np, phys: phys, width: width, out: out, pos: pos[:0]}
+	p := &plainPage{np: np, phys: phys, width: width, size: size, whole: whole, pos: pos[:0]}
 	switch {
-	case codec == format.Snappy && len(out) > lazyPrefix:
+	case codec == format.Snappy && size > lazyPrefix && len(prefix) >= lazyPrefix+snappyOvershoot:
 		n, err := s2.DecodedLen(src)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 		}
-		if n != len(out) {
-			return nil, fmt.Errorf("%w: the page decompresses to %d bytes, the header says %d", errCorrupt, n, len(out))
+		if n != size {
+			return nil, fmt.Errorf("%w: the page decompresses to %d bytes, the header says %d", errCorrupt, n, size)
 		}
-		p.src = src
+		p.src, p.out = src, prefix
 		p.sd = snappyPrefix{src: src, s: len(src) - len(skipUvarint(src))}
 	default:
-		if err := dec.decompressInto(codec, out, src); err != nil {
+		p.out = whole()
+		if err := dec.decompressInto(codec, p.out, src); err != nil {
 			return nil, err
 		}
-		p.have = len(out)
+		p.have = size
 	}
 	// Checked after the codec's own checks, which say more of a page
 	// whose header's sizes are wrong.
-	if width > 0 && len(out) != np*width {
-		return nil, fmt.Errorf("%w: %d bytes of values for %d %s values", errCorrupt, len(out), np, phys)
+	if width > 0 && size != np*width {
+		return nil, fmt.Errorf("%w: %d bytes of values for %d %s values", errCorrupt, size, np, phys)
 	}
-	if width == 0 && (len(out) < 4*np || uint64(len(out)) > 1<<32-1) {
-		return nil, fmt.Errorf("%w: %d bytes of values for %d strings", errCorrupt, len(out), np)
+	if width == 0 && (size < 4*np || uint64(size) > 1<<32-1) {
+		return nil, fmt.Errorf("%w: %d bytes of values for %d strings", errCorrupt, size, np)
 	}
 	if width == 0 {
 		p.pos = append(p.pos, 0)
@@ -147,22 +156,25 @@ func (p *plainPage) ensure(n int) error {
 	if n <= p.have {
 		return nil
 	}
-	if n > len(p.out) {
-		return fmt.Errorf("%w: values past the page's %d bytes", errCorrupt, len(p.out))
+	if n > p.size {
+		return fmt.Errorf("%w: values past the page's %d bytes", errCorrupt, p.size)
 	}
 	if n <= lazyPrefix {
-		d, err := p.sd.decode(p.out, min(len(p.out), max(n, 2*p.have, 1024)))
+		d, err := p.sd.decode(p.out, p.size, min(p.size, max(n, 2*p.have, 1024), lazyPrefix))
 		if err != nil {
 			return err
 		}
 		p.have = d
-		if p.have < len(p.out) {
+		if p.have < p.size {
 			return nil
 		}
-	} else if _, err := s2.Decode(p.out, p.src); err != nil {
-		return fmt.Errorf("%w: %v", errCorrupt, err)
+	} else {
+		p.out = p.whole()
+		if _, err := s2.Decode(p.out, p.src); err != nil {
+			return fmt.Errorf("%w: %v", errCorrupt, err)
+		}
 	}
-	p.have, p.src = len(p.out), nil
+	p.have, p.src = p.size, nil
 	return nil
 }
 
@@ -175,7 +187,7 @@ func (p *plainPage) strings(n int) error {
 	if p.src != nil && 4*n > lazyPrefix {
 		// Their lengths alone pass the prefix decompressed a few bytes
 		// at a time: decompress the page whole now.
-		if err := p.ensure(len(p.out)); err != nil {
+		if err := p.ensure(p.size); err != nil {
 			return err
 		}
 	}
@@ -185,16 +197,16 @@ func (p *plainPage) strings(n int) error {
 			return err
 		}
 		end := at + 4 + int(binary.LittleEndian.Uint32(p.out[at:]))
-		if end > len(p.out) || end < at {
-			return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(p.out))
+		if end > p.size || end < at {
+			return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, p.size)
 		}
 		if err := p.ensure(end); err != nil {
 			return err
 		}
 		p.pos = append(p.pos, uint32(end))
 	}
-	if n == p.np && int(p.pos[n]) != len(p.out) {
-		return fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, n, p.pos[n], len(p.out))
+	if n == p.np && int(p.pos[n]) != p.size {
+		return fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, n, p.pos[n], p.size)
 	}
 	return nil
 }
@@ -254,10 +266,18 @@ type snappyPrefix struct {
 	lit  int // bytes at s of a literal partly copied
 }
 
-// decode decompresses into dst (the block's whole length) until at least
-// n bytes of it are written or the block ends, and returns the bytes
-// written. A corrupt block is an error, never a write outside dst.
-func (z *snappyPrefix) decode(dst []byte, n int) (int, error) {
+// snappyOvershoot is the most bytes decode writes past the n asked for:
+// a copy's longest length.
+const snappyOvershoot = 64
+
+// decode decompresses the block, size bytes long, into dst until at least
+// n bytes are written or the block ends, and returns the bytes written.
+// dst holds n+snappyOvershoot bytes at least, or size. A corrupt block is
+// an error, never a write outside dst.
+func (z *snappyPrefix) decode(dst []byte, size, n int) (int, error) {
+	if len(dst) < min(n+snappyOvershoot, size) {
+		return 0, fmt.Errorf("internal error: a buffer of %d bytes to decompress %d of %d", len(dst), n, size)
+	}
 	src, s, d, lit := z.src, z.s, z.d, z.lit
 	bad := func() (int, error) {
 		return 0, fmt.Errorf("%w: SNAPPY block corrupt at byte %d", errCorrupt, s)
@@ -292,7 +312,7 @@ func (z *snappyPrefix) decode(dst []byte, n int) (int, error) {
 				s += k
 			}
 			lit = x + 1
-			if lit <= 0 || lit > len(src)-s || lit > len(dst)-d {
+			if lit <= 0 || lit > len(src)-s || lit > size-d {
 				return bad()
 			}
 			continue
@@ -318,7 +338,7 @@ func (z *snappyPrefix) decode(dst []byte, n int) (int, error) {
 			offset = int(binary.LittleEndian.Uint32(src[s+1:]))
 			s += 5
 		}
-		if offset <= 0 || offset > d || length > len(dst)-d {
+		if offset <= 0 || offset > d || length > size-d {
 			return bad()
 		}
 		if offset >= length {
@@ -330,11 +350,11 @@ func (z *snappyPrefix) decode(dst []byte, n int) (int, error) {
 		}
 		d += length
 	}
-	if d == len(dst) && s != len(src) {
+	if d == size && s != len(src) {
 		return bad()
 	}
-	if s >= len(src) && d != len(dst) {
-		return 0, fmt.Errorf("%w: the page decompresses to %d bytes, the header says %d", errCorrupt, d, len(dst))
+	if s >= len(src) && d != size {
+		return 0, fmt.Errorf("%w: the page decompresses to %d bytes, the header says %d", errCorrupt, d, size)
 	}
 	z.s, z.d, z.lit = s, d, lit
 	return d, nil

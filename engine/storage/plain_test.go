@@ -44,7 +44,7 @@ func TestSnappyPrefix(t *testing.T) {
 				z := snappyPrefix{src: src, s: len(src) - len(skipUvarint(src))}
 				dst := make([]byte, len(in))
 				for n := 1; ; n = n*5/2 + 7 {
-					d, err := z.decode(dst, min(n, len(in)))
+					d, err := z.decode(dst, len(dst), min(n, len(in)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -77,7 +77,7 @@ func TestSnappyPrefixCorrupt(t *testing.T) {
 			z := snappyPrefix{src: src, s: len(src) - len(skipUvarint(src))}
 			dst := make([]byte, len(in), len(in)+64)
 			guard := dst[len(in):cap(dst)]
-			d, err := z.decode(dst, len(in))
+			d, err := z.decode(dst, len(in), len(in))
 			if err == nil && d != len(in) {
 				t.Fatalf("%s: no error, %d of %d bytes", name, d, len(in))
 			}
@@ -191,7 +191,7 @@ func TestPlainPages(t *testing.T) {
 						}
 						if pos == 0 && tc.version == 1 {
 							// Ten rows: a prefix of the first page.
-							if pp, ok := st.cur.(*plainPage); !ok || pp.have >= len(pp.out) {
+							if pp, ok := st.cur.(*plainPage); !ok || pp.have >= pp.size {
 								t.Fatalf("%s: after ten rows, page %T decompressed whole", col.Name, st.cur)
 							}
 						}
