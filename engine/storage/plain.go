@@ -25,6 +25,11 @@ import (
 // page, not the page, and touches no fresh buffer for it; a scan of whole
 // row groups decompresses each page whole, in one call, as before.
 //
+// A page's CRC, when its writer wrote one, is still checked over the whole
+// page before any of its values is converted. Without one, a SNAPPY page
+// whose tail does not decompress fails only when a conversion reaches the
+// tail: a query that stops before it (LIMIT 10) gets the rows before it.
+//
 // Only the methods the readers of pages call are implemented (NumRows and
 // the levels, Data and Dictionary); the other methods of parquet.Page are
 // not: calling one panics, which the readers turn into an error.
