@@ -348,14 +348,20 @@ func median(xs []float64) float64 {
 
 func writeBenchTable(w io.Writer, rep *benchReport) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "GROUP BY benchmark: %d rows, %s order, %d repetitions alternated, median times; columns held in memory by both engines before timing.\n", rep.Rows, rep.Order, rep.Reps)
+	if len(rep.Results) > 0 {
+		fmt.Fprintf(&b, "GROUP BY benchmark: %d rows, %s order, %d repetitions alternated, median times; columns held in memory by both engines before timing.\n", rep.Rows, rep.Order, rep.Reps)
+	} else {
+		fmt.Fprintf(&b, "Cold runs only (--hot=false): %d rows, %s order.\n", rep.Rows, rep.Order)
+	}
 	fmt.Fprintf(&b, "Counters: %s\n", rep.Counters)
 	fmt.Fprintf(&b, "Go heap: %s\n", rep.GoHeap)
 	if rep.DuckDB != "" {
 		fmt.Fprintf(&b, "DuckDB: %s\n", rep.DuckDB)
 	}
-	b.WriteString("\n| query | variant | threads | groups | median ms | ns/row | speedup vs naive | time vs DuckDB (same threads) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	if len(rep.Results) > 0 {
+		b.WriteString("\n| query | variant | threads | groups | median ms | ns/row | speedup vs naive | time vs DuckDB (same threads) |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, r := range rep.Results {
 		name := r.Variant.Strategy
 		if r.Variant.Engine == "duckdb" {
