@@ -108,12 +108,13 @@ func bigPagesRow(i int) bigPages {
 		Ts:  time.Date(2013, 7, 15, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)}
 }
 
-// TestPlainPages reads files of pages far larger than lazyPrefix, with
+// TestPlainPages reads files of pages larger than lazyPrefix (and, in the
+// second row group, some not), with
 // SNAPPY and without compression, data pages v1 and v2: ten rows of each
 // column first (decompressed a prefix at a time), then the rest in uneven
 // steps, and every chunk whole, against the values written.
 func TestPlainPages(t *testing.T) {
-	const n = 30_000
+	const n = 12_000
 	rows := make([]bigPages, n)
 	for i := range rows {
 		rows[i] = bigPagesRow(i)
@@ -129,7 +130,7 @@ func TestPlainPages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			w := parquet.NewGenericWriter[bigPages](&buf, tc.codec, parquet.MaxRowsPerRowGroup(20_000),
+			w := parquet.NewGenericWriter[bigPages](&buf, tc.codec, parquet.MaxRowsPerRowGroup(8_000),
 				parquet.PageBufferSize(256<<10), parquet.DataPageVersion(tc.version))
 			if _, err := w.Write(rows); err != nil {
 				t.Fatal(err)
@@ -189,8 +190,10 @@ func TestPlainPages(t *testing.T) {
 								t.Fatalf("%s row %d, streamed: %s, want %s", col.Name, first+pos+i, got, want)
 							}
 						}
-						if pos == 0 && tc.version == 1 {
-							// Ten rows: a prefix of the first page.
+						if pos == 0 && tc.version == 1 && g == 0 {
+							// Ten rows: a prefix of the first page (the
+							// second row group's pages of INT32 are
+							// too small to be read a prefix at a time).
 							if pp, ok := st.cur.(*plainPage); !ok || pp.have >= pp.size {
 								t.Fatalf("%s: after ten rows, page %T decompressed whole", col.Name, st.cur)
 							}
