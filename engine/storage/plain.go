@@ -222,6 +222,14 @@ func (p *plainPage) appendStrings(v *vec.Vector, row, k0, nv int) error {
 	if len(v.Offsets) != row+1 {
 		return fmt.Errorf("internal error: string offsets out of step")
 	}
+	if p.src != nil && 4*(k0+nv) > lazyPrefix {
+		if err := p.ensure(p.size); err != nil {
+			return err
+		}
+	}
+	if p.have == p.size && len(p.pos) == k0+1 && k0+nv <= p.np {
+		return p.walkStrings(v, nv)
+	}
 	if err := p.strings(k0 + nv); err != nil {
 		return err
 	}
@@ -238,6 +246,37 @@ func (p *plainPage) appendStrings(v *vec.Vector, row, k0, nv int) error {
 		v.Offsets = append(v.Offsets, uint32(len(b)))
 	}
 	v.Bytes = b
+	return nil
+}
+
+// walkStrings appends the page's next nv strings, those after the last
+// one walked, to v, walking them as it copies them: one pass over the
+// page's bytes, decompressed whole. It checks what strings does.
+func (p *plainPage) walkStrings(v *vec.Vector, nv int) error {
+	out, pos := p.out[:p.size], p.pos
+	at := int(pos[len(pos)-1])
+	b := v.Bytes
+	v.Offsets = slices.Grow(v.Offsets, nv)
+	for range nv {
+		if at+4 > len(out) {
+			return fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
+		}
+		end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
+		if end > len(out) || end < at {
+			return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
+		}
+		b = append(b, out[at+4:end]...)
+		v.Offsets = append(v.Offsets, uint32(len(b)))
+		pos = append(pos, uint32(end))
+		at = end
+	}
+	if uint64(len(b)) > vec.MaxStringBytes {
+		return errors.New("more than 4 GiB of strings in one row group")
+	}
+	v.Bytes, p.pos = b, pos
+	if len(pos) == p.np+1 && at != len(out) {
+		return fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, p.np, at, len(out))
+	}
 	return nil
 }
 
