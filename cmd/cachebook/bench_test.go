@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -146,5 +147,25 @@ func TestBenchReportSpill(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "Spill:") {
 		t.Errorf("a report without spill rows has a spill table:\n%s", b.String())
+	}
+}
+// TestColdQueriesUnknown checks that --cold-queries refuses a name no
+// cold query has, before it starts any process.
+func TestColdQueriesUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		only []string
+		ok   bool
+	}{
+		{[]string{"Q33 cold", "first look"}, true},
+		{[]string{"q33 COLD"}, true},
+		{[]string{"first look, CounterID = 62"}, true},
+		{[]string{"Q34 cold"}, false},
+		{[]string{"first look", "first glance"}, false},
+	} {
+		// An empty thread list runs nothing: only the names are checked.
+		_, err := runCold(context.Background(), "hits.parquet", nil, 1, tc.only, "", io.Discard)
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: error %v, want ok %v", tc.only, err, tc.ok)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,10 +93,16 @@ func benchOne(ctx context.Context, dir, src string, threads int, stdout io.Write
 	return json.NewEncoder(stdout).Encode(res)
 }
 
-// runCold measures every cold query in fresh processes of this binary and
-// of duckbench (DuckDB's read_parquet over the same file), reps times
-// each, alternating, the engine that goes first changing each time.
-func runCold(ctx context.Context, path string, threads []int, reps int, duck string, stderr io.Writer) ([]coldRow, error) {
+// runCold measures every cold query (those named in only, when it names
+// any) in fresh processes of this binary and of duckbench (DuckDB's
+// read_parquet over the same file), reps times each, alternating, the
+// engine that goes first changing each time.
+func runCold(ctx context.Context, path string, threads []int, reps int, only []string, duck string, stderr io.Writer) ([]coldRow, error) {
+	for _, name := range only {
+		if !slices.ContainsFunc(coldQueries, func(q coldQuery) bool { return strings.EqualFold(q.Name, name) }) {
+			return nil, fmt.Errorf("--cold-queries: unknown query %q", name)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -107,6 +114,9 @@ func runCold(ctx context.Context, path string, threads []int, reps int, duck str
 	dir := filepath.Dir(abs)
 	var out []coldRow
 	for _, q := range coldQueries {
+		if len(only) > 0 && !slices.ContainsFunc(only, func(name string) bool { return strings.EqualFold(q.Name, name) }) {
+			continue
+		}
 		for _, t := range threads {
 			ours := &coldRow{Query: q.Name, SQL: q.SQL, Engine: "cachebook", Threads: t}
 			var theirs *coldRow

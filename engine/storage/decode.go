@@ -148,6 +148,10 @@ type pageValues struct {
 	data    encoding.Values // the present values, or the dictionary's values
 	idx     []int32         // dictionary indexes, one per present value; nil without a dictionary
 	present int             // values present in the page
+	// plain is the page when it is a plainPage, whose values are
+	// decompressed and checked as the conversions reach them (data and
+	// idx are then unset).
+	plain *plainPage
 }
 
 // check validates what every conversion of page p (np rows) relies on:
@@ -155,6 +159,13 @@ type pageValues struct {
 // string offsets, so that converting a range of rows checks only lengths.
 func (b *columnBuilder) check(p parquet.Page, np int) (pageValues, error) {
 	pv := pageValues{np: np, present: np}
+	if pp, ok := p.(*plainPage); ok {
+		if pp.np != np {
+			return pv, fmt.Errorf("%w: a page of %d values for %d rows", errCorrupt, pp.np, np)
+		}
+		pv.plain = pp
+		return pv, nil
+	}
 	defs := p.DefinitionLevels()
 	if defs != nil && len(defs) != np {
 		return pv, fmt.Errorf("%w: %d definition levels for %d rows", errCorrupt, len(defs), np)
@@ -249,6 +260,15 @@ func (b *columnBuilder) convert(v *vec.Vector, pv *pageValues, row, from, to, k0
 	}
 
 	data, idx := pv.data, pv.idx
+	if pp := pv.plain; pp != nil {
+		next = k0 + nv
+		if b.conv == convBytes {
+			return next, pp.appendStrings(v, row, k0, nv)
+		}
+		if data, err = pp.values(k0 + nv); err != nil {
+			return k0, err
+		}
+	}
 	if idx != nil {
 		idx = idx[k0 : k0+nv]
 	}
@@ -265,8 +285,11 @@ func (b *columnBuilder) convert(v *vec.Vector, pv *pageValues, row, from, to, k0
 		return k0 + i
 	}
 	count := pv.present
-	if idx != nil {
-		count = -1 // data holds the dictionary; indexes were checked
+	if idx != nil || pv.plain != nil {
+		// data holds the dictionary, whose indexes were checked, or a
+		// plain page's values as far as they are decompressed, at least
+		// k0+nv of them.
+		count = -1
 	}
 	next = k0 + nv
 

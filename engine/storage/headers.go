@@ -17,48 +17,120 @@ type pageLoc struct {
 // checkChunkHeaders walks the page headers of a column chunk occupying
 // [start, end) of r, checks that every length inside them fits in the
 // chunk and that the uncompressed sizes are plausible, and returns where
-// the pages are. It runs before any header is decoded by parquet-go's
-// thrift decoder, which allocates a buffer of whatever length a (corrupt)
-// header declares, up to 2 GiB, before reading it. Only the headers are
-// read, a few KiB per page.
+// the pages are. Only the headers are read, a few KiB per page. The
+// readers of pages do not call it: they check each header as they reach
+// it (headerWalk), so that a query reading ten rows reads the headers of
+// the pages it reads, not those of the whole chunk.
 func checkChunkHeaders(r io.ReaderAt, start, end int64) ([]pageLoc, error) {
+	w, err := newHeaderWalk(r, start, end)
+	if err != nil {
+		return nil, err
+	}
+	var locs []pageLoc
+	for !w.done() {
+		loc, err := w.next()
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, loc)
+		w.skip(nil)
+	}
+	return locs, nil
+}
+
+// headerWalk checks the page headers of a column chunk occupying
+// [start, end) of r one page at a time: that every length inside a header
+// fits in the chunk and that the uncompressed size is plausible. It runs
+// before any header is decoded by parquet-go's thrift decoder, which
+// allocates a buffer of whatever length a (corrupt) header declares, up to
+// 2 GiB, before reading it.
+type headerWalk struct {
+	r        io.ReaderAt
+	pos, end int64
+	ahead    []byte // bytes of the file from pos on, already read
+	buf      []byte // holds ahead's bytes when they were read here
+	loc      pageLoc
+	have     bool // loc is the page at pos, checked
+}
+
+// headerAhead is the bytes read past a page for the next page's header,
+// in the same read as the page: most headers are a few dozen bytes.
+const headerAhead = 4096
+
+func newHeaderWalk(r io.ReaderAt, start, end int64) (*headerWalk, error) {
 	if start < 0 || end < start {
 		return nil, fmt.Errorf("%w: column chunk range [%d,%d)", errCorrupt, start, end)
 	}
-	var locs []pageLoc
-	buf := make([]byte, 4096)
-	for pos := start; pos < end; {
-		size := min(int64(len(buf)), end-pos)
-		for {
-			n, err := r.ReadAt(buf[:size], pos)
+	return &headerWalk{r: r, pos: start, end: end}, nil
+}
+
+// done reports whether every page of the chunk was walked.
+func (w *headerWalk) done() bool { return w.pos >= w.end }
+
+// next checks the header of the page at the walk's position and returns
+// where the page lies.
+func (w *headerWalk) next() (pageLoc, error) {
+	if w.have {
+		return w.loc, nil
+	}
+	pos, end := w.pos, w.end
+	size := min(int64(headerAhead), end-pos)
+	for {
+		if int64(len(w.ahead)) < size {
+			if int64(cap(w.buf)) < size {
+				w.buf = make([]byte, size)
+			}
+			n, err := w.r.ReadAt(w.buf[:size], pos)
 			if int64(n) < size {
 				if err == nil {
 					err = io.ErrUnexpectedEOF
 				}
-				return nil, fmt.Errorf("%w: reading page header: %v", errCorrupt, err)
+				return pageLoc{}, fmt.Errorf("%w: reading page header: %v", errCorrupt, err)
 			}
-			p := thriftScan{b: buf[:size]}
-			compressed, crc, err := p.pageHeader()
-			if errors.Is(err, errShort) && size < end-pos {
-				size = min(size*4, end-pos)
-				if int64(len(buf)) < size {
-					buf = make([]byte, size)
-				}
-				continue
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%w: page header at offset %d: %v", errCorrupt, pos, err)
-			}
-			if compressed < 0 || int64(compressed) > end-pos-int64(p.i) {
-				return nil, fmt.Errorf("%w: page at offset %d claims %d bytes, the chunk has %d left",
-					errCorrupt, pos, compressed, end-pos-int64(p.i))
-			}
-			locs = append(locs, pageLoc{pos: pos, header: p.i, size: int(compressed), crc: crc})
-			pos += int64(p.i) + int64(compressed)
-			break
+			w.ahead = w.buf[:size]
 		}
+		p := thriftScan{b: w.ahead}
+		compressed, crc, err := p.pageHeader()
+		if errors.Is(err, errShort) && int64(len(w.ahead)) < end-pos {
+			size = min(max(size, int64(len(w.ahead)))*4, end-pos)
+			continue
+		}
+		if err != nil {
+			return pageLoc{}, fmt.Errorf("%w: page header at offset %d: %v", errCorrupt, pos, err)
+		}
+		if compressed < 0 || int64(compressed) > end-pos-int64(p.i) {
+			return pageLoc{}, fmt.Errorf("%w: page at offset %d claims %d bytes, the chunk has %d left",
+				errCorrupt, pos, compressed, end-pos-int64(p.i))
+		}
+		w.loc, w.have = pageLoc{pos: pos, header: p.i, size: int(compressed), crc: crc}, true
+		return w.loc, nil
 	}
-	return locs, nil
+}
+
+// skip moves past the page next returned. page, when not nil, holds the
+// bytes of the file from the page's header on, as far as the caller read
+// them: those past the page are the next header's, read ahead.
+func (w *headerWalk) skip(page []byte) {
+	n := w.loc.header + w.loc.size
+	w.pos += int64(n)
+	w.have = false
+	switch {
+	case len(page) > n:
+		// Copied: the caller reuses page's buffer for the next page.
+		w.buf = append(w.buf[:0], page[n:]...)
+		w.ahead = w.buf
+	case len(w.ahead) > n:
+		w.ahead = w.ahead[n:]
+	default:
+		w.ahead = nil
+	}
+}
+
+// readLen returns the bytes a reader of the page next returned reads: the
+// page and the header after it, if any, up to headerAhead bytes of it.
+func (w *headerWalk) readLen() int {
+	n := w.loc.header + w.loc.size
+	return n + int(min(int64(headerAhead), w.end-w.pos-int64(n)))
 }
 
 var errShort = errors.New("header longer than the bytes read")

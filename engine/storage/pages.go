@@ -43,14 +43,20 @@ type pageReader struct {
 	col   *parquet.Column
 	codec format.CompressionCodec
 	phys  format.Type
-	locs  []pageLoc
-	next  int
+	walk  *headerWalk // the chunk's pages, their headers checked as they are reached
+	next  int         // pages read
 	dict  parquet.Dictionary
 	raw   []byte // the page as read, reused from page to page
 	out   []byte // a data page's bytes decompressed, reused likewise
 	plain []byte // a delta page's values made PLAIN, reused likewise
 	dec   decompressors
-	state error // a sticky error: once a page failed, every read fails
+	// plainOK: PLAIN pages of the column are read as plainPages (a
+	// required column of a conversion they serve); pos is their string
+	// positions, reused from page to page.
+	plainOK bool
+	pos     []uint32
+	prefix  []byte // a plainPage's values decompressed a prefix at a time
+	state   error  // a sticky error: once a page failed, every read fails
 }
 
 // ReadPage returns the next data page of the chunk, or io.EOF after the
@@ -61,12 +67,17 @@ func (pr *pageReader) ReadPage() (parquet.Page, error) {
 	if pr.state != nil {
 		return nil, pr.state
 	}
-	for pr.next < len(pr.locs) {
+	for !pr.walk.done() {
 		i := pr.next
 		pr.next++
-		p, err := pr.readPage(pr.locs[i])
+		loc, err := pr.walk.next()
 		if err != nil {
-			pr.state = fmt.Errorf("page %d at offset %d (%s): %w", i, pr.locs[i].pos, codecName(pr.codec), err)
+			pr.state = fmt.Errorf("page %d: %w", i, err)
+			return nil, pr.state
+		}
+		p, err := pr.readPage(loc)
+		if err != nil {
+			pr.state = fmt.Errorf("page %d at offset %d (%s): %w", i, loc.pos, codecName(pr.codec), err)
 			return nil, pr.state
 		}
 		if p != nil {
@@ -87,17 +98,19 @@ func (pr *pageReader) Close() error { return nil }
 // readPage reads the page at loc: a data page is returned, a dictionary
 // page is kept for the pages after it (returning nil).
 func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
-	n := loc.header + loc.size
-	if cap(pr.raw) < n {
-		pr.raw = make([]byte, n)
+	// One read for the page and the next page's header after it.
+	n, ahead := loc.header+loc.size, pr.walk.readLen()
+	if cap(pr.raw) < ahead {
+		pr.raw = make([]byte, ahead)
 	}
-	raw := pr.raw[:n]
-	if _, err := pr.r.ReadAt(raw, loc.pos); err != nil {
+	if _, err := pr.r.ReadAt(pr.raw[:ahead], loc.pos); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, fmt.Errorf("reading page: %w", err)
 	}
+	pr.walk.skip(pr.raw[:ahead])
+	raw := pr.raw[:n]
 	var h format.PageHeader
 	if err := thrift.Unmarshal(new(thrift.CompactProtocol), raw[:loc.header], &h); err != nil {
 		return nil, fmt.Errorf("%w: page header: %v", errCorrupt, err)
@@ -140,6 +153,13 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		if err := pr.needDict(v.Encoding); err != nil {
 			return nil, err
 		}
+		if pr.plainOK && v.Encoding == format.Plain {
+			p, err := pr.plainPage(int(v.NumValues), pr.codec, body, size)
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		}
 		data := body
 		if pr.codec == format.Uncompressed {
 			if len(body) != size {
@@ -177,6 +197,17 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 				v.RepetitionLevelsByteLength, v.DefinitionLevelsByteLength, len(body), size)
 		}
 		compressed := !v.IsCompressed.Valid || v.IsCompressed.V
+		if pr.plainOK && v.Encoding == format.Plain && levels == 0 && v.NumNulls == 0 && v.NumRows == v.NumValues {
+			codec := pr.codec
+			if !compressed {
+				codec = format.Uncompressed
+			}
+			p, err := pr.plainPage(int(v.NumValues), codec, body, size)
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		}
 		var data []byte
 		if pr.codec == format.Uncompressed || !compressed {
 			if len(body) != size {
@@ -203,6 +234,22 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("%w: unknown page type %d", errCorrupt, h.Type)
+}
+
+// plainPage returns a plainPage of np values of the column, src
+// compressed with codec, size bytes decompressed.
+func (pr *pageReader) plainPage(np int, codec format.CompressionCodec, src []byte, size int) (*plainPage, error) {
+	if codec == format.Snappy && size > lazyPrefix && pr.prefix == nil {
+		pr.prefix = make([]byte, lazyPrefix+snappyOvershoot)
+	}
+	if pr.phys == format.ByteArray && cap(pr.pos) < np+1 && np <= size/4 {
+		pr.pos = make([]uint32, 0, np+1)
+	}
+	p, err := newPlainPage(np, pr.phys, codec, src, size, func() []byte { return pr.outBuf(size) }, pr.prefix, pr.pos, &pr.dec)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // outBuf returns pr.out sized to n bytes.

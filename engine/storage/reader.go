@@ -28,7 +28,7 @@ type Reader struct {
 
 // chunkPages returns a reader of the pages of column j (an index into
 // Table.Columns) in row group g, read through rd's handle, and the chunk's
-// metadata, once its page headers have been checked.
+// metadata; the page headers are checked as the pages are reached.
 func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMetaData, err error) {
 	t := rd.t
 	defer func() {
@@ -50,7 +50,7 @@ func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMe
 	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
 		start = md.DictionaryPageOffset
 	}
-	locs, err := checkChunkHeaders(rd.r, start, start+md.TotalCompressedSize)
+	walk, err := newHeaderWalk(rd.r, start, start+md.TotalCompressedSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("storage: %s: column %q, row group %d: %w", t.Path, t.Columns[j].Name, g, err)
 	}
@@ -61,7 +61,9 @@ func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMe
 	if leaf >= len(bare) {
 		return nil, nil, fmt.Errorf("storage: %s: corrupt schema", t.Path)
 	}
-	return &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, locs: locs}, md, nil
+	pr := &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, walk: walk}
+	pr.plainOK = plainConv(t.convs[j], md.Type) && pr.col.MaxDefinitionLevel() == 0 && pr.col.MaxRepetitionLevel() == 0
+	return pr, md, nil
 }
 
 // Open opens t's file for reading row groups. It fails if the file changed
