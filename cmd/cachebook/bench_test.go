@@ -149,6 +149,7 @@ func TestBenchReportSpill(t *testing.T) {
 		t.Errorf("a report without spill rows has a spill table:\n%s", b.String())
 	}
 }
+
 // TestColdQueriesUnknown checks that --cold-queries refuses a name no
 // cold query has, before it starts any process.
 func TestColdQueriesUnknown(t *testing.T) {
