@@ -14,8 +14,22 @@ import { KernelClient } from "./server-kernel.js";
 
 // rows 0: the kernel sizes the hits table from the memory it plans for
 // (web/wasm DefaultRows); a page URL with ?hits_rows=N asks for N.
-// slice: the rows of the first slice (0: none).
-const DEFAULTS = { rows: 0, order: "shuffled", seed: 1, slice: 250_000 };
+// slice: the rows of the first slice (0: none). parts: the workers that
+// generate the whole table (0: one per core, at most MAX_PARTS).
+const DEFAULTS = { rows: 0, order: "shuffled", seed: 1, slice: 250_000, parts: 0 };
+
+// The whole table is generated in parts of whole row groups of
+// ROW_GROUP_ROWS rows (engine/gen's default), at most MAX_PARTS: each
+// worker also shuffles the whole table's rows (a fixed cost), and holds
+// its part until all are done.
+const ROW_GROUP_ROWS = 1 << 20;
+const MAX_PARTS = 4;
+
+// hitsParts is the number of parts a table of rows rows is generated in
+// on cores cores: as gen.Parts counts them, no more than its row groups.
+export function hitsParts(rows, cores) {
+  return Math.max(1, Math.min(cores, MAX_PARTS, Math.ceil(rows / ROW_GROUP_ROWS)));
+}
 
 // After an interrupt, a cell that has not ended within this long is
 // stopped by terminating the worker (a loop that never yields keeps it
@@ -210,15 +224,17 @@ export class WasmKernel extends KernelClient {
     this.worker.postMessage({ op: "cached", key: this.key });
   }
 
-  // generate starts the generator workers: the first slice and the whole
-  // table at once, each on its own worker (so on its own core where there
-  // is one), the whole table's progress shown.
+  // generate starts the generator workers: the first slice on one, and
+  // the whole table in parts (whole row groups, gen.Parts) on as many
+  // others as this machine has cores for (at most PARTS), which the
+  // kernel's worker joins into one file without copying them; the whole
+  // table's progress is shown.
   generate() {
     for (const g of this.gens) g.terminate();
     this.gens = [];
     const slice = this.opts.slice > 0 && this.opts.slice < this.rows ? this.opts.slice : 0;
     this.timing.genStart = performance.now() - this.t0;
-    const run = (rows, onDone, onProgress) => {
+    const run = (opts, onDone, onProgress) => {
       const g = new Worker(this.base + "worker.js");
       this.gens.push(g);
       g.onmessage = (ev) => {
@@ -235,34 +251,43 @@ export class WasmKernel extends KernelClient {
         }
       };
       g.onerror = (e) => this.hitsFailed(e.message || "the generator worker failed");
-      const msg = { op: "generate", wasmExec: this.base + "wasm_exec.js", rows, order: this.opts.order, seed: this.opts.seed };
+      const msg = { op: "generate", wasmExec: this.base + "wasm_exec.js", order: this.opts.order, seed: this.opts.seed, ...opts };
       this.module().then(
         (module) => g.postMessage({ ...msg, module }),
         () => g.postMessage({ ...msg, wasm: this.base + "cachebook.wasm" }),
       );
     };
     if (slice) {
-      run(slice, (m) => {
+      run({ rows: slice }, (m) => {
         if (this.hits.state !== "loading" || !this.worker) return; // the whole table came first
         this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, slice: true }, [m.bytes]);
       });
     }
+    const parts = hitsParts(this.rows, this.opts.parts || navigator.hardwareConcurrency || 1);
+    const got = new Array(parts).fill(null); // each part's {bytes, info}
+    const done = new Array(parts).fill(0); // rows generated, by part
     let first = null; // the first progress report: the rate counts from it
-    run(
-      this.rows,
-      (m) => {
-        if (!this.worker) return;
-        this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, key: this.key }, [m.bytes]);
-      },
-      (p) => {
-        const now = performance.now();
-        if (!first) first = { now, done: p.done };
-        const s = (now - first.now) / 1000;
-        const eta = p.done > first.done && s > 0.5 ? ((p.total - p.done) * s) / (p.done - first.done) : null;
-        this.hits = { ...this.hits, done: p.done, total: p.total, eta };
-        this.status();
-      },
-    );
+    for (let part = 0; part < parts; part++) {
+      run(
+        parts > 1 ? { rows: this.rows, part, parts } : { rows: this.rows },
+        (m) => {
+          got[part] = m;
+          if (got.some((x) => !x) || !this.worker) return;
+          const bytes = got.map((x) => x.bytes);
+          this.worker.postMessage({ op: "hits", parts: bytes, infos: got.map((x) => x.info), key: this.key }, bytes);
+        },
+        (p) => {
+          done[part] = p.done;
+          const now = performance.now();
+          const all = done.reduce((a, b) => a + b, 0);
+          if (!first) first = { now, done: all };
+          const s = (now - first.now) / 1000;
+          const eta = all > first.done && s > 0.5 ? ((this.rows - all) * s) / (all - first.done) : null;
+          this.hits = { ...this.hits, done: all, total: this.rows, eta };
+          this.status();
+        },
+      );
+    }
   }
 
   onHits(m) {
