@@ -170,6 +170,7 @@ func generateHits(this js.Value, args []js.Value) any {
 		resolve, reject := pargs[0], pargs[1]
 		go func() {
 			defer executor.Release()
+			growHeap(opts)
 			var progress func(done, total int)
 			if !onProgress.IsUndefined() {
 				progress = func(done, total int) { onProgress.Invoke(done, total) }
@@ -194,6 +195,28 @@ func generateHits(this js.Value, args []js.Value) any {
 		return nil
 	})
 	return js.Global().Get("Promise").New(executor)
+}
+
+// growHeap grows the WebAssembly memory at once to about what generating
+// opts takes (a little less), instead of a few megabytes at a time as the
+// heap grows: every growth costs V8 a few milliseconds, and the external
+// memory it adds makes V8 collect its own heap — under Node, 1 M rows
+// grew the memory about 180 times and collected 176 times, together
+// about a seventh of the generation's time. The memory is Go's free heap
+// afterwards, which the generator fills (Go never gives memory back to
+// WebAssembly, so the peak is the same).
+func growHeap(opts gen.Options) {
+	rows := opts.Rows
+	if rows == 0 {
+		rows = DefaultRows()
+	}
+	if opts.To > opts.From && opts.From >= 0 {
+		rows = opts.To - opts.From
+	}
+	b := make([]byte, (hitsGenFixed+int64(rows)*hitsGenPerRow)*7/8)
+	runtime.KeepAlive(b)
+	b = nil
+	runtime.GC()
 }
 
 // joinHits: args = (parts, infos): the Uint8Arrays of the parts of one
