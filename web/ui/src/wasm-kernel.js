@@ -226,12 +226,13 @@ export class WasmKernel extends KernelClient {
 
   // generate starts the generator workers: the first slice on one, and
   // the whole table in parts (whole row groups, gen.Parts) on as many
-  // others as this machine has cores for (at most PARTS), which the
+  // others as this machine has cores for (at most MAX_PARTS), which the
   // kernel's worker joins into one file without copying them; the whole
   // table's progress is shown.
   generate() {
     for (const g of this.gens) g.terminate();
     this.gens = [];
+    this.genToken = {}; // this generation's: a new one, or none, stops what is left of it
     const slice = this.opts.slice > 0 && this.opts.slice < this.rows ? this.opts.slice : 0;
     this.timing.genStart = performance.now() - this.t0;
     const run = (opts, onDone, onProgress) => {
@@ -257,17 +258,22 @@ export class WasmKernel extends KernelClient {
         () => g.postMessage({ ...msg, wasm: this.base + "cachebook.wasm" }),
       );
     };
+    const parts = hitsParts(this.rows, this.opts.parts || navigator.hardwareConcurrency || 1);
+    // With a slice, the last part starts once the slice is done: the
+    // slice has a core to itself, for the first cells, where there are
+    // no more cores than workers.
+    let last = null;
     if (slice) {
       run({ rows: slice }, (m) => {
+        if (last) last();
         if (this.hits.state !== "loading" || !this.worker) return; // the whole table came first
         this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, slice: true }, [m.bytes]);
       });
     }
-    const parts = hitsParts(this.rows, this.opts.parts || navigator.hardwareConcurrency || 1);
     const got = new Array(parts).fill(null); // each part's {bytes, info}
     const done = new Array(parts).fill(0); // rows generated, by part
     let first = null; // the first progress report: the rate counts from it
-    for (let part = 0; part < parts; part++) {
+    const startPart = (part) =>
       run(
         parts > 1 ? { rows: this.rows, part, parts } : { rows: this.rows },
         (m) => {
@@ -287,7 +293,14 @@ export class WasmKernel extends KernelClient {
           this.status();
         },
       );
-    }
+    for (let part = 0; part < parts - 1; part++) startPart(part);
+    if (slice && parts > 1) {
+      const token = this.genToken;
+      last = () => {
+        // Not when the generators were replaced or stopped since.
+        if (this.genToken === token) startPart(parts - 1);
+      };
+    } else startPart(parts - 1);
   }
 
   onHits(m) {
@@ -312,6 +325,7 @@ export class WasmKernel extends KernelClient {
   hitsFailed(error) {
     for (const g of this.gens) g.terminate();
     this.gens = [];
+    this.genToken = null;
     this.hits = { ...this.hits, state: "failed", error };
     this.status("the hits table could not be made: " + error);
     for (const c of this.held.splice(0)) this.endHeld(c, "KernelError", "the hits table could not be made in this browser: " + error);
@@ -427,6 +441,7 @@ export class WasmKernel extends KernelClient {
   close() {
     for (const g of this.gens) g.terminate();
     this.gens = [];
+    this.genToken = null;
     this.terminate("closed");
   }
 }
