@@ -147,6 +147,7 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 		return err
 	}
 	m := newModel(o)
+	m.cacheUsers()
 	var order rowOrder
 	var err error
 	if o.Order == "clustered" {
@@ -317,7 +318,7 @@ func clusteredOrder(ctx context.Context, m *model) (rowOrder, error) {
 	ids := make([]uid, m.users)
 	parallel(m.users, func(g *rowGen, lo, hi int) {
 		for u := lo; u < hi; u++ {
-			ids[u] = uid{m.user(u, g.ur, &g.usrc).id, uint32(u)}
+			ids[u] = uid{g.user(u).id, uint32(u)}
 		}
 	}, m)
 	slices.SortFunc(ids, func(a, b uid) int {
