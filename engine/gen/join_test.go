@@ -41,11 +41,11 @@ func TestJoin(t *testing.T) {
 		parts [][2]int
 		same  bool // byte for byte
 	}{
-		{"two", gen.Options{Rows: 30000, Seed: 3, RowGroupRows: 8192}, gen.Parts(30000, 8192, 2), true},
-		{"three", gen.Options{Rows: 30000, Seed: 3, RowGroupRows: 8192}, gen.Parts(30000, 8192, 3), true},
-		{"one", gen.Options{Rows: 30000, Seed: 3, RowGroupRows: 8192}, gen.Parts(30000, 8192, 1), true},
-		{"clustered", gen.Options{Rows: 20000, Seed: 5, Order: "clustered", RowGroupRows: 5000}, gen.Parts(20000, 5000, 2), true},
-		{"unaligned", gen.Options{Rows: 20000, Seed: 5, RowGroupRows: 8192}, [][2]int{{0, 7000}, {7000, 20000}}, false},
+		{"two", gen.Options{Rows: 12000, Seed: 3, RowGroupRows: 2500}, gen.Parts(12000, 2500, 2), true},
+		{"three", gen.Options{Rows: 12000, Seed: 3, RowGroupRows: 2500}, gen.Parts(12000, 2500, 3), true},
+		{"one", gen.Options{Rows: 12000, Seed: 3, RowGroupRows: 2500}, gen.Parts(12000, 2500, 1), true},
+		{"clustered", gen.Options{Rows: 8000, Seed: 5, Order: "clustered", RowGroupRows: 2000}, gen.Parts(8000, 2000, 2), true},
+		{"unaligned", gen.Options{Rows: 8000, Seed: 5, RowGroupRows: 3000}, [][2]int{{0, 2500}, {2500, 8000}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			whole := write(t, c.o)
