@@ -77,6 +77,29 @@ export function needsHits(kind, code) {
 // (and so is any cell with a prediction).
 const MEASURES = new Set(["latency", "bandwidth", "sweep", "experiment"]);
 
+// partsETA estimates the seconds left until every part is generated, the
+// parts running side by side: the longest of each part's rows left at its
+// own rate (rows per second since its first report), a part that has not
+// reported yet counted as starting now at the mean rate of the others
+// (rows/parts rows). null until some part has run half a second.
+export function partsETA(first, last, partRows, meanRows) {
+  const rates = [];
+  for (let k = 0; k < first.length; k++) {
+    if (!first[k] || !last[k]) continue;
+    const s = (last[k].now - first[k].now) / 1000;
+    if (s > 0.5 && last[k].done > first[k].done) rates[k] = (last[k].done - first[k].done) / s;
+  }
+  const known = rates.filter((r) => r > 0);
+  if (!known.length) return null;
+  const mean = known.reduce((a, b) => a + b, 0) / known.length;
+  let eta = 0;
+  for (let k = 0; k < first.length; k++) {
+    const left = (partRows[k] || meanRows) - ((last[k] && last[k].done) || 0);
+    eta = Math.max(eta, left / (rates[k] || mean));
+  }
+  return eta;
+}
+
 export class WasmKernel extends KernelClient {
   constructor(base, onStatus, opts = {}) {
     super(onStatus, "wasm");
@@ -262,17 +285,19 @@ export class WasmKernel extends KernelClient {
     // With a slice, the last part starts once the slice is done: the
     // slice has a core to itself, for the first cells, where there are
     // no more cores than workers.
-    let last = null;
+    let startLast = null;
     if (slice) {
       run({ rows: slice }, (m) => {
-        if (last) last();
+        if (startLast) startLast();
         if (this.hits.state !== "loading" || !this.worker) return; // the whole table came first
         this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, slice: true }, [m.bytes]);
       });
     }
     const got = new Array(parts).fill(null); // each part's {bytes, info}
     const done = new Array(parts).fill(0); // rows generated, by part
-    let first = null; // the first progress report: the rate counts from it
+    const first = new Array(parts).fill(null); // each part's first progress report: its rate counts from it
+    const last = new Array(parts).fill(null); // and its latest
+    const partRows = new Array(parts).fill(0); // each part's rows, from its reports
     const startPart = (part) =>
       run(
         parts > 1 ? { rows: this.rows, part, parts } : { rows: this.rows },
@@ -283,20 +308,20 @@ export class WasmKernel extends KernelClient {
           this.worker.postMessage({ op: "hits", parts: bytes, infos: got.map((x) => x.info), key: this.key }, bytes);
         },
         (p) => {
-          done[part] = p.done;
           const now = performance.now();
+          done[part] = p.done;
+          partRows[part] = p.total;
+          first[part] = first[part] || { now, done: p.done };
+          last[part] = { now, done: p.done };
           const all = done.reduce((a, b) => a + b, 0);
-          if (!first) first = { now, done: all };
-          const s = (now - first.now) / 1000;
-          const eta = all > first.done && s > 0.5 ? ((this.rows - all) * s) / (all - first.done) : null;
-          this.hits = { ...this.hits, done: all, total: this.rows, eta };
+          this.hits = { ...this.hits, done: all, total: this.rows, eta: partsETA(first, last, partRows, this.rows / parts) };
           this.status();
         },
       );
     for (let part = 0; part < parts - 1; part++) startPart(part);
     if (slice && parts > 1) {
       const token = this.genToken;
-      last = () => {
+      startLast = () => {
         // Not when the generators were replaced or stopped since.
         if (this.genToken === token) startPart(parts - 1);
       };
