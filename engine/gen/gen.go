@@ -40,6 +40,14 @@ type Options struct {
 	Users        int                   // distinct UserIDs; 0 means Rows/5.67
 	RowGroupRows int                   // rows per row group; 0 means 1<<20
 	Progress     func(done, total int) // called after each chunk of rows, may be nil
+
+	// From and To, where To is not 0, restrict the file to the rows at
+	// positions [From, To) of the table the other options describe: a
+	// part of it, made independently of the others (on another core, in
+	// another process) and assembled with them by Join. Parts gives
+	// ranges that start on row group boundaries, for which the joined
+	// file is byte for byte the one Write makes of the whole table.
+	From, To int
 }
 
 const chunkRows = 8192
@@ -70,7 +78,36 @@ func (o *Options) normalise() error {
 	if o.RowGroupRows < 0 {
 		return fmt.Errorf("gen: row group size must be positive, got %d", o.RowGroupRows)
 	}
+	if o.To == 0 && o.From == 0 {
+		o.To = o.Rows
+	}
+	if o.From < 0 || o.To <= o.From || o.To > o.Rows {
+		return fmt.Errorf("gen: part [%d, %d) is not a non-empty range of the %d rows", o.From, o.To, o.Rows)
+	}
 	return nil
+}
+
+// Parts splits a table of rows rows into at most n parts of whole row
+// groups of rowGroupRows rows (0: the default), as even as the row groups
+// allow: the [From, To) ranges of Options that Join assembles into the
+// file Write makes of the whole table.
+func Parts(rows, rowGroupRows, n int) [][2]int {
+	if rowGroupRows <= 0 {
+		rowGroupRows = 1 << 20
+	}
+	if rows <= 0 {
+		return nil
+	}
+	groups := (rows + rowGroupRows - 1) / rowGroupRows
+	n = max(1, min(n, groups))
+	parts := make([][2]int, 0, n)
+	from := 0
+	for k := range n {
+		to := min(rows, (groups*(k+1)/n)*rowGroupRows)
+		parts = append(parts, [2]int{from, to})
+		from = to
+	}
+	return parts
 }
 
 // WriteFile writes the table to path atomically: into a temporary file in
@@ -110,6 +147,7 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 		return err
 	}
 	m := newModel(o)
+	m.cacheUsers()
 	var order rowOrder
 	var err error
 	if o.Order == "clustered" {
@@ -129,7 +167,8 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	nchunks := (o.Rows + chunkRows - 1) / chunkRows
+	rows := o.To - o.From
+	nchunks := (rows + chunkRows - 1) / chunkRows
 	workers := max(1, runtime.GOMAXPROCS(0))
 	// Chunks are generated in parallel and written in order: the dispatcher
 	// queues each chunk's result channel in pending (in chunk order, which
@@ -180,7 +219,7 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 				case <-ctx.Done():
 					return
 				}
-				lo, hi := j.c*chunkRows, min(o.Rows, (j.c+1)*chunkRows)
+				lo, hi := o.From+j.c*chunkRows, min(o.To, o.From+(j.c+1)*chunkRows)
 				ch.rows = ch.rows[:hi-lo]
 				g.arena = ch.arena[:0]
 				for p := lo; p < hi; p++ {
@@ -209,14 +248,14 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 		written += len(ch.rows)
 		free <- ch
 		if o.Progress != nil {
-			o.Progress(written, o.Rows)
+			o.Progress(written, rows)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}
-	if written != o.Rows {
-		return fmt.Errorf("gen: internal error: wrote %d of %d rows", written, o.Rows)
+	if written != rows {
+		return fmt.Errorf("gen: internal error: wrote %d of %d rows", written, rows)
 	}
 	if err := pw.Close(); err != nil {
 		return fmt.Errorf("gen: closing parquet writer: %w", err)
@@ -279,7 +318,7 @@ func clusteredOrder(ctx context.Context, m *model) (rowOrder, error) {
 	ids := make([]uid, m.users)
 	parallel(m.users, func(g *rowGen, lo, hi int) {
 		for u := lo; u < hi; u++ {
-			ids[u] = uid{m.user(u, g.ur, &g.usrc).id, uint32(u)}
+			ids[u] = uid{g.user(u).id, uint32(u)}
 		}
 	}, m)
 	slices.SortFunc(ids, func(a, b uid) int {

@@ -57,7 +57,8 @@ func TestDeterministic(t *testing.T) {
 func TestOptionsErrors(t *testing.T) {
 	for _, o := range []gen.Options{
 		{Rows: 0}, {Rows: -1}, {Rows: 10, Order: "sorted"}, {Rows: 10, Users: 11},
-		{Rows: 10, RowGroupRows: -5},
+		{Rows: 10, RowGroupRows: -5}, {Rows: 10, From: 5, To: 5}, {Rows: 10, From: -1, To: 5},
+		{Rows: 10, From: 5, To: 11}, {Rows: 10, From: 3},
 	} {
 		if err := gen.Write(context.Background(), &bytes.Buffer{}, o); err == nil {
 			t.Errorf("%+v: no error", o)

@@ -211,6 +211,7 @@ type model struct {
 	topURL    string
 	specRef   string
 	domains   []string // site of each counter rank
+	userCache []user   // every user's attributes (cacheUsers), or nil
 }
 
 func newModel(o Options) *model {
@@ -304,13 +305,32 @@ func domainName(r int) string {
 // user holds the attributes shared by all rows of one user.
 type user struct {
 	id         int64
-	counter    int // home counter rank
-	day        int
+	counter    int32 // home counter rank
 	region     int32
 	ip         int32
-	res        int
-	phone      int16
-	phoneModel int
+	phoneModel int16 // -1: none
+	day        uint8
+	res        uint8
+}
+
+// maxCachedUsers bounds the users whose attributes cacheUsers keeps
+// (24 bytes each: 96 MiB at most).
+const maxCachedUsers = 1 << 22
+
+// cacheUsers computes every user's attributes once, in parallel, for the
+// rows to look up instead of computing their user's each time: about 5.67
+// times per user, under a tenth of the time of a generation.
+func (m *model) cacheUsers() {
+	if m.users > maxCachedUsers {
+		return
+	}
+	c := make([]user, m.users)
+	parallel(m.users, func(g *rowGen, lo, hi int) {
+		for u := lo; u < hi; u++ {
+			c[u] = m.user(u, g.ur, &g.usrc)
+		}
+	}, m)
+	m.userCache = c
 }
 
 func (m *model) user(u int, r *rand.Rand, src *rand.PCG) user {
@@ -320,18 +340,17 @@ func (m *model) user(u int, r *rand.Rand, src *rand.PCG) user {
 	if u == m.specialU {
 		x.id = SpecialUserID
 	}
-	x.counter = m.counters.sample(r.Float64())
-	x.day = r.IntN(Days)
+	x.counter = int32(m.counters.sample(r.Float64()))
+	x.day = uint8(r.IntN(Days))
 	if r.Float64() < region229P {
 		x.region = 229
 	} else {
 		x.region = m.regionID[m.regions.sample(r.Float64())]
 	}
 	x.ip = int32(r.Uint32())
-	x.res = m.res.sample(r.Float64())
+	x.res = uint8(m.res.sample(r.Float64()))
 	if resolutions[x.res].w < 800 || r.Float64() < mobileUserP/2 {
-		x.phoneModel = m.phones.sample(r.Float64())
-		x.phone = int16(x.phoneModel + 1)
+		x.phoneModel = int16(m.phones.sample(r.Float64()))
 	} else {
 		x.phoneModel = -1
 	}
@@ -349,12 +368,12 @@ type key struct {
 func (m *model) rowKey(r *rand.Rand, us *user) key {
 	var k key
 	if r.Float64() < homeCounterP {
-		k.counter = us.counter
+		k.counter = int(us.counter)
 	} else {
 		k.counter = m.counters.sample(r.Float64())
 	}
 	if r.Float64() < homeDayP {
-		k.day = us.day
+		k.day = int(us.day)
 	} else {
 		k.day = r.IntN(Days)
 	}

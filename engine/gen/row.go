@@ -59,9 +59,18 @@ func newRowGen(m *model) *rowGen {
 // independent of where the row ends up in the file).
 func (g *rowGen) seedRow(i int) { g.src.Seed(g.m.seed^0x726f7773, uint64(i)) }
 
+// user returns the attributes of user u, from the model's cache if it
+// has one.
+func (g *rowGen) user(u int) user {
+	if c := g.m.userCache; c != nil {
+		return c[u]
+	}
+	return g.m.user(u, g.ur, &g.usrc)
+}
+
 // key returns the clustered-order key of row i of user u.
 func (g *rowGen) key(i, u int) (key, user) {
-	us := g.m.user(u, g.ur, &g.usrc)
+	us := g.user(u)
 	g.seedRow(i)
 	return g.m.rowKey(g.r, &us), us
 }
@@ -98,10 +107,11 @@ func (g *rowGen) fill(h *Hit, i, u int) {
 	} else {
 		h.WindowClientWidth, h.WindowClientHeight = 0, 0
 	}
-	h.MobilePhone = us.phone
 	if us.phoneModel >= 0 {
+		h.MobilePhone = us.phoneModel + 1
 		h.MobilePhoneModel = []byte(phoneModels[us.phoneModel])
 	} else {
+		h.MobilePhone = 0
 		h.MobilePhoneModel = nil
 	}
 	h.IsRefresh = bool16(r.Float64() < isRefreshP)

@@ -97,20 +97,29 @@ func runNative(t *testing.T, cells []goldenCell) [][]byte {
 	return frames
 }
 
-// runWasm runs cells through the js/wasm build under Node.
-func runWasm(t *testing.T, cells []goldenCell) [][]byte {
+// buildWasm builds this command for js/wasm into a temporary directory
+// and returns Node's path and the build's; it skips the test where Node
+// is not installed.
+func buildWasm(t *testing.T) (node, wasm string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed (apt-get install nodejs): the js/wasm half of the golden test cannot run")
+		t.Skip("node is not installed (apt-get install nodejs): the js/wasm half of the test cannot run")
 	}
-	dir := t.TempDir()
-	wasm := filepath.Join(dir, "cachebook.wasm")
+	wasm = filepath.Join(t.TempDir(), "cachebook.wasm")
 	build := exec.Command("go", "build", "-o", wasm, ".")
 	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build wasm: %v\n%s", err, out)
 	}
+	return node, wasm
+}
+
+// runWasm runs cells through the js/wasm build under Node.
+func runWasm(t *testing.T, cells []goldenCell) [][]byte {
+	t.Helper()
+	node, wasm := buildWasm(t)
+	dir := t.TempDir()
 	cellsPath := filepath.Join(dir, "cells.json")
 	b, _ := json.Marshal(cells)
 	if err := os.WriteFile(cellsPath, b, 0o644); err != nil {
@@ -123,7 +132,7 @@ func runWasm(t *testing.T, cells []goldenCell) [][]byte {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
 	}
-	b, err = os.ReadFile(out)
+	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,10 +96,15 @@ func generate(ctx context.Context, opts gen.Options, progress func(done, total i
 	if users == 0 {
 		users = int(float64(opts.Rows)/gen.UserRowsRatio + 0.5)
 	}
+	rows, part := opts.Rows, ""
+	if opts.To > 0 { // a part of the table: its rows
+		rows = opts.To - opts.From
+		part = fmt.Sprintf(" (rows %d to %d of %d)", opts.From, opts.To, opts.Rows)
+	}
 	return &file, genReply{
-		Rows: opts.Rows, Users: users, Bytes: int(file.Size()), GenNS: int64(d), Order: fmt.Sprint(opts.Order),
-		Message: fmt.Sprintf("generated hits: %d rows (%d users), %.1f MB of Parquet in %v",
-			opts.Rows, users, float64(file.Size())/1e6, d.Round(time.Millisecond)),
+		Rows: rows, Users: users, Bytes: int(file.Size()), GenNS: int64(d), Order: fmt.Sprint(opts.Order),
+		Message: fmt.Sprintf("generated hits: %d rows%s (%d users), %.1f MB of Parquet in %v",
+			rows, part, users, float64(file.Size())/1e6, d.Round(time.Millisecond)),
 	}, nil
 }
 

@@ -31,7 +31,8 @@ function dropToken() {
 
 // wasmOpts are the browser kernel's options from the page URL: ?hits_rows=N
 // generates N rows of hits instead of the size the kernel picks,
-// ?hits_slice=N a first slice of N rows (0: none).
+// ?hits_slice=N a first slice of N rows (0: none), ?hits_parts=N the
+// table in N parts (N workers; 0 or absent: one per core).
 function wasmOpts() {
   const q = new URLSearchParams(location.search);
   const o = {};
@@ -39,6 +40,8 @@ function wasmOpts() {
   if (Number.isInteger(rows) && rows > 0) o.rows = rows;
   const slice = Number(q.get("hits_slice"));
   if (q.has("hits_slice") && Number.isInteger(slice) && slice >= 0) o.slice = slice;
+  const parts = Number(q.get("hits_parts"));
+  if (Number.isInteger(parts) && parts > 0) o.parts = parts;
   return o;
 }
 

@@ -14,8 +14,22 @@ import { KernelClient } from "./server-kernel.js";
 
 // rows 0: the kernel sizes the hits table from the memory it plans for
 // (web/wasm DefaultRows); a page URL with ?hits_rows=N asks for N.
-// slice: the rows of the first slice (0: none).
-const DEFAULTS = { rows: 0, order: "shuffled", seed: 1, slice: 250_000 };
+// slice: the rows of the first slice (0: none). parts: the workers that
+// generate the whole table (0: one per core, at most MAX_PARTS).
+const DEFAULTS = { rows: 0, order: "shuffled", seed: 1, slice: 250_000, parts: 0 };
+
+// The whole table is generated in parts of whole row groups of
+// ROW_GROUP_ROWS rows (engine/gen's default), at most MAX_PARTS: each
+// worker also shuffles the whole table's rows (a fixed cost), and holds
+// its part until all are done.
+const ROW_GROUP_ROWS = 1 << 20;
+const MAX_PARTS = 4;
+
+// hitsParts is the number of parts a table of rows rows is generated in
+// on cores cores: as gen.Parts counts them, no more than its row groups.
+export function hitsParts(rows, cores) {
+  return Math.max(1, Math.min(cores, MAX_PARTS, Math.ceil(rows / ROW_GROUP_ROWS)));
+}
 
 // After an interrupt, a cell that has not ended within this long is
 // stopped by terminating the worker (a loop that never yields keeps it
@@ -62,6 +76,29 @@ export function needsHits(kind, code) {
 // MEASURES are the cell kinds whose figures are timings of this machine
 // (and so is any cell with a prediction).
 const MEASURES = new Set(["latency", "bandwidth", "sweep", "experiment"]);
+
+// partsETA estimates the seconds left until every part is generated, the
+// parts running side by side: the longest of each part's rows left at its
+// own rate (rows per second since its first report), a part that has not
+// reported yet counted as starting now at the mean rate of the others
+// (rows/parts rows). null until some part has run half a second.
+export function partsETA(first, last, partRows, meanRows) {
+  const rates = [];
+  for (let k = 0; k < first.length; k++) {
+    if (!first[k] || !last[k]) continue;
+    const s = (last[k].now - first[k].now) / 1000;
+    if (s > 0.5 && last[k].done > first[k].done) rates[k] = (last[k].done - first[k].done) / s;
+  }
+  const known = rates.filter((r) => r > 0);
+  if (!known.length) return null;
+  const mean = known.reduce((a, b) => a + b, 0) / known.length;
+  let eta = 0;
+  for (let k = 0; k < first.length; k++) {
+    const left = (partRows[k] || meanRows) - ((last[k] && last[k].done) || 0);
+    eta = Math.max(eta, left / (rates[k] || mean));
+  }
+  return eta;
+}
 
 export class WasmKernel extends KernelClient {
   constructor(base, onStatus, opts = {}) {
@@ -210,15 +247,18 @@ export class WasmKernel extends KernelClient {
     this.worker.postMessage({ op: "cached", key: this.key });
   }
 
-  // generate starts the generator workers: the first slice and the whole
-  // table at once, each on its own worker (so on its own core where there
-  // is one), the whole table's progress shown.
+  // generate starts the generator workers: the first slice on one, and
+  // the whole table in parts (whole row groups, gen.Parts) on as many
+  // others as this machine has cores for (at most MAX_PARTS), which the
+  // kernel's worker joins into one file without copying them; the whole
+  // table's progress is shown.
   generate() {
     for (const g of this.gens) g.terminate();
     this.gens = [];
+    this.genToken = {}; // this generation's: a new one, or none, stops what is left of it
     const slice = this.opts.slice > 0 && this.opts.slice < this.rows ? this.opts.slice : 0;
     this.timing.genStart = performance.now() - this.t0;
-    const run = (rows, onDone, onProgress) => {
+    const run = (opts, onDone, onProgress) => {
       const g = new Worker(this.base + "worker.js");
       this.gens.push(g);
       g.onmessage = (ev) => {
@@ -235,34 +275,57 @@ export class WasmKernel extends KernelClient {
         }
       };
       g.onerror = (e) => this.hitsFailed(e.message || "the generator worker failed");
-      const msg = { op: "generate", wasmExec: this.base + "wasm_exec.js", rows, order: this.opts.order, seed: this.opts.seed };
+      const msg = { op: "generate", wasmExec: this.base + "wasm_exec.js", order: this.opts.order, seed: this.opts.seed, ...opts };
       this.module().then(
         (module) => g.postMessage({ ...msg, module }),
         () => g.postMessage({ ...msg, wasm: this.base + "cachebook.wasm" }),
       );
     };
+    const parts = hitsParts(this.rows, this.opts.parts || navigator.hardwareConcurrency || 1);
+    // With a slice, the last part starts once the slice is done: the
+    // slice has a core to itself, for the first cells, where there are
+    // no more cores than workers.
+    let startLast = null;
     if (slice) {
-      run(slice, (m) => {
+      run({ rows: slice }, (m) => {
+        if (startLast) startLast();
         if (this.hits.state !== "loading" || !this.worker) return; // the whole table came first
         this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, slice: true }, [m.bytes]);
       });
     }
-    let first = null; // the first progress report: the rate counts from it
-    run(
-      this.rows,
-      (m) => {
-        if (!this.worker) return;
-        this.worker.postMessage({ op: "hits", bytes: m.bytes, info: m.info, key: this.key }, [m.bytes]);
-      },
-      (p) => {
-        const now = performance.now();
-        if (!first) first = { now, done: p.done };
-        const s = (now - first.now) / 1000;
-        const eta = p.done > first.done && s > 0.5 ? ((p.total - p.done) * s) / (p.done - first.done) : null;
-        this.hits = { ...this.hits, done: p.done, total: p.total, eta };
-        this.status();
-      },
-    );
+    const got = new Array(parts).fill(null); // each part's {bytes, info}
+    const done = new Array(parts).fill(0); // rows generated, by part
+    const first = new Array(parts).fill(null); // each part's first progress report: its rate counts from it
+    const last = new Array(parts).fill(null); // and its latest
+    const partRows = new Array(parts).fill(0); // each part's rows, from its reports
+    const startPart = (part) =>
+      run(
+        parts > 1 ? { rows: this.rows, part, parts } : { rows: this.rows },
+        (m) => {
+          got[part] = m;
+          if (got.some((x) => !x) || !this.worker) return;
+          const bytes = got.map((x) => x.bytes);
+          this.worker.postMessage({ op: "hits", parts: bytes, infos: got.map((x) => x.info), key: this.key }, bytes);
+        },
+        (p) => {
+          const now = performance.now();
+          done[part] = p.done;
+          partRows[part] = p.total;
+          first[part] = first[part] || { now, done: p.done };
+          last[part] = { now, done: p.done };
+          const all = done.reduce((a, b) => a + b, 0);
+          this.hits = { ...this.hits, done: all, total: this.rows, eta: partsETA(first, last, partRows, this.rows / parts) };
+          this.status();
+        },
+      );
+    for (let part = 0; part < parts - 1; part++) startPart(part);
+    if (slice && parts > 1) {
+      const token = this.genToken;
+      startLast = () => {
+        // Not when the generators were replaced or stopped since.
+        if (this.genToken === token) startPart(parts - 1);
+      };
+    } else startPart(parts - 1);
   }
 
   onHits(m) {
@@ -287,6 +350,7 @@ export class WasmKernel extends KernelClient {
   hitsFailed(error) {
     for (const g of this.gens) g.terminate();
     this.gens = [];
+    this.genToken = null;
     this.hits = { ...this.hits, state: "failed", error };
     this.status("the hits table could not be made: " + error);
     for (const c of this.held.splice(0)) this.endHeld(c, "KernelError", "the hits table could not be made in this browser: " + error);
@@ -402,6 +466,7 @@ export class WasmKernel extends KernelClient {
   close() {
     for (const g of this.gens) g.terminate();
     this.gens = [];
+    this.genToken = null;
     this.terminate("closed");
   }
 }

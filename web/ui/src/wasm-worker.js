@@ -11,9 +11,10 @@
 //	{op:"frame", frame}           -> the kernel's frames, {type:"frame", frame}
 //	{op:"cached", key}            -> {type:"hits", info, ms, cached:true} | {type:"miss"}
 //	{op:"hits", bytes, info, key} -> {type:"hits", info, ms} (key: keep it in OPFS under key)
+//	{op:"hits", parts, infos, key} -> the same, for a table generated in parts (joined here)
 //	{op:"convert", id, what, name, text} -> {type:"converted", id, text} | {type:"converted", id, error}
 //	    (what "open": a .md/.ipynb file to the page's notebook JSON; "md"/"ipynb": back)
-//	{op:"generate", module|wasm, wasmExec, rows, order, seed}
+//	{op:"generate", module|wasm, wasmExec, rows, order, seed, part, parts}
 //	    -> {type:"progress", done, total}…, {type:"generated", bytes, info} | {type:"fatal", error}
 //
 // Go's wasm runtime is single-threaded: a frame (an interrupt) is only seen
@@ -96,9 +97,10 @@ async function cached(key) {
   return { type: "hits", info: reg, ms: performance.now() - t0, cached: true };
 }
 
-// store keeps bytes under key, replacing the tables stored under other
-// keys (an older size or seed): a failure only costs a generation later.
-async function store(key, bytes, info) {
+// store keeps segments (Uint8Arrays, one after the other: the file) under
+// key, replacing the tables stored under other keys (an older size or
+// seed): a failure only costs a generation later.
+async function store(key, segments, info) {
   const root = await opfs();
   if (!root) return;
   try {
@@ -106,7 +108,7 @@ async function store(key, bytes, info) {
       if (name.startsWith("hits-") && !name.startsWith(key + ".")) await root.removeEntry(name).catch(() => {});
     }
     const w = await (await root.getFileHandle(key + ".parquet", { create: true })).createWritable();
-    await w.write(bytes);
+    for (const s of segments) await w.write(s);
     await w.close();
     const j = await (await root.getFileHandle(key + ".json", { create: true })).createWritable();
     await j.write(info);
@@ -116,19 +118,30 @@ async function store(key, bytes, info) {
   }
 }
 
+// hits registers a table: one file, or the parts of one, which joinHits
+// joins into a list of segments (views of the parts and new metadata).
 async function hits(msg) {
   const t0 = performance.now();
-  const bytes = new Uint8Array(msg.bytes);
-  const reg = JSON.parse(await cachebook.registerHits(bytes, msg.info));
+  let segments = [new Uint8Array(msg.bytes || 0)];
+  let info = msg.info;
+  if (msg.parts) {
+    const j = await cachebook.joinHits(
+      msg.parts.map((b) => new Uint8Array(b)),
+      msg.infos,
+    );
+    segments = j.segments;
+    info = j.info;
+  }
+  const reg = JSON.parse(await cachebook.registerHits(segments.length === 1 ? segments[0] : segments, info));
   const out = { type: "hits", info: reg, ms: performance.now() - t0, slice: !!msg.slice };
-  if (msg.key) store(msg.key, bytes, msg.info);
+  if (msg.key) store(msg.key, segments, info);
   return out;
 }
 
 async function generate(msg) {
   await load(msg);
   let last = 0;
-  const r = await cachebook.generateHits({ rows: msg.rows, order: msg.order, seed: msg.seed }, (done, total) => {
+  const r = await cachebook.generateHits({ rows: msg.rows, order: msg.order, seed: msg.seed, part: msg.part, parts: msg.parts }, (done, total) => {
     const now = performance.now();
     if (now - last > 100 || done === total) {
       last = now;
