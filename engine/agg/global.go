@@ -3,6 +3,7 @@ package agg
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 
@@ -155,15 +156,21 @@ func (s *State) updateOne(in *vec.Vector, n int) bool {
 		return true
 	case Sum, Avg:
 		if in.Type.IsFloat() {
-			if in.Valid != nil {
-				return false
+			f, cnt := s.f64[0], s.cnt[0]
+			if valid := in.Valid; valid != nil {
+				for i, v := range in.F64[:n] {
+					if valid[i] {
+						f += v
+						cnt++
+					}
+				}
+			} else {
+				for _, v := range in.F64[:n] {
+					f += v
+				}
+				cnt += int64(n)
 			}
-			f := s.f64[0]
-			for _, v := range in.F64[:n] {
-				f += v
-			}
-			s.f64[0] = f
-			s.cnt[0] += int64(n)
+			s.f64[0], s.cnt[0] = f, cnt
 			return true
 		}
 		lo, hi, cnt := s.lo[0], s.hi[0], s.cnt[0]
@@ -187,31 +194,48 @@ func (s *State) updateOne(in *vec.Vector, n int) bool {
 		s.lo[0], s.hi[0], s.cnt[0] = lo, hi, cnt
 		return true
 	case Min, Max:
-		if in.Valid != nil || n == 0 {
-			return false
-		}
 		switch in.Type {
 		case vec.Float64, vec.Float32, vec.String, vec.UInt64:
 			return false
 		}
-		vs := in.I64[:n]
-		m := vs[0]
-		if s.spec.Kind == Min {
-			for _, v := range vs[1:] {
+		vs, valid := in.I64[:n], in.Valid
+		isMin := s.spec.Kind == Min
+		// The running value starts at the extreme that any value
+		// replaces; seen counts the values.
+		m, seen := int64(math.MaxInt64), 0
+		if !isMin {
+			m = math.MinInt64
+		}
+		switch {
+		case valid != nil:
+			for i, v := range vs {
+				if valid[i] {
+					if isMin {
+						m = min(m, v)
+					} else {
+						m = max(m, v)
+					}
+					seen++
+				}
+			}
+		case isMin:
+			for _, v := range vs {
 				m = min(m, v)
 			}
-			if s.cnt[0] == 0 || m < s.i64[0] {
-				s.i64[0] = m
-			}
-		} else {
-			for _, v := range vs[1:] {
+			seen = n
+		default:
+			for _, v := range vs {
 				m = max(m, v)
 			}
-			if s.cnt[0] == 0 || m > s.i64[0] {
-				s.i64[0] = m
-			}
+			seen = n
 		}
-		s.cnt[0] += int64(n)
+		if seen == 0 {
+			return true
+		}
+		if s.cnt[0] == 0 || (isMin && m < s.i64[0]) || (!isMin && m > s.i64[0]) {
+			s.i64[0] = m
+		}
+		s.cnt[0] += int64(seen)
 		return true
 	}
 	return false
