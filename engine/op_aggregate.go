@@ -516,7 +516,25 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 		return in, err == nil, err
 	}
 	pre := a.pre
+	// An aggregate without keys keeps nothing of its input once it has
+	// folded a morsel in: the streams of a scan below convert the next
+	// morsel of the same worker into the last one's arrays, rather than
+	// allocate a morsel's worth of arrays each time (a quarter of the
+	// CPU time of SUM over 100M rows, with the collections they cause).
+	recycle := drainable && len(a.keys) == 0 && len(pre) == 0 && x.hooks == nil && agg.GlobalWorkers(a.specs, 2) > 1
+	var lastMu sync.Mutex
+	last := map[int]*vec.Batch{}
 	return func(w int) (agg.Input, bool, error) {
+		if recycle {
+			// Worker w folded its last morsel in before it asked again.
+			lastMu.Lock()
+			prev := last[w]
+			delete(last, w)
+			lastMu.Unlock()
+			if prev != nil {
+				scan.recycle(w, prev)
+			}
+		}
 		if i := int(nextPre.Add(1) - 1); i < len(pre) {
 			return pre[i], true, nil
 		}
@@ -536,6 +554,11 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 			in, err := a.input(x, b)
 			if err != nil {
 				return agg.Input{}, false, err
+			}
+			if recycle {
+				lastMu.Lock()
+				last[w] = b
+				lastMu.Unlock()
 			}
 			return in, true, nil
 		}
