@@ -114,11 +114,13 @@ func (s *Session) build(q *query) operator {
 			op = &hashAggOp{opBase: opBase{label: label, children: []operator{reader}},
 				args:  []expr.Expr{&expr.ColumnRef{Index: 0, T: x.Type(), Name: x.String()}},
 				specs: []agg.Spec{{Kind: agg.Count, In: x.Type()}}, aggNames: q.aggNames,
-				rowsHint: -1, settings: s.settings, cache: s.db.cache}
+				rowsHint: -1, serial: true, settings: s.settings, cache: s.db.cache}
 		} else {
 			reader = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
 				keys: q.keys, keyNames: q.keyNames, args: q.args, specs: q.specs, aggNames: q.aggNames,
-				rewritten: q.rewritten, rowsHint: hint, settings: s.settings, cache: s.db.cache}
+				rewritten: q.rewritten, rowsHint: hint, settings: s.settings, cache: s.db.cache,
+				// Only a table scan hands its morsels to several workers.
+				serial: q.rel.scan == nil}
 			op = reader
 		}
 		if q.having != nil {

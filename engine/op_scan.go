@@ -211,6 +211,27 @@ func (s *scanOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	return b, err
 }
 
+// recycle gives the vectors of b, worker w's last morsel, back to the
+// streams of its row group, once its consumer is done with them and with
+// anything made from them: the next morsel is converted into their
+// arrays (storage.ColumnStream.Recycle). A row group decoded whole, or a
+// column served from the cache, reuses nothing; nor does a filtered scan.
+func (s *scanOp) recycle(w int, b *vec.Batch) {
+	s.mu.Lock()
+	c := s.cursors[w]
+	s.mu.Unlock()
+	// After a filter, b holds copies of the passing rows, and the streams
+	// were given back the morsel's own vectors already.
+	if c == nil || c.streams == nil || s.where != nil {
+		return
+	}
+	for j, v := range b.Vecs {
+		if st := c.streams[j]; st != nil && v != nil {
+			st.Recycle(v)
+		}
+	}
+}
+
 // nextOf returns worker w's next morsel.
 func (s *scanOp) nextOf(x *execCtx, w int, c *scanCursor) (*vec.Batch, error) {
 	for {

@@ -233,6 +233,9 @@ func TestPassOnceStreams(t *testing.T) {
 		"SELECT UserID, SearchPhrase, count(*) AS c FROM hits WHERE SearchPhrase <> '' GROUP BY UserID, SearchPhrase ORDER BY c DESC, UserID, SearchPhrase LIMIT 20",
 		"SELECT count(*), count(DISTINCT URL), sum(length(Title)) FROM hits WHERE URL LIKE '%google%'",
 		"SELECT count(*) FROM (SELECT URL, count(*) AS c FROM hits GROUP BY URL) AS t",
+		// Without keys or a filter, the streams convert each morsel
+		// into the arrays of the worker's last one (recycle).
+		"SELECT count(*), min(URL), max(Title), sum(length(Title)), min(EventTime), max(UserID), avg(UserID) FROM hits",
 	}
 	ref, err := Open(Options{DataDir: dir})
 	if err != nil {

@@ -31,6 +31,9 @@ type aggPlan struct {
 func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []agg.Spec, est *groupEstimate, memLimit int64) aggPlan {
 	p := aggPlan{strategyChoice: chooseStrategy(st, cache, len(keyTypes), len(specs), est, memLimit), est: est,
 		loop: agg.ChooseLoop(keyTypes, specs, st.GenericAgg)}
+	if len(keyTypes) == 0 {
+		p.threads = agg.GlobalWorkers(specs, p.threads)
+	}
 	if p.loop == agg.Generic && agg.CountFast(keyTypes, specs) {
 		p.loopNote = "tuned integer count(*) loop disabled by SET generic_agg"
 	}
@@ -95,6 +98,9 @@ func (p aggPlan) config(st Settings) agg.Config {
 func (p aggPlan) loopText() string {
 	switch p.loop {
 	case agg.GlobalLoop:
+		if p.threads > 1 {
+			return fmt.Sprintf("global aggregate states (one group): a partial state per worker on %d threads, merged at the end", p.threads)
+		}
 		return "global aggregate states (one group)"
 	case agg.CountLoop:
 		return "tuned integer-key count(*) loop (one 16-byte slot per group, no state objects)"
@@ -249,7 +255,10 @@ const radixStreams = 1024
 func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *groupEstimate, memLimit int64) strategyChoice {
 	threads := max(st.Threads, 1)
 	if nKeys == 0 {
-		return strategyChoice{name: "naive", threads: 1, why: "no GROUP BY keys: one group"}
+		// One group: each worker folds its share of the rows into
+		// partial states of its own, merged at the end (planAggregate
+		// keeps one worker for aggregates whose states cannot merge).
+		return strategyChoice{name: "naive", threads: threads, why: "no GROUP BY keys: one group"}
 	}
 	tableBytes := tableBytesOf(nKeys, nSpecs, est)
 	bits := func() (int, string) {

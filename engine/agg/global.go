@@ -2,45 +2,79 @@ package agg
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"sync"
 
 	"cachebook/engine/vec"
 )
 
-// global is an aggregate without keys: one group, even over empty input,
-// on one worker.
+// global is an aggregate without keys: one group, even over empty input.
+// With cfg.Threads above one (and every aggregate mergeable, see
+// GlobalWorkers), each worker folds its morsels into states of its own,
+// and Finalize merges them into worker 0's, as DuckDB's ungrouped
+// aggregate does: the workers share nothing while they sink.
 type global struct {
-	cfg    Config
+	cfg     Config
+	specs   []Spec
+	workers []globalWorker
+	aggs    []*vec.Vector
+	mu      sync.Mutex // guards done: Next runs on every worker
+	done    bool
+}
+
+// globalWorker is one worker's partial states and its buffer of group ids
+// (all zero: the one group).
+type globalWorker struct {
 	states []*State
-	gids   []uint32 // all zero: the one group
-	aggs   []*vec.Vector
-	done   bool
+	gids   []uint32
+}
+
+// GlobalWorkers returns the workers an aggregate without keys of specs
+// runs on with threads threads: one where an aggregate's partial states
+// cannot be merged (a DISTINCT one keeps a set of the values seen).
+func GlobalWorkers(specs []Spec, threads int) int {
+	for _, sp := range specs {
+		if sp.Kind == CountDistinct || sp.Distinct {
+			return 1
+		}
+	}
+	return max(threads, 1)
 }
 
 func newGlobal(specs []Spec, cfg Config) (*global, error) {
-	g := &global{cfg: cfg}
-	for _, sp := range specs {
-		s, err := NewState(sp, cfg.Hasher, cfg.Budget)
-		if err != nil {
-			g.Close()
-			return nil, err
-		}
-		g.states = append(g.states, s)
-		if err := s.Resize(1); err != nil {
-			g.Close()
-			return nil, err
+	g := &global{cfg: cfg, specs: specs}
+	g.workers = make([]globalWorker, GlobalWorkers(specs, cfg.Threads))
+	for w := range g.workers {
+		for _, sp := range specs {
+			s, err := NewState(sp, cfg.Hasher, cfg.Budget)
+			if err != nil {
+				g.Close()
+				return nil, err
+			}
+			g.workers[w].states = append(g.workers[w].states, s)
+			if err := s.Resize(1); err != nil {
+				g.Close()
+				return nil, err
+			}
 		}
 	}
 	return g, nil
 }
 
-func (g *global) Workers() int { return 1 }
+func (g *global) Workers() int { return len(g.workers) }
 
-func (g *global) Sink(_ int, in Input) error {
-	if cap(g.gids) < in.N {
-		g.gids = make([]uint32, in.N)
-	}
-	for j, s := range g.states {
-		if err := s.Update(g.gids[:in.N], in.Args[j], in.N); err != nil {
+func (g *global) Sink(w int, in Input) error {
+	gw := &g.workers[w]
+	for j, s := range gw.states {
+		if s.updateOne(in.Args[j], in.N) {
+			continue
+		}
+		if cap(gw.gids) < in.N {
+			gw.gids = make([]uint32, in.N)
+		}
+		if err := s.Update(gw.gids[:in.N], in.Args[j], in.N); err != nil {
 			return err
 		}
 	}
@@ -49,8 +83,21 @@ func (g *global) Sink(_ int, in Input) error {
 
 func (g *global) Flush(int) error { return nil }
 
+// Finalize merges the other workers' states into worker 0's and computes
+// the aggregates.
 func (g *global) Finalize(context.Context) error {
-	for _, s := range g.states {
+	if len(g.workers) == 0 {
+		return fmt.Errorf("aggregate: finalized after close")
+	}
+	zero := []uint32{0}
+	for w := 1; w < len(g.workers); w++ {
+		for j, s := range g.workers[w].states {
+			if err := g.workers[0].states[j].Merge(zero, s.partial(1), 1); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range g.workers[0].states {
 		v, err := s.Finalize(1)
 		if err != nil {
 			return err
@@ -62,6 +109,8 @@ func (g *global) Finalize(context.Context) error {
 }
 
 func (g *global) Next(context.Context, int) (Part, bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.done {
 		return Part{}, false, nil
 	}
@@ -75,13 +124,133 @@ func (g *global) Next(context.Context, int) (Part, bool, error) {
 }
 
 func (g *global) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	return Stats{SinkPhase: "aggregate", Groups: 1, Complete: g.aggs != nil || g.done}
 }
 
 // Close gives the states' memory back.
 func (g *global) Close() {
-	for _, s := range g.states {
-		s.release()
+	for _, gw := range g.workers {
+		for _, s := range gw.states {
+			s.release()
+		}
 	}
-	g.states = nil
+	g.workers = nil
+}
+
+// updateOne folds n rows of in into group 0 without group ids, keeping
+// the running values in registers rather than in the state's arrays, for
+// the aggregates that have such a loop; it reports whether it did.
+// count(*) adds n: it reads no values.
+func (s *State) updateOne(in *vec.Vector, n int) bool {
+	if s.set != nil {
+		return false
+	}
+	switch s.spec.Kind {
+	case CountStar:
+		s.cnt[0] += int64(n)
+		return true
+	case Count:
+		s.cnt[0] += int64(n - nulls(in, n))
+		return true
+	case Sum, Avg:
+		if in.Type.IsFloat() {
+			f, cnt := s.f64[0], s.cnt[0]
+			if valid := in.Valid; valid != nil {
+				for i, v := range in.F64[:n] {
+					if valid[i] {
+						f += v
+						cnt++
+					}
+				}
+			} else {
+				for _, v := range in.F64[:n] {
+					f += v
+				}
+				cnt += int64(n)
+			}
+			s.f64[0], s.cnt[0] = f, cnt
+			return true
+		}
+		lo, hi, cnt := s.lo[0], s.hi[0], s.cnt[0]
+		if valid := in.Valid; valid != nil {
+			for i, v := range in.I64[:n] {
+				if valid[i] {
+					var c uint64
+					lo, c = bits.Add64(lo, uint64(v), 0)
+					hi += int64(c) + (v >> 63)
+					cnt++
+				}
+			}
+		} else {
+			for _, v := range in.I64[:n] {
+				var c uint64
+				lo, c = bits.Add64(lo, uint64(v), 0)
+				hi += int64(c) + (v >> 63)
+			}
+			cnt += int64(n)
+		}
+		s.lo[0], s.hi[0], s.cnt[0] = lo, hi, cnt
+		return true
+	case Min, Max:
+		switch in.Type {
+		case vec.Float64, vec.Float32, vec.String, vec.UInt64:
+			return false
+		}
+		vs, valid := in.I64[:n], in.Valid
+		isMin := s.spec.Kind == Min
+		// The running value starts at the extreme that any value
+		// replaces; seen counts the values.
+		m, seen := int64(math.MaxInt64), 0
+		if !isMin {
+			m = math.MinInt64
+		}
+		switch {
+		case valid != nil:
+			for i, v := range vs {
+				if valid[i] {
+					if isMin {
+						m = min(m, v)
+					} else {
+						m = max(m, v)
+					}
+					seen++
+				}
+			}
+		case isMin:
+			for _, v := range vs {
+				m = min(m, v)
+			}
+			seen = n
+		default:
+			for _, v := range vs {
+				m = max(m, v)
+			}
+			seen = n
+		}
+		if seen == 0 {
+			return true
+		}
+		if s.cnt[0] == 0 || (isMin && m < s.i64[0]) || (!isMin && m > s.i64[0]) {
+			s.i64[0] = m
+		}
+		s.cnt[0] += int64(seen)
+		return true
+	}
+	return false
+}
+
+// nulls counts the NULLs among in's first n values.
+func nulls(in *vec.Vector, n int) int {
+	if in.Valid == nil {
+		return 0
+	}
+	k := 0
+	for _, ok := range in.Valid[:n] {
+		if !ok {
+			k++
+		}
+	}
+	return k
 }
