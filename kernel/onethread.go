@@ -92,20 +92,9 @@ func sweepVariant(cell Cell, lim Limits) (Cell, string, error) {
 	if sweep.Memory(r, capped(r), model) > lim.CellMemory {
 		return cell, "", nil // nothing fits: the cell's own error says so
 	}
-	raw, _, err := cellParams(cell, false)
+	out, err := paramsAsAttrs(cell)
 	if err != nil {
 		return cell, "", err
-	}
-	// The variant's parameters all become attributes: the source's would
-	// override them.
-	out := cell
-	out.Source = ""
-	out.Attrs = make(map[string]string, len(cell.Attrs)+len(raw))
-	for k, a := range cell.Attrs {
-		out.Attrs[k] = a
-	}
-	for k, a := range raw {
-		out.Attrs[k] = a
 	}
 	out.Attrs["rows"] = strconv.FormatInt(r, 10)
 	gs := make([]string, 0, len(groups))
@@ -131,12 +120,23 @@ func latencyVariant(cell Cell, lim Limits) (Cell, string, error) {
 	if err != nil || !v.Bool("disk") {
 		return cell, "", err
 	}
-	raw, _, err := cellParams(cell, false)
+	out, err := paramsAsAttrs(cell)
 	if err != nil {
 		return cell, "", err
 	}
-	// The variant's parameters all become attributes: the source's would
-	// override them.
+	out.Attrs["disk"] = "false"
+	delete(out.Attrs, "disk_size")
+	return out, "browser-sized: no disk level — a browser page has no file it can read around its caches, so this curve stops at DRAM; the server's curve goes on to the disk (see the reference run)", nil
+}
+
+// paramsAsAttrs returns cell with every parameter, from its source or its
+// attributes, as an attribute and an empty source, for a variant to
+// change: parameters left in the source would override the variant's.
+func paramsAsAttrs(cell Cell) (Cell, error) {
+	raw, _, err := cellParams(cell, false)
+	if err != nil {
+		return cell, err
+	}
 	out := cell
 	out.Source = ""
 	out.Attrs = make(map[string]string, len(cell.Attrs)+len(raw))
@@ -146,9 +146,7 @@ func latencyVariant(cell Cell, lim Limits) (Cell, string, error) {
 	for k, a := range raw {
 		out.Attrs[k] = a
 	}
-	out.Attrs["disk"] = "false"
-	delete(out.Attrs, "disk_size")
-	return out, "browser-sized: no disk level — a browser page has no file it can read around its caches, so this curve stops at DRAM; the server's curve goes on to the disk (see the reference run)", nil
+	return out, nil
 }
 
 // setThreads matches SET threads = N (or worker_threads, = or TO, the

@@ -163,22 +163,28 @@ func runCold(ctx context.Context, path string, threads []int, reps int, only []s
 	return out, nil
 }
 
-// coldOurs runs row's query in a fresh cachebook process.
-func coldOurs(ctx context.Context, exe, dir string, row *coldRow) {
-	cmd := exec.CommandContext(ctx, exe, "bench", "--data", dir, "--one-threads", strconv.Itoa(row.Threads), "--one", row.SQL)
+// benchChild runs exe with args, a fresh process of this program, and
+// decodes the JSON it prints into res; it returns what went wrong as
+// text for a row's Error ("" when nothing did). errOf gives the error the
+// child reported in res.
+func benchChild(ctx context.Context, exe string, args []string, res any, errOf func() string) string {
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {
-		row.Error = fmt.Sprintf("child process: %v", err)
-		return
+		return fmt.Sprintf("child process: %v", err)
 	}
+	if err := json.Unmarshal(b, res); err != nil {
+		return fmt.Sprintf("child process output %q: %v", b, err)
+	}
+	return errOf()
+}
+
+// coldOurs runs row's query in a fresh cachebook process.
+func coldOurs(ctx context.Context, exe, dir string, row *coldRow) {
 	var res oneResult
-	if err := json.Unmarshal(b, &res); err != nil {
-		row.Error = fmt.Sprintf("child process output %q: %v", b, err)
-		return
-	}
-	if res.Error != "" {
-		row.Error = res.Error
+	args := []string{"bench", "--data", dir, "--one-threads", strconv.Itoa(row.Threads), "--one", row.SQL}
+	if row.Error = benchChild(ctx, exe, args, &res, func() string { return res.Error }); row.Error != "" {
 		return
 	}
 	row.Runs = append(row.Runs, res.MS)

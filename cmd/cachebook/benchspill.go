@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -200,21 +199,10 @@ func runSpill(ctx context.Context, path string, threads []int, reps int, limit, 
 
 // spillOurs runs row's query in a fresh cachebook process spilling to tmp.
 func spillOurs(ctx context.Context, exe, dir, tmp string, row *spillRow) {
-	cmd := exec.CommandContext(ctx, exe, "bench", "--data", dir, "--one-threads", strconv.Itoa(row.Threads),
-		"--spill-limit", row.MemoryLimit, "--spill-dir", tmp, "--spill-one", spillQuery.sql())
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		row.Error = fmt.Sprintf("child process: %v", err)
-		return
-	}
 	var res spillResult
-	if err := json.Unmarshal(b, &res); err != nil {
-		row.Error = fmt.Sprintf("child process output %q: %v", b, err)
-		return
-	}
-	if res.Error != "" {
-		row.Error = res.Error
+	args := []string{"bench", "--data", dir, "--one-threads", strconv.Itoa(row.Threads),
+		"--spill-limit", row.MemoryLimit, "--spill-dir", tmp, "--spill-one", spillQuery.sql()}
+	if row.Error = benchChild(ctx, exe, args, &res, func() string { return res.Error }); row.Error != "" {
 		return
 	}
 	row.Runs = append(row.Runs, res.MS)
