@@ -182,6 +182,18 @@ func (a *radix) Next(ctx context.Context, w int) (Part, bool, error) {
 	}
 }
 
+// groupSet returns worker w's group set, made or restarted for about
+// groups groups.
+func (a *radix) groupSet(w, groups int) (*groupSet, error) {
+	gs := a.sets[w]
+	if gs == nil {
+		gs, err := newGroupSet(a.keyTypes, a.specs, groups, a.cfg)
+		a.sets[w] = gs
+		return gs, err
+	}
+	return gs, gs.restart(a.specs, groups, a.cfg)
+}
+
 // aggregate aggregates partition p with worker w's table; a partition
 // without rows gives an empty part.
 func (a *radix) aggregate(w, p int) (Part, error) {
@@ -196,14 +208,7 @@ func (a *radix) aggregate(w, p int) (Part, error) {
 		return Part{}, nil
 	}
 	groups, keyRows, reserve := a.sizer.predict(n)
-	gs := a.sets[w]
-	var err error
-	if gs == nil {
-		gs, err = newGroupSet(a.keyTypes, a.specs, groups, a.cfg)
-		a.sets[w] = gs
-	} else {
-		err = gs.restart(a.specs, groups, a.cfg)
-	}
+	gs, err := a.groupSet(w, groups)
 	if err != nil {
 		return Part{}, err
 	}

@@ -299,27 +299,17 @@ func (a *radix) aggregateJob(w int, job spillJob) (Part, error) {
 		return err
 	}
 	groups, keyRows, reserve := a.sizer.predict(int(min(job.rows, 1<<30)))
-	gs := a.sets[w]
-	var err error
-	if gs == nil {
-		gs, err = newGroupSet(a.keyTypes, a.specs, groups, a.cfg)
-		a.sets[w] = gs
-	} else {
-		err = gs.restart(a.specs, groups, a.cfg)
-	}
+	gs, err := a.groupSet(w, groups)
 	if err == nil {
 		err = gs.table.Reserve(keyRows, reserve)
 	}
 	if errors.Is(err, ErrMemoryLimit) {
 		// The rows' share of the sizer's groups is more than the job's
 		// groups may be: start small and grow with them.
-		if gs == nil {
-			gs, err = newGroupSet(a.keyTypes, a.specs, 0, a.cfg)
-			a.sets[w] = gs
-		} else {
+		if gs != nil {
 			gs.abandon(a.cfg.Budget)
-			err = gs.restart(a.specs, 0, a.cfg)
 		}
+		gs, err = a.groupSet(w, 0)
 	}
 	var rows int64
 	if err == nil {
