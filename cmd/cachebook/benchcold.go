@@ -122,7 +122,7 @@ func runCold(ctx context.Context, path string, threads []int, reps int, only []s
 			var theirs *coldRow
 			if duck != "" {
 				theirs = &coldRow{Query: q.Name, Engine: "duckdb", Threads: t,
-					SQL: strings.Replace(q.SQL, "FROM hits", "FROM read_parquet('"+strings.ReplaceAll(abs, "'", "''")+"')", 1)}
+					SQL: overParquet(q.SQL, abs)}
 			}
 			runOurs := func() {
 				if ours.Error == "" {
@@ -134,17 +134,10 @@ func runCold(ctx context.Context, path string, threads []int, reps int, only []s
 					coldDuck(ctx, duck, theirs)
 				}
 			}
-			for r := 0; r < reps; r++ {
-				fmt.Fprintf(stderr, "%s, %d thread(s): fresh processes, run %d ...\n", q.Name, t, r+1)
-				// Which engine goes first alternates: a fresh process
-				// right after another one's exit pays for the pages that
-				// one freed (a VM may hand them back to its host).
-				first, second := runOurs, runTheirs
-				if r%2 == 1 {
-					first, second = second, first
-				}
-				first()
-				second()
+			if err := alternate(ctx, reps, func(r int) {
+				fmt.Fprintf(stderr, "%s, %d thread(s): fresh processes, run %d ...\n", q.Name, t, r)
+			}, runOurs, runTheirs); err != nil {
+				return nil, err
 			}
 			for _, row := range []*coldRow{ours, theirs} {
 				if row != nil && len(row.Runs) > 0 {
@@ -161,6 +154,32 @@ func runCold(ctx context.Context, path string, threads []int, reps int, only []s
 		}
 	}
 	return out, nil
+}
+
+// alternate runs ours and theirs reps times each, before(r) ahead of
+// round r (from 1), and stops early once ctx is done. Which goes first
+// alternates: a fresh process right after another one's exit pays for the
+// pages that one freed (a VM may hand them back to its host).
+func alternate(ctx context.Context, reps int, before func(r int), ours, theirs func()) error {
+	for r := 0; r < reps; r++ {
+		before(r + 1)
+		first, second := ours, theirs
+		if r%2 == 1 {
+			first, second = second, first
+		}
+		first()
+		second()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// overParquet returns sql with its FROM hits reading the Parquet file at
+// path through DuckDB's read_parquet.
+func overParquet(sql, path string) string {
+	return strings.Replace(sql, "FROM hits", "FROM read_parquet("+sqlQuote(path)+")", 1)
 }
 
 // benchChild runs exe with args, a fresh process of this program, and

@@ -157,7 +157,7 @@ func runSpill(ctx context.Context, path string, threads []int, reps int, limit, 
 		var theirs *spillRow
 		if duck != "" {
 			theirs = &spillRow{Query: spillQuery.Name, Engine: "duckdb", Threads: t, MemoryLimit: limit,
-				SQL: strings.Replace(q, "FROM hits", "FROM read_parquet("+sqlQuote(abs)+")", 1)}
+				SQL: overParquet(q, abs)}
 		}
 		runOurs := func() {
 			if ours.Error == "" {
@@ -169,17 +169,10 @@ func runSpill(ctx context.Context, path string, threads []int, reps int, limit, 
 				spillDuck(ctx, duck, filepath.Join(tmp, "duckdb"), theirs)
 			}
 		}
-		for r := 0; r < reps; r++ {
-			fmt.Fprintf(stderr, "%s under memory_limit %s, %d thread(s): fresh processes, run %d ...\n", spillQuery.Name, limit, t, r+1)
-			first, second := runOurs, runTheirs
-			if r%2 == 1 {
-				first, second = second, first
-			}
-			first()
-			second()
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		if err := alternate(ctx, reps, func(r int) {
+			fmt.Fprintf(stderr, "%s under memory_limit %s, %d thread(s): fresh processes, run %d ...\n", spillQuery.Name, limit, t, r)
+		}, runOurs, runTheirs); err != nil {
+			return nil, err
 		}
 		for _, row := range []*spillRow{ours, theirs} {
 			if row != nil && len(row.Runs) > 0 {
