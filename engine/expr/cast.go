@@ -105,6 +105,24 @@ func intRange(t vec.Type) (lo, hi int64) {
 	return math.MinInt64, math.MaxInt64
 }
 
+// widens reports whether every value of the integer type from is a value
+// of the integer type to, stored the same way in I64, so that a cast from
+// → to changes only the label: BOOLEAN, SMALLINT and INTEGER to a wider
+// signed type, BOOLEAN to UBIGINT.
+func widens(from, to vec.Type) bool {
+	switch to {
+	case vec.Int16:
+		return from == vec.Bool
+	case vec.Int32:
+		return from == vec.Bool || from == vec.Int16
+	case vec.Int64:
+		return from == vec.Bool || from == vec.Int16 || from == vec.Int32
+	case vec.UInt64:
+		return from == vec.Bool
+	}
+	return false
+}
+
 func isSignedInt(t vec.Type) bool { return t == vec.Int16 || t == vec.Int32 || t == vec.Int64 }
 
 // CastVector converts v to type to, following DuckDB: integer narrowing and
@@ -135,6 +153,11 @@ func CastVector(v *vec.Vector, to vec.Type) (*vec.Vector, error) {
 	}
 	if from == vec.String {
 		return castFromString(v, to)
+	}
+	if widens(from, to) {
+		// Every value of from is a value of to, stored alike: relabel,
+		// sharing the values and validity (Eval results are read-only).
+		return &vec.Vector{Type: to, Len: n, I64: v.I64, Valid: v.Valid}, nil
 	}
 	out := &vec.Vector{Type: to, Len: n, Valid: cloneValid(v.Valid, n)}
 	null := func(i int) bool { return v.Valid != nil && !v.Valid[i] }
