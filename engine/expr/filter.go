@@ -1,0 +1,568 @@
+package expr
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"cachebook/engine/sql"
+	"cachebook/engine/vec"
+)
+
+// Filter is a WHERE clause compiled for selecting rows. Its AND-ed
+// conjuncts are evaluated one after another into a selection vector: the
+// first over every row of a batch, each next one only over the rows still
+// selected, so a selective first conjunct makes the others nearly free.
+// The common conjuncts — a column compared with a constant (= <> < <= > >=),
+// [NOT] IN a list of constants, [NOT] LIKE a constant pattern, IS [NOT]
+// NULL, a BOOLEAN column — run as typed loops over the column's own slice
+// and allocate nothing; the cheapest of them run first. Any other conjunct
+// is evaluated with Eval over the whole batch, as before, and intersected
+// with the selection.
+//
+// A row passes when every conjunct is true: NULL never passes, as with
+// Eval and Select. A Filter holds no mutable state; each concurrent user
+// passes its own FilterScratch.
+type Filter struct {
+	conjs []conjunct
+}
+
+// FilterScratch is one worker's reusable memory for Filter.Select.
+type FilterScratch struct {
+	sel []int32
+}
+
+// conjKind is how a conjunct is evaluated.
+type conjKind uint8
+
+const (
+	conjCmp     conjKind = iota // x op constant
+	conjIn                      // x [NOT] IN (constants)
+	conjLike                    // x [NOT] LIKE constant pattern
+	conjIsNull                  // x IS NULL
+	conjNotNull                 // x IS NOT NULL
+	conjNone                    // never true (a comparison with NULL)
+	conjEval                    // anything else: Eval, then intersect
+)
+
+// conjunct is one AND-ed term of a Filter.
+type conjunct struct {
+	kind conjKind
+	x    Expr // the operand (widening casts removed), or the whole term for conjEval
+	op   sql.Op
+	lane cmpLane
+	i    int64   // laneInt, laneUint constant
+	f    float64 // laneFloat constant
+	s    []byte  // laneStr constant
+	in   *inSet
+	like *likeMatcher
+	not  bool // NOT LIKE
+	cost int  // relative cost per row, for the order
+}
+
+// NewFilter compiles the predicate e (a BOOLEAN expression) for Select.
+func NewFilter(e Expr) *Filter {
+	f := &Filter{}
+	for _, t := range splitAnd(e, nil) {
+		f.conjs = append(f.conjs, compileConjunct(t))
+	}
+	slices.SortStableFunc(f.conjs, func(a, b conjunct) int { return a.cost - b.cost })
+	return f
+}
+
+// splitAnd appends the AND-ed terms of e to out.
+func splitAnd(e Expr, out []Expr) []Expr {
+	if g, ok := e.(*logic); ok && !g.or {
+		return splitAnd(g.r, splitAnd(g.l, out))
+	}
+	return append(out, e)
+}
+
+// peel removes the casts around x that only relabel its values (widening
+// integer casts, FLOAT → DOUBLE): a comparison reads the same slice.
+func peel(x Expr) Expr {
+	for {
+		c, ok := x.(*cast)
+		if !ok || !relabels(c.x.Type(), c.to) {
+			return x
+		}
+		x = c.x
+	}
+}
+
+// relabels reports whether CastVector from → to returns the same values
+// in the same storage.
+func relabels(from, to vec.Type) bool {
+	return widens(from, to) || from == vec.Float32 && to == vec.Float64
+}
+
+func compileConjunct(t Expr) conjunct {
+	generic := conjunct{kind: conjEval, x: t, cost: 100}
+	switch n := t.(type) {
+	case *compare:
+		l, r, op := n.l, n.r, n.op
+		if _, ok := l.(*Const); ok {
+			l, r, op = r, l, flip(op)
+		}
+		k, ok := r.(*Const)
+		if !ok {
+			return generic
+		}
+		if _, lc := l.(*Const); lc {
+			return generic // folded at bind time; keep Eval's semantics
+		}
+		if k.IsNull() {
+			return conjunct{kind: conjNone}
+		}
+		c := conjunct{kind: conjCmp, x: peel(l), op: op, lane: n.lane}
+		switch n.lane {
+		case laneInt, laneUint:
+			c.i, c.cost = k.Int(), 1
+		case laneFloat:
+			c.f, c.cost = k.Float(), 1
+		case laneStr:
+			c.s, c.cost = k.V.Str(0), 3
+			if op != sql.OpEq && op != sql.OpNe {
+				c.cost = 5
+			}
+		}
+		if _, col := c.x.(*ColumnRef); !col {
+			c.cost += 20 // the operand is computed over the whole batch
+		}
+		return c
+	case *inSet:
+		c := conjunct{kind: conjIn, x: peel(n.x), in: n, cost: 2}
+		if n.intSet != nil || n.lane == laneStr {
+			c.cost = 4
+		}
+		if _, col := c.x.(*ColumnRef); !col {
+			c.cost += 20
+		}
+		return c
+	case *like:
+		if n.m == nil || n.ci {
+			return generic
+		}
+		c := conjunct{kind: conjLike, x: n.x, like: n.m, not: n.not, cost: 8}
+		if _, col := c.x.(*ColumnRef); !col {
+			c.cost += 20
+		}
+		return c
+	case *isNull:
+		c := conjunct{kind: conjIsNull, x: n.x, cost: 1}
+		if n.not {
+			c.kind = conjNotNull
+		}
+		if _, col := c.x.(*ColumnRef); !col {
+			c.cost += 20
+		}
+		return c
+	case *ColumnRef:
+		if n.T == vec.Bool {
+			return conjunct{kind: conjCmp, x: n, op: sql.OpNe, lane: laneInt, cost: 1}
+		}
+	}
+	return generic
+}
+
+// String renders the filter's conjuncts in the order Select evaluates them.
+func (f *Filter) String() string {
+	parts := make([]string, len(f.conjs))
+	for i, c := range f.conjs {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func (c conjunct) String() string {
+	switch c.kind {
+	case conjNone:
+		return "NULL"
+	case conjEval, conjIn:
+		if c.kind == conjIn {
+			return c.in.String()
+		}
+		return c.x.String()
+	case conjIsNull:
+		return "(" + c.x.String() + " IS NULL)"
+	case conjNotNull:
+		return "(" + c.x.String() + " IS NOT NULL)"
+	case conjLike:
+		op := " LIKE '"
+		if c.not {
+			op = " NOT LIKE '"
+		}
+		return "(" + c.x.String() + op + string(c.like.pattern) + "')"
+	}
+	var k string
+	switch c.lane {
+	case laneInt:
+		k = fmt.Sprint(c.i)
+	case laneUint:
+		k = fmt.Sprint(uint64(c.i))
+	case laneFloat:
+		k = vec.FormatFloat(c.f)
+	case laneStr:
+		k = sql.QuoteString(string(c.s))
+	}
+	return "(" + c.x.String() + " " + c.op.String() + " " + k + ")"
+}
+
+// Fast reports how many of the filter's conjuncts run as typed loops and
+// how many there are.
+func (f *Filter) Fast() (fast, all int) {
+	for _, c := range f.conjs {
+		if c.kind != conjEval {
+			fast++
+		}
+	}
+	return fast, len(f.conjs)
+}
+
+// Select returns the indexes of the rows of b for which the filter is
+// true, in increasing order. The result lives in sc's memory and is valid
+// until sc's next use.
+func (f *Filter) Select(b *vec.Batch, sc *FilterScratch) ([]int32, error) {
+	n := b.Len
+	if cap(sc.sel) < n {
+		sc.sel = make([]int32, n)
+	}
+	out := sc.sel[:n]
+	var sel []int32
+	dense := true // every row is selected; sel is not materialised yet
+	for i := range f.conjs {
+		c := &f.conjs[i]
+		var err error
+		if sel, err = c.apply(b, sel, dense, out); err != nil {
+			return nil, err
+		}
+		dense = false
+		if len(sel) == 0 {
+			return sel, nil
+		}
+	}
+	if dense {
+		return identity(out), nil
+	}
+	return sel, nil
+}
+
+// identity fills out with 0, 1, … and returns it.
+func identity(out []int32) []int32 {
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
+}
+
+// apply narrows the selection sel (every row when dense) to the rows where
+// c is true, writing the result to out, which may be sel itself.
+func (c *conjunct) apply(b *vec.Batch, sel []int32, dense bool, out []int32) ([]int32, error) {
+	if c.kind == conjNone {
+		return out[:0], nil
+	}
+	v, err := c.x.Eval(b)
+	if err != nil {
+		return nil, err
+	}
+	n := b.Len
+	if c.kind == conjEval || c.kind == conjIsNull || c.kind == conjNotNull {
+		// These read only validity and I64; no typed kernel needed.
+		if dense {
+			sel = identity(out[:n])
+		}
+		return keepRows(c, v, sel, out), nil
+	}
+	if v.Type == vec.Null {
+		return out[:0], nil
+	}
+	switch c.kind {
+	case conjCmp:
+		switch c.lane {
+		case laneInt:
+			sel = selCmp(c.op, v.I64[:n], c.i, sel, dense, out)
+		case laneUint:
+			x := v.I64[:n]
+			var u []uint64
+			if len(x) > 0 {
+				u = unsafe.Slice((*uint64)(unsafe.Pointer(&x[0])), len(x))
+			}
+			sel = selCmp(c.op, u, uint64(c.i), sel, dense, out)
+		case laneFloat:
+			if c.f != c.f { // NaN: DuckDB's order, row by row
+				if dense {
+					sel = identity(out[:n])
+				}
+				sel = selNaN(c.op, v.F64[:n], c.f, sel, out)
+			} else {
+				sel = selCmp(c.op, v.F64[:n], c.f, sel, dense, out)
+			}
+		case laneStr:
+			if dense {
+				sel = identity(out[:n])
+			}
+			sel = selStr(c.op, v, c.s, sel, out)
+		}
+	case conjIn:
+		if dense {
+			sel = identity(out[:n])
+		}
+		sel = selIn(c.in, v, sel, out)
+	case conjLike:
+		if dense {
+			sel = identity(out[:n])
+		}
+		sel = selLike(c.like, c.not, v, sel, out)
+	}
+	if v.Valid != nil {
+		sel = selValid(v.Valid, sel)
+	}
+	return sel, nil
+}
+
+// keepRows narrows sel for the conjuncts read from v's validity or truth.
+func keepRows(c *conjunct, v *vec.Vector, sel, out []int32) []int32 {
+	k := 0
+	switch c.kind {
+	case conjIsNull, conjNotNull:
+		want := c.kind == conjNotNull
+		switch {
+		case v.Type == vec.Null:
+			if want {
+				return out[:0]
+			}
+			return sel
+		case v.Valid == nil:
+			if !want {
+				return out[:0]
+			}
+			return sel
+		}
+		valid := v.Valid
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(valid[i] == want))
+		}
+		return out[:k]
+	}
+	if v.Type == vec.Null {
+		return out[:0]
+	}
+	x := v.I64
+	if v.Valid == nil {
+		for _, i := range sel {
+			out[k] = i
+			k += int(x[i] & 1)
+		}
+		return out[:k]
+	}
+	valid := v.Valid
+	for _, i := range sel {
+		out[k] = i
+		k += int(x[i]&1) & int(b2i(valid[i]))
+	}
+	return out[:k]
+}
+
+// selValid keeps the rows of sel that are not NULL, in place.
+func selValid(valid []bool, sel []int32) []int32 {
+	k := 0
+	for _, i := range sel {
+		sel[k] = i
+		k += int(b2i(valid[i]))
+	}
+	return sel[:k]
+}
+
+// selCmp keeps the rows i of sel (of every row of x when dense) where
+// x[i] op c. > and >= are written as the negation of <= and <, so that a
+// NaN compares as the greatest value, as in DuckDB (c is not NaN).
+func selCmp[T int64 | uint64 | float64](op sql.Op, x []T, c T, sel []int32, dense bool, out []int32) []int32 {
+	k := 0
+	if dense {
+		out = out[:len(x)]
+		switch op {
+		case sql.OpEq:
+			for i, a := range x {
+				out[k] = int32(i)
+				k += int(b2i(a == c))
+			}
+		case sql.OpNe:
+			for i, a := range x {
+				out[k] = int32(i)
+				k += int(b2i(a != c))
+			}
+		case sql.OpLt:
+			for i, a := range x {
+				out[k] = int32(i)
+				k += int(b2i(a < c))
+			}
+		case sql.OpLe:
+			for i, a := range x {
+				out[k] = int32(i)
+				k += int(b2i(a <= c))
+			}
+		case sql.OpGt:
+			for i, a := range x {
+				out[k] = int32(i)
+				k += int(b2i(!(a <= c)))
+			}
+		case sql.OpGe:
+			for i, a := range x {
+				out[k] = int32(i)
+				k += int(b2i(!(a < c)))
+			}
+		}
+		return out[:k]
+	}
+	switch op {
+	case sql.OpEq:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(x[i] == c))
+		}
+	case sql.OpNe:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(x[i] != c))
+		}
+	case sql.OpLt:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(x[i] < c))
+		}
+	case sql.OpLe:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(x[i] <= c))
+		}
+	case sql.OpGt:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(!(x[i] <= c)))
+		}
+	case sql.OpGe:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(!(x[i] < c)))
+		}
+	}
+	return out[:k]
+}
+
+// selNaN is selCmp for a NaN constant, in DuckDB's order.
+func selNaN(op sql.Op, x []float64, c float64, sel, out []int32) []int32 {
+	k := 0
+	for _, i := range sel {
+		out[k] = i
+		k += int(b2i(cmpResult(op, vec.CompareFloat(x[i], c))))
+	}
+	return out[:k]
+}
+
+// selStr keeps the rows of sel whose string op c holds, bytewise.
+func selStr(op sql.Op, v *vec.Vector, c []byte, sel, out []int32) []int32 {
+	offs, data := v.Offsets, v.Bytes
+	k := 0
+	switch op {
+	case sql.OpEq, sql.OpNe:
+		want := op == sql.OpEq
+		n := uint32(len(c))
+		if n == 0 { // s = '' and s <> '' read only the offsets
+			for _, i := range sel {
+				out[k] = i
+				k += int(b2i((offs[i+1] == offs[i]) == want))
+			}
+			return out[:k]
+		}
+		for _, i := range sel {
+			a, b := offs[i], offs[i+1]
+			out[k] = i
+			k += int(b2i((b-a == n && string(data[a:b]) == string(c)) == want))
+		}
+	default:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(cmpResult(op, bytes.Compare(data[offs[i]:offs[i+1]], c))))
+		}
+	}
+	return out[:k]
+}
+
+// selIn keeps the rows of sel where s holds: a hit for IN, a miss for NOT
+// IN, which never holds when the list has a NULL.
+func selIn(s *inSet, v *vec.Vector, sel, out []int32) []int32 {
+	if s.not && s.hasNull {
+		return out[:0]
+	}
+	miss := int64(b2i(s.not)) // the outcome of hit XOR miss that passes
+	k := 0
+	switch s.lane {
+	case laneInt, laneUint:
+		x := v.I64
+		switch {
+		case s.intSet != nil:
+			for _, i := range sel {
+				_, hit := s.intSet[x[i]]
+				out[k] = i
+				k += int(b2i(hit) ^ miss)
+			}
+		default:
+			for _, i := range sel {
+				hit := false
+				for _, c := range s.ints {
+					hit = hit || x[i] == c
+				}
+				out[k] = i
+				k += int(b2i(hit) ^ miss)
+			}
+		}
+	case laneFloat:
+		x := v.F64
+		for _, i := range sel {
+			hit := false
+			for _, c := range s.floats {
+				hit = hit || vec.CompareFloat(x[i], c) == 0
+			}
+			out[k] = i
+			k += int(b2i(hit) ^ miss)
+		}
+	case laneStr:
+		offs, data := v.Offsets, v.Bytes
+		for _, i := range sel {
+			_, hit := s.strs[string(data[offs[i]:offs[i+1]])]
+			out[k] = i
+			k += int(b2i(hit) ^ miss)
+		}
+	}
+	return out[:k]
+}
+
+// selLike keeps the rows of sel whose string matches m (does not, with
+// not).
+func selLike(m *likeMatcher, not bool, v *vec.Vector, sel, out []int32) []int32 {
+	offs, data := v.Offsets, v.Bytes
+	k := 0
+	switch m.kind {
+	case likeContains:
+		lit := m.lit
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(bytes.Contains(data[offs[i]:offs[i+1]], lit) != not))
+		}
+	case likePrefix:
+		lit := m.lit
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(bytes.HasPrefix(data[offs[i]:offs[i+1]], lit) != not))
+		}
+	default:
+		for _, i := range sel {
+			out[k] = i
+			k += int(b2i(m.match(data[offs[i]:offs[i+1]]) != not))
+		}
+	}
+	return out[:k]
+}
