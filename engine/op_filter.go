@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"time"
 
 	"cachebook/engine/expr"
@@ -13,6 +14,12 @@ import (
 type filterOp struct {
 	opBase
 	pred expr.Expr
+
+	// filter is pred compiled for selection, once the plan is final;
+	// scratch holds the workers' buffers between batches.
+	once    sync.Once
+	filter  *expr.Filter
+	scratch sync.Pool
 }
 
 func (f *filterOp) detail() []string { return []string{f.pred.String()} }
@@ -26,7 +33,13 @@ func (f *filterOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		}
 		t0 := time.Now()
 		f.stats.rowsIn.Add(int64(b.Len))
-		out, err := filterBatch(f.pred, b)
+		f.once.Do(func() { f.filter = expr.NewFilter(f.pred) })
+		sc, _ := f.scratch.Get().(*expr.FilterScratch)
+		if sc == nil {
+			sc = &expr.FilterScratch{}
+		}
+		out, err := filterBatch(f.filter, b, sc)
+		f.scratch.Put(sc)
 		f.stats.since(t0)
 		if err != nil {
 			return nil, err
@@ -39,13 +52,13 @@ func (f *filterOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	}
 }
 
-// filterBatch returns the rows of b for which pred is true.
-func filterBatch(pred expr.Expr, b *vec.Batch) (*vec.Batch, error) {
-	p, err := pred.Eval(b)
+// filterBatch returns the rows of b for which f is true, using sc's
+// memory for the selection.
+func filterBatch(f *expr.Filter, b *vec.Batch, sc *expr.FilterScratch) (*vec.Batch, error) {
+	sel, err := f.Select(b, sc)
 	if err != nil {
 		return nil, err
 	}
-	sel := expr.Select(p, nil)
 	if len(sel) == b.Len {
 		return b, nil
 	}

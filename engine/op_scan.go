@@ -62,6 +62,15 @@ type scanOp struct {
 	lazyGroups                              atomic.Int64 // row groups whose other columns were read page by page
 	onceGroups                              atomic.Int64 // row groups streamed because the cache would not keep them
 	filterStep                              atomic.Int64 // rows per filter evaluation; 0: a morsel
+
+	// filter is where compiled for selection, once the plan is final;
+	// scratch holds the workers' FilterScratch buffers between morsels,
+	// and ident is 0, 1, …, morselRows-1, the selection when every row of
+	// a morsel passes.
+	filterOnce sync.Once
+	filter     *expr.Filter
+	scratch    sync.Pool
+	ident      []int32
 }
 
 // bound is a conjunct "column op constant" of a WHERE clause over an
@@ -620,8 +629,23 @@ const filterSliceTime = 20 * time.Millisecond
 // …) LIKE …) is also evaluated over slices whose strings fit in
 // tempChunkBytes, each slice's strings charged to the statement's budget
 // while it is evaluated.
+//
+// The result is the scan's to keep: it is not the worker's scratch memory.
 func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
+	s.filterOnce.Do(func() {
+		s.filter = expr.NewFilter(s.where)
+		s.ident = make([]int32, morselRows)
+		for i := range s.ident {
+			s.ident[i] = int32(i)
+		}
+	})
+	sc, _ := s.scratch.Get().(*expr.FilterScratch)
+	if sc == nil {
+		sc = &expr.FilterScratch{}
+	}
+	defer s.scratch.Put(sc)
 	var sel []int32
+	whole := false // sel is sc's memory
 	start, end := 0, m.Len
 	var tempPerRow int64
 	if len(s.whereTemps) > 0 {
@@ -647,16 +671,19 @@ func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 			return nil, fmt.Errorf("WHERE: evaluating %s: %w", abbreviate(s.where.String()), err)
 		}
 		t0 := time.Now()
-		pred, err := s.where.Eval(sliceBatch(m, a, b))
+		part := m
+		if a != start || b != end {
+			part = sliceBatch(m, a, b)
+		}
+		got, err := s.filter.Select(part, sc)
 		x.release(s, charge)
 		if err != nil {
 			return nil, err
 		}
-		part := expr.Select(pred, nil)
 		if a == start && b == end {
-			sel = part
+			sel, whole = got, true
 		} else {
-			for _, r := range part {
+			for _, r := range got {
 				sel = append(sel, r+int32(a-start))
 			}
 		}
@@ -667,6 +694,12 @@ func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 			s.filterStep.CompareAndSwap(int64(step), int64(step*2))
 		}
 		a = b
+	}
+	switch {
+	case len(sel) == m.Len && m.Len <= len(s.ident):
+		return s.ident[:m.Len], nil // every row: shared, read-only
+	case whole:
+		return slices.Clone(sel), nil
 	}
 	return sel, nil
 }
