@@ -311,6 +311,10 @@ func (c *conjunct) apply(b *vec.Batch, sel []int32, dense bool, out []int32) ([]
 		}
 		sel = selIn(c.in, v, sel, out)
 	case conjLike:
+		if dense && c.like.kind == likeContains {
+			sel = containsDense(v.Offsets[:n+1], v.Bytes, c.like.lit, c.not, out)
+			break
+		}
 		if dense {
 			sel = identity(out[:n])
 		}
@@ -562,6 +566,44 @@ func selLike(m *likeMatcher, not bool, v *vec.Vector, sel, out []int32) []int32 
 		for _, i := range sel {
 			out[k] = i
 			k += int(b2i(m.match(data[offs[i]:offs[i+1]]) != not))
+		}
+	}
+	return out[:k]
+}
+
+// containsDense selects the rows, of all of them, whose string contains
+// lit (does not, with not). It searches the strings' bytes as one buffer,
+// so that a rare literal costs one vectorised scan rather than a call per
+// row, and maps each hit to its row through the offsets; a hit that spans
+// two rows is no match and the search resumes one byte on.
+func containsDense(offs []uint32, data, lit []byte, not bool, out []int32) []int32 {
+	n := len(offs) - 1
+	k, r := 0, 0 // rows before r are decided
+	pos, end := int(offs[0]), int(offs[n])
+	for r < n {
+		j := bytes.Index(data[pos:end], lit)
+		if j < 0 {
+			break
+		}
+		at := pos + j
+		for int(offs[r+1]) <= at { // rows ending before the hit: no match
+			out[k] = int32(r)
+			k += int(b2i(not))
+			r++
+		}
+		if at+len(lit) > int(offs[r+1]) { // spans into the next row
+			pos = at + 1
+			continue
+		}
+		out[k] = int32(r)
+		k += int(b2i(!not))
+		r++
+		pos = int(offs[r])
+	}
+	if not {
+		for ; r < n; r++ {
+			out[k] = int32(r)
+			k++
 		}
 	}
 	return out[:k]

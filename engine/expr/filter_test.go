@@ -69,7 +69,7 @@ func randomFilterBatch(r *rand.Rand, n int, nulls bool) *vec.Batch {
 				fs := []float64{0, 1.5, math.NaN(), 0.1, math.MaxFloat32, -1, math.Inf(1)}
 				v.AppendFloat(fs[r.Intn(len(fs))])
 			case vec.String:
-				ss := []string{"", "a", "ab", "b", "abc", "é", "xaby", "a%", "ba"}
+				ss := []string{"", "a", "ab", "b", "abc", "é", "xaby", "a%", "ba", "aa"}
 				v.AppendStr([]byte(ss[r.Intn(len(ss))]))
 			}
 		}
@@ -106,7 +106,7 @@ func randomTerm(r *rand.Rand) string {
 		}
 		return fmt.Sprintf("%s %sIN (%s)", col, not, strings.Join(list, ", "))
 	case 5:
-		pats := []string{"'%a%'", "'a%'", "'%b'", "'ab'", "'%'", "'a%b%'", "'_b%'", "'%é%'", "''"}
+		pats := []string{"'%a%'", "'%ab%'", "'%ba%'", "'%aa%'", "'%é%'", "'a%'", "'%b'", "'ab'", "'%'", "'a%b%'", "'_b%'", "'%é%'", "''"}
 		not := ""
 		if r.Intn(3) == 0 {
 			not = "NOT "
@@ -373,4 +373,43 @@ func FuzzFilter(f *testing.F) {
 			t.Fatalf("%s: got %v, %v; want %v", src, got, gerr, want)
 		}
 	})
+}
+
+// TestContainsDense checks the whole-buffer substring search on hits
+// that span rows, overlap themselves, or sit in empty neighbours.
+func TestContainsDense(t *testing.T) {
+	tests := []struct {
+		rows []string
+		lit  string
+		want []int32
+	}{
+		{[]string{"a", "aa"}, "aa", []int32{1}},
+		{[]string{"xa", "by", "ab"}, "ab", []int32{2}},
+		{[]string{"", "abc", "", "zabcz", ""}, "abc", []int32{1, 3}},
+		{[]string{"aaa", "a", "a", "aa"}, "aa", []int32{0, 3}},
+		{[]string{"go", "ogle", "google"}, "google", []int32{2}},
+		{nil, "a", nil},
+		{[]string{"b", "c"}, "a", nil},
+	}
+	for _, tt := range tests {
+		v := vec.NewVector(vec.String, len(tt.rows))
+		for _, s := range tt.rows {
+			v.AppendStr([]byte(s))
+		}
+		out := make([]int32, len(tt.rows))
+		got := containsDense(v.Offsets, v.Bytes, []byte(tt.lit), false, out)
+		if !slices.Equal(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
+			t.Errorf("%q in %q: rows %v, want %v", tt.lit, tt.rows, got, tt.want)
+		}
+		var notWant []int32
+		for i := range tt.rows {
+			if !slices.Contains(tt.want, int32(i)) {
+				notWant = append(notWant, int32(i))
+			}
+		}
+		got = containsDense(v.Offsets, v.Bytes, []byte(tt.lit), true, out)
+		if !slices.Equal(got, notWant) && !(len(got) == 0 && len(notWant) == 0) {
+			t.Errorf("%q not in %q: rows %v, want %v", tt.lit, tt.rows, got, notWant)
+		}
+	}
 }
