@@ -2,9 +2,13 @@ package expr
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"cachebook/engine/sql"
@@ -20,14 +24,35 @@ import (
 // NULL, a BOOLEAN column — run as typed loops over the column's own slice
 // and allocate nothing; the cheapest of them run first. Any other conjunct
 // is evaluated with Eval over the whole batch, as before, and intersected
-// with the selection.
+// with the selection. The order adapts to what is measured: conjuncts
+// that are cheap and drop many rows move first.
 //
 // A row passes when every conjunct is true: NULL never passes, as with
-// Eval and Select. A Filter holds no mutable state; each concurrent user
-// passes its own FilterScratch.
+// Eval and Select. A Filter may be used by several goroutines at once
+// (its measurements are atomic), each with its own FilterScratch. A
+// conjunct that would fail with an error may not be evaluated at all when
+// the conjuncts before it select no row, as in DuckDB.
 type Filter struct {
 	conjs []conjunct
+	// Adaptive order, as DuckDB's adaptive filter: each conjunct's time,
+	// rows in and rows out are measured, and every reorderEvery calls the
+	// conjuncts are reordered by time per row over the fraction of rows
+	// they drop (the order that minimises the expected work of
+	// independent conjuncts). order is the current order; its slice is
+	// replaced, never modified.
+	stats []conjStat
+	order atomic.Pointer[[]int]
+	calls atomic.Int64
 }
+
+// conjStat is what Select measured of one conjunct since the last
+// reordering.
+type conjStat struct {
+	nanos, in, out atomic.Int64
+}
+
+// reorderEvery is how many Select calls pass between reorderings.
+const reorderEvery = 64
 
 // FilterScratch is one worker's reusable memory for Filter.Select.
 type FilterScratch struct {
@@ -69,7 +94,38 @@ func NewFilter(e Expr) *Filter {
 		f.conjs = append(f.conjs, compileConjunct(t))
 	}
 	slices.SortStableFunc(f.conjs, func(a, b conjunct) int { return a.cost - b.cost })
+	f.stats = make([]conjStat, len(f.conjs))
+	order := make([]int, len(f.conjs))
+	for i := range order {
+		order[i] = i
+	}
+	f.order.Store(&order)
 	return f
+}
+
+// reorder sorts the conjuncts by their measured rank and restarts the
+// measurements. A conjunct not yet measured keeps its place.
+func (f *Filter) reorder() {
+	old := *f.order.Load()
+	rank := make([]float64, len(f.conjs))
+	for i := range f.stats {
+		st := &f.stats[i]
+		in, out, ns := st.in.Load(), st.out.Load(), st.nanos.Load()
+		if in == 0 { // never reached: stays behind the measured ones
+			rank[i] = math.Inf(1)
+			continue
+		}
+		drop := 1 - float64(out)/float64(in)
+		rank[i] = float64(ns) / float64(in) / max(drop, 1e-3)
+	}
+	order := slices.Clone(old)
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rank[a], rank[b]) })
+	for i := range f.stats {
+		f.stats[i].nanos.Store(0)
+		f.stats[i].in.Store(0)
+		f.stats[i].out.Store(0)
+	}
+	f.order.Store(&order)
 }
 
 // splitAnd appends the AND-ed terms of e to out.
@@ -169,9 +225,10 @@ func compileConjunct(t Expr) conjunct {
 
 // String renders the filter's conjuncts in the order Select evaluates them.
 func (f *Filter) String() string {
-	parts := make([]string, len(f.conjs))
-	for i, c := range f.conjs {
-		parts[i] = c.String()
+	order := *f.order.Load()
+	parts := make([]string, len(order))
+	for i, j := range order {
+		parts[i] = f.conjs[j].String()
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -232,16 +289,38 @@ func (f *Filter) Select(b *vec.Batch, sc *FilterScratch) ([]int32, error) {
 	out := sc.sel[:n]
 	var sel []int32
 	dense := true // every row is selected; sel is not materialised yet
-	for i := range f.conjs {
-		c := &f.conjs[i]
+	order := *f.order.Load()
+	measure := len(order) > 1
+	for _, j := range order {
+		c := &f.conjs[j]
+		in := len(sel)
+		if dense {
+			in = n
+		}
+		var t0 time.Time
+		if measure {
+			t0 = time.Now()
+		}
 		var err error
 		if sel, err = c.apply(b, sel, dense, out); err != nil {
 			return nil, err
 		}
+		if measure {
+			st := &f.stats[j]
+			st.nanos.Add(int64(time.Since(t0)))
+			st.in.Add(int64(in))
+			st.out.Add(int64(len(sel)))
+		}
 		dense = false
 		if len(sel) == 0 {
-			return sel, nil
+			break
 		}
+	}
+	if measure && f.calls.Add(1)%reorderEvery == 0 {
+		f.reorder()
+	}
+	if len(sel) == 0 && !dense {
+		return sel, nil
 	}
 	if dense {
 		return identity(out), nil

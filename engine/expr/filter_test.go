@@ -179,6 +179,11 @@ func TestFilterDifferential(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("%s (as %s) over %d rows:\n got %v\nwant %v", src, f, n, got, want)
 		}
+		// Again in the order the measurements give.
+		f.reorder()
+		if got, err := f.Select(b, &sc); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("%s (reordered as %s) over %d rows:\n got %v, %v\nwant %v", src, f, n, got, err, want)
+		}
 		checked++
 		if k, _ := f.Fast(); k > 0 {
 			fast++
@@ -411,5 +416,38 @@ func TestContainsDense(t *testing.T) {
 		if !slices.Equal(got, notWant) && !(len(got) == 0 && len(notWant) == 0) {
 			t.Errorf("%q not in %q: rows %v, want %v", tt.lit, tt.rows, got, notWant)
 		}
+	}
+}
+
+// TestFilterAdapts checks that a conjunct that drops most rows moves in
+// front of one that drops none once Select has measured both.
+func TestFilterAdapts(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	b := randomFilterBatch(r, 4096, false)
+	ast, err := sql.ParseExpr("i64 <> 12345 AND i32 = 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := (&Binder{Columns: filterCols}).Bind(ast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFilter(e)
+	if got := f.String(); !strings.HasPrefix(got, "(i64 <> 12345)") {
+		t.Fatalf("static order %s, want i64 <> 12345 first (written first, as cheap)", got)
+	}
+	want, err := wantSelect(e, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc FilterScratch
+	for i := 0; i < 2*reorderEvery; i++ {
+		got, err := f.Select(b, &sc)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("call %d: %v, %v; want %v", i, got, err, want)
+		}
+	}
+	if got := f.String(); !strings.HasPrefix(got, "(i32 = 7)") {
+		t.Fatalf("order after %d calls: %s, want i32 = 7 first", 2*reorderEvery, got)
 	}
 }
