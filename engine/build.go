@@ -156,12 +156,33 @@ func (s *Session) build(q *query) operator {
 		if q.limit >= 0 {
 			label, keep = "TOP_N", q.limit+q.offset
 		}
-		op = &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep}
+		so := &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep}
+		so.bound = topNBoundOf(q, keep)
+		if so.bound != nil {
+			q.rel.scan.bound = so.bound
+		}
+		op = so
 	}
 	if q.limit >= 0 || q.offset > 0 {
 		op = &limitOp{opBase: opBase{label: "LIMIT", children: []operator{op}}, limit: q.limit, offset: q.offset}
 	}
 	return op
+}
+
+// topNBoundOf returns the bound a top-N keeping keep rows hands to the
+// table scan below it, when the query allows one: no aggregation or
+// DISTINCT between them, and the first ORDER BY key a column of the table.
+func topNBoundOf(q *query, keep int64) *topNBound {
+	if q.rel.scan == nil || q.grouped || q.distinct || keep <= 0 || len(q.order) == 0 {
+		return nil
+	}
+	o := q.order[0]
+	ref, ok := q.out[o.col].(*expr.ColumnRef)
+	cols := q.rel.scan.table.Columns
+	if !ok || ref.Index < 0 || ref.Index >= len(cols) || cols[ref.Index].Type != q.cols[o.col].Type {
+		return nil
+	}
+	return &topNBound{col: ref.Index, name: cols[ref.Index].Name, desc: o.desc, nullsFirst: o.nullsFirst, keep: keep}
 }
 
 // loneCountDistinct returns x when the query's only aggregate is

@@ -43,6 +43,10 @@ type scanOp struct {
 	// rows of each column's first page, and doubles with each morsel (a
 	// filter may pass few rows) up to morselRows.
 	streamRows atomic.Int64
+	// bound, set for a top-N over the scan ordered by a column of the
+	// table, drops the rows that cannot be among the top-N's rows before
+	// the columns outside the filter are decoded (see topNBound).
+	bound *topNBound
 
 	open    sync.Once
 	rd      *storage.Reader
@@ -149,6 +153,9 @@ func (s *scanOp) detail() []string {
 			}
 			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
 		}
+	}
+	if s.bound != nil {
+		d = append(d, s.bound.scanDetail())
 	}
 	if s.stream {
 		d = append(d, "streaming: pages decoded only as rows are needed (LIMIT without ORDER BY)")
@@ -304,9 +311,16 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	start, end := c.pos, min(c.pos+morselRows, c.rows)
 	c.pos = end
 	var sel []int32
-	if c.sels != nil {
-		sel = c.sels[start/morselRows]
-		if len(sel) == 0 {
+	if c.sels != nil || c.lazy != nil {
+		if c.sels != nil {
+			if sel = c.sels[start/morselRows]; sel == nil {
+				sel = []int32{} // none passed (nil, to the bound, is all)
+			}
+		}
+		if s.bound != nil {
+			sel = s.bound.filter(c.vecs[s.bound.col].Slice(start, end), sel, end-start)
+		}
+		if sel != nil && len(sel) == 0 {
 			// Nothing to hand on. A batch of no columns is no answer: the
 			// operators above index its columns by the table's positions
 			// (a lookup failed with "index 8 out of range for a batch of
@@ -322,7 +336,7 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	for i, v := range c.vecs {
 		b.Vecs[i] = sliceVec(v, start, end)
 	}
-	if c.sels != nil {
+	if c.sels != nil || c.lazy != nil {
 		if c.lazy != nil {
 			t1 := time.Now()
 			for _, j := range s.rest {
@@ -339,7 +353,7 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			c.skip = 0
 			s.decodeNanos.Add(int64(time.Since(t1)))
 		}
-		if len(sel) < b.Len {
+		if sel != nil && len(sel) < b.Len {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
 				out.Vecs[i] = gather(v, sel)
@@ -376,6 +390,9 @@ func (s *scanOp) columnsOf() (first, rest []int) {
 		for _, col := range expr.Columns(s.where) {
 			inFilter[col] = true
 		}
+	}
+	if s.bound != nil {
+		inFilter[s.bound.col] = true
 	}
 	for i, n := range s.need {
 		switch {
@@ -443,15 +460,21 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		}
 		s.decodedRows.Add(int64(n))
 		var sel []int32
-		if s.where != nil {
+		if s.where != nil || s.bound != nil {
 			if err := read(s.first); err != nil {
 				return nil, err
 			}
-			var err error
-			if sel, err = s.filterMorsel(x, b); err != nil {
-				return nil, err
+			if s.where != nil {
+				var err error
+				if sel, err = s.filterMorsel(x, b); err != nil {
+					return nil, err
+				}
+				if sel == nil {
+					sel = []int32{} // none passed (nil, to cut, is all)
+				}
 			}
-			if len(sel) == 0 {
+			sel = s.cut(b, sel)
+			if sel != nil && len(sel) == 0 {
 				c.skip += n // the other columns' rows are skipped only if needed
 				for _, j := range s.first {
 					c.streams[j].Recycle(b.Vecs[j])
@@ -583,7 +606,7 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 			return false, nil
 		}
 	}
-	if s.where != nil && len(s.rest) > 0 && passed <= rows/selective {
+	if len(s.rest) > 0 && (s.bound != nil || s.where != nil && passed <= rows/selective) {
 		// Few matches: read the other columns page by page, for the
 		// morsels with matches only.
 		c.lazy = map[int]*storage.ColumnStream{}
@@ -594,7 +617,9 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 			}
 			c.lazy[j] = st
 		}
-		s.lazyGroups.Add(1)
+		if s.bound == nil {
+			s.lazyGroups.Add(1)
+		}
 		c.valid = true
 		return true, nil
 	}
@@ -603,6 +628,15 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 	}
 	c.valid = true
 	return true, nil
+}
+
+// cut drops the rows of sel (nil: all of b) that cannot be among the rows
+// of the top-N above the scan (nil: all pass).
+func (s *scanOp) cut(b *vec.Batch, sel []int32) []int32 {
+	if s.bound == nil {
+		return sel
+	}
+	return s.bound.filter(b.Vecs[s.bound.col], sel, b.Len)
 }
 
 // filterSliceTime is how long one evaluation of the filter may take: the

@@ -26,6 +26,9 @@ type sortOp struct {
 	keep  int64 // rows to keep; -1: all
 	done  bool
 	held  int64
+	// bound, for a top-N over a table scan ordered by one of its
+	// columns, is where it publishes its keep-th key for the scan.
+	bound *topNBound
 }
 
 func (s *sortOp) detail() []string {
@@ -40,6 +43,9 @@ func (s *sortOp) detail() []string {
 	d := []string{strings.Join(keys, ", ")}
 	if s.keep >= 0 {
 		d = append(d, fmt.Sprintf("top %d: keeps its best %d rows plus about one batch", s.keep, s.keep))
+	}
+	if s.bound != nil {
+		d = append(d, fmt.Sprintf("hands its %d-th %s to the scan below as it trims", s.keep, s.bound.name))
 	}
 	return d
 }
@@ -181,6 +187,9 @@ func (s *sortOp) sorted(x *execCtx, parts []*vec.Batch) (*vec.Batch, error) {
 	for i, v := range vs {
 		b.Vecs[i] = gather(v, idx)
 	}
+	if s.bound != nil && s.keep > 0 && int64(b.Len) >= s.keep {
+		s.bound.publish(b.Vecs[s.order[0].col], int(s.keep-1))
+	}
 	if err := s.charge(x, s.held-perm-in); err != nil {
 		return nil, err
 	}
@@ -221,7 +230,13 @@ func gatherBytes(vs []*vec.Vector, idx []int32) int64 {
 // crowded reports whether a top-N holding n rows holds many more than it
 // keeps: a small N is trimmed after every batch, a large one once it holds
 // twice N.
+//
+// A top-N that hands its bound to the scan trims sooner: each trim may
+// tighten the bound, and its input, cut by the bound, is small.
 func (s *sortOp) crowded(n int) bool {
+	if s.bound != nil {
+		return s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+256)
+	}
 	return s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+morselRows/4)
 }
 
