@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"cachebook/engine/agg"
@@ -132,6 +133,21 @@ func (s *Session) build(q *query) operator {
 		// workers: a subquery streams to every other reader.
 		sub.stream = reader == nil || len(reader.keys) == 0
 	}
+	var bound *topNBound
+	threads := 1
+	if len(q.order) > 0 && q.limit >= 0 {
+		if bound = topNBoundOf(q, q.limit+q.offset); bound != nil && s.settings.Threads > 1 {
+			// Several workers feed the top-N; each row carries its
+			// position in the table as a last, hidden key, so that ties
+			// are broken as one worker reading in order breaks them.
+			threads = s.settings.Threads
+			sc := q.rel.scan
+			sc.positions = true
+			q.out = append(q.out, &expr.ColumnRef{Index: len(sc.table.Columns), T: vec.Int64, Name: positionName})
+			q.cols = append(q.cols, vec.Column{Name: positionName, Type: vec.Int64})
+			q.order = append(slices.Clip(q.order), orderKey{col: len(q.cols) - 1})
+		}
+	}
 	names := make([]string, len(q.cols))
 	for i, c := range q.cols {
 		names[i] = c.Name
@@ -156,10 +172,10 @@ func (s *Session) build(q *query) operator {
 		if q.limit >= 0 {
 			label, keep = "TOP_N", q.limit+q.offset
 		}
-		so := &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep}
-		so.bound = topNBoundOf(q, keep)
-		if so.bound != nil {
-			q.rel.scan.bound = so.bound
+		so := &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep,
+			bound: bound, threads: threads}
+		if bound != nil {
+			q.rel.scan.bound = bound
 		}
 		op = so
 	}

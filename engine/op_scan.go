@@ -47,6 +47,10 @@ type scanOp struct {
 	// table, drops the rows that cannot be among the top-N's rows before
 	// the columns outside the filter are decoded (see topNBound).
 	bound *topNBound
+	// positions: each batch carries, after the table's columns, each
+	// row's position in the table (row group << 32 | row), the last key
+	// of a top-N that several workers feed.
+	positions bool
 
 	open    sync.Once
 	rd      *storage.Reader
@@ -366,8 +370,29 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			b = out
 		}
 	}
+	s.addPositions(b, c.g, start, sel)
 	s.stats.rowsOut.Add(int64(b.Len))
 	return b, nil
+}
+
+// addPositions appends to b, when the scan hands on positions, the
+// positions of its rows: rows start+sel of row group g (sel nil: b.Len
+// rows from start).
+func (s *scanOp) addPositions(b *vec.Batch, g, start int, sel []int32) {
+	if !s.positions {
+		return
+	}
+	v := vec.NewVector(vec.Int64, b.Len)
+	v.Len = b.Len
+	v.I64 = v.I64[:b.Len]
+	for i := range b.Len {
+		r := start + i
+		if sel != nil {
+			r = start + int(sel[i])
+		}
+		v.I64[i] = int64(g)<<32 | int64(r)
+	}
+	b.Vecs = append(b.Vecs, v)
 }
 
 // drop releases the cursor's row group.
@@ -505,6 +530,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			b = out
 		}
+		s.addPositions(b, c.g, c.pos-n, sel)
 		if err := x.fits(s, liveBytes(b.Vecs)); err != nil {
 			return nil, err
 		}

@@ -62,9 +62,16 @@ func TestTopNBound(t *testing.T) {
 		}
 		// The bound was used, and dropped rows: the test above would
 		// not fail if the scan ignored it.
-		got := runSQL(t, db.NewSession(), "EXPLAIN ANALYZE "+cols+" WHERE id % 7 = 3 ORDER BY ts DESC LIMIT 10")
+		s := db.NewSession()
+		if err := s.Set("threads", run.threads); err != nil {
+			t.Fatal(err)
+		}
+		got := runSQL(t, s, "EXPLAIN ANALYZE "+cols+" WHERE id % 7 = 3 ORDER BY ts DESC LIMIT 10")
 		if !strings.Contains(got, "top-N late materialisation: ts decoded with the filter") || !strings.Contains(got, "rows dropped") {
 			t.Errorf("cache %d: EXPLAIN ANALYZE shows no rows dropped by the bound:\n%s", cache, strings.ReplaceAll(got, ";", "\n"))
+		}
+		if parallel := strings.Contains(got, "input: 2 workers"); parallel != (run.threads == "2") {
+			t.Errorf("threads %s: EXPLAIN ANALYZE says the top-N's input is parallel: %v\n%s", run.threads, parallel, strings.ReplaceAll(got, ";", "\n"))
 		}
 	}
 	t.Logf("%d queries", n)
