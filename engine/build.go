@@ -76,6 +76,7 @@ func (s *Session) build(q *query) operator {
 	op := q.rel.op
 	if sc := q.rel.scan; sc != nil {
 		copy(sc.need, q.need)
+		sc.above = readAbove(q)
 		sc.where = q.where
 		sc.whereTemps = stringTemps(q.where)
 		if q.sel.Where != nil {
@@ -183,6 +184,35 @@ func (s *Session) build(q *query) operator {
 		op = &limitOp{opBase: opBase{label: "LIMIT", children: []operator{op}}, limit: q.limit, offset: q.offset}
 	}
 	return op
+}
+
+// readAbove returns the relation columns that the operators above the
+// scan read (those the WHERE clause alone reads are not among them).
+func readAbove(q *query) []bool {
+	above := make([]bool, len(q.need))
+	mark := func(e expr.Expr) {
+		if e == nil {
+			return
+		}
+		for _, c := range expr.Columns(e) {
+			if c >= 0 && c < len(above) {
+				above[c] = true
+			}
+		}
+	}
+	if q.grouped {
+		for _, k := range q.keys {
+			mark(k)
+		}
+		for _, a := range q.args {
+			mark(a)
+		}
+	} else {
+		for _, e := range q.out {
+			mark(e)
+		}
+	}
+	return above
 }
 
 // topNBoundOf returns the bound a top-N keeping keep rows hands to the

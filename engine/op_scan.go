@@ -28,7 +28,11 @@ type scanOp struct {
 	opBase
 	cat   *storage.Catalog
 	table *storage.Table
-	need  []bool    // table columns the query reads
+	need  []bool // table columns the query reads
+	// above, when set, is the table columns the operators above the scan
+	// read: a column the filter alone reads is not handed on (nor copied
+	// out for the passing rows).
+	above []bool
 	where expr.Expr // pushed-down filter, or nil
 	// whereTemps are the filter's sub-expressions that build strings
 	// (stringTemps), found once when the plan is built.
@@ -58,6 +62,8 @@ type scanOp struct {
 	// The columns read, split once when the scan opens: the filter's
 	// (decoded first), the others, and all of them in that order.
 	first, rest, cols []int
+	// filterOnly: the filter's columns no operator above reads.
+	filterOnly []int
 
 	nextRG atomic.Int64
 
@@ -340,6 +346,7 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	for i, v := range c.vecs {
 		b.Vecs[i] = sliceVec(v, start, end)
 	}
+	s.handOnly(b)
 	if c.sels != nil || c.lazy != nil {
 		if c.lazy != nil {
 			t1 := time.Now()
@@ -373,6 +380,14 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	s.addPositions(b, c.g, start, sel)
 	s.stats.rowsOut.Add(int64(b.Len))
 	return b, nil
+}
+
+// handOnly removes from b, a morsel about to be handed on, the columns
+// the filter alone reads.
+func (s *scanOp) handOnly(b *vec.Batch) {
+	for _, j := range s.filterOnly {
+		b.Vecs[j] = nil
+	}
 }
 
 // addPositions appends to b, when the scan hands on positions, the
@@ -518,6 +533,12 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		if err := read(s.rest); err != nil {
 			return nil, err
 		}
+		for _, j := range s.filterOnly {
+			// Not handed on: the stream may convert its next morsel
+			// into it.
+			c.streams[j].Recycle(b.Vecs[j])
+		}
+		s.handOnly(b)
 		if sel != nil && len(sel) < n {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
@@ -557,6 +578,13 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 	s.open.Do(func() {
 		s.first, s.rest = s.columnsOf()
 		s.cols = append(append([]int(nil), s.first...), s.rest...)
+		if s.above != nil {
+			for _, j := range s.first {
+				if !s.above[j] {
+					s.filterOnly = append(s.filterOnly, j)
+				}
+			}
+		}
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}
