@@ -64,6 +64,9 @@ type scanOp struct {
 	first, rest, cols []int
 	// filterOnly: the filter's columns no operator above reads.
 	filterOnly []int
+	// firstRest: the filter's columns but the bound's key, which a
+	// streamed morsel reads only when a row of it passes the bound.
+	firstRest []int
 
 	nextRG atomic.Int64
 
@@ -119,9 +122,12 @@ type scanCursor struct {
 	valid bool
 
 	// In stream mode: a stream per column read, and rows of the columns
-	// outside the filter still to skip.
-	streams map[int]*storage.ColumnStream
-	skip    int
+	// outside the filter still to skip; skipFirst: rows of the filter's
+	// columns but the bound's key still to skip (morsels no row of which
+	// passed the bound).
+	streams   map[int]*storage.ColumnStream
+	skip      int
+	skipFirst int
 
 	// After a selective filter: the other columns, read page by page
 	// for the morsels with matches only.
@@ -501,7 +507,32 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		s.decodedRows.Add(int64(n))
 		var sel []int32
 		if s.where != nil || s.bound != nil {
-			if err := read(s.first); err != nil {
+			first := s.first
+			if s.bound != nil && s.bound.cur.Load() != nil {
+				// The bound's key first: a morsel none of whose rows
+				// passes it reads none of the filter's other columns
+				// (the pages of their rows are not even decompressed).
+				k := s.bound.col
+				if err := read([]int{k}); err != nil {
+					return nil, err
+				}
+				if !s.bound.any(b.Vecs[k], n) {
+					c.streams[k].Recycle(b.Vecs[k])
+					c.skip += n
+					c.skipFirst += n
+					continue
+				}
+				first = s.firstRest
+			}
+			if c.skipFirst > 0 {
+				for _, j := range s.firstRest {
+					if err := c.streams[j].Skip(x.ctx, c.skipFirst); err != nil {
+						return nil, err
+					}
+				}
+				c.skipFirst = 0
+			}
+			if err := read(first); err != nil {
 				return nil, err
 			}
 			if s.where != nil {
@@ -578,6 +609,13 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 	s.open.Do(func() {
 		s.first, s.rest = s.columnsOf()
 		s.cols = append(append([]int(nil), s.first...), s.rest...)
+		if s.bound != nil {
+			for _, j := range s.first {
+				if j != s.bound.col {
+					s.firstRest = append(s.firstRest, j)
+				}
+			}
+		}
 		if s.above != nil {
 			for _, j := range s.first {
 				if !s.above[j] {

@@ -129,9 +129,43 @@ func (t *topNBound) filter(v *vec.Vector, sel []int32, n int) []int32 {
 	return out
 }
 
+// any reports whether a row of v, n rows of the key, passes the bound;
+// true while there is none. The rows of a v none of whose rows passes
+// count as dropped.
+func (t *topNBound) any(v *vec.Vector, n int) bool {
+	b := t.cur.Load()
+	if b == nil {
+		return true
+	}
+	if v.Valid == nil && b.Valid == nil && v.Type != vec.String && !v.Type.IsFloat() && v.Type != vec.UInt64 && v.Type != vec.Null {
+		x := b.I64[0]
+		if t.desc {
+			for _, k := range v.I64[:n] {
+				if k >= x {
+					return true
+				}
+			}
+		} else {
+			for _, k := range v.I64[:n] {
+				if k <= x {
+					return true
+				}
+			}
+		}
+	} else {
+		for i := range n {
+			if t.compare(v, i, b) <= 0 {
+				return true
+			}
+		}
+	}
+	t.cut.Add(int64(n))
+	return false
+}
+
 // scanDetail is the scan's EXPLAIN line for the bound.
 func (t *topNBound) scanDetail() string {
-	s := fmt.Sprintf("top-N late materialisation: %s decoded with the filter; rows sorting after the top-%d's current %d-th %s are dropped before the other columns are decoded", t.name, t.keep, t.keep, t.name)
+	s := fmt.Sprintf("top-N late materialisation: %s decoded first; rows sorting after the top-%d's current %d-th %s are dropped before the other columns are decoded (a streamed morsel with none left decodes no other column, the filter's included)", t.name, t.keep, t.keep, t.name)
 	if c, k := t.cut.Load(), t.kept.Load(); c+k > 0 {
 		s += fmt.Sprintf(" (%d rows dropped, %d passed)", c, k)
 	}
