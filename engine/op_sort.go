@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cachebook/engine/vec"
@@ -85,9 +86,14 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	s.done = true
 	child := s.children[0]
 	var in sortInput
-	pull := func(w int) (int64, error) {
-		var rows int64
-		for {
+	var failed atomic.Bool // a worker failed: the others stop too
+	pull := func(w int) (rows int64, err error) {
+		defer func() {
+			if err != nil {
+				failed.Store(true)
+			}
+		}()
+		for !failed.Load() {
 			if err := x.ctx.Err(); err != nil {
 				return rows, err
 			}
@@ -110,6 +116,7 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 				return rows, err
 			}
 		}
+		return rows, nil
 	}
 	if s.threads > 1 {
 		ws, err := x.runWorkers(s.threads, workerPhase{name: "scan", run: func(w, _ int) (int64, time.Duration, error) {

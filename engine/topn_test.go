@@ -52,11 +52,14 @@ func TestTopNBound(t *testing.T) {
 			}
 			return s
 		}
-		for _, where := range wheres {
+		for i, where := range wheres {
+			if raceSlowdown > 1 && i%2 == 1 {
+				continue
+			}
 			for _, order := range orders {
 				all := splitOrdered(runSQL(t, session(), cols+where+" ORDER BY "+order))
 				for _, l := range limits {
-					if raceSlowdown > 1 && l.n != 10 && l.n != 50 {
+					if raceSlowdown > 1 && l.n != 10 {
 						continue
 					}
 					q := fmt.Sprintf("%s%s ORDER BY %s LIMIT %d OFFSET %d", cols, where, order, l.n, l.off)
