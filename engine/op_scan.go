@@ -561,7 +561,17 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			c.skip = 0
 		}
-		if err := read(s.rest); err != nil {
+		// Few rows left (a top-N's bound, a selective filter): the other
+		// columns convert only those rows, not the morsel's.
+		sparse := sel != nil && len(s.rest) > 0 && len(sel)*sparseRows <= n
+		if sparse {
+			t0 := time.Now()
+			err := s.readRows(x, c, b, sel, n)
+			s.decodeNanos.Add(int64(time.Since(t0)))
+			if err != nil {
+				return nil, err
+			}
+		} else if err := read(s.rest); err != nil {
 			return nil, err
 		}
 		for _, j := range s.filterOnly {
@@ -573,12 +583,18 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		if sel != nil && len(sel) < n {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
+				if sparse && slices.Contains(s.rest, i) {
+					out.Vecs[i] = v // those rows only already
+					continue
+				}
 				out.Vecs[i] = gather(v, sel)
 			}
 			// The passing rows are copied out: the streams may convert
 			// their next morsels into these vectors.
 			for j, st := range c.streams {
-				st.Recycle(b.Vecs[j])
+				if !sparse || !slices.Contains(s.rest, j) {
+					st.Recycle(b.Vecs[j])
+				}
 			}
 			b = out
 		}
@@ -590,6 +606,48 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		return b, nil
 	}
 	return nil, nil
+}
+
+// sparseRows: a streamed morsel of which at most one row in sparseRows
+// is left after the filter and a top-N's bound converts only those rows
+// of the other columns (readRows).
+const sparseRows = 64
+
+// readRows reads rows sel of the next n rows of the columns outside the
+// filter into b, each column converting only those rows: the pages
+// between them are read but neither decompressed nor converted.
+func (s *scanOp) readRows(x *execCtx, c *scanCursor, b *vec.Batch, sel []int32, n int) error {
+	parts := make([]*vec.Vector, 0, len(sel))
+	for _, j := range s.rest {
+		st := c.streams[j]
+		parts = parts[:0]
+		at := 0
+		for i := 0; i < len(sel); {
+			// A run of consecutive rows is read at once.
+			r, k := int(sel[i]), 1
+			for i+k < len(sel) && int(sel[i+k]) == r+k {
+				k++
+			}
+			if err := st.Skip(x.ctx, r-at); err != nil {
+				return err
+			}
+			v, err := st.Next(x.ctx, k)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, v)
+			at, i = r+k, i+k
+		}
+		if err := st.Skip(x.ctx, n-at); err != nil {
+			return err
+		}
+		v, err := vec.Concat(s.table.Columns[j].Type, parts)
+		if err != nil {
+			return fmt.Errorf("storage: reading %s: column %s: %w", s.table.Name, s.table.Columns[j].Name, err)
+		}
+		b.Vecs[j] = v
+	}
+	return nil
 }
 
 // nextStreamRows returns the rows of the next streamed morsel and doubles
