@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"cachebook/engine/agg"
@@ -75,6 +76,7 @@ func (s *Session) build(q *query) operator {
 	op := q.rel.op
 	if sc := q.rel.scan; sc != nil {
 		copy(sc.need, q.need)
+		sc.above = readAbove(q)
 		sc.where = q.where
 		sc.whereTemps = stringTemps(q.where)
 		if q.sel.Where != nil {
@@ -132,6 +134,21 @@ func (s *Session) build(q *query) operator {
 		// workers: a subquery streams to every other reader.
 		sub.stream = reader == nil || len(reader.keys) == 0
 	}
+	var bound *topNBound
+	threads := 1
+	if len(q.order) > 0 && q.limit >= 0 {
+		if bound = topNBoundOf(q, q.limit+q.offset); bound != nil && s.settings.Threads > 1 {
+			// Several workers feed the top-N; each row carries its
+			// position in the table as a last, hidden key, so that ties
+			// are broken as one worker reading in order breaks them.
+			threads = s.settings.Threads
+			sc := q.rel.scan
+			sc.positions = true
+			q.out = append(q.out, &expr.ColumnRef{Index: len(sc.table.Columns), T: vec.Int64, Name: positionName})
+			q.cols = append(q.cols, vec.Column{Name: positionName, Type: vec.Int64})
+			q.order = append(slices.Clip(q.order), orderKey{col: len(q.cols) - 1})
+		}
+	}
 	names := make([]string, len(q.cols))
 	for i, c := range q.cols {
 		names[i] = c.Name
@@ -156,12 +173,62 @@ func (s *Session) build(q *query) operator {
 		if q.limit >= 0 {
 			label, keep = "TOP_N", q.limit+q.offset
 		}
-		op = &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep}
+		so := &sortOp{opBase: opBase{label: label, children: []operator{op}}, order: q.order, names: names, cols: q.cols, keep: keep,
+			bound: bound, threads: threads}
+		if bound != nil {
+			q.rel.scan.bound = bound
+		}
+		op = so
 	}
 	if q.limit >= 0 || q.offset > 0 {
 		op = &limitOp{opBase: opBase{label: "LIMIT", children: []operator{op}}, limit: q.limit, offset: q.offset}
 	}
 	return op
+}
+
+// readAbove returns the relation columns that the operators above the
+// scan read (those the WHERE clause alone reads are not among them).
+func readAbove(q *query) []bool {
+	above := make([]bool, len(q.need))
+	mark := func(e expr.Expr) {
+		if e == nil {
+			return
+		}
+		for _, c := range expr.Columns(e) {
+			if c >= 0 && c < len(above) {
+				above[c] = true
+			}
+		}
+	}
+	if q.grouped {
+		for _, k := range q.keys {
+			mark(k)
+		}
+		for _, a := range q.args {
+			mark(a)
+		}
+	} else {
+		for _, e := range q.out {
+			mark(e)
+		}
+	}
+	return above
+}
+
+// topNBoundOf returns the bound a top-N keeping keep rows hands to the
+// table scan below it, when the query allows one: no aggregation or
+// DISTINCT between them, and the first ORDER BY key a column of the table.
+func topNBoundOf(q *query, keep int64) *topNBound {
+	if q.rel.scan == nil || q.grouped || q.distinct || keep <= 0 || len(q.order) == 0 {
+		return nil
+	}
+	o := q.order[0]
+	ref, ok := q.out[o.col].(*expr.ColumnRef)
+	cols := q.rel.scan.table.Columns
+	if !ok || ref.Index < 0 || ref.Index >= len(cols) || cols[ref.Index].Type != q.cols[o.col].Type {
+		return nil
+	}
+	return &topNBound{col: ref.Index, name: cols[ref.Index].Name, desc: o.desc, nullsFirst: o.nullsFirst, keep: keep}
 }
 
 // loneCountDistinct returns x when the query's only aggregate is

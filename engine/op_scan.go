@@ -28,7 +28,11 @@ type scanOp struct {
 	opBase
 	cat   *storage.Catalog
 	table *storage.Table
-	need  []bool    // table columns the query reads
+	need  []bool // table columns the query reads
+	// above, when set, is the table columns the operators above the scan
+	// read: a column the filter alone reads is not handed on (nor copied
+	// out for the passing rows).
+	above []bool
 	where expr.Expr // pushed-down filter, or nil
 	// whereTemps are the filter's sub-expressions that build strings
 	// (stringTemps), found once when the plan is built.
@@ -43,6 +47,14 @@ type scanOp struct {
 	// rows of each column's first page, and doubles with each morsel (a
 	// filter may pass few rows) up to morselRows.
 	streamRows atomic.Int64
+	// bound, set for a top-N over the scan ordered by a column of the
+	// table, drops the rows that cannot be among the top-N's rows before
+	// the columns outside the filter are decoded (see topNBound).
+	bound *topNBound
+	// positions: each batch carries, after the table's columns, each
+	// row's position in the table (row group << 32 | row), the last key
+	// of a top-N that several workers feed.
+	positions bool
 
 	open    sync.Once
 	rd      *storage.Reader
@@ -50,6 +62,11 @@ type scanOp struct {
 	// The columns read, split once when the scan opens: the filter's
 	// (decoded first), the others, and all of them in that order.
 	first, rest, cols []int
+	// filterOnly: the filter's columns no operator above reads.
+	filterOnly []int
+	// firstRest: the filter's columns but the bound's key, which a
+	// streamed morsel reads only when a row of it passes the bound.
+	firstRest []int
 
 	nextRG atomic.Int64
 
@@ -114,9 +131,12 @@ type scanCursor struct {
 	valid bool
 
 	// In stream mode: a stream per column read, and rows of the columns
-	// outside the filter still to skip.
-	streams map[int]*storage.ColumnStream
-	skip    int
+	// outside the filter still to skip; skipFirst: rows of the filter's
+	// columns but the bound's key still to skip (morsels no row of which
+	// passed the bound).
+	streams   map[int]*storage.ColumnStream
+	skip      int
+	skipFirst int
 
 	// After a selective filter: the other columns, read page by page
 	// for the morsels with matches only.
@@ -158,6 +178,9 @@ func (s *scanOp) detail() []string {
 			}
 			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
 		}
+	}
+	if s.bound != nil {
+		d = append(d, s.bound.scanDetail())
 	}
 	if s.stream {
 		d = append(d, "streaming: pages decoded only as rows are needed (LIMIT without ORDER BY)")
@@ -313,9 +336,16 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	start, end := c.pos, min(c.pos+morselRows, c.rows)
 	c.pos = end
 	var sel []int32
-	if c.sels != nil {
-		sel = c.sels[start/morselRows]
-		if len(sel) == 0 {
+	if c.sels != nil || c.lazy != nil {
+		if c.sels != nil {
+			if sel = c.sels[start/morselRows]; sel == nil {
+				sel = []int32{} // none passed (nil, to the bound, is all)
+			}
+		}
+		if s.bound != nil {
+			sel = s.bound.filter(c.vecs[s.bound.col].Slice(start, end), sel, end-start)
+		}
+		if sel != nil && len(sel) == 0 {
 			// Nothing to hand on. A batch of no columns is no answer: the
 			// operators above index its columns by the table's positions
 			// (a lookup failed with "index 8 out of range for a batch of
@@ -331,7 +361,8 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	for i, v := range c.vecs {
 		b.Vecs[i] = sliceVec(v, start, end)
 	}
-	if c.sels != nil {
+	s.handOnly(b)
+	if c.sels != nil || c.lazy != nil {
 		if c.lazy != nil {
 			t1 := time.Now()
 			for _, j := range s.rest {
@@ -348,7 +379,7 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			c.skip = 0
 			s.decodeNanos.Add(int64(time.Since(t1)))
 		}
-		if len(sel) < b.Len {
+		if sel != nil && len(sel) < b.Len {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
 				out.Vecs[i] = gather(v, sel)
@@ -361,8 +392,37 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			b = out
 		}
 	}
+	s.addPositions(b, c.g, start, sel)
 	s.stats.rowsOut.Add(int64(b.Len))
 	return b, nil
+}
+
+// handOnly removes from b, a morsel about to be handed on, the columns
+// the filter alone reads.
+func (s *scanOp) handOnly(b *vec.Batch) {
+	for _, j := range s.filterOnly {
+		b.Vecs[j] = nil
+	}
+}
+
+// addPositions appends to b, when the scan hands on positions, the
+// positions of its rows: rows start+sel of row group g (sel nil: b.Len
+// rows from start).
+func (s *scanOp) addPositions(b *vec.Batch, g, start int, sel []int32) {
+	if !s.positions {
+		return
+	}
+	v := vec.NewVector(vec.Int64, b.Len)
+	v.Len = b.Len
+	v.I64 = v.I64[:b.Len]
+	for i := range b.Len {
+		r := start + i
+		if sel != nil {
+			r = start + int(sel[i])
+		}
+		v.I64[i] = int64(g)<<32 | int64(r)
+	}
+	b.Vecs = append(b.Vecs, v)
 }
 
 // drop releases the cursor's row group.
@@ -385,6 +445,9 @@ func (s *scanOp) columnsOf() (first, rest []int) {
 		for _, col := range expr.Columns(s.where) {
 			inFilter[col] = true
 		}
+	}
+	if s.bound != nil {
+		inFilter[s.bound.col] = true
 	}
 	for i, n := range s.need {
 		switch {
@@ -452,15 +515,46 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		}
 		s.decodedRows.Add(int64(n))
 		var sel []int32
-		if s.where != nil {
-			if err := read(s.first); err != nil {
+		if s.where != nil || s.bound != nil {
+			first := s.first
+			if s.bound != nil && s.bound.cur.Load() != nil {
+				// The bound's key first: a morsel none of whose rows
+				// passes it reads none of the filter's other columns
+				// (the pages of their rows are not even decompressed).
+				k := s.bound.col
+				if err := read([]int{k}); err != nil {
+					return nil, err
+				}
+				if !s.bound.any(b.Vecs[k], n) {
+					c.streams[k].Recycle(b.Vecs[k])
+					c.skip += n
+					c.skipFirst += n
+					continue
+				}
+				first = s.firstRest
+			}
+			if c.skipFirst > 0 {
+				for _, j := range s.firstRest {
+					if err := c.streams[j].Skip(x.ctx, c.skipFirst); err != nil {
+						return nil, err
+					}
+				}
+				c.skipFirst = 0
+			}
+			if err := read(first); err != nil {
 				return nil, err
 			}
-			var err error
-			if sel, err = s.filterMorsel(x, b); err != nil {
-				return nil, err
+			if s.where != nil {
+				var err error
+				if sel, err = s.filterMorsel(x, b); err != nil {
+					return nil, err
+				}
+				if sel == nil {
+					sel = []int32{} // none passed (nil, to cut, is all)
+				}
 			}
-			if len(sel) == 0 {
+			sel = s.cut(b, sel)
+			if sel != nil && len(sel) == 0 {
 				c.skip += n // the other columns' rows are skipped only if needed
 				for _, j := range s.first {
 					c.streams[j].Recycle(b.Vecs[j])
@@ -476,21 +570,44 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			c.skip = 0
 		}
-		if err := read(s.rest); err != nil {
+		// Few rows left (a top-N's bound, a selective filter): the other
+		// columns convert only those rows, not the morsel's.
+		sparse := sel != nil && len(s.rest) > 0 && len(sel)*sparseRows <= n
+		if sparse {
+			t0 := time.Now()
+			err := s.readRows(x, c, b, sel, n)
+			s.decodeNanos.Add(int64(time.Since(t0)))
+			if err != nil {
+				return nil, err
+			}
+		} else if err := read(s.rest); err != nil {
 			return nil, err
 		}
+		for _, j := range s.filterOnly {
+			// Not handed on: the stream may convert its next morsel
+			// into it.
+			c.streams[j].Recycle(b.Vecs[j])
+		}
+		s.handOnly(b)
 		if sel != nil && len(sel) < n {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
+				if sparse && slices.Contains(s.rest, i) {
+					out.Vecs[i] = v // those rows only already
+					continue
+				}
 				out.Vecs[i] = gather(v, sel)
 			}
 			// The passing rows are copied out: the streams may convert
 			// their next morsels into these vectors.
 			for j, st := range c.streams {
-				st.Recycle(b.Vecs[j])
+				if !sparse || !slices.Contains(s.rest, j) {
+					st.Recycle(b.Vecs[j])
+				}
 			}
 			b = out
 		}
+		s.addPositions(b, c.g, c.pos-n, sel)
 		if err := x.fits(s, liveBytes(b.Vecs)); err != nil {
 			return nil, err
 		}
@@ -498,6 +615,48 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		return b, nil
 	}
 	return nil, nil
+}
+
+// sparseRows: a streamed morsel of which at most one row in sparseRows
+// is left after the filter and a top-N's bound converts only those rows
+// of the other columns (readRows).
+const sparseRows = 64
+
+// readRows reads rows sel of the next n rows of the columns outside the
+// filter into b, each column converting only those rows: the pages
+// between them are read but neither decompressed nor converted.
+func (s *scanOp) readRows(x *execCtx, c *scanCursor, b *vec.Batch, sel []int32, n int) error {
+	parts := make([]*vec.Vector, 0, len(sel))
+	for _, j := range s.rest {
+		st := c.streams[j]
+		parts = parts[:0]
+		at := 0
+		for i := 0; i < len(sel); {
+			// A run of consecutive rows is read at once.
+			r, k := int(sel[i]), 1
+			for i+k < len(sel) && int(sel[i+k]) == r+k {
+				k++
+			}
+			if err := st.Skip(x.ctx, r-at); err != nil {
+				return err
+			}
+			v, err := st.Next(x.ctx, k)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, v)
+			at, i = r+k, i+k
+		}
+		if err := st.Skip(x.ctx, n-at); err != nil {
+			return err
+		}
+		v, err := vec.Concat(s.table.Columns[j].Type, parts)
+		if err != nil {
+			return fmt.Errorf("storage: reading %s: column %s: %w", s.table.Name, s.table.Columns[j].Name, err)
+		}
+		b.Vecs[j] = v
+	}
+	return nil
 }
 
 // nextStreamRows returns the rows of the next streamed morsel and doubles
@@ -517,6 +676,20 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 	s.open.Do(func() {
 		s.first, s.rest = s.columnsOf()
 		s.cols = append(append([]int(nil), s.first...), s.rest...)
+		if s.bound != nil {
+			for _, j := range s.first {
+				if j != s.bound.col {
+					s.firstRest = append(s.firstRest, j)
+				}
+			}
+		}
+		if s.above != nil {
+			for _, j := range s.first {
+				if !s.above[j] {
+					s.filterOnly = append(s.filterOnly, j)
+				}
+			}
+		}
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}
@@ -592,7 +765,7 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 			return false, nil
 		}
 	}
-	if s.where != nil && len(s.rest) > 0 && passed <= rows/selective {
+	if len(s.rest) > 0 && (s.bound != nil || s.where != nil && passed <= rows/selective) {
 		// Few matches: read the other columns page by page, for the
 		// morsels with matches only.
 		c.lazy = map[int]*storage.ColumnStream{}
@@ -603,7 +776,9 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 			}
 			c.lazy[j] = st
 		}
-		s.lazyGroups.Add(1)
+		if s.bound == nil {
+			s.lazyGroups.Add(1)
+		}
 		c.valid = true
 		return true, nil
 	}
@@ -612,6 +787,15 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 	}
 	c.valid = true
 	return true, nil
+}
+
+// cut drops the rows of sel (nil: all of b) that cannot be among the rows
+// of the top-N above the scan (nil: all pass).
+func (s *scanOp) cut(b *vec.Batch, sel []int32) []int32 {
+	if s.bound == nil {
+		return sel
+	}
+	return s.bound.filter(b.Vecs[s.bound.col], sel, b.Len)
 }
 
 // filterSliceTime is how long one evaluation of the filter may take: the

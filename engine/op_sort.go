@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"cachebook/engine/vec"
@@ -26,7 +28,19 @@ type sortOp struct {
 	keep  int64 // rows to keep; -1: all
 	done  bool
 	held  int64
+	// bound, for a top-N over a table scan ordered by one of its
+	// columns, is where it publishes its keep-th key for the scan.
+	bound *topNBound
+	// threads, above 1, is the workers that pull the input of a top-N
+	// with a bound at once (its input is then a projection of a scan,
+	// each of whose rows carries its position as a last key).
+	threads int
+	mu      sync.Mutex // the parts taken in, with several workers
 }
+
+// positionName is the hidden last ORDER BY key of a top-N fed by several
+// workers: a row's position in the table (row group << 32 | row).
+const positionName = "(row position)"
 
 func (s *sortOp) detail() []string {
 	var keys []string
@@ -40,6 +54,12 @@ func (s *sortOp) detail() []string {
 	d := []string{strings.Join(keys, ", ")}
 	if s.keep >= 0 {
 		d = append(d, fmt.Sprintf("top %d: keeps its best %d rows plus about one batch", s.keep, s.keep))
+	}
+	if s.bound != nil {
+		d = append(d, fmt.Sprintf("hands its %d-th %s to the scan below as it trims", s.keep, s.bound.name))
+	}
+	if s.threads > 1 {
+		d = append(d, fmt.Sprintf("input: %d workers; ties broken by the row's position in the table", s.threads))
 	}
 	return d
 }
@@ -65,53 +85,54 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	}
 	s.done = true
 	child := s.children[0]
-	var parts []*vec.Batch // rows taken in but not yet sorted (the kept ones first)
-	rows := 0
-	for {
-		if err := x.ctx.Err(); err != nil {
-			return nil, err
+	var in sortInput
+	var failed atomic.Bool // a worker failed: the others stop too
+	pull := func(w int) (rows int64, err error) {
+		defer func() {
+			if err != nil {
+				failed.Store(true)
+			}
+		}()
+		for !failed.Load() {
+			if err := x.ctx.Err(); err != nil {
+				return rows, err
+			}
+			b, err := child.next(x, w)
+			if err != nil || b == nil {
+				return rows, err
+			}
+			if b.Len == 0 {
+				continue
+			}
+			rows += int64(b.Len)
+			if s.threads > 1 {
+				s.mu.Lock()
+			}
+			err = s.take(x, &in, b)
+			if s.threads > 1 {
+				s.mu.Unlock()
+			}
+			if err != nil {
+				return rows, err
+			}
 		}
-		b, err := child.next(x, w)
+		return rows, nil
+	}
+	if s.threads > 1 {
+		ws, err := x.runWorkers(s.threads, workerPhase{name: "scan", run: func(w, _ int) (int64, time.Duration, error) {
+			rows, err := pull(w)
+			return rows, 0, err
+		}})
+		s.stats.mu.Lock()
+		s.stats.workers = ws
+		s.stats.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
-		if b == nil {
-			break
-		}
-		if b.Len == 0 {
-			continue
-		}
-		t0 := time.Now()
-		s.stats.rowsIn.Add(int64(b.Len))
-		if s.crowded(b.Len) && len(parts) > 0 {
-			// Select from a large part where it lies rather than copy
-			// it next to the rows kept so far: sorted charges b, then
-			// its best rows, on top of what is held already.
-			held := s.held
-			s.held = 0
-			top, err := s.sortedBatch(x, b)
-			s.held += held
-			if err != nil {
-				return nil, err
-			}
-			b = top
-		} else if err := s.charge(x, s.held+liveBytes(b.Vecs)); err != nil {
-			return nil, err
-		}
-		parts = append(parts, b)
-		rows += b.Len
-		// Top-N keeps its best rows plus at most about one batch. An
-		// aggregation's output comes in large parts (one per worker or
-		// radix partition): selecting from each as it comes keeps one.
-		if s.crowded(rows) {
-			kept, err := s.sorted(x, parts)
-			if err != nil {
-				return nil, err
-			}
-			parts, rows = []*vec.Batch{kept}, kept.Len
-		}
-		s.stats.since(t0)
+	} else if _, err := pull(w); err != nil {
+		return nil, err
 	}
+	parts := in.parts
 	t0 := time.Now()
 	defer s.stats.since(t0)
 	if len(parts) == 0 {
@@ -123,6 +144,47 @@ func (s *sortOp) next(x *execCtx, w int) (*vec.Batch, error) {
 	}
 	s.stats.rowsOut.Add(int64(res.Len))
 	return res, nil
+}
+
+// sortInput is what a sort has taken in so far.
+type sortInput struct {
+	parts []*vec.Batch // rows taken in but not yet sorted (the kept ones first)
+	rows  int
+}
+
+// take takes in b, a batch of the sort's input.
+func (s *sortOp) take(x *execCtx, in *sortInput, b *vec.Batch) error {
+	t0 := time.Now()
+	defer s.stats.since(t0)
+	s.stats.rowsIn.Add(int64(b.Len))
+	if s.crowded(b.Len) && len(in.parts) > 0 {
+		// Select from a large part where it lies rather than copy
+		// it next to the rows kept so far: sorted charges b, then
+		// its best rows, on top of what is held already.
+		held := s.held
+		s.held = 0
+		top, err := s.sortedBatch(x, b)
+		s.held += held
+		if err != nil {
+			return err
+		}
+		b = top
+	} else if err := s.charge(x, s.held+liveBytes(b.Vecs)); err != nil {
+		return err
+	}
+	in.parts = append(in.parts, b)
+	in.rows += b.Len
+	// Top-N keeps its best rows plus at most about one batch. An
+	// aggregation's output comes in large parts (one per worker or
+	// radix partition): selecting from each as it comes keeps one.
+	if s.crowded(in.rows) {
+		kept, err := s.sorted(x, in.parts)
+		if err != nil {
+			return err
+		}
+		in.parts, in.rows = []*vec.Batch{kept}, kept.Len
+	}
+	return nil
 }
 
 // sorted returns the first rows of parts, which hold all the operator's
@@ -181,6 +243,9 @@ func (s *sortOp) sorted(x *execCtx, parts []*vec.Batch) (*vec.Batch, error) {
 	for i, v := range vs {
 		b.Vecs[i] = gather(v, idx)
 	}
+	if s.bound != nil && s.keep > 0 && int64(b.Len) >= s.keep {
+		s.bound.publish(b.Vecs[s.order[0].col], int(s.keep-1))
+	}
 	if err := s.charge(x, s.held-perm-in); err != nil {
 		return nil, err
 	}
@@ -221,7 +286,13 @@ func gatherBytes(vs []*vec.Vector, idx []int32) int64 {
 // crowded reports whether a top-N holding n rows holds many more than it
 // keeps: a small N is trimmed after every batch, a large one once it holds
 // twice N.
+//
+// A top-N that hands its bound to the scan trims sooner: each trim may
+// tighten the bound, and its input, cut by the bound, is small.
 func (s *sortOp) crowded(n int) bool {
+	if s.bound != nil {
+		return s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+256)
+	}
 	return s.keep >= 0 && int64(n) > max(2*s.keep, s.keep+morselRows/4)
 }
 

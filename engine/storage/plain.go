@@ -265,7 +265,14 @@ func (p *plainPage) walkStrings(v *vec.Vector, nv int) error {
 		if end > len(out) || end < at {
 			return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
 		}
-		b = append(b, out[at+4:end]...)
+		if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
+			// A short string is copied as one 32-byte block, without a
+			// call: the bytes past it are overwritten by the next.
+			*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
+			b = b[:n+end-at-4]
+		} else {
+			b = append(b, out[at+4:end]...)
+		}
 		v.Offsets = append(v.Offsets, uint32(len(b)))
 		pos = append(pos, uint32(end))
 		at = end
