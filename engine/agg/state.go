@@ -346,9 +346,14 @@ func (s *State) groupPairs(gids []uint32, in *vec.Vector, n int) (uint32, error)
 }
 
 // Finalize returns the aggregate's value for groups 0..n-1.
-func (s *State) Finalize(n int) (*vec.Vector, error) {
+func (s *State) Finalize(n int) (*vec.Vector, error) { return s.finalizeRange(0, n) }
+
+// finalizeRange returns the aggregate's value for groups lo..hi-1, in
+// arrays of its own.
+func (s *State) finalizeRange(lo, hi int) (*vec.Vector, error) {
+	n := hi - lo
 	out := &vec.Vector{Type: s.spec.OutType(), Len: n}
-	cnt := s.cnt[:n]
+	cnt := s.cnt[lo:hi]
 	switch s.spec.Kind {
 	case CountStar, Count, CountDistinct:
 		out.I64 = append([]int64(nil), cnt...)
@@ -370,16 +375,16 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 	switch s.spec.Kind {
 	case Sum:
 		if s.spec.In.IsFloat() {
-			out.F64 = append([]float64(nil), s.f64[:n]...)
+			out.F64 = append([]float64(nil), s.f64[lo:hi]...)
 			return out, nil
 		}
 		out.I64 = make([]int64, n)
 		for g := range out.I64 {
-			lo, hi := s.lo[g], s.hi[g]
-			if (hi != 0 || int64(lo) < 0) && (hi != -1 || int64(lo) >= 0) {
+			l, h := s.lo[lo+g], s.hi[lo+g]
+			if (h != 0 || int64(l) < 0) && (h != -1 || int64(l) >= 0) {
 				return nil, fmt.Errorf("integer overflow in sum: the total does not fit in BIGINT (a HUGEINT sum is not supported)")
 			}
-			out.I64[g] = int64(lo)
+			out.I64[g] = int64(l)
 		}
 	case Avg:
 		out.F64 = make([]float64, n)
@@ -388,23 +393,23 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 				continue
 			}
 			if s.spec.In.IsFloat() {
-				out.F64[g] = s.f64[g] / float64(c)
+				out.F64[g] = s.f64[lo+g] / float64(c)
 			} else {
-				out.F64[g] = int128Float(s.hi[g], s.lo[g]) / float64(c)
+				out.F64[g] = int128Float(s.hi[lo+g], s.lo[lo+g]) / float64(c)
 			}
 		}
 	case Min, Max:
 		switch s.spec.In {
 		case vec.Float64, vec.Float32:
-			out.F64 = append([]float64(nil), s.f64[:n]...)
+			out.F64 = append([]float64(nil), s.f64[lo:hi]...)
 		case vec.String:
 			out.Offsets = make([]uint32, 1, n+1)
-			for _, b := range s.strs[:n] {
+			for _, b := range s.strs[lo:hi] {
 				out.Bytes = append(out.Bytes, b...)
 				out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
 			}
 		default:
-			out.I64 = append([]int64(nil), s.i64[:n]...)
+			out.I64 = append([]int64(nil), s.i64[lo:hi]...)
 		}
 	}
 	return out, nil
