@@ -285,13 +285,16 @@ func (gs *groupSet) mergeSet(h *Hasher, src *groupSet, b *Budget) error {
 	}
 	for j, st := range gs.states {
 		from := src.states[j]
-		if from.set == nil {
-			if err := st.Merge(remap, from.partial(n), n); err != nil {
-				return err
-			}
-			continue
+		var err error
+		switch {
+		case from.pset != nil:
+			err = st.mergePairs(from, remap)
+		case from.set != nil:
+			err = st.mergeDistinct(from, remap)
+		default:
+			err = st.Merge(remap, from.partial(n), n)
 		}
-		if err := st.mergeDistinct(from, remap); err != nil {
+		if err != nil {
 			return err
 		}
 	}

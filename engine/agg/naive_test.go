@@ -227,3 +227,62 @@ func TestNaiveParts(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctPairs checks count(DISTINCT x) over every integer-like type
+// (the pair set) against a map, with NULLs, by group and without keys, on
+// one worker and on three whose sets are merged.
+func TestDistinctPairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, typ := range []vec.Type{vec.Bool, vec.Int16, vec.Int32, vec.Int64, vec.UInt64, vec.Date, vec.Timestamp} {
+		const rows = 20000
+		keys, vals := vec.NewVector(vec.Int64, 0), vec.NewVector(typ, 0)
+		want := map[int64]map[int64]bool{}
+		all := map[int64]bool{}
+		for i := 0; i < rows; i++ {
+			k := int64(r.IntN(40))
+			keys.AppendInt(k)
+			if want[k] == nil {
+				want[k] = map[int64]bool{}
+			}
+			if r.IntN(10) == 0 {
+				vals.AppendNull()
+				continue
+			}
+			v := int64(r.IntN(3000)) - 1500
+			switch typ {
+			case vec.Bool:
+				v &= 1
+			case vec.UInt64:
+				v = int64(uint64(v) | 1<<63)
+			}
+			vals.AppendInt(v)
+			want[k][v], all[v] = true, true
+		}
+		specs := []Spec{{Kind: CountDistinct, In: typ}}
+		for _, threads := range []int{1, 3} {
+			cfg := Config{Strategy: Naive, Threads: threads, Budget: &Budget{}}
+			out, err := Aggregate(context.Background(), []vec.Type{vec.Int64}, specs, cfg, dealt([]*vec.Vector{keys}, []*vec.Vector{vals}, 512, threads))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Groups != len(want) {
+				t.Fatalf("%s threads=%d: %d groups, want %d", typ, threads, out.Groups, len(want))
+			}
+			for g := 0; g < out.Groups; g++ {
+				if got, w := out.Aggs[0].I64[g], len(want[out.Keys[0].I64[g]]); got != int64(w) {
+					t.Errorf("%s threads=%d group %d: count(DISTINCT) %d, want %d", typ, threads, out.Keys[0].I64[g], got, w)
+				}
+			}
+			one, err := Aggregate(context.Background(), nil, specs, cfg, dealt([]*vec.Vector{keys}, []*vec.Vector{vals}, 512, threads))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := one.Aggs[0].I64[0]; got != int64(len(all)) {
+				t.Errorf("%s threads=%d without keys: count(DISTINCT) %d, want %d", typ, threads, got, len(all))
+			}
+			if u := cfg.Budget.Used(); u != 0 {
+				t.Errorf("%s threads=%d: %d bytes still charged", typ, threads, u)
+			}
+		}
+	}
+}

@@ -68,7 +68,8 @@ type State struct {
 	i64     []int64  // MIN/MAX of integer-like input
 	f64     []float64
 	strs    [][]byte
-	set     *Table // COUNT(DISTINCT): the set of (group, value) pairs seen
+	set     *Table   // DISTINCT: the set of (group, value) pairs seen
+	pset    *pairSet // DISTINCT over integers: the pairs, without a Table
 	hasher  *Hasher
 	pairs   []uint32
 	ph      []uint64
@@ -82,6 +83,14 @@ type State struct {
 func NewState(spec Spec, hasher *Hasher, budget *Budget) (*State, error) {
 	s := &State{spec: spec, hasher: hasher, budget: budget}
 	if spec.Kind == CountDistinct || spec.Distinct && (spec.Kind == Sum || spec.Kind == Avg) {
+		if intLike(spec.In) {
+			p, err := newPairSet(budget)
+			if err != nil {
+				return nil, err
+			}
+			s.pset = p
+			return s, nil
+		}
 		t, err := NewTable([]vec.Type{vec.Int64, spec.In}, 0, budget)
 		if err != nil {
 			return nil, err
@@ -99,6 +108,9 @@ func (s *State) release() {
 	s.charged = 0
 	if s.set != nil {
 		s.set.release()
+	}
+	if s.pset != nil {
+		s.pset.release()
 	}
 }
 
@@ -189,7 +201,7 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 	if s.spec.Kind == CountDistinct {
 		return s.updateDistinct(gids, in, n)
 	}
-	if s.set != nil {
+	if s.set != nil || s.pset != nil {
 		var err error
 		if gids, in, err = s.firstSeen(gids, in, n); err != nil {
 			return err
@@ -282,6 +294,10 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 }
 
 func (s *State) updateDistinct(gids []uint32, in *vec.Vector, n int) error {
+	if s.pset != nil {
+		cnt := s.cnt
+		return s.addPairs(gids, in, n, func(_ int, g uint32) { cnt[g]++ })
+	}
 	next, err := s.groupPairs(gids, in, n)
 	if err != nil {
 		return err
@@ -300,6 +316,19 @@ func (s *State) updateDistinct(gids []uint32, in *vec.Vector, n int) error {
 // firstSeen returns the rows of in whose (group, value) pair the state has
 // not seen before, with their groups, for sum(DISTINCT x) and avg(DISTINCT x).
 func (s *State) firstSeen(gids []uint32, in *vec.Vector, n int) ([]uint32, *vec.Vector, error) {
+	if s.pset != nil {
+		var sel []int32
+		newGids := s.newGids[:0]
+		err := s.addPairs(gids, in, n, func(i int, g uint32) {
+			sel = append(sel, int32(i))
+			newGids = append(newGids, g)
+		})
+		s.newGids = newGids
+		if err != nil {
+			return nil, nil, err
+		}
+		return newGids, in.Gather(sel), nil
+	}
 	next, err := s.groupPairs(gids, in, n)
 	if err != nil {
 		return nil, nil, err
