@@ -78,6 +78,11 @@ type hashAggOp struct {
 	nextTime  time.Duration
 	nextRows  int64
 	nextBegun bool
+	// With parallel workers, the time of Finalize (the merge of the
+	// workers' tables or states), which the first worker to reach the
+	// second phase runs before any starts it: counted in that phase.
+	finalizeTime  time.Duration
+	finalizePhase string
 
 	// For EXPLAIN ANALYZE: the parts handed on, their bytes and the most
 	// held at once; what the aggregator did.
@@ -477,7 +482,14 @@ func (a *hashAggOp) run(x *execCtx, src agg.Source) error {
 	if !a.twoPhase {
 		name = "merge"
 	}
-	aggregate := workerPhase{name: name, start: finalize, run: func(w, slot int) (int64, time.Duration, error) {
+	a.finalizePhase = name
+	timedFinalize := func() error {
+		t0 := time.Now()
+		err := finalize()
+		a.finalizeTime = time.Since(t0)
+		return err
+	}
+	aggregate := workerPhase{name: name, start: timedFinalize, run: func(w, slot int) (int64, time.Duration, error) {
 		var rows int64
 		var wait time.Duration
 		for {
@@ -658,7 +670,7 @@ func (a *hashAggOp) finish(x *execCtx) {
 	a.recordPhases(a.workers)
 	// The operator's own time: its workers' time less the time they
 	// spent pulling input.
-	own := a.ownNanos
+	own := a.ownNanos + a.finalizeTime
 	for _, w := range a.workers {
 		own += w.Time
 	}
@@ -692,6 +704,9 @@ func (a *hashAggOp) recordPhases(stats []WorkerStat) {
 		p := &a.stats.phases[i]
 		p.Rows += st.Rows
 		p.Time = max(p.Time, st.Time)
+	}
+	if i, ok := idx[a.finalizePhase]; ok {
+		a.stats.phases[i].Time += a.finalizeTime
 	}
 }
 
