@@ -50,3 +50,47 @@ func TestUngroupedThreads(t *testing.T) {
 		})
 	}
 }
+
+// TestNaiveThreads checks that a GROUP BY auto runs naive reads its input
+// on every thread, a table per worker merged at the end, with the groups
+// of one thread (every aggregate, DISTINCT ones included), and that SET
+// group_by = 'naive' stays on one thread.
+func TestNaiveThreads(t *testing.T) {
+	const q = "SELECT k, g, count(*), count(v), sum(v), avg(v), min(s), max(s), sum(f), count(DISTINCT s), count(DISTINCT v), sum(DISTINCT neg) FROM t WHERE k <> 3 GROUP BY k, g ORDER BY k, g"
+	for _, tc := range []struct {
+		name      string
+		set       []string
+		want, not []string
+	}{
+		{"auto", []string{"threads=2"}, []string{"each of the 2 threads folds its share of the rows into a table of its own, merged at the end", "phase merge", "worker 2 aggregate"}, nil},
+		{"naive", []string{"threads=2", "group_by=naive"}, []string{"strategy: naive: SET group_by = 'naive'"}, []string{"phase merge", "worker 2 aggregate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testDB(t).NewSession()
+			for _, kv := range tc.set {
+				k, v, _ := strings.Cut(kv, "=")
+				if err := s.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plan := runSQL(t, s, "EXPLAIN ANALYZE "+q)
+			for _, w := range tc.want {
+				if !strings.Contains(plan, w) {
+					t.Errorf("no %q in:\n%s", w, strings.ReplaceAll(plan, ";", "\n"))
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(plan, w) {
+					t.Errorf("%q in:\n%s", w, strings.ReplaceAll(plan, ";", "\n"))
+				}
+			}
+			got := runSQL(t, s, q)
+			if err := s.Set("threads", "1"); err != nil {
+				t.Fatal(err)
+			}
+			if want := runSQL(t, s, q); got != want {
+				t.Errorf("2 threads: %s\none thread: %s", got, want)
+			}
+		})
+	}
+}
