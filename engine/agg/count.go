@@ -48,7 +48,8 @@ func (t *countTable) release() {
 	t.slots = nil
 }
 
-// countNaive counts in one table and hands its groups out as one part.
+// countNaive counts in one table and hands its groups out a part of at
+// most PartGroups groups at a time.
 // With cfg.Threads above one, each worker counts its morsels in a table
 // of its own, merged into the first by Finalize, or with cfg.Shared, in
 // the one table under a lock.
@@ -64,6 +65,11 @@ type countNaive struct {
 	nulls  []int64
 	slots  int // the largest table's, before the merge
 	done   bool
+	// After the first Next: the groups' keys and counts, their bytes,
+	// and the next group to hand out.
+	out      []*vec.Vector
+	outBytes int64
+	next     int
 }
 
 func newCountNaive(keyType vec.Type, nspecs int, cfg Config) (*countNaive, error) {
@@ -134,21 +140,62 @@ func (a *countNaive) Finalize(ctx context.Context) error {
 	return nil
 }
 
+// Next hands out the groups a part of at most PartGroups at a time. The
+// first call takes every group out of the table into one key and one count
+// column, charged until Close, and gives the table's slots back; each part
+// is views of those columns (charged nothing more) and, for each further
+// count(*), a copy of its counts (charged as the part's).
 func (a *countNaive) Next(context.Context, int) (Part, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.done || len(a.ts) != 1 {
+	if a.out == nil {
+		if a.done || len(a.ts) != 1 {
+			return Part{}, false, nil
+		}
+		a.done = true
+		t := a.ts[0]
+		keys, counts := vec.NewVector(vec.Int64, t.n+1), vec.NewVector(vec.Int64, t.n+1)
+		t.emit(keys, counts)
+		keys.Type = a.keyType
+		if a.nulls[0] > 0 {
+			keys.AppendNull()
+			counts.AppendInt(a.nulls[0])
+		}
+		b := VectorBytes(keys, counts)
+		if err := a.cfg.Budget.Grow(b); err != nil {
+			return Part{}, false, err
+		}
+		a.outBytes = b
+		a.out = []*vec.Vector{keys, counts}
+		t.release()
+	}
+	keys, counts := a.out[0], a.out[1]
+	if a.next >= keys.Len {
 		return Part{}, false, nil
 	}
-	a.done = true
-	p, err := a.ts[0].emitPart(a.keyType, a.nulls[0], a.nspecs, a.cfg.Budget)
-	return p, err == nil, err
+	lo := a.next
+	hi := min(lo+PartGroups, keys.Len)
+	c := tightSlice(counts, lo, hi)
+	p := Part{Keys: []*vec.Vector{tightSlice(keys, lo, hi)}, Aggs: []*vec.Vector{c}, Groups: hi - lo}
+	for j := 1; j < a.nspecs; j++ {
+		p.Aggs = append(p.Aggs, &vec.Vector{Type: vec.Int64, Len: c.Len, I64: append([]int64(nil), c.I64...)})
+	}
+	p.Bytes = VectorBytes(p.Aggs[1:]...)
+	if err := a.cfg.Budget.Grow(p.Bytes); err != nil {
+		return Part{}, false, err
+	}
+	a.next = hi
+	return p, true, nil
 }
 
 func (a *countNaive) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := Stats{SinkPhase: "aggregate", Complete: true, TableSlots: a.slots}
+	if a.out != nil {
+		st.Groups = a.out[0].Len
+		return st
+	}
 	for w, t := range a.ts {
 		st.Groups += t.n
 		st.TableSlots = max(st.TableSlots, len(t.slots)/2)
@@ -168,6 +215,8 @@ func (a *countNaive) Close() {
 		a.arenas[w].Free()
 	}
 	a.ts, a.arenas = nil, nil
+	a.cfg.Budget.Grow(-a.outBytes)
+	a.out, a.outBytes = nil, 0
 }
 
 // countRadix scatters each worker's keys into its partitions, staged a

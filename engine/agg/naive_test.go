@@ -286,3 +286,78 @@ func TestDistinctPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestCountNaiveParts checks the tuned count loop's parts: at most
+// PartGroups groups each, every group once (the NULL group too), each
+// count(*) column its own, and nothing charged after Close.
+func TestCountNaiveParts(t *testing.T) {
+	const groups = PartGroups*2 + 10
+	keys := vec.NewVector(vec.Int32, 0)
+	for i := 0; i < 2*groups; i++ {
+		if i%1000 == 0 {
+			keys.AppendNull()
+			continue
+		}
+		keys.AppendInt(int64(i % groups))
+	}
+	specs := []Spec{{Kind: CountStar}, {Kind: CountStar}}
+	for _, threads := range []int{1, 2} {
+		b := &Budget{}
+		a, err := New([]vec.Type{vec.Int32}, specs, CountLoop, Config{Strategy: Naive, Threads: threads, Budget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := dealt([]*vec.Vector{keys}, []*vec.Vector{nil, nil}, 4096, threads)
+		for w := range a.Workers() {
+			for {
+				in, ok, err := src(w + 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				if err := a.Sink(w, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := a.Finalize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var parts, seen, nullGroups int
+		var rows int64
+		for {
+			p, ok, err := a.Next(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			parts++
+			seen += p.Groups
+			if p.Groups > PartGroups || p.Keys[0].Type != vec.Int32 {
+				t.Errorf("a part of %d groups of %s", p.Groups, p.Keys[0].Type)
+			}
+			for g := 0; g < p.Groups; g++ {
+				rows += p.Aggs[0].I64[g]
+				if p.Aggs[1].I64[g] != p.Aggs[0].I64[g] {
+					t.Fatal("the two count(*) columns differ")
+				}
+				if p.Keys[0].IsNull(g) {
+					nullGroups++
+				}
+			}
+			p.Aggs[1].I64[0] = -1 // its own copy: the next part is not changed
+			b.Grow(-p.Bytes)
+		}
+		if parts != 3 || seen != groups+1 || rows != 2*groups || nullGroups != 1 { // every key, and NULL
+			t.Errorf("threads=%d: %d parts, %d groups (want %d), %d rows, %d NULL groups", threads, parts, seen, groups+1, rows, nullGroups)
+		}
+		a.Close()
+		if u := b.Used(); u != 0 {
+			t.Errorf("threads=%d: %d bytes charged after Close", threads, u)
+		}
+	}
+}
