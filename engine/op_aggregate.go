@@ -163,6 +163,9 @@ func (a *hashAggOp) detail() []string {
 		d = append(d, fmt.Sprintf("output: %d batches of %s, handed on as each partition was aggregated: at most %s held at once",
 			a.outBatches, agg.FormatBytes(a.outBytes), agg.FormatBytes(a.outMax)))
 	}
+	if a.outBatches > 1 && !a.perPart && len(a.keys) > 0 {
+		d = append(d, fmt.Sprintf("output: %d batches of up to %d groups, handed on one at a time", a.outBatches, agg.PartGroups))
+	}
 	if line := a.preAgg.Describe(); line != "" {
 		d = append(d, "pre-aggregation: "+line)
 	}

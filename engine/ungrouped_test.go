@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"cachebook/engine/agg"
 )
 
 // TestUngroupedThreads checks that an aggregate without keys over a table
@@ -92,5 +96,37 @@ func TestNaiveThreads(t *testing.T) {
 				t.Errorf("2 threads: %s\none thread: %s", got, want)
 			}
 		})
+	}
+}
+
+// TestNaiveOutputBatches checks that EXPLAIN ANALYZE says when naive hands
+// its groups on in several batches, and not when it hands on one, and
+// that the top-N over them holds about one batch.
+func TestNaiveOutputBatches(t *testing.T) {
+	dir := t.TempDir()
+	rows := make([]row, agg.PartGroups+5000)
+	for i := range rows {
+		rows[i] = row{K: int64(i), G: fmt.Sprintf("g%d", i)}
+	}
+	writeParquet(t, filepath.Join(dir, "t.parquet"), rows)
+	db, err := Open(Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query, want string
+	}{
+		{"SELECT g, count(*) FROM t GROUP BY g ORDER BY 2 DESC, 1 LIMIT 3", "output: 2 batches of up to 65536 groups, handed on one at a time"},
+		{"SELECT k, count(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 LIMIT 3", "output: 2 batches of up to 65536 groups, handed on one at a time"},
+		{"SELECT k % 10, count(*) FROM t GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 3", ""},
+	} {
+		s := db.NewSession()
+		if err := s.Set("group_by", "naive"); err != nil {
+			t.Fatal(err)
+		}
+		plan := runSQL(t, s, "EXPLAIN ANALYZE "+tc.query)
+		if tc.want == "" && strings.Contains(plan, "output:") || tc.want != "" && !strings.Contains(plan, tc.want) {
+			t.Errorf("%s: want %q in:\n%s", tc.query, tc.want, strings.ReplaceAll(plan, ";", "\n"))
+		}
 	}
 }
