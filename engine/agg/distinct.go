@@ -67,34 +67,6 @@ func (p *pairSet) grow() error {
 	return nil
 }
 
-// reserve grows the set, if it must, so that n more pairs fit without
-// growing again.
-func (p *pairSet) reserve(n int) error {
-	size := len(p.slots)
-	for size*7/10 < p.n+n {
-		size *= 2
-	}
-	if size == len(p.slots) {
-		return nil
-	}
-	old := p.slots
-	if err := p.alloc(size); err != nil {
-		return err
-	}
-	p.budget.Grow(-int64(len(old)) * 16)
-	for _, s := range old {
-		if s.used == 0 {
-			continue
-		}
-		j := pairHash(s.g, s.v) & p.mask
-		for p.slots[j].used != 0 {
-			j = (j + 1) & p.mask
-		}
-		p.slots[j] = s
-	}
-	return nil
-}
-
 // add adds the pair (g, v) and reports whether it is new.
 func (p *pairSet) add(g uint32, v int64) (bool, error) {
 	if p.n >= p.growAt {
@@ -133,14 +105,10 @@ func (s *State) distinctName() string {
 
 // addPairs adds the (group, value) pairs of n rows to the pair set and
 // calls first for each row whose pair is new (never a NULL value). The
-// set first makes room for every row, then the pairs' hashes are computed
-// in one loop and probed in another, whose iterations do not wait on each
-// other's cache misses.
+// pairs' hashes are computed in one loop and probed in another, whose
+// iterations do not wait on each other's cache misses.
 func (s *State) addPairs(gids []uint32, in *vec.Vector, n int, first func(i int, g uint32)) error {
 	p := s.pset
-	if err := p.reserve(n); err != nil {
-		return fmt.Errorf("%s(DISTINCT): %w", s.distinctName(), err)
-	}
 	if cap(s.ph) < n {
 		s.ph = make([]uint64, n)
 	}
@@ -160,6 +128,14 @@ func (s *State) addPairs(gids []uint32, in *vec.Vector, n int, first func(i int,
 		for {
 			sl := &slots[j]
 			if sl.used == 0 {
+				if p.n >= p.growAt {
+					if err := p.grow(); err != nil {
+						return fmt.Errorf("%s(DISTINCT): %w", s.distinctName(), err)
+					}
+					slots, mask = p.slots, p.mask
+					j = hs[i] & mask
+					continue
+				}
 				*sl = pairSlot{v: v, g: g, used: 1}
 				p.n++
 				first(i, g)
