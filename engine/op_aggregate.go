@@ -78,6 +78,11 @@ type hashAggOp struct {
 	nextTime  time.Duration
 	nextRows  int64
 	nextBegun bool
+	// With parallel workers, the time of Finalize (the merge of the
+	// workers' tables or states), which the first worker to reach the
+	// second phase runs before any starts it: counted in that phase.
+	finalizeTime  time.Duration
+	finalizePhase string
 
 	// For EXPLAIN ANALYZE: the parts handed on, their bytes and the most
 	// held at once; what the aggregator did.
@@ -157,6 +162,9 @@ func (a *hashAggOp) detail() []string {
 	if a.outBatches > 0 && a.perPart {
 		d = append(d, fmt.Sprintf("output: %d batches of %s, handed on as each partition was aggregated: at most %s held at once",
 			a.outBatches, agg.FormatBytes(a.outBytes), agg.FormatBytes(a.outMax)))
+	}
+	if a.outBatches > 1 && !a.perPart && len(a.keys) > 0 {
+		d = append(d, fmt.Sprintf("output: %d batches of up to %d groups, handed on one at a time", a.outBatches, agg.PartGroups))
 	}
 	if line := a.preAgg.Describe(); line != "" {
 		d = append(d, "pre-aggregation: "+line)
@@ -361,7 +369,7 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 		maxHeld = l / 8
 	}
 	capped := false
-	for !e.full() && a.preHeld < maxHeld {
+	for !e.full() && a.preHeld < maxHeld && !a.scannedEnough(x, &e) {
 		b, err := a.pull(x, 0)
 		if err != nil {
 			return nil, err
@@ -401,6 +409,24 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 		seen = min(seen, e.rows)
 	}
 	return e.estimate(seen, x.scanTotal), nil
+}
+
+// scannedEnough reports whether the estimate, with several threads, has
+// read enough of a filtered input: the rows it reads are read on one
+// worker before the others start, so after a sixteenth of the scan (at
+// least estimateRows rows), it ends with what passed the filter if that
+// is 4096 rows or more, and after a quarter in any case. (A filter that
+// passes 0.5% of the rows would otherwise have the estimate read the
+// whole input on one worker.)
+func (a *hashAggOp) scannedEnough(x *execCtx, e *estimator) bool {
+	if a.settings.Threads <= 1 || x.scanTotal <= 0 {
+		return false
+	}
+	seen := x.scanned.Load()
+	if seen < max(estimateRows, x.scanTotal/16) {
+		return false
+	}
+	return e.rows >= 4096 || seen >= x.scanTotal/4
 }
 
 // run sinks the input on the aggregator's workers: with one, on this
@@ -459,7 +485,14 @@ func (a *hashAggOp) run(x *execCtx, src agg.Source) error {
 	if !a.twoPhase {
 		name = "merge"
 	}
-	aggregate := workerPhase{name: name, start: finalize, run: func(w, slot int) (int64, time.Duration, error) {
+	a.finalizePhase = name
+	timedFinalize := func() error {
+		t0 := time.Now()
+		err := finalize()
+		a.finalizeTime = time.Since(t0)
+		return err
+	}
+	aggregate := workerPhase{name: name, start: timedFinalize, run: func(w, slot int) (int64, time.Duration, error) {
 		var rows int64
 		var wait time.Duration
 		for {
@@ -640,7 +673,7 @@ func (a *hashAggOp) finish(x *execCtx) {
 	a.recordPhases(a.workers)
 	// The operator's own time: its workers' time less the time they
 	// spent pulling input.
-	own := a.ownNanos
+	own := a.ownNanos + a.finalizeTime
 	for _, w := range a.workers {
 		own += w.Time
 	}
@@ -674,6 +707,9 @@ func (a *hashAggOp) recordPhases(stats []WorkerStat) {
 		p := &a.stats.phases[i]
 		p.Rows += st.Rows
 		p.Time = max(p.Time, st.Time)
+	}
+	if i, ok := idx[a.finalizePhase]; ok {
+		a.stats.phases[i].Time += a.finalizeTime
 	}
 }
 

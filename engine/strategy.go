@@ -33,6 +33,11 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 		loop: agg.ChooseLoop(keyTypes, specs, st.GenericAgg)}
 	if len(keyTypes) == 0 {
 		p.threads = agg.GlobalWorkers(specs, p.threads)
+	} else if p.name == "naive" && !p.shared && p.threads > 1 {
+		if w := agg.NaiveWorkers(specs, p.threads); w < p.threads {
+			p.threads = w
+			p.why += ": one thread, as an aggregate's states cannot be merged"
+		}
 	}
 	if p.loop == agg.Generic && agg.CountFast(keyTypes, specs) {
 		p.loopNote = "tuned integer count(*) loop disabled by SET generic_agg"
@@ -80,7 +85,7 @@ func spillShare(memLimit int64) int64 { return memLimit * 3 / 8 }
 // config returns the configuration that runs the plan, with the
 // session's settings.
 func (p aggPlan) config(st Settings) agg.Config {
-	cfg := agg.Config{Threads: p.threads, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills}
+	cfg := agg.Config{Threads: p.threads, Shared: p.shared, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills}
 	if p.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}
@@ -134,6 +139,9 @@ type strategyChoice struct {
 	// spills says that the partitions are expected to pass the memory
 	// limit and spill to temp_directory.
 	spills bool
+	// shared says that naive's threads fold their rows into one table
+	// under a lock rather than a table each, merged at the end.
+	shared bool
 }
 
 func (c strategyChoice) describe() string {
@@ -331,9 +339,9 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		why := fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, within half the L3 cache (%s) and 8 times the L2",
 			est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3))
 		if parallelBeyond < threshold {
-			why += fmt.Sprintf(" and the L2 (%s): one thread is enough", agg.FormatBytes(cache.L2))
+			why += fmt.Sprintf(" and the L2 (%s): each of the %d threads folds its share of the rows into a table of its own, merged at the end", agg.FormatBytes(cache.L2), threads)
 		}
-		return strategyChoice{name: "naive", threads: 1, why: why}
+		return strategyChoice{name: "naive", threads: threads, why: why}
 	}
 	var partBytes int64
 	if est.input > 0 {
@@ -354,8 +362,12 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 		// Where naive's table would not fit either, radix spills its
 		// partitions to temp_directory (where there is a file system).
 		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits {
-			return strategyChoice{name: "naive", threads: 1, why: fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the %s the memory limit leaves",
-				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))}
+			why := fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the %s the memory limit leaves",
+				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))
+			if threads > 1 {
+				why += fmt.Sprintf("; its %d threads read the input and fold it into the one table under a lock", threads)
+			}
+			return strategyChoice{name: "naive", threads: threads, why: why, shared: threads > 1}
 		}
 	}
 	b, why := bits()

@@ -58,8 +58,16 @@ type Source func(worker int) (in Input, ok bool, err error)
 
 // Config configures one aggregation.
 type Config struct {
-	Strategy  Strategy
-	Threads   int // workers for Radix; 1 runs on the calling goroutine
+	Strategy Strategy
+	// Threads is the workers that read the input (with Radix, that
+	// partition it; with Naive, that fold it into tables of their own,
+	// merged at the end, or with Shared into one); 1 runs on the calling
+	// goroutine.
+	Threads int
+	// Shared makes a naive aggregation's workers fold their rows into
+	// one table under a lock rather than a table each: a table too large
+	// to hold twice.
+	Shared    bool
 	RadixBits int // partitions = 1 << RadixBits for Radix
 	Budget    *Budget
 	Hasher    *Hasher

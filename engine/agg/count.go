@@ -3,6 +3,7 @@ package agg
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"cachebook/engine/vec"
@@ -47,70 +48,175 @@ func (t *countTable) release() {
 	t.slots = nil
 }
 
-// countNaive counts in one table on one worker and hands its groups out
-// as one part.
+// countNaive counts in one table and hands its groups out a part of at
+// most PartGroups groups at a time.
+// With cfg.Threads above one, each worker counts its morsels in a table
+// of its own, merged into the first by Finalize, or with cfg.Shared, in
+// the one table under a lock.
 type countNaive struct {
 	cfg     Config
 	keyType vec.Type
 	nspecs  int
-	arena   *Arena
-	t       *countTable
-	nulls   int64
-	done    bool
+	shared  bool
+	mu      sync.Mutex
+	// Per worker (one when shared): its arena, table and NULL keys.
+	arenas []*Arena
+	ts     []*countTable
+	nulls  []int64
+	slots  int // the largest table's, before the merge
+	done   bool
+	// After the first Next: the groups' keys and counts, their bytes,
+	// and the next group to hand out.
+	out      []*vec.Vector
+	outBytes int64
+	next     int
 }
 
 func newCountNaive(keyType vec.Type, nspecs int, cfg Config) (*countNaive, error) {
-	a := &countNaive{cfg: cfg, keyType: keyType, nspecs: nspecs, arena: NewArena(cfg.HugePages, cfg.Pool)}
-	t, err := newCountTable(0, a.arena, cfg.Budget)
-	if err != nil {
-		a.arena.Free()
-		return nil, err
+	n := max(cfg.Threads, 1)
+	if cfg.Shared {
+		n = 1
 	}
-	a.t = t
+	a := &countNaive{cfg: cfg, keyType: keyType, nspecs: nspecs, shared: cfg.Shared, nulls: make([]int64, n)}
+	for range n {
+		ar := NewArena(cfg.HugePages, cfg.Pool)
+		t, err := newCountTable(0, ar, cfg.Budget)
+		if err != nil {
+			ar.Free()
+			a.Close()
+			return nil, err
+		}
+		a.arenas, a.ts = append(a.arenas, ar), append(a.ts, t)
+	}
 	return a, nil
 }
 
-func (a *countNaive) Workers() int { return 1 }
+func (a *countNaive) Workers() int {
+	if a.shared {
+		return max(a.cfg.Threads, 1)
+	}
+	return len(a.ts)
+}
 
-func (a *countNaive) Sink(_ int, in Input) error {
+func (a *countNaive) Sink(w int, in Input) error {
+	if a.shared {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		w = 0
+	}
 	k := in.Keys[0]
 	keys := k.I64[:in.N]
 	if k.Valid != nil {
 		var n int64
 		keys, n = nonNull(k)
-		a.nulls += n
+		a.nulls[w] += n
 	}
-	return naiveError(a.t.n, a.t.add(keys))
+	t := a.ts[w]
+	return naiveError(t.n, t.add(keys))
 }
 
-func (a *countNaive) Flush(int) error                { return nil }
-func (a *countNaive) Finalize(context.Context) error { return nil }
+func (a *countNaive) Flush(int) error { return nil }
 
+// Finalize merges the other workers' tables into the first.
+func (a *countNaive) Finalize(ctx context.Context) error {
+	if len(a.ts) == 0 {
+		return fmt.Errorf("aggregate: finalized after close")
+	}
+	for _, t := range a.ts {
+		a.slots = max(a.slots, len(t.slots)/2)
+	}
+	for w := 1; w < len(a.ts); w++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := a.ts[0].merge(a.ts[w]); err != nil {
+			return naiveError(a.ts[0].n, err)
+		}
+		a.nulls[0] += a.nulls[w]
+		a.ts[w].release()
+		a.arenas[w].Free()
+	}
+	a.ts, a.arenas, a.nulls = a.ts[:1], a.arenas[:1], a.nulls[:1]
+	return nil
+}
+
+// Next hands out the groups a part of at most PartGroups at a time. The
+// first call takes every group out of the table into one key and one count
+// column, charged until Close, and gives the table's slots back; each part
+// is views of those columns (charged nothing more) and, for each further
+// count(*), a copy of its counts (charged as the part's).
 func (a *countNaive) Next(context.Context, int) (Part, bool, error) {
-	if a.done {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.out == nil {
+		if a.done || len(a.ts) != 1 {
+			return Part{}, false, nil
+		}
+		a.done = true
+		t := a.ts[0]
+		keys, counts := vec.NewVector(vec.Int64, t.n+1), vec.NewVector(vec.Int64, t.n+1)
+		t.emit(keys, counts)
+		keys.Type = a.keyType
+		if a.nulls[0] > 0 {
+			keys.AppendNull()
+			counts.AppendInt(a.nulls[0])
+		}
+		b := VectorBytes(keys, counts)
+		if err := a.cfg.Budget.Grow(b); err != nil {
+			return Part{}, false, err
+		}
+		a.outBytes = b
+		a.out = []*vec.Vector{keys, counts}
+		t.release()
+	}
+	keys, counts := a.out[0], a.out[1]
+	if a.next >= keys.Len {
 		return Part{}, false, nil
 	}
-	a.done = true
-	p, err := a.t.emitPart(a.keyType, a.nulls, a.nspecs, a.cfg.Budget)
-	return p, err == nil, err
+	lo := a.next
+	hi := min(lo+PartGroups, keys.Len)
+	c := tightSlice(counts, lo, hi)
+	p := Part{Keys: []*vec.Vector{tightSlice(keys, lo, hi)}, Aggs: []*vec.Vector{c}, Groups: hi - lo}
+	for j := 1; j < a.nspecs; j++ {
+		p.Aggs = append(p.Aggs, &vec.Vector{Type: vec.Int64, Len: c.Len, I64: append([]int64(nil), c.I64...)})
+	}
+	p.Bytes = VectorBytes(p.Aggs[1:]...)
+	if err := a.cfg.Budget.Grow(p.Bytes); err != nil {
+		return Part{}, false, err
+	}
+	a.next = hi
+	return p, true, nil
 }
 
 func (a *countNaive) Stats() Stats {
-	groups := a.t.n
-	if a.nulls > 0 {
-		groups++
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := Stats{SinkPhase: "aggregate", Complete: true, TableSlots: a.slots}
+	if a.out != nil {
+		st.Groups = a.out[0].Len
+		return st
 	}
-	return Stats{SinkPhase: "aggregate", Groups: groups, Complete: true, TableSlots: len(a.t.slots) / 2}
+	for w, t := range a.ts {
+		st.Groups += t.n
+		st.TableSlots = max(st.TableSlots, len(t.slots)/2)
+		if a.nulls[w] > 0 && w == 0 {
+			st.Groups++
+		}
+	}
+	return st
 }
 
-// Close gives the table back.
+// Close gives the tables back.
 func (a *countNaive) Close() {
-	if a.arena == nil {
-		return
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for w, t := range a.ts {
+		t.release()
+		a.arenas[w].Free()
 	}
-	a.t.release()
-	a.arena.Free()
-	a.arena = nil
+	a.ts, a.arenas = nil, nil
+	a.cfg.Budget.Grow(-a.outBytes)
+	a.out, a.outBytes = nil, 0
 }
 
 // countRadix scatters each worker's keys into its partitions, staged a

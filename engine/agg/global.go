@@ -11,8 +11,7 @@ import (
 )
 
 // global is an aggregate without keys: one group, even over empty input.
-// With cfg.Threads above one (and every aggregate mergeable, see
-// GlobalWorkers), each worker folds its morsels into states of its own,
+// With cfg.Threads above one, each worker folds its morsels into states of its own,
 // and Finalize merges them into worker 0's, as DuckDB's ungrouped
 // aggregate does: the workers share nothing while they sink.
 type global struct {
@@ -32,14 +31,10 @@ type globalWorker struct {
 }
 
 // GlobalWorkers returns the workers an aggregate without keys of specs
-// runs on with threads threads: one where an aggregate's partial states
-// cannot be merged (a DISTINCT one keeps a set of the values seen).
+// runs on with threads threads: all of them, as every aggregate's states
+// merge (a DISTINCT one's set of the values seen is folded into the
+// first worker's as input).
 func GlobalWorkers(specs []Spec, threads int) int {
-	for _, sp := range specs {
-		if sp.Kind == CountDistinct || sp.Distinct {
-			return 1
-		}
-	}
 	return max(threads, 1)
 }
 
@@ -92,9 +87,21 @@ func (g *global) Finalize(context.Context) error {
 	zero := []uint32{0}
 	for w := 1; w < len(g.workers); w++ {
 		for j, s := range g.workers[w].states {
-			if err := g.workers[0].states[j].Merge(zero, s.partial(1), 1); err != nil {
+			dst := g.workers[0].states[j]
+			var err error
+			switch {
+			case s.pset != nil:
+				err = dst.mergePairs(s, zero)
+			case s.set != nil:
+				err = dst.mergeDistinct(s, zero)
+			default:
+				err = dst.Merge(zero, s.partial(1), 1)
+			}
+			if err != nil {
 				return err
 			}
+			// The worker's set is done with: its memory serves the merge.
+			s.release()
 		}
 	}
 	for _, s := range g.workers[0].states {
@@ -144,7 +151,7 @@ func (g *global) Close() {
 // the aggregates that have such a loop; it reports whether it did.
 // count(*) adds n: it reads no values.
 func (s *State) updateOne(in *vec.Vector, n int) bool {
-	if s.set != nil {
+	if s.set != nil || s.pset != nil {
 		return false
 	}
 	switch s.spec.Kind {

@@ -131,6 +131,39 @@ func (t *countTable) add(keys []int64) error {
 	return nil
 }
 
+// merge adds o's counts into t.
+func (t *countTable) merge(o *countTable) error {
+	s := o.slots
+	for i := 0; i+1 < len(s); i += 2 {
+		k, c := s[i], s[i+1]
+		if c == 0 {
+			continue
+		}
+		j := Mix64(uint64(k)) & t.mask
+		for {
+			d := t.slots[2*j : 2*j+2 : 2*j+2]
+			if d[1] == 0 {
+				if t.n >= t.growAt {
+					if err := t.grow(); err != nil {
+						return err
+					}
+					j = Mix64(uint64(k)) & t.mask
+					continue
+				}
+				d[0], d[1] = k, c
+				t.n++
+				break
+			}
+			if d[0] == k {
+				d[1] += c
+				break
+			}
+			j = (j + 1) & t.mask
+		}
+	}
+	return nil
+}
+
 // emit appends every group to keys and counts. Every slot is copied to
 // the next free place and the place advances only past a group: half the
 // slots are empty, at random, so a branch on each mispredicted about every

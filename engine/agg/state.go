@@ -68,7 +68,8 @@ type State struct {
 	i64     []int64  // MIN/MAX of integer-like input
 	f64     []float64
 	strs    [][]byte
-	set     *Table // COUNT(DISTINCT): the set of (group, value) pairs seen
+	set     *Table   // DISTINCT: the set of (group, value) pairs seen
+	pset    *pairSet // DISTINCT over integers: the pairs, without a Table
 	hasher  *Hasher
 	pairs   []uint32
 	ph      []uint64
@@ -82,6 +83,14 @@ type State struct {
 func NewState(spec Spec, hasher *Hasher, budget *Budget) (*State, error) {
 	s := &State{spec: spec, hasher: hasher, budget: budget}
 	if spec.Kind == CountDistinct || spec.Distinct && (spec.Kind == Sum || spec.Kind == Avg) {
+		if intLike(spec.In) {
+			p, err := newPairSet(budget)
+			if err != nil {
+				return nil, err
+			}
+			s.pset = p
+			return s, nil
+		}
 		t, err := NewTable([]vec.Type{vec.Int64, spec.In}, 0, budget)
 		if err != nil {
 			return nil, err
@@ -99,6 +108,9 @@ func (s *State) release() {
 	s.charged = 0
 	if s.set != nil {
 		s.set.release()
+	}
+	if s.pset != nil {
+		s.pset.release()
 	}
 }
 
@@ -189,7 +201,7 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 	if s.spec.Kind == CountDistinct {
 		return s.updateDistinct(gids, in, n)
 	}
-	if s.set != nil {
+	if s.set != nil || s.pset != nil {
 		var err error
 		if gids, in, err = s.firstSeen(gids, in, n); err != nil {
 			return err
@@ -282,6 +294,10 @@ func (s *State) Update(gids []uint32, in *vec.Vector, n int) error {
 }
 
 func (s *State) updateDistinct(gids []uint32, in *vec.Vector, n int) error {
+	if s.pset != nil {
+		cnt := s.cnt
+		return s.addPairs(gids, in, n, func(_ int, g uint32) { cnt[g]++ })
+	}
 	next, err := s.groupPairs(gids, in, n)
 	if err != nil {
 		return err
@@ -300,6 +316,19 @@ func (s *State) updateDistinct(gids []uint32, in *vec.Vector, n int) error {
 // firstSeen returns the rows of in whose (group, value) pair the state has
 // not seen before, with their groups, for sum(DISTINCT x) and avg(DISTINCT x).
 func (s *State) firstSeen(gids []uint32, in *vec.Vector, n int) ([]uint32, *vec.Vector, error) {
+	if s.pset != nil {
+		var sel []int32
+		newGids := s.newGids[:0]
+		err := s.addPairs(gids, in, n, func(i int, g uint32) {
+			sel = append(sel, int32(i))
+			newGids = append(newGids, g)
+		})
+		s.newGids = newGids
+		if err != nil {
+			return nil, nil, err
+		}
+		return newGids, in.Gather(sel), nil
+	}
 	next, err := s.groupPairs(gids, in, n)
 	if err != nil {
 		return nil, nil, err
@@ -346,9 +375,14 @@ func (s *State) groupPairs(gids []uint32, in *vec.Vector, n int) (uint32, error)
 }
 
 // Finalize returns the aggregate's value for groups 0..n-1.
-func (s *State) Finalize(n int) (*vec.Vector, error) {
+func (s *State) Finalize(n int) (*vec.Vector, error) { return s.finalizeRange(0, n) }
+
+// finalizeRange returns the aggregate's value for groups lo..hi-1, in
+// arrays of its own.
+func (s *State) finalizeRange(lo, hi int) (*vec.Vector, error) {
+	n := hi - lo
 	out := &vec.Vector{Type: s.spec.OutType(), Len: n}
-	cnt := s.cnt[:n]
+	cnt := s.cnt[lo:hi]
 	switch s.spec.Kind {
 	case CountStar, Count, CountDistinct:
 		out.I64 = append([]int64(nil), cnt...)
@@ -370,16 +404,16 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 	switch s.spec.Kind {
 	case Sum:
 		if s.spec.In.IsFloat() {
-			out.F64 = append([]float64(nil), s.f64[:n]...)
+			out.F64 = append([]float64(nil), s.f64[lo:hi]...)
 			return out, nil
 		}
 		out.I64 = make([]int64, n)
 		for g := range out.I64 {
-			lo, hi := s.lo[g], s.hi[g]
-			if (hi != 0 || int64(lo) < 0) && (hi != -1 || int64(lo) >= 0) {
+			l, h := s.lo[lo+g], s.hi[lo+g]
+			if (h != 0 || int64(l) < 0) && (h != -1 || int64(l) >= 0) {
 				return nil, fmt.Errorf("integer overflow in sum: the total does not fit in BIGINT (a HUGEINT sum is not supported)")
 			}
-			out.I64[g] = int64(lo)
+			out.I64[g] = int64(l)
 		}
 	case Avg:
 		out.F64 = make([]float64, n)
@@ -388,23 +422,23 @@ func (s *State) Finalize(n int) (*vec.Vector, error) {
 				continue
 			}
 			if s.spec.In.IsFloat() {
-				out.F64[g] = s.f64[g] / float64(c)
+				out.F64[g] = s.f64[lo+g] / float64(c)
 			} else {
-				out.F64[g] = int128Float(s.hi[g], s.lo[g]) / float64(c)
+				out.F64[g] = int128Float(s.hi[lo+g], s.lo[lo+g]) / float64(c)
 			}
 		}
 	case Min, Max:
 		switch s.spec.In {
 		case vec.Float64, vec.Float32:
-			out.F64 = append([]float64(nil), s.f64[:n]...)
+			out.F64 = append([]float64(nil), s.f64[lo:hi]...)
 		case vec.String:
 			out.Offsets = make([]uint32, 1, n+1)
-			for _, b := range s.strs[:n] {
+			for _, b := range s.strs[lo:hi] {
 				out.Bytes = append(out.Bytes, b...)
 				out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
 			}
 		default:
-			out.I64 = append([]int64(nil), s.i64[:n]...)
+			out.I64 = append([]int64(nil), s.i64[lo:hi]...)
 		}
 	}
 	return out, nil
