@@ -93,3 +93,30 @@ func TestPairSetPrefetch(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPairSet folds rows of 8000 groups and a million values into a
+// count(DISTINCT) pair set far larger than the L2 cache.
+func BenchmarkPairSet(b *testing.B) {
+	const rows, batch = 1 << 22, 2048
+	r := rand.New(rand.NewPCG(1, 2))
+	gids := make([]uint32, rows)
+	in := &vec.Vector{Type: vec.Int64, Len: rows, I64: make([]int64, rows)}
+	for i := range rows {
+		gids[i], in.I64[i] = uint32(r.IntN(8000)), r.Int64N(1<<21)
+	}
+	for b.Loop() {
+		s, err := NewState(Spec{Kind: CountDistinct, In: vec.Int64}, nil, &Budget{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Resize(8000); err != nil {
+			b.Fatal(err)
+		}
+		for lo := 0; lo < rows; lo += batch {
+			if err := s.Update(gids[lo:lo+batch], in.Slice(lo, lo+batch), batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.release()
+	}
+}
