@@ -54,18 +54,36 @@ func (p *pairSet) grow() error {
 		return err
 	}
 	p.budget.Grow(-int64(len(old)) * 16)
-	for _, s := range old {
-		if s.used == 0 {
-			continue
+	// The old slots are read in order, the new ones at random: a chunk's
+	// hashes are computed first and their slots prefetched a block ahead.
+	var buf [growChunk]pairSlot
+	var hs [growChunk]uint64
+	slots, mask := p.slots, p.mask
+	for lo := 0; lo < len(old); lo += growChunk {
+		k := 0
+		for _, s := range old[lo:min(lo+growChunk, len(old))] {
+			if s.used != 0 {
+				buf[k], hs[k] = s, pairHash(s.g, s.v)
+				k++
+			}
 		}
-		j := pairHash(s.g, s.v) & p.mask
-		for p.slots[j].used != 0 {
-			j = (j + 1) & p.mask
+		prefetchPairs(&slots[0], hs[:min(k, 2*prefetchBlock)], mask)
+		for i, s := range buf[:k] {
+			if i%prefetchBlock == 0 && i+2*prefetchBlock < k {
+				prefetchPairs(&slots[0], hs[i+2*prefetchBlock:min(k, i+3*prefetchBlock)], mask)
+			}
+			j := hs[i] & mask
+			for slots[j].used != 0 {
+				j = (j + 1) & mask
+			}
+			slots[j] = s
 		}
-		p.slots[j] = s
 	}
 	return nil
 }
+
+// growChunk is the old slots grow rehashes at a time.
+const growChunk = 256
 
 // add adds the pair (g, v) and reports whether it is new.
 func (p *pairSet) add(g uint32, v int64) (bool, error) {
@@ -103,10 +121,15 @@ func (s *State) distinctName() string {
 	return s.spec.Kind.String()
 }
 
+// prefetchBlock is the rows whose slots addPairs prefetches at a time,
+// two blocks ahead of the row it probes.
+const prefetchBlock = 16
+
 // addPairs adds the (group, value) pairs of n rows to the pair set and
 // calls first for each row whose pair is new (never a NULL value). The
-// pairs' hashes are computed in one loop and probed in another, whose
-// iterations do not wait on each other's cache misses.
+// pairs' hashes are computed in one loop and probed in another, which
+// prefetches the slots of the rows two blocks ahead, so that the probes'
+// cache misses overlap.
 func (s *State) addPairs(gids []uint32, in *vec.Vector, n int, first func(i int, g uint32)) error {
 	p := s.pset
 	if cap(s.ph) < n {
@@ -119,7 +142,11 @@ func (s *State) addPairs(gids []uint32, in *vec.Vector, n int, first func(i int,
 		hs[i] = pairHash(g, vs[i])
 	}
 	slots, mask := p.slots, p.mask
+	prefetchPairs(&slots[0], hs[:min(n, 2*prefetchBlock)], mask)
 	for i, g := range gids {
+		if i%prefetchBlock == 0 && i+2*prefetchBlock < n {
+			prefetchPairs(&slots[0], hs[i+2*prefetchBlock:min(n, i+3*prefetchBlock)], mask)
+		}
 		if valid != nil && !valid[i] {
 			continue
 		}
