@@ -89,8 +89,13 @@ type conjunct struct {
 
 // NewFilter compiles the predicate e (a BOOLEAN expression) for Select.
 func NewFilter(e Expr) *Filter {
+	return NewFilterOf(Conjuncts(e))
+}
+
+// NewFilterOf compiles the conjunction of the BOOLEAN terms for Select.
+func NewFilterOf(terms []Expr) *Filter {
 	f := &Filter{}
-	for _, t := range splitAnd(e, nil) {
+	for _, t := range terms {
 		f.conjs = append(f.conjs, compileConjunct(t))
 	}
 	slices.SortStableFunc(f.conjs, func(a, b conjunct) int { return a.cost - b.cost })
@@ -127,6 +132,9 @@ func (f *Filter) reorder() {
 	}
 	f.order.Store(&order)
 }
+
+// Conjuncts returns the AND-ed terms of e (e itself when it is no AND).
+func Conjuncts(e Expr) []Expr { return splitAnd(e, nil) }
 
 // splitAnd appends the AND-ed terms of e to out.
 func splitAnd(e Expr, out []Expr) []Expr {
