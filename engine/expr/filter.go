@@ -290,13 +290,32 @@ func (f *Filter) Fast() (fast, all int) {
 // true, in increasing order. The result lives in sc's memory and is valid
 // until sc's next use.
 func (f *Filter) Select(b *vec.Batch, sc *FilterScratch) ([]int32, error) {
+	return f.selectRows(b, nil, true, sc)
+}
+
+// SelectFrom is Select over the rows of b at the indexes from (in
+// increasing order) only: it returns those of them for which the filter
+// is true.
+func (f *Filter) SelectFrom(b *vec.Batch, from []int32, sc *FilterScratch) ([]int32, error) {
+	return f.selectRows(b, from, false, sc)
+}
+
+func (f *Filter) selectRows(b *vec.Batch, from []int32, dense bool, sc *FilterScratch) ([]int32, error) {
 	n := b.Len
 	if cap(sc.sel) < n {
 		sc.sel = make([]int32, n)
 	}
 	out := sc.sel[:n]
 	var sel []int32
-	dense := true // every row is selected; sel is not materialised yet
+	if !dense { // dense: every row is selected; sel is not materialised yet
+		if len(from) == 0 {
+			return out[:0], nil
+		}
+		if len(from) > n || from[len(from)-1] >= int32(n) || from[0] < 0 {
+			return nil, fmt.Errorf("internal error: rows %d to %d of a batch of %d", from[0], from[len(from)-1], n)
+		}
+		sel = append(out[:0], from...)
+	}
 	order := *f.order.Load()
 	measure := len(order) > 1
 	for _, j := range order {
