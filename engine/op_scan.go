@@ -67,6 +67,15 @@ type scanOp struct {
 	// firstRest: the filter's columns but the bound's key, which a
 	// streamed morsel reads only when a row of it passes the bound.
 	firstRest []int
+	// early and late split a filter whose conjuncts read both string
+	// columns and columns that decode cheaply: early holds the conjuncts
+	// without a string column, evaluated first over earlyCols (the other
+	// filter columns) decoded whole; late the others, evaluated over the
+	// rows early passed. When early passes few of a row group's rows, the
+	// string columns (lateCols) are read page by page and converted for
+	// those rows only (loadLate), not decoded whole. Nil otherwise.
+	early, late         *expr.Filter
+	earlyCols, lateCols []int
 
 	nextRG atomic.Int64
 
@@ -78,6 +87,7 @@ type scanOp struct {
 	decodeNanos, decodedRows                atomic.Int64
 	lazyGroups                              atomic.Int64 // row groups whose other columns were read page by page
 	onceGroups                              atomic.Int64 // row groups streamed because the cache would not keep them
+	lateGroups                              atomic.Int64 // row groups whose string filter columns were read for early's rows only
 	filterStep                              atomic.Int64 // rows per filter evaluation; 0: a morsel
 
 	// filter is where compiled for selection, once the plan is final;
@@ -141,6 +151,10 @@ type scanCursor struct {
 	// After a selective filter: the other columns, read page by page
 	// for the morsels with matches only.
 	lazy map[int]*storage.ColumnStream
+	// late: lazy also holds the scan's lateCols, read for the rows the
+	// early conjuncts pass, skipLate rows of which are still to skip.
+	late     bool
+	skipLate int
 }
 
 // selective is the fraction of a row group's rows a filter may pass for
@@ -203,6 +217,13 @@ func (s *scanOp) detail() []string {
 		}
 		if l := s.lazyGroups.Load(); l > 0 {
 			line += fmt.Sprintf(", %d with few matches (other columns read page by page for matching morsels)", l)
+		}
+		if l := s.lateGroups.Load(); l > 0 {
+			var names []string
+			for _, j := range s.lateCols {
+				names = append(names, s.table.Columns[j].Name)
+			}
+			line += fmt.Sprintf(", %d with few rows past the conjuncts without strings (%s converted for those rows only)", l, strings.Join(names, ", "))
 		}
 		if o := s.onceGroups.Load(); o > 0 {
 			line += fmt.Sprintf(", %d page by page (a first read of columns too large for the cache to keep: converted a morsel at a time, not decoded whole)", o)
@@ -335,6 +356,9 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	defer s.stats.since(t0)
 	start, end := c.pos, min(c.pos+morselRows, c.rows)
 	c.pos = end
+	if c.late {
+		return s.lateMorsel(x, c, start, end)
+	}
 	var sel []int32
 	if c.sels != nil || c.lazy != nil {
 		if c.sels != nil {
@@ -515,6 +539,8 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		}
 		s.decodedRows.Add(int64(n))
 		var sel []int32
+		// compact: the late columns read for the rows of sel only.
+		var compact bool
 		if s.where != nil || s.bound != nil {
 			first := s.first
 			if s.bound != nil && s.bound.cur.Load() != nil {
@@ -541,23 +567,35 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 				}
 				c.skipFirst = 0
 			}
-			if err := read(first); err != nil {
-				return nil, err
-			}
-			if s.where != nil {
+			if s.early != nil {
 				var err error
-				if sel, err = s.filterMorsel(x, b); err != nil {
+				if sel, compact, err = s.streamLate(x, c, b, read); err != nil {
 					return nil, err
 				}
 				if sel == nil {
-					sel = []int32{} // none passed (nil, to cut, is all)
+					sel = []int32{}
+				}
+			} else {
+				if err := read(first); err != nil {
+					return nil, err
+				}
+				if s.where != nil {
+					var err error
+					if sel, err = s.filterMorsel(x, b); err != nil {
+						return nil, err
+					}
+					if sel == nil {
+						sel = []int32{} // none passed (nil, to cut, is all)
+					}
 				}
 			}
 			sel = s.cut(b, sel)
 			if sel != nil && len(sel) == 0 {
 				c.skip += n // the other columns' rows are skipped only if needed
 				for _, j := range s.first {
-					c.streams[j].Recycle(b.Vecs[j])
+					if !compact || !slices.Contains(s.lateCols, j) {
+						c.streams[j].Recycle(b.Vecs[j])
+					}
 				}
 				continue
 			}
@@ -586,13 +624,15 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		for _, j := range s.filterOnly {
 			// Not handed on: the stream may convert its next morsel
 			// into it.
-			c.streams[j].Recycle(b.Vecs[j])
+			if !compact || !slices.Contains(s.lateCols, j) {
+				c.streams[j].Recycle(b.Vecs[j])
+			}
 		}
 		s.handOnly(b)
 		if sel != nil && len(sel) < n {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
-				if sparse && slices.Contains(s.rest, i) {
+				if sparse && slices.Contains(s.rest, i) || compact && slices.Contains(s.lateCols, i) {
 					out.Vecs[i] = v // those rows only already
 					continue
 				}
@@ -601,7 +641,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			// The passing rows are copied out: the streams may convert
 			// their next morsels into these vectors.
 			for j, st := range c.streams {
-				if !sparse || !slices.Contains(s.rest, j) {
+				if (!sparse || !slices.Contains(s.rest, j)) && (!compact || !slices.Contains(s.lateCols, j)) {
 					st.Recycle(b.Vecs[j])
 				}
 			}
@@ -617,6 +657,79 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	return nil, nil
 }
 
+// streamLate evaluates a split filter (scanOp.early) over the streamed
+// morsel b: it reads the early columns into b with read, evaluates the
+// early conjuncts, then reads the late (string) columns — for the rows
+// that passed only when they are few (compact true: b holds those rows
+// of the late columns, the ones the late conjuncts pass), else for the
+// whole morsel — and returns the rows that pass both. Few is at most one
+// row in sparseRows: converting the selected rows one run at a time
+// costs more than converting a page whole when they are many (ClickBench
+// Q37's Title at 1 row in 14: 10 % more CPU). A morsel no row
+// of which passes the early conjuncts reads nothing of the late columns.
+func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact bool, err error) {
+	n := b.Len
+	if err := read(s.earlyCols); err != nil {
+		return nil, false, err
+	}
+	if sel, err = s.filterWith(x, s.early, b); err != nil || len(sel) == 0 {
+		c.skipLate += n
+		return nil, false, err
+	}
+	for _, j := range s.lateCols {
+		if err := c.streams[j].Skip(x.ctx, c.skipLate); err != nil {
+			return nil, false, err
+		}
+	}
+	c.skipLate = 0
+	if len(sel)*sparseRows > n {
+		// Many rows passed: the late columns convert the whole morsel,
+		// and the late conjuncts are evaluated over those rows.
+		if err := read(s.lateCols); err != nil {
+			return nil, false, err
+		}
+		sc, _ := s.scratch.Get().(*expr.FilterScratch)
+		if sc == nil {
+			sc = &expr.FilterScratch{}
+		}
+		defer s.scratch.Put(sc)
+		kept, err := s.late.SelectFrom(b, sel, sc)
+		if err != nil {
+			return nil, false, err
+		}
+		return slices.Clone(kept), false, nil
+	}
+	t0 := time.Now()
+	m := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
+	for _, j := range s.earlyCols {
+		m.Vecs[j] = gather(b.Vecs[j], sel)
+	}
+	for _, j := range s.lateCols {
+		v, err := s.readSparse(x, c.streams[j], sel, n)
+		if err != nil {
+			return nil, false, err
+		}
+		m.Vecs[j] = v
+	}
+	s.decodeNanos.Add(int64(time.Since(t0)))
+	kept, err := s.filterWith(x, s.late, m)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]int32, len(kept))
+	for i, k := range kept {
+		out[i] = sel[k]
+	}
+	for _, j := range s.lateCols {
+		if len(kept) < len(sel) {
+			b.Vecs[j] = gather(m.Vecs[j], kept)
+		} else {
+			b.Vecs[j] = m.Vecs[j]
+		}
+	}
+	return out, true, nil
+}
+
 // sparseRows: a streamed morsel of which at most one row in sparseRows
 // is left after the filter and a top-N's bound converts only those rows
 // of the other columns (readRows).
@@ -626,37 +739,111 @@ const sparseRows = 64
 // filter into b, each column converting only those rows: the pages
 // between them are read but neither decompressed nor converted.
 func (s *scanOp) readRows(x *execCtx, c *scanCursor, b *vec.Batch, sel []int32, n int) error {
-	parts := make([]*vec.Vector, 0, len(sel))
 	for _, j := range s.rest {
-		st := c.streams[j]
-		parts = parts[:0]
-		at := 0
-		for i := 0; i < len(sel); {
-			// A run of consecutive rows is read at once.
-			r, k := int(sel[i]), 1
-			for i+k < len(sel) && int(sel[i+k]) == r+k {
-				k++
-			}
-			if err := st.Skip(x.ctx, r-at); err != nil {
-				return err
-			}
-			v, err := st.Next(x.ctx, k)
-			if err != nil {
-				return err
-			}
-			parts = append(parts, v)
-			at, i = r+k, i+k
-		}
-		if err := st.Skip(x.ctx, n-at); err != nil {
-			return err
-		}
-		v, err := vec.Concat(s.table.Columns[j].Type, parts)
+		v, err := s.readSparse(x, c.streams[j], sel, n)
 		if err != nil {
-			return fmt.Errorf("storage: reading %s: column %s: %w", s.table.Name, s.table.Columns[j].Name, err)
+			return err
 		}
 		b.Vecs[j] = v
 	}
 	return nil
+}
+
+// readSparse reads rows sel of the next n rows of stream st, converting
+// only those rows.
+func (s *scanOp) readSparse(x *execCtx, st *storage.ColumnStream, sel []int32, n int) (*vec.Vector, error) {
+	return st.NextSel(x.ctx, n, sel)
+}
+
+// readSel reads rows sel (in increasing order, not empty) of the next n
+// rows of stream st: the selected rows only when they are few, else all
+// n rows, the selected ones copied out.
+func (s *scanOp) readSel(x *execCtx, st *storage.ColumnStream, sel []int32, n int) (*vec.Vector, error) {
+	if len(sel)*sparseRows <= n {
+		return s.readSparse(x, st, sel, n)
+	}
+	v, err := st.Next(x.ctx, n)
+	if err != nil || len(sel) == n {
+		return v, err
+	}
+	out := v.Gather(sel)
+	st.Recycle(v)
+	return out, nil
+}
+
+// lateMorsel returns rows [start, end) of the cursor's row group, whose
+// string filter columns are read for the rows the early conjuncts passed
+// only, the late conjuncts evaluated over those rows, and the other
+// columns read for the rows that pass both; nil when none does.
+func (s *scanOp) lateMorsel(x *execCtx, c *scanCursor, start, end int) (*vec.Batch, error) {
+	n := end - start
+	sel := c.sels[start/morselRows]
+	if len(sel) == 0 {
+		c.skip += n
+		c.skipLate += n
+		return nil, nil
+	}
+	t1 := time.Now()
+	m := &vec.Batch{Vecs: make([]*vec.Vector, len(c.vecs)), Len: len(sel)}
+	for j, v := range c.vecs {
+		if v == nil {
+			continue
+		}
+		if v = v.Slice(start, end); len(sel) < n {
+			v = v.Gather(sel)
+		}
+		m.Vecs[j] = v
+	}
+	for _, j := range s.lateCols {
+		st := c.lazy[j]
+		if err := st.Skip(x.ctx, c.skipLate); err != nil {
+			return nil, err
+		}
+		v, err := s.readSel(x, st, sel, n)
+		if err != nil {
+			return nil, err
+		}
+		m.Vecs[j] = v
+	}
+	c.skipLate = 0
+	s.decodeNanos.Add(int64(time.Since(t1)))
+	kept, err := s.filterWith(x, s.late, m)
+	if err != nil {
+		return nil, err
+	}
+	if len(kept) == 0 {
+		c.skip += n
+		return nil, nil
+	}
+	if len(kept) < len(sel) {
+		rows := make([]int32, len(kept))
+		for i, k := range kept {
+			rows[i] = sel[k]
+		}
+		sel = rows
+		for j, v := range m.Vecs {
+			m.Vecs[j] = gather(v, kept)
+		}
+		m.Len = len(sel)
+	}
+	t1 = time.Now()
+	for _, j := range s.rest {
+		st := c.lazy[j]
+		if err := st.Skip(x.ctx, c.skip); err != nil {
+			return nil, err
+		}
+		v, err := s.readSel(x, st, sel, n)
+		if err != nil {
+			return nil, err
+		}
+		m.Vecs[j] = v
+	}
+	c.skip = 0
+	s.decodeNanos.Add(int64(time.Since(t1)))
+	s.handOnly(m)
+	s.addPositions(m, c.g, start, sel)
+	s.stats.rowsOut.Add(int64(m.Len))
+	return m, nil
 }
 
 // nextStreamRows returns the rows of the next streamed morsel and doubles
@@ -690,6 +877,7 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 				}
 			}
 		}
+		s.splitLate()
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}
@@ -730,6 +918,42 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 	}
 }
 
+// splitLate splits the filter into early and late conjuncts (see
+// scanOp.early) when it has both kinds. A top-N's bound and a filter
+// that builds strings keep the filter whole.
+func (s *scanOp) splitLate() {
+	if s.where == nil || s.bound != nil || len(s.whereTemps) > 0 {
+		return
+	}
+	var early, late []expr.Expr
+	lateCol := map[int]bool{}
+	for _, t := range expr.Conjuncts(s.where) {
+		costly := false
+		for _, j := range expr.Columns(t) {
+			if s.table.Columns[j].Type == vec.String {
+				costly = true
+				lateCol[j] = true
+			}
+		}
+		if costly {
+			late = append(late, t)
+		} else {
+			early = append(early, t)
+		}
+	}
+	if len(early) == 0 || len(late) == 0 {
+		return
+	}
+	s.early, s.late = expr.NewFilterOf(early), expr.NewFilterOf(late)
+	for _, j := range s.first {
+		if lateCol[j] {
+			s.lateCols = append(s.lateCols, j)
+		} else {
+			s.earlyCols = append(s.earlyCols, j)
+		}
+	}
+}
+
 func (s *scanOp) pruned(g int) bool {
 	for _, b := range s.prune {
 		if lo, hi, ok := s.rd.IntBounds(g, b.col); ok && b.excludes(lo, hi) {
@@ -744,39 +968,70 @@ func (s *scanOp) pruned(g int) bool {
 // no row passes.
 func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, error) {
 	*c = scanCursor{g: g, rows: rows, vecs: make([]*vec.Vector, len(s.table.Columns))}
-	if err := s.decode(x, w, c, s.first); err != nil {
+	first, filter := s.first, s.where
+	if s.early != nil {
+		first = s.earlyCols
+	}
+	if err := s.decode(x, w, c, first); err != nil {
 		return false, err
 	}
 	passed := 0
-	if s.where != nil {
+	// sift evaluates f (the whole filter when nil) over every morsel.
+	sift := func(f *expr.Filter) error {
 		t0 := time.Now()
+		defer s.stats.since(t0)
+		c.sels, passed = c.sels[:0], 0
 		for start := 0; start < rows; start += morselRows {
 			end := min(start+morselRows, rows)
-			sel, err := s.filterMorsel(x, sliceBatch(&vec.Batch{Vecs: c.vecs, Len: c.rows}, start, end))
+			sel, err := s.filterWith(x, f, sliceBatch(&vec.Batch{Vecs: c.vecs, Len: c.rows}, start, end))
 			if err != nil {
-				return false, err
+				return err
 			}
 			c.sels = append(c.sels, sel)
 			passed += len(sel)
 		}
-		s.stats.since(t0)
+		return nil
+	}
+	if filter != nil {
+		if err := sift(s.early); err != nil {
+			return false, err
+		}
+		if passed > 0 && s.early != nil {
+			if passed <= rows/selective {
+				// Few rows pass the early conjuncts: the string
+				// columns are read for those rows only.
+				c.late = true
+				s.lateGroups.Add(1)
+			} else {
+				if err := s.decode(x, w, c, s.lateCols); err != nil {
+					return false, err
+				}
+				if err := sift(nil); err != nil {
+					return false, err
+				}
+			}
+		}
 		if passed == 0 {
 			s.drop(x, c)
 			return false, nil
 		}
 	}
-	if len(s.rest) > 0 && (s.bound != nil || s.where != nil && passed <= rows/selective) {
+	if c.late || len(s.rest) > 0 && (s.bound != nil || s.where != nil && passed <= rows/selective) {
 		// Few matches: read the other columns page by page, for the
 		// morsels with matches only.
 		c.lazy = map[int]*storage.ColumnStream{}
-		for _, j := range s.rest {
+		lazy := s.rest
+		if c.late {
+			lazy = append(slices.Clone(s.rest), s.lateCols...)
+		}
+		for _, j := range lazy {
 			st, err := s.rd.Stream(x.ctx, g, j)
 			if err != nil {
 				return false, err
 			}
 			c.lazy[j] = st
 		}
-		if s.bound == nil {
+		if s.bound == nil && len(s.rest) > 0 {
 			s.lazyGroups.Add(1)
 		}
 		c.valid = true
@@ -816,6 +1071,12 @@ const filterSliceTime = 20 * time.Millisecond
 //
 // The result is the scan's to keep: it is not the worker's scratch memory.
 func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
+	return s.filterWith(x, nil, m)
+}
+
+// filterWith is filterMorsel with the filter f, or s.where compiled when
+// f is nil.
+func (s *scanOp) filterWith(x *execCtx, f *expr.Filter, m *vec.Batch) ([]int32, error) {
 	s.filterOnce.Do(func() {
 		s.filter = expr.NewFilter(s.where)
 		s.ident = make([]int32, morselRows)
@@ -828,6 +1089,9 @@ func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 		sc = &expr.FilterScratch{}
 	}
 	defer s.scratch.Put(sc)
+	if f == nil {
+		f = s.filter
+	}
 	var sel []int32
 	whole := false // sel is sc's memory
 	start, end := 0, m.Len
@@ -859,7 +1123,7 @@ func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 		if a != start || b != end {
 			part = sliceBatch(m, a, b)
 		}
-		got, err := s.filter.Select(part, sc)
+		got, err := f.Select(part, sc)
 		x.release(s, charge)
 		if err != nil {
 			return nil, err

@@ -163,6 +163,27 @@ func TestSelectiveLookups(t *testing.T) {
 		lookup{"on a selected column", "id = 77777 AND key = 77777", []int{77_777}},
 	)
 	slices.Sort(lookups[len(lookups)-2].ids)
+	// A string conjunct beside the key's: the string column is read for
+	// the rows the key passes only (scanOp.early), whether they are few
+	// (-1, -3), below the selective cut (-4) or above it (-6).
+	xx := func(ids []int) []int { // s LIKE '%-xx%': two x's at least
+		var r []int
+		for _, i := range ids {
+			if i%7 >= 2 {
+				r = append(r, i)
+			}
+		}
+		return r
+	}
+	for _, k := range []int64{-1, -3, -4, -6, -7} {
+		ids := matching(k)
+		lookups = append(lookups,
+			lookup{fmt.Sprintf("key %d, every s", k), fmt.Sprintf("key = %d AND s <> ''", k), ids},
+			lookup{fmt.Sprintf("key %d, no s", k), fmt.Sprintf("s = 'none' AND key = %d", k), nil},
+			lookup{fmt.Sprintf("key %d, some s", k), fmt.Sprintf("key = %d AND s LIKE '%%-xx%%'", k), xx(ids)},
+		)
+	}
+	lookups = append(lookups, lookup{"once, on s and f", "s = 's20000-x' AND f < 2500.5 AND key = 20000", []int{20_000}})
 	const cols = "SELECT s, f, opt, ts, id FROM lk WHERE "
 	n := 0
 	for _, strat := range []string{"naive", "radix", "parallel", "auto"} {
@@ -210,6 +231,10 @@ func TestSelectiveLookups(t *testing.T) {
 	got := runSQL(t, db.NewSession(), "EXPLAIN ANALYZE SELECT s, ts FROM lk WHERE key = -1 ORDER BY ts")
 	if !strings.Contains(got, ", 2 with few matches") {
 		t.Errorf("EXPLAIN ANALYZE does not show the few-matches path:\n%s", strings.ReplaceAll(got, ";", "\n"))
+	}
+	got = runSQL(t, db.NewSession(), "EXPLAIN ANALYZE SELECT ts FROM lk WHERE key = -3 AND s LIKE '%-xx%'")
+	if !strings.Contains(got, ", 3 with few rows past the conjuncts without strings (s converted") {
+		t.Errorf("EXPLAIN ANALYZE does not show the string column read late:\n%s", strings.ReplaceAll(got, ";", "\n"))
 	}
 }
 

@@ -89,8 +89,13 @@ type conjunct struct {
 
 // NewFilter compiles the predicate e (a BOOLEAN expression) for Select.
 func NewFilter(e Expr) *Filter {
+	return NewFilterOf(Conjuncts(e))
+}
+
+// NewFilterOf compiles the conjunction of the BOOLEAN terms for Select.
+func NewFilterOf(terms []Expr) *Filter {
 	f := &Filter{}
-	for _, t := range splitAnd(e, nil) {
+	for _, t := range terms {
 		f.conjs = append(f.conjs, compileConjunct(t))
 	}
 	slices.SortStableFunc(f.conjs, func(a, b conjunct) int { return a.cost - b.cost })
@@ -127,6 +132,9 @@ func (f *Filter) reorder() {
 	}
 	f.order.Store(&order)
 }
+
+// Conjuncts returns the AND-ed terms of e (e itself when it is no AND).
+func Conjuncts(e Expr) []Expr { return splitAnd(e, nil) }
 
 // splitAnd appends the AND-ed terms of e to out.
 func splitAnd(e Expr, out []Expr) []Expr {
@@ -282,13 +290,32 @@ func (f *Filter) Fast() (fast, all int) {
 // true, in increasing order. The result lives in sc's memory and is valid
 // until sc's next use.
 func (f *Filter) Select(b *vec.Batch, sc *FilterScratch) ([]int32, error) {
+	return f.selectRows(b, nil, true, sc)
+}
+
+// SelectFrom is Select over the rows of b at the indexes from (in
+// increasing order) only: it returns those of them for which the filter
+// is true.
+func (f *Filter) SelectFrom(b *vec.Batch, from []int32, sc *FilterScratch) ([]int32, error) {
+	return f.selectRows(b, from, false, sc)
+}
+
+func (f *Filter) selectRows(b *vec.Batch, from []int32, dense bool, sc *FilterScratch) ([]int32, error) {
 	n := b.Len
 	if cap(sc.sel) < n {
 		sc.sel = make([]int32, n)
 	}
 	out := sc.sel[:n]
 	var sel []int32
-	dense := true // every row is selected; sel is not materialised yet
+	if !dense { // dense: every row is selected; sel is not materialised yet
+		if len(from) == 0 {
+			return out[:0], nil
+		}
+		if len(from) > n || from[len(from)-1] >= int32(n) || from[0] < 0 {
+			return nil, fmt.Errorf("internal error: rows %d to %d of a batch of %d", from[0], from[len(from)-1], n)
+		}
+		sel = append(out[:0], from...)
+	}
 	order := *f.order.Load()
 	measure := len(order) > 1
 	for _, j := range order {

@@ -184,6 +184,21 @@ func TestFilterDifferential(t *testing.T) {
 		if got, err := f.Select(b, &sc); err != nil || !slices.Equal(got, want) {
 			t.Fatalf("%s (reordered as %s) over %d rows:\n got %v, %v\nwant %v", src, f, n, got, err, want)
 		}
+		// SelectFrom keeps those of the rows it is given that pass:
+		// none, all, every other one, the last one.
+		var odd []int32
+		for i := 1; i < n; i += 2 {
+			odd = append(odd, int32(i))
+		}
+		for _, from := range [][]int32{nil, identity(make([]int32, n)), odd, {int32(max(n-1, 0))}} {
+			if n == 0 && len(from) > 0 {
+				continue
+			}
+			want := slices.DeleteFunc(slices.Clone(from), func(r int32) bool { _, ok := slices.BinarySearch(want, r); return !ok })
+			if got, err := f.SelectFrom(b, from, &sc); err != nil || !slices.Equal(got, want) && len(got)+len(want) > 0 {
+				t.Fatalf("%s over rows %v of %d:\n got %v, %v\nwant %v", src, from, n, got, err, want)
+			}
+		}
 		checked++
 		if k, _ := f.Fast(); k > 0 {
 			fast++

@@ -823,6 +823,80 @@ func checkStreams(t *testing.T, c *Catalog, tb *Table) {
 	}
 }
 
+// TestColumnStreamNextSel reads chosen rows of every column, of every
+// type, NULLs among them, with NextSel, after steps read and skipped
+// whole, and compares them with whole-chunk decoding; a selection out
+// of range is an error.
+func TestColumnStreamNextSel(t *testing.T) {
+	data := writeAllTypes(t, 3000) // 3 row groups, pages of 2 KiB
+	c := memCatalog(t, "t", data, 0)
+	tb, _ := c.Table("t", false)
+	ctx := context.Background()
+	all, err := c.Load(ctx, tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	// Steps of n rows and the rows of each to convert, one after
+	// another from the row group's first row on (1,000 rows in all).
+	steps := []struct {
+		n   int
+		sel []int32
+	}{
+		{10, nil},                             // none
+		{5, []int32{0, 1, 2, 3, 4}},           // all
+		{300, []int32{0, 299}},                // the ends, pages apart
+		{185, []int32{3, 4, 5, 90, 100, 101}}, // runs
+		{200, []int32{150}},                   // one
+		{300, stride32(1, 3, 100)},            // every third
+	}
+	for g, b := range all {
+		for j := range tb.Columns {
+			for _, whole := range []bool{false, true} {
+				st, err := rd.Stream(ctx, g, j)
+				if whole {
+					st = StreamOf(b.Vecs[j])
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				pos := 0
+				for _, s := range steps {
+					v, err := st.NextSel(ctx, s.n, s.sel)
+					if err != nil {
+						t.Fatalf("%s row group %d: %v", tb.Columns[j].Name, g, err)
+					}
+					if v.Len != len(s.sel) {
+						t.Fatalf("%s row group %d: %d rows, want %d", tb.Columns[j].Name, g, v.Len, len(s.sel))
+					}
+					for i, r := range s.sel {
+						if got, want := v.Format(i), b.Vecs[j].Format(pos+int(r)); got != want {
+							t.Fatalf("%s row group %d row %d (whole %v): %s, want %s", tb.Columns[j].Name, g, pos+int(r), whole, got, want)
+						}
+					}
+					pos += s.n
+				}
+				if _, err := st.NextSel(ctx, 4, []int32{4}); err == nil {
+					t.Errorf("%s: row 4 of 4 read without an error", tb.Columns[j].Name)
+				}
+				st.Close()
+			}
+		}
+	}
+}
+
+func stride32(from, step, n int) []int32 {
+	r := make([]int32, n)
+	for i := range r {
+		r[i] = int32(from + i*step)
+	}
+	return r
+}
+
 // TestOptionalBool reads a BOOLEAN column with NULLs (DuckDB writes its
 // BOOLEAN columns this way), over several pages.
 func TestOptionalBool(t *testing.T) {

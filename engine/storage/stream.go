@@ -193,6 +193,76 @@ func (cs *ColumnStream) Skip(ctx context.Context, n int) error {
 	return err
 }
 
+// NextSel returns rows sel (increasing indexes below n) of the next n
+// rows, converted into one vector; the others are passed without being
+// converted, and a page none of whose rows is selected is not
+// decompressed.
+func (cs *ColumnStream) NextSel(ctx context.Context, n int, sel []int32) (*vec.Vector, error) {
+	n = max(0, min(n, cs.rows-cs.pos))
+	if len(sel) > 0 && (sel[0] < 0 || int(sel[len(sel)-1]) >= n) {
+		return nil, fmt.Errorf("internal error: rows %d to %d of %d", sel[0], sel[len(sel)-1], n)
+	}
+	if cs.whole != nil {
+		v := cs.whole.Slice(cs.pos, cs.pos+n).Gather(sel)
+		cs.pos += n
+		return v, nil
+	}
+	if cs.pages == nil && n > 0 {
+		if err := cs.open(); err != nil {
+			return nil, err
+		}
+	}
+	out := cs.vector(len(sel))
+	at := 0 // rows of the n passed
+	for i := 0; i < len(sel); {
+		// A run of consecutive rows is converted at once.
+		r, k := int(sel[i]), 1
+		for i+k < len(sel) && int(sel[i+k]) == r+k {
+			k++
+		}
+		if r < at {
+			return nil, fmt.Errorf("internal error: rows out of order")
+		}
+		if err := cs.move(ctx, r-at, nil, 0); err != nil {
+			return nil, err
+		}
+		if err := cs.move(ctx, k, out, i); err != nil {
+			return nil, err
+		}
+		at, i = r+k, i+k
+	}
+	if err := cs.move(ctx, n-at, nil, 0); err != nil {
+		return nil, err
+	}
+	cs.pos += n
+	return out, nil
+}
+
+// move passes the next k rows (not counted in cs.pos), converting them
+// into rows [row, row+k) of out unless out is nil.
+func (cs *ColumnStream) move(ctx context.Context, k int, out *vec.Vector, row int) error {
+	for got := 0; got < k; {
+		if cs.curLeft() == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+			}
+			if err := cs.page(); err != nil {
+				return err
+			}
+		}
+		m := min(k-got, cs.curLeft())
+		if out != nil {
+			if err := cs.take(out, row+got, m); err != nil {
+				return err
+			}
+		} else {
+			cs.skip(m)
+		}
+		got += m
+	}
+	return nil
+}
+
 func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector, error) {
 	n = max(0, min(n, cs.rows-cs.pos))
 	if cs.whole != nil {
