@@ -408,9 +408,17 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	}
 	var out *Outcome
 	ok := false
-	if lead != nil {
-		defer func() { sh.finish(key, lead, out, ok) }()
+	// A run this cell leads ends before its reply goes out, so that a cell
+	// sent in answer to the reply finds its result; the deferred call ends
+	// it on the paths that return before it ran.
+	finished := false
+	finishShared := func() {
+		if lead != nil && !finished {
+			finished = true
+			sh.finish(key, lead, out, ok)
+		}
 	}
+	defer finishShared()
 	class := s.x.Class(j.cell)
 	sched := s.m.sched
 	release, admitted := sched.TryAcquire(s, class)
@@ -451,6 +459,7 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	if reply.Status == StatusOK && reply.Outcome != nil {
 		out, ok = reply.Outcome, true
 	}
+	finishShared()
 	// Stop on error, as ipykernel: the cells queued when the error reply
 	// goes out are aborted. (An interrupted cell's queue was dealt with
 	// by the interrupt: what was sent after it runs.) The reply waits
