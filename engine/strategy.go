@@ -361,7 +361,10 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	if partBytes > 0 && memLimit > 0 {
 		// Where naive's table would not fit either, radix spills its
 		// partitions to temp_directory (where there is a file system).
-		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits {
+		// On one thread naive's table, built once, beats partitions
+		// written out and read back; with several, parallel workers
+		// that spill beat one table behind a lock (docs/engine.md).
+		if partBytes > memLimit/4*3 && 2*tableBytes < partBytes && naiveFits && (threads == 1 || !spill.Supported()) {
 			why := fmt.Sprintf("auto: ~%d groups (HyperLogLog over %d rows) need ~%s, more than half the L3 cache (%s), but radix partitions of ~%d rows would need ~%s of the %s the memory limit leaves",
 				est.groups, est.rows, agg.FormatBytes(tableBytes), agg.FormatBytes(cache.L3), est.input, agg.FormatBytes(partBytes), agg.FormatBytes(memLimit))
 			if threads > 1 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"cachebook/engine/agg"
+	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -193,6 +194,14 @@ func TestChooseStrategyMemory(t *testing.T) {
 		if c.name != tc.want {
 			t.Errorf("limit %d: %s, want %s", tc.limit, c.describe(), tc.want)
 		}
+	}
+	// With two threads the same query runs parallel, spilling where the
+	// file system lets it, rather than naive's one table behind a lock.
+	st2 := st
+	st2.Threads = 2
+	c := chooseStrategy(st2, cache, 1, 1, est, 4<<30)
+	if spill.Supported() && (c.name != "parallel" || !c.spills) {
+		t.Errorf("two threads, 4 GiB: %s, want parallel that spills", c.describe())
 	}
 	// A table the caches would run naive (~3.6 MiB, within 8 times the
 	// L2) but that passes three quarters of what the limit leaves runs
