@@ -200,18 +200,7 @@ func readAbove(q *query) []bool {
 			}
 		}
 	}
-	if q.grouped {
-		for _, k := range q.keys {
-			mark(k)
-		}
-		for _, a := range q.args {
-			mark(a)
-		}
-	} else {
-		for _, e := range q.out {
-			mark(e)
-		}
-	}
+	q.eachAbove(mark)
 	return above
 }
 

@@ -254,20 +254,27 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 		}
 	}
 	mark(q.where)
-	if grouped {
-		for _, k := range q.keys {
-			mark(k)
-		}
-		for _, a := range q.args {
-			mark(a)
-		}
-	} else {
-		for _, e := range q.out {
-			mark(e)
-		}
-	}
+	q.eachAbove(mark)
 	q.root = s.build(q)
 	return q, nil
+}
+
+// eachAbove calls f with each expression the operators above the scan
+// evaluate: the GROUP BY keys and aggregate arguments of a grouped query,
+// the outputs of any other.
+func (q *query) eachAbove(f func(expr.Expr)) {
+	if q.grouped {
+		for _, k := range q.keys {
+			f(k)
+		}
+		for _, a := range q.args {
+			f(a)
+		}
+		return
+	}
+	for _, e := range q.out {
+		f(e)
+	}
 }
 
 // itemIndex maps select item j of sel to its index in the expanded item
