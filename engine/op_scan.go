@@ -613,7 +613,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		sparse := sel != nil && len(s.rest) > 0 && len(sel)*sparseRows <= n
 		if sparse {
 			t0 := time.Now()
-			err := s.readRows(x, c, b, sel, n)
+			err := s.readRows(x, c, b, s.rest, sel, n)
 			s.decodeNanos.Add(int64(time.Since(t0)))
 			if err != nil {
 				return nil, err
@@ -704,12 +704,8 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 	for _, j := range s.earlyCols {
 		m.Vecs[j] = gather(b.Vecs[j], sel)
 	}
-	for _, j := range s.lateCols {
-		v, err := s.readSparse(x, c.streams[j], sel, n)
-		if err != nil {
-			return nil, false, err
-		}
-		m.Vecs[j] = v
+	if err := s.readRows(x, c, m, s.lateCols, sel, n); err != nil {
+		return nil, false, err
 	}
 	s.decodeNanos.Add(int64(time.Since(t0)))
 	kept, err := s.filterWith(x, s.late, m)
@@ -735,12 +731,13 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 // of the other columns (readRows).
 const sparseRows = 64
 
-// readRows reads rows sel of the next n rows of the columns outside the
-// filter into b, each column converting only those rows: the pages
-// between them are read but neither decompressed nor converted.
-func (s *scanOp) readRows(x *execCtx, c *scanCursor, b *vec.Batch, sel []int32, n int) error {
-	for _, j := range s.rest {
-		v, err := s.readSparse(x, c.streams[j], sel, n)
+// readRows reads rows sel of the next n rows of columns cols into b,
+// each column converting only those rows (storage.ColumnStream.NextSel):
+// the pages between them are read but neither decompressed nor
+// converted.
+func (s *scanOp) readRows(x *execCtx, c *scanCursor, b *vec.Batch, cols []int, sel []int32, n int) error {
+	for _, j := range cols {
+		v, err := c.streams[j].NextSel(x.ctx, n, sel)
 		if err != nil {
 			return err
 		}
@@ -749,18 +746,12 @@ func (s *scanOp) readRows(x *execCtx, c *scanCursor, b *vec.Batch, sel []int32, 
 	return nil
 }
 
-// readSparse reads rows sel of the next n rows of stream st, converting
-// only those rows.
-func (s *scanOp) readSparse(x *execCtx, st *storage.ColumnStream, sel []int32, n int) (*vec.Vector, error) {
-	return st.NextSel(x.ctx, n, sel)
-}
-
 // readSel reads rows sel (in increasing order, not empty) of the next n
 // rows of stream st: the selected rows only when they are few, else all
 // n rows, the selected ones copied out.
 func (s *scanOp) readSel(x *execCtx, st *storage.ColumnStream, sel []int32, n int) (*vec.Vector, error) {
 	if len(sel)*sparseRows <= n {
-		return s.readSparse(x, st, sel, n)
+		return st.NextSel(x.ctx, n, sel)
 	}
 	v, err := st.Next(x.ctx, n)
 	if err != nil || len(sel) == n {
