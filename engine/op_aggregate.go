@@ -414,7 +414,7 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 // scannedEnough reports whether the estimate, with several threads, has
 // read enough of a filtered input: the rows it reads are read on one
 // worker before the others start, so after a sixteenth of the scan (at
-// least estimateRows rows), it ends with what passed the filter if that
+// least as many rows as the estimate reads), it ends with what passed the filter if that
 // is 4096 rows or more, and after a quarter in any case. (A filter that
 // passes 0.5% of the rows would otherwise have the estimate read the
 // whole input on one worker.)
@@ -423,7 +423,7 @@ func (a *hashAggOp) scannedEnough(x *execCtx, e *estimator) bool {
 		return false
 	}
 	seen := x.scanned.Load()
-	if seen < max(estimateRows, x.scanTotal/16) {
+	if seen < max(e.limit, x.scanTotal/16) {
 		return false
 	}
 	return e.rows >= 4096 || seen >= x.scanTotal/4

@@ -356,6 +356,7 @@ func (s *scanOp) morsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 	defer s.stats.since(t0)
 	start, end := c.pos, min(c.pos+morselRows, c.rows)
 	c.pos = end
+	x.progress(end - start)
 	if c.late {
 		return s.lateMorsel(x, c, start, end)
 	}
@@ -898,13 +899,16 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 		}
 		ok, err := s.load(x, w, c, g, rows)
 		s.stats.rowsIn.Add(int64(rows))
-		x.progress(rows)
 		if err != nil {
 			return false, err
 		}
 		if ok {
+			// The rows count as scanned as their morsels are handed
+			// on (morsel): the aggregate's estimate extrapolates from
+			// the rows it has seen over the rows counted here.
 			return true, nil
 		}
+		x.progress(rows)
 		s.groupsNoMatch.Add(1)
 	}
 }
