@@ -271,6 +271,9 @@ func bindRegexpReplace(fc *funcCall) (Expr, error) {
 	if rr.re, err = regexp.Compile(pat); err != nil {
 		return nil, errAt(fc.pos(1), "invalid regular expression: %v", err)
 	}
+	if !rr.global {
+		rr.elideTail(pat)
+	}
 	return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, size: rr.size, extra: extra, pos: c.At}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 
@@ -246,6 +247,52 @@ type regexpReplacer struct {
 	re       *regexp.Regexp
 	template []byte // Go Expand syntax
 	global   bool
+	// head is re without a trailing .*$ (see elideTail), nil when re
+	// has none; anyNL: its dot matched newlines too.
+	head  *regexp.Regexp
+	anyNL bool
+}
+
+// elideTail sets r.head when pat is ^R.*$ (greedy .*, $ the end of the
+// text). Such a pattern matches a string s exactly when R matches a
+// prefix of s and the rest of s holds no newline (none to check when the
+// dot matches newlines): for s without a newline, the first match of R
+// in R's priority order is the pattern's match, with the same groups, and
+// the match ends at len(s). Go's backtracker then stops where R ends
+// instead of stepping through the rest of every string (as in
+// ClickBench's REGEXP_REPLACE(Referer, '^https?://(?:www\.)?([^/]+)/.*$',
+// '\1')).
+func (r *regexpReplacer) elideTail(pat string) {
+	re, err := syntax.Parse(pat, syntax.Perl)
+	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 3 {
+		return
+	}
+	n := len(re.Sub)
+	first, star, end := re.Sub[0], re.Sub[n-2], re.Sub[n-1]
+	if first.Op != syntax.OpBeginText || end.Op != syntax.OpEndText ||
+		star.Op != syntax.OpStar || star.Flags&syntax.NonGreedy != 0 ||
+		(star.Sub[0].Op != syntax.OpAnyCharNotNL && star.Sub[0].Op != syntax.OpAnyChar) {
+		return
+	}
+	head := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[:n-2]}
+	h, err := regexp.Compile(head.String())
+	if err != nil || h.NumSubexp() != r.re.NumSubexp() {
+		return
+	}
+	r.head, r.anyNL = h, star.Sub[0].Op == syntax.OpAnyChar
+}
+
+// match returns the submatch indices of r's pattern in s, as
+// FindSubmatchIndex does.
+func (r *regexpReplacer) match(s []byte) []int {
+	if r.head != nil && (r.anyNL || bytes.IndexByte(s, '\n') < 0) {
+		m := r.head.FindSubmatchIndex(s)
+		if m != nil {
+			m[1] = len(s)
+		}
+		return m
+	}
+	return r.re.FindSubmatchIndex(s)
 }
 
 // convertReplacement turns DuckDB/RE2 replacement syntax (\1 … \9, \0 the
@@ -279,7 +326,7 @@ func (r *regexpReplacer) do(args []*vec.Vector, n int) (*vec.Vector, error) {
 		str := s.Str(i)
 		if r.global {
 			out.Bytes = append(out.Bytes, r.re.ReplaceAll(str, r.template)...)
-		} else if m = r.re.FindSubmatchIndex(str); m == nil {
+		} else if m = r.match(str); m == nil {
 			out.Bytes = append(out.Bytes, str...)
 		} else {
 			out.Bytes = append(out.Bytes, str[:m[0]]...)
