@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -240,4 +241,43 @@ func TestSnappySpeed(t *testing.T) {
 		}
 		t.Log(line)
 	}
+}
+
+// FuzzSnappy compares the Go decoder of SNAPPY prefixes, asked for the
+// whole block, with s2.Decode: a block it decodes, s2 decodes to the
+// same bytes; a block s2 rejects, it rejects. (s2 accepts more: S2's
+// extensions, which SNAPPY does not have.) It never panics nor writes
+// outside its buffer.
+func FuzzSnappy(f *testing.F) {
+	for _, in := range snappyInputs() {
+		f.Add(s2.EncodeSnappy(nil, in[:min(len(in), 5000)]))
+		f.Add(s2.EncodeSnappyBetter(nil, in[:min(len(in), 3000)]))
+	}
+	f.Add([]byte{0})
+	f.Add([]byte{5, 0x10, 'a', 'b', 'c', 'd', 'e'})
+	f.Fuzz(func(t *testing.T, src []byte) {
+		n, err := s2.DecodedLen(src)
+		if err != nil || n > 1<<20 {
+			return
+		}
+		want, werr := s2.Decode(nil, src)
+		// The buffer is larger than the block: bytes past it must stay.
+		buf := make([]byte, n+snappyOvershoot+8)
+		for i := range buf {
+			buf[i] = 0xa5
+		}
+		z := snappyPrefix{src: src, s: len(src) - len(skipUvarint(src))}
+		d, err := z.decode(buf[:n+snappyOvershoot], n, n)
+		for i := n + snappyOvershoot; i < len(buf); i++ {
+			if buf[i] != 0xa5 {
+				t.Fatalf("byte %d past the buffer written", i)
+			}
+		}
+		switch {
+		case err == nil && werr != nil:
+			t.Fatalf("decoded %d bytes of a block s2 rejects: %v", d, werr)
+		case err == nil && (d != n || !bytes.Equal(buf[:n], want)):
+			t.Fatalf("decoded %d bytes, s2 %d, equal %v", d, len(want), bytes.Equal(buf[:min(d, n)], want[:min(d, n)]))
+		}
+	})
 }
