@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // snappyInputs are blocks of several kinds: incompressible bytes (long
@@ -209,6 +211,58 @@ func TestPlainPages(t *testing.T) {
 					}
 				}
 				first += int(rows)
+			}
+		})
+	}
+}
+
+// TestPlainPageLazyFirst checks which requests decompress a SNAPPY page a
+// prefix at a time and which whole, and that the values are right either
+// way.
+func TestPlainPageLazyFirst(t *testing.T) {
+	const np = 32 << 10 // INT64 values: 256 KiB
+	raw := make([]byte, 8*np)
+	for i := range np {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(i%1000)*7)
+	}
+	src := s2.EncodeSnappy(nil, raw)
+	for _, tc := range []struct {
+		name  string
+		asks  []int // values asked for, in turn
+		whole bool  // the page is decompressed whole after the last
+	}{
+		{"limit 10", []int{10}, false},
+		{"limit 256", []int{256}, false},
+		{"growing", []int{10, 200, 400, 800}, false},
+		{"a morsel first", []int{lazyFirst/8 + 1}, true},
+		{"a morsel after a look", []int{10, 2000}, true},
+		{"past the prefix", []int{10, 200, 400, 800, 1600, (lazyPrefix+snappyOvershoot)/8 + 1}, true},
+		{"the last value", []int{np}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			whole := make([]byte, len(raw))
+			p, err := newPlainPage(np, format.Int64, format.Snappy, src, len(raw), func() []byte { return whole },
+				make([]byte, lazyPrefix+snappyOvershoot), nil, &decompressors{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tc.asks {
+				v, err := p.values(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := v.Int64()
+				if len(got) < n {
+					t.Fatalf("asked for %d values, got %d", n, len(got))
+				}
+				for i := range n {
+					if want := int64(i%1000) * 7; got[i] != want {
+						t.Fatalf("value %d: %d, want %d", i, got[i], want)
+					}
+				}
+			}
+			if got := p.have == p.size; got != tc.whole {
+				t.Errorf("decompressed whole: %v (%d of %d bytes), want %v", got, p.have, p.size, tc.whole)
 			}
 		})
 	}
