@@ -131,6 +131,8 @@ fuzz:
 	$(GO) test -run XXX -fuzz FuzzImportIpynb -fuzztime 30s ./notebook
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 30s ./jupyter
 	$(GO) test -run XXX -fuzz FuzzBundle -fuzztime 30s ./jupyter
+	$(GO) test -run XXX -fuzz FuzzOpen -fuzztime 30s ./engine/storage
+	$(GO) test -run XXX -fuzz FuzzSnappy -fuzztime 30s ./engine/storage
 	cd difftest && $(GO) test -count=1 -timeout 60m -run TestRandom . -random $(FUZZ_QUERIES) -tlp 1000 -seed $(FUZZ_SEED)
 
 clean:
