@@ -34,6 +34,7 @@ type query struct {
 	keyExprsAST []sql.Expr
 	keys        []expr.Expr
 	keyNames    []string
+	keyNotes    []string // EXPLAIN lines on the GROUP BY keys not hashed
 	aggCalls    []*sql.Call
 	specs       []agg.Spec
 	args        []expr.Expr // per spec; nil for count(*)
@@ -359,15 +360,23 @@ func (q *query) planAggregation(items []sql.Expr, sel *sql.Select, relBinder *ex
 		}
 		keys = append(keys, g)
 	}
-	q.keyExprsAST = keys
-	for _, k := range keys {
+	bound := make([]expr.Expr, len(keys))
+	for i, k := range keys {
 		b, err := relBinder.Bind(k)
 		if err != nil {
 			return err
 		}
-		q.keys = append(q.keys, b)
-		q.keyNames = append(q.keyNames, sql.Format(k))
+		bound[i] = b
 	}
+	d := dropKeys(keys, bound)
+	for i, k := range keys {
+		if d.keep[i] {
+			q.keyExprsAST = append(q.keyExprsAST, k)
+			q.keys = append(q.keys, bound[i])
+		}
+	}
+	q.keyNames = d.names
+	q.keyNotes = d.notes
 
 	collect := func(e sql.Expr) error {
 		if rewrite {
