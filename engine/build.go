@@ -101,7 +101,9 @@ func (s *Session) build(q *query) operator {
 		if q.where == nil {
 			hint = q.rel.rows
 		}
-		if x, ok := loneCountDistinct(q); ok {
+		if st := s.statsAggregate(q); st != nil {
+			op = st
+		} else if x, ok := loneCountDistinct(q); ok {
 			// A lone count(DISTINCT x) without GROUP BY runs as count(x)
 			// over the groups of GROUP BY x: the distinct values are
 			// grouped by the GROUP BY that the settings choose (naive,
