@@ -98,6 +98,10 @@ func (rd *Reader) StatBounds(g, col int) (b ChunkBounds) {
 	default:
 		return ChunkBounds{}
 	}
+	// Bounds a writer ordered wrongly are not used: for unsigned values
+	// ordered as signed ones, a chunk with values on both sides of 2^31
+	// has its "minimum" above its "maximum" (on one side the two orders
+	// agree), and an 8 or 16 bit value above its range is no value.
 	if lo > hi {
 		return ChunkBounds{}
 	}
