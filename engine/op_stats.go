@@ -29,9 +29,9 @@ type statsAggOp struct {
 
 func (s *statsAggOp) detail() []string {
 	d := []string{"aggregates: " + strings.Join(s.aggNames, ", ")}
-	line := fmt.Sprintf("answered from row-group statistics (min_value, max_value) of %d row groups: no values read", s.rowGroups)
+	line := fmt.Sprintf("answered from row-group statistics (min_value, max_value) of %s: no values read", plural(s.rowGroups, "row group"))
 	if s.allNull > 0 {
-		line += fmt.Sprintf("; %d column chunks of NULLs only", s.allNull)
+		line += fmt.Sprintf("; %s of NULLs only", plural(s.allNull, "column chunk"))
 	}
 	return append(d, line)
 }
@@ -126,4 +126,12 @@ func (s *Session) statsAggregate(q *query) operator {
 	}
 	op.out = out
 	return op
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
