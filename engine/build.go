@@ -78,6 +78,7 @@ func (s *Session) build(q *query) operator {
 		copy(sc.need, q.need)
 		sc.above = readAbove(q)
 		sc.where = q.where
+		sc.proven = q.proven
 		sc.whereTemps = stringTemps(q.where)
 		if q.sel.Where != nil {
 			sc.prune = pruneBounds(q.sel.Where, q.rel.cols)

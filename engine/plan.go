@@ -26,9 +26,12 @@ type relation struct {
 // query is a planned SELECT: the bound clauses and the operator tree built
 // from them.
 type query struct {
-	sel     *sql.Select
-	rel     *relation
-	where   expr.Expr
+	sel   *sql.Select
+	rel   *relation
+	where expr.Expr
+	// proven are the WHERE conjuncts the row groups' statistics prove
+	// true for every row: where leaves them out.
+	proven  []string
 	grouped bool
 
 	keyExprsAST []sql.Expr
@@ -130,6 +133,15 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			return nil, err
 		}
 		q.where = w
+		if keep, proven := s.alwaysTrue(rel, sel.Where); len(proven) > 0 {
+			q.where = nil
+			if keep != nil {
+				if q.where, err = wb.BindPredicate(keep, "WHERE"); err != nil {
+					return nil, err
+				}
+			}
+			q.proven = proven
+		}
 	}
 
 	aggregated := len(sel.GroupBy) > 0 || sel.Having != nil

@@ -107,3 +107,23 @@ func (rd *Reader) StatBounds(g, col int) (b ChunkBounds) {
 	}
 	return ChunkBounds{Min: lo, Max: hi, OK: true}
 }
+
+// Required reports whether column col (an index into Table.Columns) is a
+// REQUIRED column of the file's schema: it holds no NULLs.
+func (rd *Reader) Required(col int) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	t := rd.t
+	if col < 0 || col >= len(t.Columns) || t.Columns[col].Err != nil {
+		return false
+	}
+	bare, err := t.bare()
+	if err != nil || t.leaves[col] >= len(bare) {
+		return false
+	}
+	c := bare[t.leaves[col]]
+	return c.MaxDefinitionLevel() == 0 && c.MaxRepetitionLevel() == 0
+}
