@@ -362,6 +362,21 @@ var edgeCases = []diffCase{
 	{"timestamp_trunc_order", "SELECT DATE_TRUNC('hour', ts) AS h, COUNT(*) FROM dates GROUP BY h ORDER BY h LIMIT 5 OFFSET 3"},
 	{"extract_minute", "SELECT extract(minute FROM ts) AS m, COUNT(*) AS c FROM dates GROUP BY m ORDER BY c DESC, m LIMIT 5"},
 	{"two_small_int_keys", "SELECT g, d, COUNT(*) FROM dates GROUP BY g, d"},
+	// GROUP BY keys the planner does not hash: constants, keys computed
+	// from column keys, repeats.
+	{"const_key", "SELECT 1, k, COUNT(*) FROM t GROUP BY 1, k"},
+	{"const_keys_only", "SELECT 1, 'x', COUNT(*), SUM(v) FROM t GROUP BY 1, 2"},
+	{"const_keys_only_empty", "SELECT 1, 'x', COUNT(*), SUM(v) FROM empty GROUP BY 1, 2"},
+	{"const_key_empty", "SELECT 1, k, COUNT(*) FROM empty GROUP BY 1, k"},
+	{"const_key_none_pass", "SELECT 1, COUNT(*) FROM t WHERE k > 100 GROUP BY 1"},
+	{"derived_keys_null", "SELECT k, k - 1, k - 2, k * 3, COUNT(*) FROM t GROUP BY k, k - 1, k - 2, k * 3"},
+	{"derived_key_order", "SELECT v, v - 1 AS w, COUNT(*) AS c FROM t GROUP BY v, v - 1 ORDER BY w DESC NULLS LAST LIMIT 4"},
+	{"derived_key_having", "SELECT k, COUNT(*) FROM t GROUP BY k, k * 2 HAVING k * 2 > 4"},
+	{"derived_two_keys", "SELECT k, g, k + g, COUNT(*) FROM t GROUP BY k, g, k + g"},
+	{"derived_string_key", "SELECT s, upper(s), length(s), COUNT(*) FROM t GROUP BY s, upper(s), length(s)"},
+	{"derived_date_key", "SELECT d, year(d), COUNT(*) FROM dates GROUP BY d, year(d)"},
+	{"repeated_key", "SELECT k, COUNT(*) FROM t GROUP BY k, k"},
+	{"distinct_derived", "SELECT DISTINCT k, k + 1 FROM t"},
 }
 
 // TestEdgeCases runs hand-made queries on small tables with every strategy.

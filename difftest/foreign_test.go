@@ -35,6 +35,8 @@ var foreignQueries = []string{
 	`SELECT b, count(*), count(s2), sum(f4) FROM {T} GROUP BY b ORDER BY b`,
 	`SELECT id, v, u, f, d, ts, s, s2, b, dec FROM {T} WHERE id % 97 = 5 ORDER BY id`,
 	`SELECT count(*), sum(v), count(DISTINCT s2) FROM {T} WHERE u > 2147483647 AND s2 LIKE '%3%'`,
+	// Answered from the row groups' statistics, as DuckDB writes them.
+	`SELECT min(v), max(v), min(u), max(u), min(small), max(small), min(d), max(d), min(id), max(id), count(*) FROM {T}`,
 }
 
 // TestForeignFiles reads files DuckDB writes with every codec it offers,
@@ -86,7 +88,7 @@ func TestForeignFiles(t *testing.T) {
 	}
 	ours := openOurs(t, dir, "SELECT 1")
 	defer ours.Close()
-	equal, failed := 0, 0
+	equal, failed, notFromStats := 0, 0, 0
 	for _, f := range files {
 		for i, query := range foreignQueries {
 			query = strings.ReplaceAll(query, "{T}", f.name)
@@ -115,7 +117,77 @@ func TestForeignFiles(t *testing.T) {
 				equal++
 			}
 		}
+		// The last query comes from the statistics DuckDB wrote.
+		last := strings.ReplaceAll(foreignQueries[len(foreignQueries)-1], "{T}", f.name)
+		plan, err := OursQuery(ctx, ours.NewSession(), "EXPLAIN "+last)
+		if err != nil {
+			t.Fatalf("%s: EXPLAIN: %v", f.name, err)
+		}
+		if !strings.Contains(fmt.Sprint(plan), "answered from row-group statistics") {
+			t.Errorf("%s: MIN/MAX not answered from the statistics DuckDB wrote:\n%v", f.name, plan)
+			notFromStats++
+		}
 	}
-	t.Logf("%d files × %d queries: %d equal to DuckDB, %d not (%v)", len(files), len(foreignQueries),
-		equal, failed, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d files × %d queries: %d equal to DuckDB, %d not (%v); %d files' MIN/MAX not from statistics", len(files), len(foreignQueries),
+		equal, failed, time.Since(start).Round(time.Millisecond), notFromStats)
+}
+
+// TestForeignStatistics: MIN and MAX over a file DuckDB wrote with row
+// groups of NULLs only (a column NULL in the first row group, a column
+// NULL everywhere) come from the statistics and equal DuckDB's answer.
+func TestForeignStatistics(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	duck, err := OpenDuck(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer duck.Close()
+	path := filepath.Join(dir, "nullgroups.parquet")
+	q := fmt.Sprintf(`COPY (SELECT i::BIGINT AS id,
+		CASE WHEN i < 2048 THEN NULL ELSE (i - 5000)::INTEGER END AS late,
+		NULL::INTEGER AS never,
+		(i %% 300)::UINTEGER * 14000000 AS u,
+		DATE '2013-07-01' + (i %% 61)::INTEGER AS d
+		FROM range(6144) r(i)) TO %s (FORMAT parquet, ROW_GROUP_SIZE 2048)`, SQLString(path))
+	if _, err := duck.ExecContext(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateParquetView(ctx, duck, "nullgroups", path); err != nil {
+		t.Fatal(err)
+	}
+	ours := openOurs(t, dir, "SELECT 1")
+	defer ours.Close()
+	for _, query := range []string{
+		"SELECT min(late), max(late), min(never), max(never), count(*) FROM nullgroups",
+		"SELECT min(u), max(u), min(d), max(d), min(id), max(id) FROM nullgroups",
+	} {
+		plan, err := OursQuery(ctx, ours.NewSession(), "EXPLAIN "+query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fmt.Sprint(plan), "answered from row-group statistics (min_value, max_value) of 3 row groups") {
+			t.Errorf("%s: not answered from the statistics of 3 row groups:\n%v", query, plan)
+		}
+		shape, err := ParseShape(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refSQL, keys := shape.OrderedQuery()
+		full, err := DuckQuery(ctx, duck, refSQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := NewReference(shape, full, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := OursQuery(ctx, ours.NewSession(), query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Compare(got, ref); err != nil {
+			t.Errorf("%s: %v", query, err)
+		}
+	}
 }

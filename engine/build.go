@@ -78,6 +78,7 @@ func (s *Session) build(q *query) operator {
 		copy(sc.need, q.need)
 		sc.above = readAbove(q)
 		sc.where = q.where
+		sc.proven = q.proven
 		sc.whereTemps = stringTemps(q.where)
 		if q.sel.Where != nil {
 			sc.prune = pruneBounds(q.sel.Where, q.rel.cols)
@@ -101,7 +102,9 @@ func (s *Session) build(q *query) operator {
 		if q.where == nil {
 			hint = q.rel.rows
 		}
-		if x, ok := loneCountDistinct(q); ok {
+		if st := s.statsAggregate(q); st != nil {
+			op = st
+		} else if x, ok := loneCountDistinct(q); ok {
 			// A lone count(DISTINCT x) without GROUP BY runs as count(x)
 			// over the groups of GROUP BY x: the distinct values are
 			// grouped by the GROUP BY that the settings choose (naive,
@@ -119,7 +122,7 @@ func (s *Session) build(q *query) operator {
 				rowsHint: -1, serial: true, settings: s.settings, cache: s.db.cache}
 		} else {
 			reader = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
-				keys: q.keys, keyNames: q.keyNames, args: q.args, specs: q.specs, aggNames: q.aggNames,
+				keys: q.keys, keyNames: q.keyNames, keyNotes: q.keyNotes, args: q.args, specs: q.specs, aggNames: q.aggNames,
 				rewritten: q.rewritten, rowsHint: hint, settings: s.settings, cache: s.db.cache,
 				// Only a table scan hands its morsels to several workers.
 				serial: q.rel.scan == nil}

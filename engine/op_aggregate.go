@@ -34,6 +34,7 @@ type hashAggOp struct {
 	opBase
 	keys      []expr.Expr
 	keyNames  []string
+	keyNotes  []string    // the GROUP BY keys the plan does not hash
 	args      []expr.Expr // per spec; nil for count(*)
 	specs     []agg.Spec
 	aggNames  []string
@@ -139,6 +140,7 @@ func (a *hashAggOp) detail() []string {
 	if len(a.keys) > 0 {
 		d = append(d, "keys: "+strings.Join(a.keyNames, ", "))
 	}
+	d = append(d, a.keyNotes...)
 	if len(a.aggNames) > 0 {
 		d = append(d, "aggregates: "+strings.Join(a.aggNames, ", "))
 	}

@@ -34,6 +34,9 @@ type scanOp struct {
 	// out for the passing rows).
 	above []bool
 	where expr.Expr // pushed-down filter, or nil
+	// proven are the WHERE conjuncts left out of where: the row groups'
+	// statistics prove them true for every row.
+	proven []string
 	// whereTemps are the filter's sub-expressions that build strings
 	// (stringTemps), found once when the plan is built.
 	whereTemps []expr.Expr
@@ -192,6 +195,9 @@ func (s *scanOp) detail() []string {
 			}
 			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
 		}
+	}
+	if len(s.proven) > 0 {
+		d = append(d, "true for every row by the row-group statistics, not evaluated: "+strings.Join(s.proven, " AND "))
 	}
 	if s.bound != nil {
 		d = append(d, s.bound.scanDetail())

@@ -26,14 +26,18 @@ type relation struct {
 // query is a planned SELECT: the bound clauses and the operator tree built
 // from them.
 type query struct {
-	sel     *sql.Select
-	rel     *relation
-	where   expr.Expr
+	sel   *sql.Select
+	rel   *relation
+	where expr.Expr
+	// proven are the WHERE conjuncts the row groups' statistics prove
+	// true for every row: where leaves them out.
+	proven  []string
 	grouped bool
 
 	keyExprsAST []sql.Expr
 	keys        []expr.Expr
 	keyNames    []string
+	keyNotes    []string // EXPLAIN lines on the GROUP BY keys not hashed
 	aggCalls    []*sql.Call
 	specs       []agg.Spec
 	args        []expr.Expr // per spec; nil for count(*)
@@ -129,6 +133,15 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 			return nil, err
 		}
 		q.where = w
+		if keep, proven := s.alwaysTrue(rel, sel.Where); len(proven) > 0 {
+			q.where = nil
+			if keep != nil {
+				if q.where, err = wb.BindPredicate(keep, "WHERE"); err != nil {
+					return nil, err
+				}
+			}
+			q.proven = proven
+		}
 	}
 
 	aggregated := len(sel.GroupBy) > 0 || sel.Having != nil
@@ -359,15 +372,23 @@ func (q *query) planAggregation(items []sql.Expr, sel *sql.Select, relBinder *ex
 		}
 		keys = append(keys, g)
 	}
-	q.keyExprsAST = keys
-	for _, k := range keys {
+	bound := make([]expr.Expr, len(keys))
+	for i, k := range keys {
 		b, err := relBinder.Bind(k)
 		if err != nil {
 			return err
 		}
-		q.keys = append(q.keys, b)
-		q.keyNames = append(q.keyNames, sql.Format(k))
+		bound[i] = b
 	}
+	d := dropKeys(keys, bound)
+	for i, k := range keys {
+		if d.keep[i] {
+			q.keyExprsAST = append(q.keyExprsAST, k)
+			q.keys = append(q.keys, bound[i])
+		}
+	}
+	q.keyNames = d.names
+	q.keyNotes = d.notes
 
 	collect := func(e sql.Expr) error {
 		if rewrite {
