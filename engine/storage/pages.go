@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"unsafe"
 
@@ -57,6 +59,45 @@ type pageReader struct {
 	pos     []uint32
 	prefix  []byte // a plainPage's values decompressed a prefix at a time
 	state   error  // a sticky error: once a page failed, every read fails
+	// m maps the chunk's pages, when they are read that way (see
+	// chunkMap); hdr holds a mapped page's header, copied out of it.
+	m   *chunkMap
+	hdr []byte
+	// eager: the next page's values are to be converted past its lazy
+	// prefix (see plainPage), so a mapped page is decompressed whole as
+	// it is read, straight from the mapping, rather than copied out of
+	// it to be decompressed later.
+	eager bool
+}
+
+// eagerRows is the fewest rows a reader of pages asks for that
+// decompresses a page whole: their values or string lengths reach past
+// lazyPrefix.
+const eagerRows = lazyPrefix/4 + 1
+
+// readAhead tells pages, when a pageReader, how many rows of the next
+// page on are about to be converted.
+func readAhead(pages parquet.Pages, rows int) {
+	if pr, ok := pages.(*pageReader); ok {
+		pr.eager = rows >= eagerRows
+	}
+}
+
+// mapPages makes pr read its pages through m. A reader is Closed once
+// read (or abandoned); should one be dropped without, the mapping is
+// released when the reader is collected.
+func (pr *pageReader) mapPages(m *chunkMap) {
+	pr.m = m
+	runtime.AddCleanup(pr, func(m *chunkMap) { m.unmap() }, m)
+}
+
+// unmap releases pr's mapping, if any: once its chunk is read, or a read
+// failed.
+func (pr *pageReader) unmap() {
+	if pr.m != nil {
+		pr.m.unmap()
+		pr.m = nil
+	}
 }
 
 // ReadPage returns the next data page of the chunk, or io.EOF after the
@@ -72,13 +113,18 @@ func (pr *pageReader) ReadPage() (parquet.Page, error) {
 		pr.next++
 		loc, err := pr.walk.next()
 		if err != nil {
+			pr.unmap()
 			pr.state = fmt.Errorf("page %d: %w", i, err)
 			return nil, pr.state
 		}
 		p, err := pr.readPage(loc)
 		if err != nil {
+			pr.unmap()
 			pr.state = fmt.Errorf("page %d at offset %d (%s): %w", i, loc.pos, codecName(pr.codec), err)
 			return nil, pr.state
+		}
+		if pr.walk.done() {
+			pr.unmap()
 		}
 		if p != nil {
 			return p, nil
@@ -92,14 +138,23 @@ func (pr *pageReader) SeekToRow(int64) error {
 	return errors.New("storage: page reader cannot seek")
 }
 
-// Close releases nothing: the reader holds no file handle of its own.
-func (pr *pageReader) Close() error { return nil }
+// Close releases the reader's mapping of the file, if any; the reader
+// holds no file handle of its own.
+func (pr *pageReader) Close() error {
+	pr.unmap()
+	return nil
+}
 
 // readPage reads the page at loc: a data page is returned, a dictionary
 // page is kept for the pages after it (returning nil).
 func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 	// One read for the page and the next page's header after it.
 	n, ahead := loc.header+loc.size, pr.walk.readLen()
+	if pr.m != nil {
+		if b, ok := pr.m.bytes(loc.pos, ahead); ok {
+			return pr.mappedPage(loc, b, n)
+		}
+	}
 	if cap(pr.raw) < ahead {
 		pr.raw = make([]byte, ahead)
 	}
@@ -110,9 +165,39 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		return nil, fmt.Errorf("reading page: %w", err)
 	}
 	pr.walk.skip(pr.raw[:ahead])
-	raw := pr.raw[:n]
+	return pr.decodePage(loc, pr.raw[:n], false)
+}
+
+// mappedPage reads the page at loc from b, the bytes of the file from the
+// page on as readPage reads them, mapped: the only code that touches the
+// mapping. A fault there (the file was truncated) is an error, not a
+// crash; no page it returns refers to the mapping.
+func (pr *pageReader) mappedPage(loc pageLoc, b []byte, n int) (p parquet.Page, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if ferr := pr.m.fault(r); ferr != nil {
+				p, err = nil, ferr
+				return
+			}
+			panic(r)
+		}
+	}()
+	pr.walk.skip(b)
+	return pr.decodePage(loc, b[:n], true)
+}
+
+// decodePage decodes the page raw, at loc. mapped says raw is a mapping
+// of the file, which the page returned must not refer to.
+func (pr *pageReader) decodePage(loc pageLoc, raw []byte, mapped bool) (parquet.Page, error) {
 	var h format.PageHeader
-	if err := thrift.Unmarshal(new(thrift.CompactProtocol), raw[:loc.header], &h); err != nil {
+	hdr := raw[:loc.header]
+	if mapped {
+		// The decoded header may refer to the bytes it is decoded from.
+		pr.hdr = append(pr.hdr[:0], hdr...)
+		hdr = pr.hdr
+	}
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), hdr, &h); err != nil {
 		return nil, fmt.Errorf("%w: page header: %v", errCorrupt, err)
 	}
 	body := raw[loc.header:]
@@ -154,7 +239,7 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 			return nil, err
 		}
 		if pr.plainOK && v.Encoding == format.Plain {
-			p, err := pr.plainPage(int(v.NumValues), pr.codec, body, size)
+			p, err := pr.plainPage(int(v.NumValues), pr.codec, body, size, mapped)
 			if err != nil {
 				return nil, err
 			}
@@ -164,6 +249,10 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		if pr.codec == format.Uncompressed {
 			if len(body) != size {
 				return nil, fmt.Errorf("%w: an uncompressed page of %d bytes, the header says %d", errCorrupt, len(body), size)
+			}
+			if mapped {
+				data = pr.outBuf(size)
+				copy(data, body)
 			}
 		} else {
 			data = pr.outBuf(size)
@@ -202,7 +291,7 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 			if !compressed {
 				codec = format.Uncompressed
 			}
-			p, err := pr.plainPage(int(v.NumValues), codec, body, size)
+			p, err := pr.plainPage(int(v.NumValues), codec, body, size, mapped)
 			if err != nil {
 				return nil, err
 			}
@@ -214,6 +303,10 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 				return nil, fmt.Errorf("%w: an uncompressed page of %d bytes, the header says %d", errCorrupt, len(body), size)
 			}
 			data = body
+			if mapped {
+				data = pr.outBuf(size)
+				copy(data, body)
+			}
 		} else {
 			data = pr.outBuf(size)
 			copy(data, body[:levels])
@@ -237,15 +330,25 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 }
 
 // plainPage returns a plainPage of np values of the column, src
-// compressed with codec, size bytes decompressed.
-func (pr *pageReader) plainPage(np int, codec format.CompressionCodec, src []byte, size int) (*plainPage, error) {
-	if codec == format.Snappy && size > lazyPrefix && pr.prefix == nil {
-		pr.prefix = make([]byte, lazyPrefix+snappyOvershoot)
+// compressed with codec, size bytes decompressed. mapped says src is a
+// mapping of the file, which the page must not refer to.
+func (pr *pageReader) plainPage(np int, codec format.CompressionCodec, src []byte, size int, mapped bool) (*plainPage, error) {
+	var prefix []byte // nil: decompressed whole now
+	if codec == format.Snappy && size > lazyPrefix && !(mapped && pr.eager) {
+		if pr.prefix == nil {
+			pr.prefix = make([]byte, lazyPrefix+snappyOvershoot)
+		}
+		prefix = pr.prefix
+		if mapped {
+			// Decompressed a prefix at a time, after readPage: copied.
+			pr.raw = append(pr.raw[:0], src...)
+			src = pr.raw
+		}
 	}
 	if pr.phys == format.ByteArray && cap(pr.pos) < np+1 && np <= size/4 {
 		pr.pos = make([]uint32, 0, np+1)
 	}
-	p, err := newPlainPage(np, pr.phys, codec, src, size, func() []byte { return pr.outBuf(size) }, pr.prefix, pr.pos, &pr.dec)
+	p, err := newPlainPage(np, pr.phys, codec, src, size, func() []byte { return pr.outBuf(size) }, prefix, pr.pos, &pr.dec)
 	if err != nil {
 		return nil, err
 	}

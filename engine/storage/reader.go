@@ -63,6 +63,9 @@ func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMe
 	}
 	pr := &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, walk: walk}
 	pr.plainOK = plainConv(t.convs[j], md.Type) && pr.col.MaxDefinitionLevel() == 0 && pr.col.MaxRepetitionLevel() == 0
+	if m := newChunkMap(rd.r, rd.size, start, start+md.TotalCompressedSize, &rd.c.mapped); m != nil {
+		pr.mapPages(m)
+	}
 	return pr, md, nil
 }
 
@@ -265,6 +268,7 @@ func (rd *Reader) decode(ctx context.Context, g, j int) (v *vec.Vector, err erro
 		return nil, err
 	}
 	want := t.RowGroupRows[g]
+	readAhead(pages, int(want))
 	b := newColumnBuilder(t.Columns[j].Type, t.convs[j], t.optional[j], want, rd.size)
 	// The uncompressed chunk size bounds the string bytes; trust it only as
 	// far as a plausible compression ratio goes.

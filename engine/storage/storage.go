@@ -47,6 +47,7 @@ type Catalog struct {
 	cache *cache
 
 	decodes atomic.Int64 // column chunks decoded from files
+	mapped  atomic.Int64 // bytes of files its readers map (see chunkMap)
 }
 
 type memFile struct {

@@ -107,10 +107,12 @@ func (cs *ColumnStream) corrupt(err *error) {
 	}
 }
 
-// page reads the next page into cs.cur.
-func (cs *ColumnStream) page() (err error) {
+// page reads the next page into cs.cur, rows of which on are about to be
+// converted.
+func (cs *ColumnStream) page(rows int) (err error) {
 	defer cs.corrupt(&err)
 	cs.release()
+	readAhead(cs.pages, rows)
 	p, err := cs.pages.ReadPage()
 	if err == io.EOF {
 		return cs.wrap(fmt.Errorf("%w: pages end before the row group's %d rows", errCorrupt, cs.rows))
@@ -246,7 +248,11 @@ func (cs *ColumnStream) move(ctx context.Context, k int, out *vec.Vector, row in
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
 			}
-			if err := cs.page(); err != nil {
+			rows := 0
+			if out != nil {
+				rows = k - got
+			}
+			if err := cs.page(rows); err != nil {
 				return err
 			}
 		}
@@ -286,7 +292,11 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
 			}
-			if err := cs.page(); err != nil {
+			rows := 0
+			if keep {
+				rows = n - got
+			}
+			if err := cs.page(rows); err != nil {
 				return nil, err
 			}
 		}
