@@ -130,89 +130,94 @@ func TestPlainPages(t *testing.T) {
 		{"snappy v2", parquet.Compression(&parquet.Snappy), 2},
 		{"uncompressed v2", parquet.Compression(&parquet.Uncompressed), 2},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			w := parquet.NewGenericWriter[bigPages](&buf, tc.codec, parquet.MaxRowsPerRowGroup(8_000),
-				parquet.PageBufferSize(256<<10), parquet.DataPageVersion(tc.version))
-			if _, err := w.Write(rows); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			c := memCatalog(t, "t", buf.Bytes(), 0)
-			tb, err := c.Table("t", false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			rd, err := c.Open(tb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rd.Close()
-			wantRow := func(col string, i int) string {
-				r := bigPagesRow(i)
-				switch col {
-				case "I32":
-					return fmt.Sprint(r.I32)
-				case "I64":
-					return fmt.Sprint(r.I64)
-				case "U16":
-					return fmt.Sprint(r.U16)
-				case "F32":
-					return fmt.Sprint(float64(r.F32))
-				case "F64":
-					return fmt.Sprint(r.F64)
-				case "Str":
-					return r.Str
-				default:
-					return fmt.Sprint(r.Ts.UTC())
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[bigPages](&buf, tc.codec, parquet.MaxRowsPerRowGroup(8_000),
+			parquet.PageBufferSize(256<<10), parquet.DataPageVersion(tc.version))
+		if _, err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, src := range []string{"memory", "file"} {
+			t.Run(tc.name+" "+src, func(t *testing.T) {
+				c := memCatalog(t, "t", buf.Bytes(), 0)
+				if src == "file" {
+					c = fileCatalog(t, "t", buf.Bytes(), 0) // pages read from a mapping
 				}
-			}
-			first := 0
-			for g, rows := range tb.RowGroupRows {
-				for j, col := range tb.Columns {
-					st, err := rd.Stream(ctx, g, j)
-					if err != nil {
-						t.Fatal(err)
+				tb, err := c.Table("t", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				rd, err := c.Open(tb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rd.Close()
+				wantRow := func(col string, i int) string {
+					r := bigPagesRow(i)
+					switch col {
+					case "I32":
+						return fmt.Sprint(r.I32)
+					case "I64":
+						return fmt.Sprint(r.I64)
+					case "U16":
+						return fmt.Sprint(r.U16)
+					case "F32":
+						return fmt.Sprint(float64(r.F32))
+					case "F64":
+						return fmt.Sprint(r.F64)
+					case "Str":
+						return r.Str
+					default:
+						return fmt.Sprint(r.Ts.UTC())
 					}
-					whole, err := rd.RowGroup(ctx, g, []int{j})
-					if err != nil {
-						t.Fatal(err)
-					}
-					pos := 0
-					for step := 10; pos < int(rows); step = step*3 + 1 {
-						v, err := st.Next(ctx, step)
+				}
+				first := 0
+				for g, rows := range tb.RowGroupRows {
+					for j, col := range tb.Columns {
+						st, err := rd.Stream(ctx, g, j)
 						if err != nil {
 							t.Fatal(err)
 						}
+						whole, err := rd.RowGroup(ctx, g, []int{j})
+						if err != nil {
+							t.Fatal(err)
+						}
+						pos := 0
+						for step := 10; pos < int(rows); step = step*3 + 1 {
+							v, err := st.Next(ctx, step)
+							if err != nil {
+								t.Fatal(err)
+							}
+							for i := range v.Len {
+								if got, want := fmt.Sprint(v.Value(i)), wantRow(col.Name, first+pos+i); got != want {
+									t.Fatalf("%s row %d, streamed: %s, want %s", col.Name, first+pos+i, got, want)
+								}
+							}
+							if pos == 0 && tc.version == 1 && g == 0 {
+								// Ten rows: a prefix of the first page (the
+								// second row group's pages of INT32 are
+								// too small to be read a prefix at a time).
+								if pp, ok := st.cur.(*plainPage); !ok || pp.have >= pp.size {
+									t.Fatalf("%s: after ten rows, page %T decompressed whole", col.Name, st.cur)
+								}
+							}
+							pos += v.Len
+						}
+						st.Close()
+						v := whole[0]
 						for i := range v.Len {
-							if got, want := fmt.Sprint(v.Value(i)), wantRow(col.Name, first+pos+i); got != want {
-								t.Fatalf("%s row %d, streamed: %s, want %s", col.Name, first+pos+i, got, want)
+							if got, want := fmt.Sprint(v.Value(i)), wantRow(col.Name, first+i); got != want {
+								t.Fatalf("%s row %d, whole: %s, want %s", col.Name, first+i, got, want)
 							}
 						}
-						if pos == 0 && tc.version == 1 && g == 0 {
-							// Ten rows: a prefix of the first page (the
-							// second row group's pages of INT32 are
-							// too small to be read a prefix at a time).
-							if pp, ok := st.cur.(*plainPage); !ok || pp.have >= pp.size {
-								t.Fatalf("%s: after ten rows, page %T decompressed whole", col.Name, st.cur)
-							}
-						}
-						pos += v.Len
 					}
-					st.Close()
-					v := whole[0]
-					for i := range v.Len {
-						if got, want := fmt.Sprint(v.Value(i)), wantRow(col.Name, first+i); got != want {
-							t.Fatalf("%s row %d, whole: %s, want %s", col.Name, first+i, got, want)
-						}
-					}
+					first += int(rows)
 				}
-				first += int(rows)
-			}
-		})
+			})
+		}
 	}
 }
 
