@@ -38,11 +38,11 @@ type chunkMap struct {
 // mapWindow is the bytes of a chunk mapped at a time (or the page, when
 // longer): the mapping is replaced by the next window when a page reaches
 // past it.
-const mapWindow = 4 << 20
+const mapWindow = 1 << 20
 
 // mapBudget is the most bytes the windows of a catalog's readers map at
 // once.
-const mapBudget = 32 << 20
+const mapBudget = 16 << 20
 
 // newChunkMap returns a mapping of the chunk occupying [start, end) of r,
 // a file of size bytes, or nil when the chunk is not to be read that way.
