@@ -14,6 +14,12 @@
 // table larger than it is read all the same. Concurrent reads of one chunk
 // decode it once. A corrupt or truncated file yields an error naming the file,
 // never a panic.
+//
+// On Linux and macOS a file's pages are read from a read-only memory
+// mapping, a window of 1 MiB of a column chunk at a time and 16 MiB of
+// windows per catalog at most (mapped pages count in the resident memory);
+// elsewhere, and past that bound, with pread. A file truncated while it is
+// mapped is an error too ("the file changed while it was read").
 package storage
 
 import (
