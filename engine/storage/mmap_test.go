@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fileCatalog writes data as name.parquet into a directory of its own and
@@ -132,5 +134,42 @@ func TestMappedCorruptFiles(t *testing.T) {
 		if n := c.mapped.Load(); n != 0 {
 			t.Errorf("flip at %d: %d bytes still mapped", pos, n)
 		}
+	}
+}
+
+// TestMappedReaderDropped drops a reader of pages, mapped, without
+// closing it: its mapping is released when it is collected.
+func TestMappedReaderDropped(t *testing.T) {
+	if !canMap {
+		t.Skip("no mappings here")
+	}
+	c := fileCatalog(t, "t", writeAllTypes(t, 3000), 0)
+	tb, err := c.Table("t", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	func() {
+		pages, _, err := rd.chunkPages(0, tb.ColumnIndex("Str"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pages.ReadPage(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if c.mapped.Load() == 0 {
+		t.Fatal("the chunk is not mapped")
+	}
+	for i := 0; i < 100 && c.mapped.Load() != 0; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := c.mapped.Load(); n != 0 {
+		t.Errorf("%d bytes still mapped after the reader was collected", n)
 	}
 }
