@@ -63,24 +63,30 @@ type pageReader struct {
 	// chunkMap); hdr holds a mapped page's header, copied out of it.
 	m   *chunkMap
 	hdr []byte
-	// eager: the next page's values are to be converted past its lazy
-	// prefix (see plainPage), so a mapped page is decompressed whole as
-	// it is read, straight from the mapping, rather than copied out of
-	// it to be decompressed later.
-	eager bool
+	// ahead: the rows of the next page on about to be converted. A
+	// mapped page whose conversion decompresses it whole (see
+	// plainPage.ensure) is decompressed whole as it is read, straight
+	// from the mapping, rather than copied out of it to be decompressed
+	// later.
+	ahead int
 }
-
-// eagerRows is the fewest rows a reader of pages asks for that
-// decompresses a page whole: their values or string lengths reach past
-// lazyPrefix.
-const eagerRows = lazyPrefix/4 + 1
 
 // readAhead tells pages, when a pageReader, how many rows of the next
 // page on are about to be converted.
 func readAhead(pages parquet.Pages, rows int) {
 	if pr, ok := pages.(*pageReader); ok {
-		pr.eager = rows >= eagerRows
+		pr.ahead = rows
 	}
+}
+
+// whole reports whether converting pr.ahead rows of a plainPage of pr's
+// decompresses it whole: their values reach past lazyFirst, or their
+// strings' lengths past lazyPrefix.
+func (pr *pageReader) whole() bool {
+	if w, _ := plainWidth(pr.phys); w > 0 {
+		return int64(pr.ahead)*int64(w) > lazyFirst
+	}
+	return 4*int64(pr.ahead) > lazyPrefix
 }
 
 // mapPages makes pr read its pages through m. A reader is Closed once
@@ -334,7 +340,7 @@ func (pr *pageReader) decodePage(loc pageLoc, raw []byte, mapped bool) (parquet.
 // mapping of the file, which the page must not refer to.
 func (pr *pageReader) plainPage(np int, codec format.CompressionCodec, src []byte, size int, mapped bool) (*plainPage, error) {
 	var prefix []byte // nil: decompressed whole now
-	if codec == format.Snappy && size > lazyPrefix && !(mapped && pr.eager) {
+	if codec == format.Snappy && size > lazyPrefix && !(mapped && pr.whole()) {
 		if pr.prefix == nil {
 			pr.prefix = make([]byte, lazyPrefix+snappyOvershoot)
 		}
