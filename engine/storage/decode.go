@@ -315,11 +315,10 @@ func (b *columnBuilder) convert(v *vec.Vector, pv *pageValues, row, from, to, k0
 		}
 		dst := v.I64
 		switch {
-		case rows == nil && idx == nil && b.conv == convInt32:
-			d := dst[row : row+nv]
-			for i, x := range src[k0 : k0+nv] {
-				d[i] = int64(x)
-			}
+		case rows == nil && idx == nil:
+			widenInt32(b.conv, dst[row:row+nv], src[k0:k0+nv])
+		case rows == nil:
+			widenInt32At(b.conv, dst[row:row+nv], src, idx)
 		default:
 			for k := 0; k < nv; k++ {
 				x := src[val(k)]
@@ -399,6 +398,56 @@ func (b *columnBuilder) convert(v *vec.Vector, pv *pageValues, row, from, to, k0
 		}
 	}
 	return next, nil
+}
+
+// widenInt32 widens the INT32 values src, read as c says (signed, or
+// unsigned 8, 16 or 32 bits), into d. The loops are written out per
+// conversion: a choice made per value, or a closure per value, cost more
+// than the conversion itself.
+func widenInt32(c conv, d []int64, src []int32) {
+	d = d[:len(src)]
+	switch c {
+	case convUint8:
+		for i, x := range src {
+			d[i] = int64(uint8(x))
+		}
+	case convUint16:
+		for i, x := range src {
+			d[i] = int64(uint16(x))
+		}
+	case convUint32:
+		for i, x := range src {
+			d[i] = int64(uint32(x))
+		}
+	default:
+		for i, x := range src {
+			d[i] = int64(x)
+		}
+	}
+}
+
+// widenInt32At is widenInt32 of the values src[idx[i]] (a dictionary's,
+// whose indexes were checked).
+func widenInt32At(c conv, d []int64, src []int32, idx []int32) {
+	d = d[:len(idx)]
+	switch c {
+	case convUint8:
+		for i, j := range idx {
+			d[i] = int64(uint8(src[j]))
+		}
+	case convUint16:
+		for i, j := range idx {
+			d[i] = int64(uint16(src[j]))
+		}
+	case convUint32:
+		for i, j := range idx {
+			d[i] = int64(uint32(src[j]))
+		}
+	default:
+		for i, j := range idx {
+			d[i] = int64(src[j])
+		}
+	}
 }
 
 // bytesPage appends the strings of rows [row, row+np) (rows are appended
