@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"cachebook/engine/agg"
+	"cachebook/engine/expr"
+	"cachebook/engine/sql"
+	"cachebook/engine/vec"
+)
+
+// groupedDistinctArg returns x when the query is a GROUP BY with keys whose
+// DISTINCT aggregates (count, sum or avg DISTINCT) all take the one
+// argument x, and whose other aggregates can be computed in two steps:
+// count(*), count, min, max, and sum or avg of an input narrower than 64
+// bits (a partial sum of BIGINTs could pass BIGINT where the whole does
+// not, or avg's 128-bit sum would).
+func groupedDistinctArg(q *query) (expr.Expr, bool) {
+	if len(q.keys) == 0 || len(q.aggCalls) != len(q.specs) {
+		return nil, false
+	}
+	for _, k := range q.keys {
+		if k.Type() == vec.Null {
+			return nil, false
+		}
+	}
+	var x expr.Expr
+	var xAST sql.Expr
+	for i, sp := range q.specs {
+		switch {
+		case sp.Kind == agg.CountDistinct || sp.Distinct:
+			a := q.args[i]
+			c := q.aggCalls[i]
+			if a == nil || a.Type() == vec.Null || len(c.Args) != 1 {
+				return nil, false
+			}
+			if x == nil {
+				x, xAST = a, c.Args[0]
+			} else if !sql.Equal(xAST, c.Args[0]) || a.Type() != x.Type() {
+				return nil, false
+			}
+		case sp.Kind == agg.Sum || sp.Kind == agg.Avg:
+			if sp.In == vec.Int64 || sp.In == vec.UInt64 {
+				return nil, false
+			}
+		case sp.Kind == agg.CountStar || sp.Kind == agg.Count || sp.Kind == agg.Min || sp.Kind == agg.Max:
+		default:
+			return nil, false
+		}
+	}
+	return x, x != nil
+}
+
+// groupedDistinct builds the aggregation of a GROUP BY K whose DISTINCT
+// aggregates take x (see groupedDistinctArg) as two GROUP BYs: the inner
+// one groups the input by (K, x) and computes the other aggregates'
+// partials per group; the outer one groups those groups by K, counting
+// (summing, averaging) their non-NULL x for the DISTINCT aggregates and
+// combining the partials for the others (a count is the sum of the
+// partial counts, a sum the sum of the partial sums, a min the min of the
+// mins, an avg the sum of the sums over the sum of the counts). The
+// distinct (K, x) pairs go through the GROUP BY the settings choose
+// (radix or parallel with cache-sized partitions, spilling under the
+// memory limit) rather than one by one into a per-aggregate set of
+// (group, value) pairs. NULL x forms groups of its own in the inner
+// GROUP BY, whose rows the other aggregates count, and which the DISTINCT
+// ones skip, as they skip NULLs.
+//
+// It returns the inner GROUP BY, which reads child, and the operator that
+// hands on the groups: the outer GROUP BY, or a projection above it that
+// computes the averages. Its output is the keys, then one column per
+// aggregate of q, as the single GROUP BY's.
+func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint int64) (*hashAggOp, operator, error) {
+	nk := len(q.keys)
+	innerKeys := append(slices.Clip(q.keys), x)
+	innerKeyNames := append(slices.Clip(q.keyNames), x.String())
+	var innerArgs []expr.Expr
+	var innerSpecs []agg.Spec
+	var innerNames []string
+	// partial adds an aggregate to the inner GROUP BY and returns the
+	// reference to its column there.
+	partial := func(sp agg.Spec, arg expr.Expr, name string) expr.Expr {
+		innerArgs = append(innerArgs, arg)
+		innerSpecs = append(innerSpecs, sp)
+		innerNames = append(innerNames, name)
+		return &expr.ColumnRef{Index: nk + len(innerSpecs), T: sp.OutType(), Name: name}
+	}
+	xcol := &expr.ColumnRef{Index: nk, T: x.Type(), Name: x.String()}
+
+	var outerArgs []expr.Expr
+	var outerSpecs []agg.Spec
+	var outerNames []string
+	outer := func(sp agg.Spec, arg expr.Expr, name string) {
+		outerArgs = append(outerArgs, arg)
+		outerSpecs = append(outerSpecs, sp)
+		outerNames = append(outerNames, name)
+	}
+	type avgCols struct{ agg, sum, count int } // aggregate, outer sum column, outer count column
+	var avgs []avgCols
+	var avgCounts []expr.Expr
+	var distinctNames, combinedNames []string
+	for i, sp := range q.specs {
+		name, arg := q.aggNames[i], q.args[i]
+		argName := ""
+		if arg != nil {
+			argName = arg.String()
+		}
+		switch {
+		case sp.Kind == agg.CountDistinct:
+			outer(agg.Spec{Kind: agg.Count, In: x.Type()}, xcol, name)
+			distinctNames = append(distinctNames, name)
+			continue
+		case sp.Distinct:
+			outer(agg.Spec{Kind: sp.Kind, In: x.Type()}, xcol, name)
+			distinctNames = append(distinctNames, name)
+			continue
+		case sp.Kind == agg.CountStar:
+			c := partial(agg.Spec{Kind: agg.CountStar}, nil, "count(*)")
+			outer(agg.Spec{Kind: agg.Sum, In: vec.Int64}, c, name)
+		case sp.Kind == agg.Count:
+			c := partial(sp, arg, name)
+			outer(agg.Spec{Kind: agg.Sum, In: vec.Int64}, c, name)
+		case sp.Kind == agg.Sum:
+			p := partial(sp, arg, name)
+			outer(agg.Spec{Kind: agg.Sum, In: sp.OutType()}, p, name)
+		case sp.Kind == agg.Min || sp.Kind == agg.Max:
+			p := partial(sp, arg, name)
+			outer(agg.Spec{Kind: sp.Kind, In: sp.OutType()}, p, name)
+		case sp.Kind == agg.Avg:
+			sum := agg.Spec{Kind: agg.Sum, In: sp.In}
+			p := partial(sum, arg, "sum("+argName+")")
+			c := partial(agg.Spec{Kind: agg.Count, In: sp.In}, arg, "count("+argName+")")
+			avgs = append(avgs, avgCols{agg: i, sum: nk + len(outerSpecs)})
+			avgCounts = append(avgCounts, c)
+			outer(agg.Spec{Kind: agg.Sum, In: sum.OutType()}, p, name+": sum")
+		default:
+			return nil, nil, fmt.Errorf("internal error: %s in a two-step DISTINCT aggregation", sp.Kind)
+		}
+		combinedNames = append(combinedNames, name)
+	}
+	for j, c := range avgCounts {
+		avgs[j].count = nk + len(outerSpecs)
+		outer(agg.Spec{Kind: agg.Sum, In: vec.Int64}, c, q.aggNames[avgs[j].agg]+": count")
+	}
+
+	inner := &hashAggOp{opBase: opBase{label: "HASH_GROUP_BY", children: []operator{child}},
+		keys: innerKeys, keyNames: innerKeyNames, args: innerArgs, specs: innerSpecs, aggNames: innerNames,
+		rowsHint: hint, settings: s.settings, cache: s.db.cache,
+		serial: q.rel.scan == nil}
+	if len(innerSpecs) == 0 {
+		// The distinct (K, x) groups alone: an aggregator keeps at least
+		// one aggregate, and count(*) is the cheapest.
+		partial(agg.Spec{Kind: agg.CountStar}, nil, "count(*)")
+		inner.args, inner.specs, inner.aggNames = innerArgs, innerSpecs, innerNames
+	}
+	inner.notes = []string{fmt.Sprintf("groups: the distinct (%s) pairs of %s, for the GROUP BY above",
+		strings.Join(innerKeyNames, ", "), strings.Join(distinctNames, ", "))}
+
+	outerKeys := make([]expr.Expr, nk)
+	for i, k := range q.keys {
+		outerKeys[i] = &expr.ColumnRef{Index: i, T: k.Type(), Name: q.keyNames[i]}
+	}
+	// The outer GROUP BY reads the inner one's groups on one goroutine:
+	// an aggregation hands its parts to one consumer.
+	st := s.settings
+	st.Threads = 1
+	keyList := strings.Join(q.keyNames, ", ")
+	if nk > 1 {
+		keyList = "(" + keyList + ")"
+	}
+	note := fmt.Sprintf("%s: the distinct (%s) pairs grouped first, then counted per %s",
+		strings.Join(distinctNames, ", "), strings.Join(innerKeyNames, ", "), keyList)
+	notes := []string{note}
+	if len(combinedNames) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: computed per (%s) pair, then combined per %s",
+			strings.Join(combinedNames, ", "), strings.Join(innerKeyNames, ", "), keyList))
+	}
+	outerOp := &hashAggOp{opBase: opBase{label: "HASH_GROUP_BY", children: []operator{inner}},
+		keys: outerKeys, keyNames: q.keyNames, args: outerArgs, specs: outerSpecs, aggNames: outerNames,
+		rewritten: q.rewritten, rowsHint: -1, serial: true, settings: st, cache: s.db.cache, notes: notes}
+	if len(avgs) == 0 {
+		return inner, outerOp, nil
+	}
+
+	// The averages: the sum of the sums over the sum of the counts,
+	// as avg divides its sum by its count.
+	cols := make([]vec.Column, nk+len(outerSpecs))
+	for i, k := range q.keys {
+		cols[i] = vec.Column{Name: fmt.Sprintf("c%d", i), Type: k.Type()}
+	}
+	for j, sp := range outerSpecs {
+		cols[nk+j] = vec.Column{Name: fmt.Sprintf("c%d", nk+j), Type: sp.OutType()}
+	}
+	exprs := make([]expr.Expr, nk+len(q.specs))
+	names := make([]string, nk+len(q.specs))
+	copy(names, q.keyNames)
+	copy(names[nk:], q.aggNames)
+	for i := range exprs {
+		exprs[i] = &expr.ColumnRef{Index: i, T: cols[i].Type, Name: names[i]}
+	}
+	b := &expr.Binder{Columns: cols}
+	for _, a := range avgs {
+		e, err := sql.ParseExpr(fmt.Sprintf("CAST(c%d AS DOUBLE) / c%d", a.sum, a.count))
+		if err != nil {
+			return nil, nil, fmt.Errorf("internal error: %w", err)
+		}
+		d, err := b.Bind(e)
+		if err != nil {
+			return nil, nil, fmt.Errorf("internal error: %w", err)
+		}
+		exprs[nk+a.agg] = d
+		names[nk+a.agg] += ": the sum of the partial sums / the sum of the partial counts"
+	}
+	return inner, &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{outerOp}}, exprs: exprs, names: names}, nil
+}
+
+// twoStepDistinct builds the aggregation of q as groupedDistinct does,
+// where it applies; ok is false where it does not, and the single GROUP BY
+// runs.
+func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *hashAggOp, top operator, ok bool) {
+	x, ok := groupedDistinctArg(q)
+	if !ok {
+		return nil, nil, false
+	}
+	inner, top, err := s.groupedDistinct(q, x, child, hint)
+	if err != nil {
+		return nil, nil, false
+	}
+	return inner, top, true
+}
