@@ -149,12 +149,6 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 		keys: innerKeys, keyNames: innerKeyNames, args: innerArgs, specs: innerSpecs, aggNames: innerNames,
 		rowsHint: hint, settings: s.settings, cache: s.db.cache,
 		serial: q.rel.scan == nil}
-	if len(innerSpecs) == 0 {
-		// The distinct (K, x) groups alone: an aggregator keeps at least
-		// one aggregate, and count(*) is the cheapest.
-		partial(agg.Spec{Kind: agg.CountStar}, nil, "count(*)")
-		inner.args, inner.specs, inner.aggNames = innerArgs, innerSpecs, innerNames
-	}
 	inner.notes = []string{fmt.Sprintf("groups: the distinct (%s) pairs of %s, for the GROUP BY above",
 		strings.Join(innerKeyNames, ", "), strings.Join(distinctNames, ", "))}
 
@@ -217,11 +211,14 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 }
 
 // twoStepDistinct builds the aggregation of q as groupedDistinct does,
-// where it applies; ok is false where it does not, and the single GROUP BY
-// runs.
+// where it applies and pays (twoStepPays); ok is false otherwise, and the
+// single GROUP BY runs.
 func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *hashAggOp, top operator, ok bool) {
 	x, ok := groupedDistinctArg(q)
 	if !ok {
+		return nil, nil, false
+	}
+	if !s.forceTwoStep && !twoStepPays(q.rel.rows, s.settings.Threads, s.settings.MemoryLimit, carriesPartials(q.specs)) {
 		return nil, nil, false
 	}
 	inner, top, err := s.groupedDistinct(q, x, child, hint)
@@ -229,4 +226,41 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 		return nil, nil, false
 	}
 	return inner, top, true
+}
+
+// pairSlotBytes is the memory of one (group, value) pair in the single
+// GROUP BY's DISTINCT sets (agg/distinct.go): a 16-byte slot.
+const pairSlotBytes = 16
+
+// twoStepPays reports whether a grouped DISTINCT aggregation over rows
+// input rows (-1: unknown) is better run in two steps on threads under
+// memoryLimit (0: none). The single GROUP BY keeps a set of (group, value)
+// pairs per worker, which cannot spill: it is the faster of the two while
+// the sets fit (one probe per row; the two steps write every row to the
+// partitions, and with other aggregates alongside (partials) their inputs
+// too, which at 100M rows triples what is partitioned and spills). So the
+// two steps run where the sets might pass the limit: where a slot per
+// input row on each worker would pass half of it, or all of it with
+// partials. A relation of unknown size (a subquery) keeps the single
+// GROUP BY, as does a session without a limit.
+func twoStepPays(rows int64, threads int, memoryLimit int64, partials bool) bool {
+	if rows < 0 || memoryLimit <= 0 {
+		return false
+	}
+	sets := float64(rows) * pairSlotBytes * float64(max(threads, 1))
+	if partials {
+		return sets > float64(memoryLimit)
+	}
+	return sets > float64(memoryLimit)/2
+}
+
+// carriesPartials reports whether specs has aggregates besides the
+// DISTINCT ones, whose partials the first step computes.
+func carriesPartials(specs []agg.Spec) bool {
+	for _, sp := range specs {
+		if sp.Kind != agg.CountDistinct && !sp.Distinct {
+			return true
+		}
+	}
+	return false
 }

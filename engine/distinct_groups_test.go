@@ -130,6 +130,7 @@ func TestTwoStepDistinct(t *testing.T) {
 	}
 	for _, strat := range []string{"naive", "radix", "parallel", "auto"} {
 		s := db.NewSession()
+		s.forceTwoStep = true
 		for _, set := range [][2]string{{"group_by", strat}, {"threads", "2"}, {"radix_bits", "3"}} {
 			if err := s.Set(set[0], set[1]); err != nil {
 				t.Fatal(err)
@@ -161,6 +162,7 @@ func TestTwoStepDistinct(t *testing.T) {
 func TestTwoStepDistinctNotApplied(t *testing.T) {
 	db := distinctDB(t)
 	s := db.NewSession()
+	s.forceTwoStep = true
 	for _, q := range []string{
 		// No keys: the lessons' count(*), count(DISTINCT UserID).
 		"SELECT count(*), count(DISTINCT x32) FROM d",
@@ -173,5 +175,48 @@ func TestTwoStepDistinctNotApplied(t *testing.T) {
 		if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") {
 			t.Errorf("%s: ran in two steps:\n%s", q, plan)
 		}
+	}
+}
+
+// TestTwoStepPays: the two steps run where the single GROUP BY's pair
+// sets, at a slot per input row and worker, might pass the memory limit
+// (half of it without other aggregates alongside); not without a limit or
+// over a relation of unknown size. The sizes are ClickBench's at 20M and
+// 100M rows under 4GB.
+func TestTwoStepPays(t *testing.T) {
+	const gb = 1 << 30
+	for _, tc := range []struct {
+		rows     int64
+		threads  int
+		limit    int64
+		partials bool
+		want     bool
+	}{
+		{100_000_000, 2, 4 * gb, false, true}, // Q8 at 100M
+		{100_000_000, 2, 4 * gb, true, false}, // Q9 at 100M: its sets fit
+		{20_000_000, 2, 4 * gb, false, false}, // Q8 at 20M
+		{20_000_000, 2, 300 << 20, true, true},
+		{20_000_000, 1, 300 << 20, false, true},
+		{100_000_000, 2, 0, false, false}, // no limit
+		{-1, 2, 1 << 20, false, false},    // a subquery
+		{1000, 2, 4 * gb, false, false},
+	} {
+		if got := twoStepPays(tc.rows, tc.threads, tc.limit, tc.partials); got != tc.want {
+			t.Errorf("twoStepPays(%d, %d, %d, %v) = %v, want %v", tc.rows, tc.threads, tc.limit, tc.partials, got, tc.want)
+		}
+	}
+	// A small table under the default settings keeps the single GROUP BY;
+	// under a limit its pair sets could pass, it runs in two steps.
+	db := distinctDB(t)
+	s := db.NewSession()
+	const q = "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"
+	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") {
+		t.Errorf("default settings: ran in two steps:\n%s", plan)
+	}
+	if err := s.Set("memory_limit", "150KB"); err != nil {
+		t.Fatal(err)
+	}
+	if plan := explainText(t, s, q); !strings.Contains(plan, "pairs grouped first") {
+		t.Errorf("memory_limit 150KB: not run in two steps:\n%s", plan)
 	}
 }

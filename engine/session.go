@@ -130,6 +130,9 @@ type Session struct {
 	settings Settings
 	ops      atomic.Uint64 // operator ids handed out (opBase.id)
 	notes    []string      // the running statement's Result.Notes
+	// forceTwoStep runs every grouped DISTINCT aggregation that can be
+	// run in two steps so (distinct_groups.go), for tests.
+	forceTwoStep bool
 }
 
 // Exec parses and runs every ;-separated statement of src in order, stopping
