@@ -219,4 +219,9 @@ func TestTwoStepPays(t *testing.T) {
 	if plan := explainText(t, s, q); !strings.Contains(plan, "pairs grouped first") {
 		t.Errorf("memory_limit 150KB: not run in two steps:\n%s", plan)
 	}
+	// Under a filter, half the rows count: their sets fit.
+	const filtered = "SELECT k16, count(DISTINCT x32) FROM d WHERE x16 > 0 GROUP BY k16"
+	if plan := explainText(t, s, filtered); strings.Contains(plan, "pairs grouped first") {
+		t.Errorf("memory_limit 150KB, filtered: ran in two steps:\n%s", plan)
+	}
 }
