@@ -218,6 +218,11 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 	if !ok {
 		return nil, nil, false
 	}
+	if s.settings.GroupBy == "naive" && !s.forceTwoStep {
+		// A naive GROUP BY cannot spill: the two steps' first would hold
+		// the same pairs in a table less compact than the sets.
+		return nil, nil, false
+	}
 	rows := q.rel.rows
 	if q.where != nil && rows > 0 {
 		// What passes the filter is not known before the scan: half the

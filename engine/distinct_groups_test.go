@@ -219,6 +219,12 @@ func TestTwoStepPays(t *testing.T) {
 	if plan := explainText(t, s, q); !strings.Contains(plan, "pairs grouped first") {
 		t.Errorf("memory_limit 150KB: not run in two steps:\n%s", plan)
 	}
+	// SET group_by = 'naive' keeps the sets: its GROUP BYs cannot spill.
+	s.Set("group_by", "naive")
+	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") {
+		t.Errorf("naive: ran in two steps:\n%s", plan)
+	}
+	s.Set("group_by", "auto")
 	// Under a filter, half the rows count: their sets fit.
 	const filtered = "SELECT k16, count(DISTINCT x32) FROM d WHERE x16 > 0 GROUP BY k16"
 	if plan := explainText(t, s, filtered); strings.Contains(plan, "pairs grouped first") {
