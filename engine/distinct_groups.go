@@ -240,6 +240,20 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 	if err != nil {
 		return nil, nil, false
 	}
+	if lim := s.settings.MemoryLimit; lim > 0 && rows >= 0 {
+		threads := max(s.settings.Threads, 1)
+		which, share := "half of memory_limit", lim/2
+		if carriesPartials(q.specs) {
+			which, share = "memory_limit", lim
+		}
+		filtered := ""
+		if q.where != nil {
+			filtered = ", half the table's under WHERE"
+		}
+		inner.notes = append(inner.notes, fmt.Sprintf(
+			"two steps, as the (group, value) sets of one GROUP BY (a %d-byte slot per input row, ~%d rows%s, on each of %d workers: ~%s) could pass %s (%s); these partitions spill where they must",
+			pairSlotBytes, rows, filtered, threads, agg.FormatBytes(rows*pairSlotBytes*int64(threads)), which, agg.FormatBytes(share)))
+	}
 	return inner, top, true
 }
 
