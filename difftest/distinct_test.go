@@ -36,15 +36,14 @@ func TestTwoStepDistinctMatchesDuckDB(t *testing.T) {
 	}
 	ours := openOurs(t, dir, "SELECT COUNT(*) FROM hits")
 	// The limits are small enough that 300,000 rows (150,000 under WHERE)
-	// at a 16-byte slot on each of 2 workers would pass half of them (all
-	// of them with other aggregates alongside): the pair sets might not
-	// fit, and the engine runs the two steps.
+	// at a 16-byte slot on each of 2 workers would pass them: the pair
+	// sets might not fit, and the engine runs the two steps.
 	queries := []struct{ sql, limit string }{
 		{"SELECT RegionID, COUNT(DISTINCT UserID) AS u FROM hits GROUP BY RegionID", "8MB"},
 		{"SELECT RegionID, SUM(AdvEngineID), COUNT(*) AS c, AVG(ResolutionWidth), COUNT(DISTINCT UserID) FROM hits GROUP BY RegionID", "8MB"},
-		{"SELECT MobilePhoneModel, COUNT(DISTINCT UserID) AS u FROM hits WHERE MobilePhoneModel <> '' GROUP BY MobilePhoneModel", "8MB"},
-		{"SELECT MobilePhone, MobilePhoneModel, COUNT(DISTINCT UserID) AS u FROM hits WHERE MobilePhoneModel <> '' GROUP BY MobilePhone, MobilePhoneModel", "8MB"},
-		{"SELECT SearchPhrase, COUNT(DISTINCT UserID) AS u FROM hits WHERE SearchPhrase <> '' GROUP BY SearchPhrase", "8MB"},
+		{"SELECT MobilePhoneModel, COUNT(DISTINCT UserID) AS u FROM hits WHERE MobilePhoneModel <> '' GROUP BY MobilePhoneModel", "4MB"},
+		{"SELECT MobilePhone, MobilePhoneModel, COUNT(DISTINCT UserID) AS u FROM hits WHERE MobilePhoneModel <> '' GROUP BY MobilePhone, MobilePhoneModel", "4MB"},
+		{"SELECT SearchPhrase, COUNT(DISTINCT UserID) AS u FROM hits WHERE SearchPhrase <> '' GROUP BY SearchPhrase", "4MB"},
 		{"SELECT SearchPhrase, MIN(URL), MIN(Title), COUNT(*) AS c, COUNT(DISTINCT UserID) FROM hits WHERE Title LIKE '%Google%' AND URL NOT LIKE '%.google.%' AND SearchPhrase <> '' GROUP BY SearchPhrase", "4MB"},
 		{"SELECT CounterID, COUNT(DISTINCT ResolutionWidth), SUM(DISTINCT ResolutionWidth), AVG(DISTINCT ResolutionWidth), MAX(EventTime) FROM hits GROUP BY CounterID", "8MB"},
 		{"SELECT RegionID, COUNT(DISTINCT UserID) AS u FROM hits GROUP BY RegionID HAVING COUNT(DISTINCT UserID) > 10", "8MB"},

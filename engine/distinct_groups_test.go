@@ -179,45 +179,45 @@ func TestTwoStepDistinctNotApplied(t *testing.T) {
 }
 
 // TestTwoStepPays: the two steps run where the single GROUP BY's pair
-// sets, at a slot per input row and worker, might pass the memory limit
-// (half of it without other aggregates alongside); not without a limit or
-// over a relation of unknown size. The sizes are ClickBench's at 20M and
-// 100M rows under 4GB.
+// sets, at a slot per input row and worker, might pass the memory limit;
+// not without a limit or over a relation of unknown size. The sizes are
+// ClickBench's at 20M and 100M rows under 4GB.
 func TestTwoStepPays(t *testing.T) {
 	const gb = 1 << 30
 	for _, tc := range []struct {
-		rows     int64
-		threads  int
-		limit    int64
-		partials bool
-		want     bool
+		rows    int64
+		threads int
+		limit   int64
+		want    bool
 	}{
-		{100_000_000, 2, 4 * gb, false, true}, // Q8 at 100M
-		{100_000_000, 2, 4 * gb, true, false}, // Q9 at 100M: its sets fit
-		{20_000_000, 2, 4 * gb, false, false}, // Q8 at 20M
-		{20_000_000, 2, 300 << 20, true, true},
-		{20_000_000, 1, 300 << 20, false, true},
-		{100_000_000, 2, 0, false, false}, // no limit
-		{-1, 2, 1 << 20, false, false},    // a subquery
-		{1000, 2, 4 * gb, false, false},
+		{100_000_000, 2, 4 * gb, false}, // Q8 and Q9 at 100M: their sets fit
+		{100_000_000, 4, 4 * gb, true},
+		{300_000_000, 2, 4 * gb, true},
+		{20_000_000, 2, 4 * gb, false},
+		{20_000_000, 2, 300 << 20, true},
+		{20_000_000, 1, 300 << 20, true},
+		{100_000_000, 2, 0, false}, // no limit
+		{-1, 2, 1 << 20, false},    // a subquery
+		{1000, 2, 4 * gb, false},
 	} {
-		if got := twoStepPays(tc.rows, tc.threads, tc.limit, tc.partials); got != tc.want {
-			t.Errorf("twoStepPays(%d, %d, %d, %v) = %v, want %v", tc.rows, tc.threads, tc.limit, tc.partials, got, tc.want)
+		if got := twoStepPays(tc.rows, tc.threads, tc.limit); got != tc.want {
+			t.Errorf("twoStepPays(%d, %d, %d) = %v, want %v", tc.rows, tc.threads, tc.limit, got, tc.want)
 		}
 	}
 	// A small table under the default settings keeps the single GROUP BY;
-	// under a limit its pair sets could pass, it runs in two steps.
+	// under a limit its pair sets could pass (3,000 rows at 16 bytes on
+	// 2 workers: 96,000 bytes), it runs in two steps.
 	db := distinctDB(t)
 	s := db.NewSession()
 	const q = "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"
 	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") {
 		t.Errorf("default settings: ran in two steps:\n%s", plan)
 	}
-	if err := s.Set("memory_limit", "150KB"); err != nil {
+	if err := s.Set("memory_limit", "80KB"); err != nil {
 		t.Fatal(err)
 	}
 	if plan := explainText(t, s, q); !strings.Contains(plan, "pairs grouped first") {
-		t.Errorf("memory_limit 150KB: not run in two steps:\n%s", plan)
+		t.Errorf("memory_limit 80KB: not run in two steps:\n%s", plan)
 	}
 	// SET group_by = 'naive' keeps the sets: its GROUP BYs cannot spill.
 	s.Set("group_by", "naive")
@@ -228,6 +228,6 @@ func TestTwoStepPays(t *testing.T) {
 	// Under a filter, half the rows count: their sets fit.
 	const filtered = "SELECT k16, count(DISTINCT x32) FROM d WHERE x16 > 0 GROUP BY k16"
 	if plan := explainText(t, s, filtered); strings.Contains(plan, "pairs grouped first") {
-		t.Errorf("memory_limit 150KB, filtered: ran in two steps:\n%s", plan)
+		t.Errorf("memory_limit 80KB, filtered: ran in two steps:\n%s", plan)
 	}
 }
