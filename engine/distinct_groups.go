@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -233,14 +235,17 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 		// the two steps slowed by 10 to 15 % at 100M rows.
 		rows /= 2
 	}
-	if !s.forceTwoStep && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
+	if !s.forceTwoStep && !s.twoStepRetry && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
+		s.twoStepDeclined = true
 		return nil, nil, false
 	}
 	inner, top, err := s.groupedDistinct(q, x, child, hint)
 	if err != nil {
 		return nil, nil, false
 	}
-	if lim := s.settings.MemoryLimit; lim > 0 && rows >= 0 {
+	if s.twoStepRetry {
+		inner.notes = append(inner.notes, "two steps, as the (group, value) sets of one GROUP BY passed memory_limit: the statement ran again")
+	} else if lim := s.settings.MemoryLimit; lim > 0 && rows >= 0 {
 		threads := max(s.settings.Threads, 1)
 		filtered := ""
 		if q.where != nil {
@@ -274,4 +279,18 @@ func twoStepPays(rows int64, threads int, memoryLimit int64) bool {
 		return false
 	}
 	return float64(rows)*pairSlotBytes*float64(max(threads, 1)) > float64(memoryLimit)
+}
+
+// retryInTwoSteps reports whether a statement that failed with err is to
+// be planned and run again with its grouped DISTINCT aggregations in two
+// steps: it passed the memory limit with one that twoStepPays declined
+// (whose sets, which cannot spill, may be what passed it). It sets the
+// session to plan them so; the caller clears twoStepRetry after.
+func (s *Session) retryInTwoSteps(ctx context.Context, err error) bool {
+	if !s.twoStepDeclined || ctx.Err() != nil || !errors.Is(err, ErrMemoryLimit) {
+		return false
+	}
+	s.twoStepRetry = true
+	s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY passed memory_limit (%v): ran again with the distinct pairs grouped first, in partitions that spill", err))
+	return true
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -229,5 +230,45 @@ func TestTwoStepPays(t *testing.T) {
 	const filtered = "SELECT k16, count(DISTINCT x32) FROM d WHERE x16 > 0 GROUP BY k16"
 	if plan := explainText(t, s, filtered); strings.Contains(plan, "pairs grouped first") {
 		t.Errorf("memory_limit 80KB, filtered: ran in two steps:\n%s", plan)
+	}
+}
+
+// TestRetryInTwoSteps: a statement runs again in two steps only when it
+// passed the memory limit with a grouped DISTINCT the gate declined, and
+// was not cancelled.
+func TestRetryInTwoSteps(t *testing.T) {
+	db := distinctDB(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	overLimit := fmt.Errorf("HASH_GROUP_BY: %w", ErrMemoryLimit)
+	for _, tc := range []struct {
+		name     string
+		declined bool
+		ctx      context.Context
+		err      error
+		want     bool
+	}{
+		{"declined, over the limit", true, context.Background(), overLimit, true},
+		{"none declined", false, context.Background(), overLimit, false},
+		{"another error", true, context.Background(), errors.New("disk full"), false},
+		{"cancelled", true, cancelled, overLimit, false},
+	} {
+		s := db.NewSession()
+		s.twoStepDeclined = tc.declined
+		if got := s.retryInTwoSteps(tc.ctx, tc.err); got != tc.want || s.twoStepRetry != tc.want {
+			t.Errorf("%s: retryInTwoSteps = %v (twoStepRetry %v), want %v", tc.name, got, s.twoStepRetry, tc.want)
+		}
+	}
+	// Planned again for the retry, the declined aggregation runs in two
+	// steps and says why; the session plans as before once it is done.
+	s := db.NewSession()
+	const q = "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"
+	s.twoStepRetry = true
+	if plan := explainText(t, s, q); !strings.Contains(plan, "passed memory_limit: the statement ran again") {
+		t.Errorf("retry: not run in two steps:\n%s", plan)
+	}
+	s.twoStepRetry = false
+	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") || !s.twoStepDeclined {
+		t.Errorf("after the retry: ran in two steps (or declined nothing):\n%s", plan)
 	}
 }
