@@ -18,12 +18,12 @@ import (
 // answer with DuckDB's. The plan must say that the two steps ran.
 func TestTwoStepDistinctMatchesDuckDB(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates a 300,000-row table")
+		t.Skip("generates a 600,000-row table")
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hits.parquet")
-	if err := gen.WriteFile(ctx, path, gen.Options{Rows: 300_000, Order: "shuffled", Seed: 1, RowGroupRows: 30_000}); err != nil {
+	if err := gen.WriteFile(ctx, path, gen.Options{Rows: 600_000, Order: "shuffled", Seed: 1, RowGroupRows: 30_000}); err != nil {
 		t.Fatal(err)
 	}
 	duck, err := OpenDuck(ctx, 2)
@@ -35,9 +35,9 @@ func TestTwoStepDistinctMatchesDuckDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := openOurs(t, dir, "SELECT COUNT(*) FROM hits")
-	// The limits are small enough that 300,000 rows (150,000 under WHERE)
-	// at a 16-byte slot on each of 2 workers would pass them: the pair
-	// sets might not fit, and the engine runs the two steps.
+	// The limits are small enough that 600,000 rows (300,000 under WHERE)
+	// at a 16-byte slot on each of 2 workers would pass twice them: the
+	// pair sets might not fit, and the engine runs the two steps.
 	queries := []struct{ sql, limit string }{
 		{"SELECT RegionID, COUNT(DISTINCT UserID) AS u FROM hits GROUP BY RegionID", "8MB"},
 		{"SELECT RegionID, SUM(AdvEngineID), COUNT(*) AS c, AVG(ResolutionWidth), COUNT(DISTINCT UserID) FROM hits GROUP BY RegionID", "8MB"},

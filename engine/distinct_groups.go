@@ -252,7 +252,7 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 			filtered = ", half the table's under WHERE"
 		}
 		inner.notes = append(inner.notes, fmt.Sprintf(
-			"two steps, as the (group, value) sets of one GROUP BY (a %d-byte slot per input row, ~%d rows%s, on each of %d workers: ~%s) could pass memory_limit (%s); these partitions spill where they must",
+			"two steps, as the (group, value) sets of one GROUP BY (a %d-byte slot per input row, ~%d rows%s, on each of %d workers: ~%s) could pass twice memory_limit (%s); these partitions spill where they must",
 			pairSlotBytes, rows, filtered, threads, agg.FormatBytes(rows*pairSlotBytes*int64(threads)), agg.FormatBytes(lim)))
 	}
 	return inner, top, true
@@ -263,22 +263,25 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 const pairSlotBytes = 16
 
 // twoStepPays reports whether a grouped DISTINCT aggregation over rows
-// input rows (-1: unknown) is better run in two steps on threads under
-// memoryLimit (0: none). The single GROUP BY keeps a set of (group, value)
-// pairs per worker, which cannot spill; while the sets fit it is the
-// faster of the two: one probe per row, where the two steps write every
-// row (and the inputs of the other aggregates alongside) to partitions of
-// the generic hash table's layout. At 100M rows under 4GB, ClickBench's Q8
-// took 13.5 s and 2.1 GB in one step, 21 s and 1.3 to 1.6 GB in two (and
-// Q9 spilled 4.7 GB of partitions). So the two steps run only where the
-// sets might pass the limit: where a slot per input row on each worker
-// would. A relation of unknown size (a subquery) keeps the single GROUP
-// BY, as does a session without a limit.
+// input rows (-1: unknown) is better run in two steps from the start on
+// threads under memoryLimit (0: none). The single GROUP BY keeps a set of
+// (group, value) pairs per worker, which cannot spill; while the sets fit
+// it is the faster of the two: one probe per row, where the two steps
+// write every row (and the inputs of the other aggregates alongside) to
+// partitions of the generic hash table's layout. At 100M rows under 2GB,
+// ClickBench's Q8 took 9.8 s (7.3 s user) and 2.1 GB in one step, 16.5 s
+// (13.8 s user) and 0.4 GB in two. A slot per input row on each worker
+// bounds the sets (ClickBench has a distinct pair per five rows): the two
+// steps run from the start where that bound passes twice the limit, and
+// where it does not but the sets pass the limit all the same, the
+// statement runs again in two steps (retryInTwoSteps). A relation of
+// unknown size (a subquery) starts with the single GROUP BY, as does a
+// session without a limit.
 func twoStepPays(rows int64, threads int, memoryLimit int64) bool {
 	if rows < 0 || memoryLimit <= 0 {
 		return false
 	}
-	return float64(rows)*pairSlotBytes*float64(max(threads, 1)) > float64(memoryLimit)
+	return float64(rows)*pairSlotBytes*float64(max(threads, 1)) > 2*float64(memoryLimit)
 }
 
 // retryInTwoSteps reports whether a statement that failed with err is to

@@ -179,10 +179,10 @@ func TestTwoStepDistinctNotApplied(t *testing.T) {
 	}
 }
 
-// TestTwoStepPays: the two steps run where the single GROUP BY's pair
-// sets, at a slot per input row and worker, might pass the memory limit;
-// not without a limit or over a relation of unknown size. The sizes are
-// ClickBench's at 20M and 100M rows under 4GB.
+// TestTwoStepPays: the two steps run from the start where the single
+// GROUP BY's pair sets, at a slot per input row and worker, would pass
+// twice the memory limit; not without a limit or over a relation of
+// unknown size. The sizes are ClickBench's at 20M and 100M rows.
 func TestTwoStepPays(t *testing.T) {
 	const gb = 1 << 30
 	for _, tc := range []struct {
@@ -192,11 +192,12 @@ func TestTwoStepPays(t *testing.T) {
 		want    bool
 	}{
 		{100_000_000, 2, 4 * gb, false}, // Q8 and Q9 at 100M: their sets fit
-		{100_000_000, 4, 4 * gb, true},
-		{300_000_000, 2, 4 * gb, true},
+		{100_000_000, 2, 2 * gb, false},
+		{100_000_000, 2, 1 * gb, true},
+		{300_000_000, 2, 2 * gb, true},
 		{20_000_000, 2, 4 * gb, false},
 		{20_000_000, 2, 300 << 20, true},
-		{20_000_000, 1, 300 << 20, true},
+		{20_000_000, 1, 300 << 20, false},
 		{100_000_000, 2, 0, false}, // no limit
 		{-1, 2, 1 << 20, false},    // a subquery
 		{1000, 2, 4 * gb, false},
@@ -206,8 +207,8 @@ func TestTwoStepPays(t *testing.T) {
 		}
 	}
 	// A small table under the default settings keeps the single GROUP BY;
-	// under a limit its pair sets could pass (3,000 rows at 16 bytes on
-	// 2 workers: 96,000 bytes), it runs in two steps.
+	// under a limit its pair sets could pass twice (3,000 rows at 16 bytes
+	// on 4 workers: 192,000 bytes), it runs in two steps.
 	db := distinctDB(t)
 	s := db.NewSession()
 	const q = "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"
@@ -217,8 +218,11 @@ func TestTwoStepPays(t *testing.T) {
 	if err := s.Set("memory_limit", "80KB"); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Set("threads", "4"); err != nil {
+		t.Fatal(err)
+	}
 	if plan := explainText(t, s, q); !strings.Contains(plan, "pairs grouped first") {
-		t.Errorf("memory_limit 80KB: not run in two steps:\n%s", plan)
+		t.Errorf("memory_limit 80KB, 4 threads: not run in two steps:\n%s", plan)
 	}
 	// SET group_by = 'naive' keeps the sets: its GROUP BYs cannot spill.
 	s.Set("group_by", "naive")
