@@ -36,7 +36,7 @@ func TestTwoStepDistinctMatchesDuckDB(t *testing.T) {
 	}
 	ours := openOurs(t, dir, "SELECT COUNT(*) FROM hits")
 	// The limits are small enough that 600,000 rows (300,000 under WHERE)
-	// at a 16-byte slot on each of 2 workers would pass twice them: the
+	// at a 16-byte slot on each of 2 workers would pass 1.5 times them: the
 	// pair sets might not fit, and the engine runs the two steps.
 	queries := []struct{ sql, limit string }{
 		{"SELECT RegionID, COUNT(DISTINCT UserID) AS u FROM hits GROUP BY RegionID", "8MB"},
