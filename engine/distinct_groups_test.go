@@ -207,14 +207,19 @@ func TestTwoStepPays(t *testing.T) {
 			t.Errorf("twoStepPays(%d, %d, %d) = %v, want %v", tc.rows, tc.threads, tc.limit, got, tc.want)
 		}
 	}
-	// A small table under the default settings keeps the single GROUP BY;
+	// With other aggregates alongside, a small table under the default
+	// settings keeps the single GROUP BY;
 	// under a limit its pair sets could pass one and a half times (3,000
 	// rows at 16 bytes on 4 workers: 192,000 bytes), it runs in two steps.
 	db := distinctDB(t)
 	s := db.NewSession()
-	const q = "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"
+	const q = "SELECT k16, count(DISTINCT x32), sum(a) FROM d GROUP BY k16"
 	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") {
 		t.Errorf("default settings: ran in two steps:\n%s", plan)
+	}
+	// DISTINCT aggregates alone run in two steps.
+	if plan := explainText(t, s, "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"); !strings.Contains(plan, "pairs grouped first") {
+		t.Errorf("count(DISTINCT) alone: not run in two steps:\n%s", plan)
 	}
 	if err := s.Set("memory_limit", "80KB"); err != nil {
 		t.Fatal(err)
@@ -232,7 +237,7 @@ func TestTwoStepPays(t *testing.T) {
 	}
 	s.Set("group_by", "auto")
 	// Under a filter, half the rows count: their sets fit.
-	const filtered = "SELECT k16, count(DISTINCT x32) FROM d WHERE x16 > 0 GROUP BY k16"
+	const filtered = "SELECT k16, count(DISTINCT x32), sum(a) FROM d WHERE x16 > 0 GROUP BY k16"
 	if plan := explainText(t, s, filtered); strings.Contains(plan, "pairs grouped first") {
 		t.Errorf("memory_limit 80KB, filtered: ran in two steps:\n%s", plan)
 	}
@@ -267,7 +272,7 @@ func TestRetryInTwoSteps(t *testing.T) {
 	// Planned again for the retry, the declined aggregation runs in two
 	// steps and says why; the session plans as before once it is done.
 	s := db.NewSession()
-	const q = "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"
+	const q = "SELECT k16, count(DISTINCT x32), count(*) FROM d GROUP BY k16"
 	s.twoStepRetry = true
 	if plan := explainText(t, s, q); !strings.Contains(plan, "passed memory_limit: the statement ran again") {
 		t.Errorf("retry: not run in two steps:\n%s", plan)
