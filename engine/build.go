@@ -120,6 +120,8 @@ func (s *Session) build(q *query) operator {
 				args:  []expr.Expr{&expr.ColumnRef{Index: 0, T: x.Type(), Name: x.String()}},
 				specs: []agg.Spec{{Kind: agg.Count, In: x.Type()}}, aggNames: q.aggNames,
 				rowsHint: -1, serial: true, settings: s.settings, cache: s.db.cache}
+		} else if inner, top, ok := s.twoStepDistinct(q, op, hint); ok {
+			reader, op = inner, top
 		} else {
 			reader = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
 				keys: q.keys, keyNames: q.keyNames, keyNotes: q.keyNotes, args: q.args, specs: q.specs, aggNames: q.aggNames,

@@ -43,6 +43,9 @@ type hashAggOp struct {
 	// serial keeps an aggregate without keys on one worker: its input
 	// (a subquery's, a GROUP BY's) is not read from several.
 	serial bool
+	// notes are lines EXPLAIN shows after the aggregates: how a
+	// two-step DISTINCT aggregation (distinct_groups.go) split the work.
+	notes []string
 	// estimateRows is how many input rows the group estimate sketches
 	// (0: the default, estimateRows).
 	estimateRows int64
@@ -144,6 +147,7 @@ func (a *hashAggOp) detail() []string {
 	if len(a.aggNames) > 0 {
 		d = append(d, "aggregates: "+strings.Join(a.aggNames, ", "))
 	}
+	d = append(d, a.notes...)
 	if len(a.keys) == 0 && countsOnly(a.specs) {
 		d = append(d, "count(*): added up from the row counts of the input's batches, no values read")
 	}

@@ -130,6 +130,14 @@ type Session struct {
 	settings Settings
 	ops      atomic.Uint64 // operator ids handed out (opBase.id)
 	notes    []string      // the running statement's Result.Notes
+	// forceTwoStep runs every grouped DISTINCT aggregation that can be
+	// run in two steps so (distinct_groups.go), for tests.
+	forceTwoStep bool
+	// twoStepDeclined records that the statement being planned has a
+	// grouped DISTINCT aggregation that could run in two steps but
+	// does not; twoStepRetry runs it in two steps when the statement
+	// is planned again after passing the memory limit.
+	twoStepDeclined, twoStepRetry bool
 }
 
 // Exec parses and runs every ;-separated statement of src in order, stopping
@@ -265,16 +273,27 @@ func settingValue(e sql.Expr) (string, error) {
 
 // selectStmt plans and runs a SELECT.
 func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks) (*Result, error) {
-	q, err := s.planSelect(ctx, sel, 0)
-	if err != nil {
-		return nil, err
+	q, vecs, n, err := s.runSelect(ctx, sel, hooks)
+	if err != nil && s.retryInTwoSteps(ctx, err) {
+		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
+		s.twoStepRetry = false
 	}
-	x := s.newExec(ctx, hooks, q.root)
-	vecs, n, err := collect(x, q.root, q.cols[:q.nVisible])
 	if err != nil {
 		return nil, err
 	}
 	return &Result{Columns: q.cols[:q.nVisible], Vecs: vecs, Rows: n, Plan: planTree(q.root, true)}, nil
+}
+
+// runSelect plans and runs sel, and returns its plan and rows.
+func (s *Session) runSelect(ctx context.Context, sel *sql.Select, hooks *Hooks) (*query, []*vec.Vector, int, error) {
+	s.twoStepDeclined = false
+	q, err := s.planSelect(ctx, sel, 0)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	x := s.newExec(ctx, hooks, q.root)
+	vecs, n, err := collect(x, q.root, q.cols[:q.nVisible])
+	return q, vecs, n, err
 }
 
 // newExec prepares the execution of the operator tree under root.
