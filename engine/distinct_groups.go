@@ -174,7 +174,7 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 			strings.Join(combinedNames, ", "), strings.Join(innerKeyNames, ", "), keyList))
 	}
 	outerOp := &hashAggOp{opBase: opBase{label: "HASH_GROUP_BY", children: []operator{inner}},
-		keys: outerKeys, keyNames: q.keyNames, args: outerArgs, specs: outerSpecs, aggNames: outerNames,
+		keys: outerKeys, keyNames: q.keyNames, keyNotes: q.keyNotes, args: outerArgs, specs: outerSpecs, aggNames: outerNames,
 		rewritten: q.rewritten, rowsHint: -1, serial: true, settings: st, cache: s.db.cache, notes: notes}
 	if len(avgs) == 0 {
 		return inner, outerOp, nil
