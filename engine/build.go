@@ -139,6 +139,16 @@ func (s *Session) build(q *query) operator {
 		// workers: a subquery streams to every other reader.
 		sub.stream = reader == nil || len(reader.keys) == 0
 	}
+	// gather: a plain filtered SELECT over a table reads on several
+	// workers, its batches put back in the table's order (gatherOp).
+	gather := q.top && q.rel.scan != nil && q.where != nil && !q.grouped && !q.distinct &&
+		len(q.order) == 0 && q.limit < 0 && q.offset == 0 && s.settings.Threads > 1
+	if gather {
+		sc := q.rel.scan
+		sc.positions = true
+		q.out = append(q.out, &expr.ColumnRef{Index: len(sc.table.Columns), T: vec.Int64, Name: positionName})
+		q.cols = append(q.cols, vec.Column{Name: positionName, Type: vec.Int64})
+	}
 	var bound *topNBound
 	threads := 1
 	if len(q.order) > 0 && q.limit >= 0 {
@@ -160,9 +170,16 @@ func (s *Session) build(q *query) operator {
 	}
 	shown := append([]string(nil), names...)
 	for i := q.nVisible; i < len(shown); i++ {
-		shown[i] += " (hidden: ORDER BY key)"
+		if gather {
+			shown[i] += " (hidden: the table's order)"
+		} else {
+			shown[i] += " (hidden: ORDER BY key)"
+		}
 	}
 	op = &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{op}}, exprs: q.out, names: shown}
+	if gather {
+		op = &gatherOp{opBase: opBase{label: "GATHER", children: []operator{op}}, threads: s.settings.Threads}
+	}
 	if q.distinct {
 		// SELECT DISTINCT over an aggregation: group the projected rows
 		// by every column.

@@ -47,9 +47,12 @@ type query struct {
 	out      []expr.Expr // select items, then hidden ORDER BY keys
 	cols     []vec.Column
 	nVisible int
-	order    []orderKey
-	limit    int64 // -1: none
-	offset   int64
+	// top: the statement's own query, not a subquery (which may be read
+	// a few rows at a time).
+	top    bool
+	order  []orderKey
+	limit  int64 // -1: none
+	offset int64
 
 	need []bool // relation columns the query reads
 	// distinct is set for SELECT DISTINCT over an aggregation (GROUP BY,
@@ -268,6 +271,7 @@ func (s *Session) planSelect(ctx context.Context, sel *sql.Select, depth int) (*
 	}
 	mark(q.where)
 	q.eachAbove(mark)
+	q.top = depth == 0
 	q.root = s.build(q)
 	return q, nil
 }
