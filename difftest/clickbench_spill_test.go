@@ -47,20 +47,7 @@ func TestClickBenchSpill(t *testing.T) {
 		t.Fatalf("%s has %d queries, want 43", clickBenchFile, len(queries))
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "hits.parquet")
-	if err := gen.WriteFile(ctx, path, gen.Options{Rows: 200_000, Order: "shuffled", Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	duck, err := OpenDuck(ctx, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer duck.Close()
-	if err := CreateHitsView(ctx, duck, "hits", path); err != nil {
-		t.Fatal(err)
-	}
-	ours := openOurs(t, dir, "SELECT COUNT(*) FROM hits")
+	_, duck, ours := hitsPair(t, gen.Options{Rows: 200_000, Order: "shuffled", Seed: 1})
 	type spillCase struct {
 		id    string
 		n     int // the query's number in clickbench.sql

@@ -140,6 +140,28 @@ func openOurs(t *testing.T, dir, probe string) *engine.DB {
 	return db
 }
 
+// hitsPair generates a hits table of opts in a temporary directory and
+// opens it in DuckDB (a view hits over the file, 2 threads; closed when
+// the test ends) and in the engine. It returns the directory too.
+func hitsPair(t *testing.T, opts gen.Options) (dir string, duck *sql.DB, ours *engine.DB) {
+	t.Helper()
+	ctx := context.Background()
+	dir = t.TempDir()
+	path := filepath.Join(dir, "hits.parquet")
+	if err := gen.WriteFile(ctx, path, opts); err != nil {
+		t.Fatal(err)
+	}
+	duck, err := OpenDuck(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { duck.Close() })
+	if err := CreateHitsView(ctx, duck, "hits", path); err != nil {
+		t.Fatal(err)
+	}
+	return dir, duck, openOurs(t, dir, "SELECT COUNT(*) FROM hits")
+}
+
 // diffCase is one query to compare on one data set.
 type diffCase struct {
 	id, query string

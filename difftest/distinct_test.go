@@ -2,7 +2,6 @@ package difftest
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,20 +20,7 @@ func TestTwoStepDistinctMatchesDuckDB(t *testing.T) {
 		t.Skip("generates a 600,000-row table")
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "hits.parquet")
-	if err := gen.WriteFile(ctx, path, gen.Options{Rows: 600_000, Order: "shuffled", Seed: 1, RowGroupRows: 30_000}); err != nil {
-		t.Fatal(err)
-	}
-	duck, err := OpenDuck(ctx, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer duck.Close()
-	if err := CreateHitsView(ctx, duck, "hits", path); err != nil {
-		t.Fatal(err)
-	}
-	ours := openOurs(t, dir, "SELECT COUNT(*) FROM hits")
+	_, duck, ours := hitsPair(t, gen.Options{Rows: 600_000, Order: "shuffled", Seed: 1, RowGroupRows: 30_000})
 	// The limits are small enough that 600,000 rows (300,000 under WHERE)
 	// at a 16-byte slot on each of 2 workers would pass 1.5 times them: the
 	// pair sets might not fit, and the engine runs the two steps.

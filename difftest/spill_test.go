@@ -3,7 +3,6 @@ package difftest
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,23 +19,10 @@ func TestSpillMatchesDuckDB(t *testing.T) {
 		t.Skip("generates a 300,000-row table")
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "hits.parquet")
-	if err := gen.WriteFile(ctx, path, gen.Options{Rows: 300_000, Order: "shuffled", Seed: 1, RowGroupRows: 30_000}); err != nil {
-		t.Fatal(err)
-	}
-	duck, err := OpenDuck(ctx, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer duck.Close()
+	_, duck, ours := hitsPair(t, gen.Options{Rows: 300_000, Order: "shuffled", Seed: 1, RowGroupRows: 30_000})
 	if _, err := duck.ExecContext(ctx, "SET memory_limit = '64MB'"); err != nil {
 		t.Fatal(err)
 	}
-	if err := CreateHitsView(ctx, duck, "hits", path); err != nil {
-		t.Fatal(err)
-	}
-	ours := openOurs(t, dir, "SELECT COUNT(*) FROM hits")
 	queries := []struct{ name, sql string }{
 		{"count", "SELECT URL, COUNT(*) AS c FROM hits GROUP BY URL"},
 		{"sum avg", "SELECT UserID, SUM(ResolutionWidth), AVG(ResolutionWidth), COUNT(Title) FROM hits GROUP BY UserID"},
