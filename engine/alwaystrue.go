@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"strings"
 
 	"cachebook/engine/expr"
 	"cachebook/engine/sql"
@@ -29,64 +28,22 @@ func (s *Session) alwaysTrue(rel *relation, where sql.Expr) (keep sql.Expr, prov
 		return where, nil
 	}
 	type cand struct {
-		i, col int
-		op     sql.Op
-		c      int64
+		i int
+		bound
 	}
 	parts := conjuncts(where)
 	var cands []cand
 	binder := &expr.Binder{Columns: rel.cols}
 	for i, p := range parts {
-		b, ok := p.(*sql.Binary)
+		col, op, k, ok := columnCompare(p, rel.cols)
 		if !ok {
 			continue
 		}
-		op := b.Op
-		id, lit := b.X, b.Y
-		if isLiteral(b.X) {
-			id, lit = b.Y, b.X
-			switch op {
-			case sql.OpLt:
-				op = sql.OpGt
-			case sql.OpLe:
-				op = sql.OpGe
-			case sql.OpGt:
-				op = sql.OpLt
-			case sql.OpGe:
-				op = sql.OpLe
-			}
-		}
-		switch op {
-		case sql.OpEq, sql.OpLt, sql.OpLe, sql.OpGt, sql.OpGe:
-		default:
-			continue
-		}
-		ident, ok1 := id.(*sql.Ident)
-		l, ok2 := literal(lit)
-		if !ok1 || !ok2 || ident.Table != "" {
-			continue
-		}
-		col := -1
-		for j, c := range rel.cols {
-			if c.Name == ident.Name {
-				col = j
-				break
-			}
-		}
-		if col < 0 {
-			for j, c := range rel.cols {
-				if col < 0 && strings.EqualFold(c.Name, ident.Name) {
-					col = j
-				}
-			}
-		}
-		if col < 0 {
-			continue
-		}
+		l, _ := literal(k)
 		t := rel.cols[col].Type
 		switch {
 		case (t == vec.Int16 || t == vec.Int32 || t == vec.Int64) && l.Kind == sql.LitInt:
-			cands = append(cands, cand{i: i, col: col, op: op, c: l.Int})
+			cands = append(cands, cand{i, bound{col: col, op: op, c: l.Int}})
 		case t == vec.Date && (l.Kind == sql.LitString || l.Kind == sql.LitDate):
 			// The literal as the date it is compared as.
 			k, err := binder.Bind(&sql.Cast{X: l, Type: "DATE", At: l.Pos()})
@@ -94,7 +51,7 @@ func (s *Session) alwaysTrue(rel *relation, where sql.Expr) (keep sql.Expr, prov
 			if err != nil || !isConst || c.V.Type != vec.Date || c.V.Len != 1 || c.V.IsNull(0) {
 				continue
 			}
-			cands = append(cands, cand{i: i, col: col, op: op, c: c.V.I64[0]})
+			cands = append(cands, cand{i, bound{col: col, op: op, c: c.V.I64[0]}})
 		}
 	}
 	if len(cands) == 0 {
@@ -116,23 +73,7 @@ func (s *Session) alwaysTrue(rel *relation, where sql.Expr) (keep sql.Expr, prov
 				continue
 			}
 			b := rd.StatBounds(g, cd.col)
-			if !b.OK || b.AllNull {
-				holds = false
-				break
-			}
-			switch cd.op {
-			case sql.OpEq:
-				holds = b.Min == cd.c && b.Max == cd.c
-			case sql.OpLt:
-				holds = b.Max < cd.c
-			case sql.OpLe:
-				holds = b.Max <= cd.c
-			case sql.OpGt:
-				holds = b.Min > cd.c
-			case sql.OpGe:
-				holds = b.Min >= cd.c
-			}
-			if !holds {
+			if holds = b.OK && !b.AllNull && cd.holds(b.Min, b.Max); !holds {
 				break
 			}
 		}

@@ -256,55 +256,71 @@ func loneCountDistinct(q *query) (expr.Expr, bool) {
 // statistics can rule out.
 func pruneBounds(where sql.Expr, cols []vec.Column) []bound {
 	var out []bound
-	var visit func(e sql.Expr)
-	visit = func(e sql.Expr) {
-		b, ok := e.(*sql.Binary)
+	for _, p := range conjuncts(where) {
+		col, op, k, ok := columnCompare(p, cols)
 		if !ok {
-			return
+			continue
 		}
-		if b.Op == sql.OpAnd {
-			visit(b.X)
-			visit(b.Y)
-			return
-		}
-		ops := map[sql.Op]string{sql.OpEq: "=", sql.OpLt: "<", sql.OpLe: "<=", sql.OpGt: ">", sql.OpGe: ">="}
-		flip := map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-		op, ok := ops[b.Op]
-		if !ok {
-			return
-		}
-		id, lit := b.X, b.Y
-		if _, isLit := b.X.(*sql.Literal); isLit {
-			id, lit, op = b.Y, b.X, flip[op]
-		}
-		ident, ok1 := id.(*sql.Ident)
-		l, ok2 := lit.(*sql.Literal)
-		if !ok1 || !ok2 || l.Kind != sql.LitInt {
-			return
-		}
-		col := -1
-		for j, c := range cols {
-			if c.Name == ident.Name {
-				col = j
-				break
-			}
-		}
-		if col < 0 {
-			for j, c := range cols {
-				if strings.EqualFold(c.Name, ident.Name) {
-					col = j
-					break
-				}
-			}
-		}
-		if col < 0 {
-			return
+		l, isLit := k.(*sql.Literal)
+		if !isLit || l.Kind != sql.LitInt {
+			continue
 		}
 		switch cols[col].Type {
 		case vec.Int16, vec.Int32, vec.Int64:
 			out = append(out, bound{col: col, op: op, c: l.Int})
 		}
 	}
-	visit(where)
 	return out
+}
+
+// columnCompare matches e as column op constant or constant op column,
+// op one of = < <= > >=: it returns the column's index in cols (its name
+// matched exactly, else case-insensitively), op as seen from the column,
+// and the constant as written (a literal, or a negated integer literal:
+// see literal).
+func columnCompare(e sql.Expr, cols []vec.Column) (col int, op sql.Op, k sql.Expr, ok bool) {
+	b, isBin := e.(*sql.Binary)
+	if !isBin {
+		return 0, 0, nil, false
+	}
+	op = b.Op
+	switch op {
+	case sql.OpEq, sql.OpLt, sql.OpLe, sql.OpGt, sql.OpGe:
+	default:
+		return 0, 0, nil, false
+	}
+	id, k := b.X, b.Y
+	if isLiteral(b.X) {
+		id, k = b.Y, b.X
+		switch op { // 3 < x is x > 3
+		case sql.OpLt:
+			op = sql.OpGt
+		case sql.OpLe:
+			op = sql.OpGe
+		case sql.OpGt:
+			op = sql.OpLt
+		case sql.OpGe:
+			op = sql.OpLe
+		}
+	}
+	ident, isIdent := id.(*sql.Ident)
+	if !isIdent || !isLiteral(k) {
+		return 0, 0, nil, false
+	}
+	col = -1
+	for j, c := range cols {
+		if c.Name == ident.Name {
+			col = j
+			break
+		}
+	}
+	for j := 0; col < 0 && j < len(cols); j++ {
+		if strings.EqualFold(cols[j].Name, ident.Name) {
+			col = j
+		}
+	}
+	if col < 0 {
+		return 0, 0, nil, false
+	}
+	return col, op, k, true
 }

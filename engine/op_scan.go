@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cachebook/engine/expr"
+	"cachebook/engine/sql"
 	"cachebook/engine/storage"
 	"cachebook/engine/vec"
 )
@@ -107,7 +108,7 @@ type scanOp struct {
 // integer column, which row-group statistics can prove false.
 type bound struct {
 	col int
-	op  string // =, <, <=, >, >=
+	op  sql.Op // =, <, <=, >, >=, seen from the column
 	c   int64
 }
 
@@ -118,16 +119,33 @@ func (b bound) String(cols []vec.Column) string {
 // excludes reports whether no value in [lo, hi] satisfies the bound.
 func (b bound) excludes(lo, hi int64) bool {
 	switch b.op {
-	case "=":
+	case sql.OpEq:
 		return b.c < lo || b.c > hi
-	case "<":
+	case sql.OpLt:
 		return lo >= b.c
-	case "<=":
+	case sql.OpLe:
 		return lo > b.c
-	case ">":
+	case sql.OpGt:
 		return hi <= b.c
-	case ">=":
+	case sql.OpGe:
 		return hi < b.c
+	}
+	return false
+}
+
+// holds reports whether every value in [lo, hi] satisfies the bound.
+func (b bound) holds(lo, hi int64) bool {
+	switch b.op {
+	case sql.OpEq:
+		return lo == b.c && hi == b.c
+	case sql.OpLt:
+		return hi < b.c
+	case sql.OpLe:
+		return hi <= b.c
+	case sql.OpGt:
+		return lo > b.c
+	case sql.OpGe:
+		return lo >= b.c
 	}
 	return false
 }
