@@ -119,49 +119,11 @@ func (rd *Reader) Table() *Table { return rd.t }
 
 // IntBounds returns the minimum and maximum of column col (an index into
 // Table.Columns) in row group g, as engine values, when the file's
-// statistics hold them for a column whose values the engine reads as they
-// are stored (signed integers and dates). ok is false otherwise, and then
-// nothing may be concluded.
+// statistics hold them (StatBounds). ok is false otherwise, or for a chunk
+// of NULLs only, and then nothing may be concluded.
 func (rd *Reader) IntBounds(g, col int) (lo, hi int64, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	switch rd.t.convs[col] {
-	case convInt32, convInt64:
-	default:
-		return 0, 0, false
-	}
-	switch rd.t.Columns[col].Type {
-	case vec.Int16, vec.Int32, vec.Int64, vec.Date:
-	default:
-		return 0, 0, false
-	}
-	rgs := rd.f.RowGroups()
-	if g < 0 || g >= len(rgs) {
-		return 0, 0, false
-	}
-	chunks := rgs[g].ColumnChunks()
-	leaf := rd.t.leaves[col]
-	if leaf >= len(chunks) {
-		return 0, 0, false
-	}
-	fc, isFile := chunks[leaf].(*parquet.FileColumnChunk)
-	if !isFile {
-		return 0, 0, false
-	}
-	mn, mx, ok := fc.Bounds()
-	if !ok || mn.IsNull() || mx.IsNull() {
-		return 0, 0, false
-	}
-	switch mn.Kind() {
-	case parquet.Int32:
-		return int64(mn.Int32()), int64(mx.Int32()), true
-	case parquet.Int64:
-		return mn.Int64(), mx.Int64(), true
-	}
-	return 0, 0, false
+	b := rd.StatBounds(g, col)
+	return b.Min, b.Max, b.OK && !b.AllNull
 }
 
 // RowGroup returns columns cols (indexes into Table.Columns) of row group
