@@ -7,27 +7,6 @@ import (
 	"cachebook/engine/sql"
 )
 
-// volatileFuncs are functions whose value may differ between two calls
-// with the same arguments: a GROUP BY key calling one is always hashed.
-var volatileFuncs = map[string]bool{
-	"random": true, "rand": true, "uuid": true, "gen_random_uuid": true,
-	"now": true, "current_timestamp": true, "current_date": true,
-	"current_time": true, "nextval": true, "setseed": true,
-}
-
-// deterministic reports whether e gives the same value each time it is
-// evaluated over the same row.
-func deterministic(e sql.Expr) bool {
-	ok := true
-	sql.Walk(e, func(x sql.Expr) bool {
-		if c, isCall := x.(*sql.Call); isCall && volatileFuncs[strings.ToLower(c.Name)] {
-			ok = false
-		}
-		return ok
-	})
-	return ok
-}
-
 // idents returns the column references of e.
 func idents(e sql.Expr) []*sql.Ident {
 	var ids []*sql.Ident
@@ -43,7 +22,7 @@ func idents(e sql.Expr) []*sql.Ident {
 // keyDrop says which GROUP BY keys are hashed. A key is not hashed when it
 // cannot split a group the other keys form:
 //
-//   - a constant key (no column reference, deterministic) has one value;
+//   - a constant key (no column reference) has one value;
 //   - a key whose every column reference is a column that is itself a key
 //     (GROUP BY ClientIP, ClientIP - 1) is a function of that key;
 //   - a key equal to an earlier key repeats it.
@@ -55,6 +34,9 @@ func idents(e sql.Expr) []*sql.Ident {
 // key is constant the first is still hashed, so that an empty input gives
 // no group, as a GROUP BY does, rather than the one row of an ungrouped
 // aggregate.
+//
+// Every function the engine has gives the same value for the same
+// arguments; a volatile one (random()) would have to be hashed.
 //
 // A column key of a floating-point type determines no other key: 0 and -0
 // (or NaNs of different bits) fall into one group, yet an expression may
@@ -105,9 +87,6 @@ func dropKeys(asts []sql.Expr, bound []expr.Expr) keyDrop {
 			// A repeated column.
 			d.keep[i] = false
 			dups = append(dups, sql.Format(k))
-			continue
-		}
-		if !deterministic(k) {
 			continue
 		}
 		ids := idents(k)
