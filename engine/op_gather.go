@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -103,7 +104,7 @@ func (g *gatherOp) run(x *execCtx) error {
 		}
 		return err
 	}
-	slices.SortFunc(got, func(a, b ordered) int { return int(min(max(a.first-b.first, -1), 1)) })
+	slices.SortFunc(got, func(a, b ordered) int { return cmp.Compare(a.first, b.first) })
 	g.batches = make([]*vec.Batch, len(got))
 	g.held = make([]int64, len(got))
 	for i, o := range got {
