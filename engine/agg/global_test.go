@@ -2,7 +2,10 @@ package agg
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -117,6 +120,57 @@ func TestGlobalWorkersDistinct(t *testing.T) {
 	} {
 		if got := GlobalWorkers(tc.specs, tc.threads); got != tc.want {
 			t.Errorf("GlobalWorkers(%v, %d) = %d, want %d", tc.specs, tc.threads, got, tc.want)
+		}
+	}
+}
+
+// TestAddSum128 checks the split-word sum against a 128-bit add per
+// value, at the extremes and over lengths that end the unrolled loop at
+// every remainder.
+func TestAddSum128(t *testing.T) {
+	ref := func(lo uint64, hi int64, vs []int64) (uint64, int64) {
+		for _, v := range vs {
+			var c uint64
+			lo, c = bits.Add64(lo, uint64(v), 0)
+			hi += int64(c) + v>>63
+		}
+		return lo, hi
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]int64, 5003)
+	for i := range random {
+		random[i] = int64(rng.Uint64())
+	}
+	extremes := []int64{math.MinInt64, math.MaxInt64, -1, 0, 1, math.MinInt64, math.MinInt64, math.MaxInt64, 1 << 32, -1 << 32, 1<<32 - 1}
+	many := make([]int64, 4099)
+	for i := range many {
+		many[i] = math.MinInt64
+	}
+	tests := []struct {
+		name string
+		vs   []int64
+	}{
+		{"empty", nil},
+		{"extremes", extremes},
+		{"random", random},
+		{"all the most negative", many},
+	}
+	for n := 1; n <= 9; n++ {
+		tests = append(tests, struct {
+			name string
+			vs   []int64
+		}{fmt.Sprintf("%d values", n), extremes[:n]})
+	}
+	for _, tc := range tests {
+		for _, start := range []struct {
+			lo uint64
+			hi int64
+		}{{0, 0}, {math.MaxUint64, -1}, {12345, 1 << 40}} {
+			wl, wh := ref(start.lo, start.hi, tc.vs)
+			gl, gh := addSum128(start.lo, start.hi, tc.vs)
+			if gl != wl || gh != wh {
+				t.Errorf("%s from (%d, %d): got (%d, %d), want (%d, %d)", tc.name, start.lo, start.hi, gl, gh, wl, wh)
+			}
 		}
 	}
 }
