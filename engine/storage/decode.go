@@ -55,6 +55,10 @@ func (b *columnBuilder) grow(v *vec.Vector, m int) {
 		if len(v.F64) < m {
 			v.F64 = append(v.F64, make([]float64, m-len(v.F64))...)
 		}
+	case !b.optional && cap(v.I64) >= m:
+		// convert writes every row of a column without NULLs: the
+		// recycled array need not be cleared first.
+		v.I64 = v.I64[:max(m, len(v.I64))]
 	default:
 		if len(v.I64) < m {
 			v.I64 = append(v.I64, make([]int64, m-len(v.I64))...)

@@ -819,7 +819,43 @@ func checkStreams(t *testing.T, c *Catalog, tb *Table) {
 				t.Errorf("past the end: %v rows, %v", v, err)
 			}
 			st.Close()
+			checkRecycled(t, rd, g, j, b.Vecs[j])
 		}
+	}
+}
+
+// checkRecycled reads column j of row group g through a stream in equal
+// steps, giving each vector back spoiled, so that every step converts
+// into the arrays of the one before: a row the conversion left unwritten
+// would show the spoiled value.
+func checkRecycled(t *testing.T, rd *Reader, g, j int, want *vec.Vector) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := rd.Stream(ctx, g, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const step = 333
+	for pos := 0; pos < want.Len; pos += step {
+		v, err := st.Next(ctx, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want.Slice(pos, min(pos+step, want.Len))
+		if v.Len != w.Len {
+			t.Fatalf("column %d row group %d: %d rows, want %d", j, g, v.Len, w.Len)
+		}
+		for i := 0; i < v.Len; i++ {
+			if v.Format(i) != w.Format(i) {
+				t.Fatalf("column %d row group %d row %d, recycled: %s, want %s", j, g, pos+i, v.Format(i), w.Format(i))
+			}
+		}
+		all := v.I64[:cap(v.I64)]
+		for i := range all {
+			all[i] = -0x5eed
+		}
+		st.Recycle(v)
 	}
 }
 
