@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"syscall"
 
@@ -48,11 +49,23 @@ func commands() map[string]command {
 	}
 }
 
+// heapFloor is the size of an allocation main holds and never touches.
+// The engine keeps its large memory (columns, hash tables, partitions) out
+// of Go's heap, so a query's heap is a few MiB, and with GOGC=100 the
+// collector ran every few MiB allocated: twenty cycles for one scan of a
+// column of 100M rows, 7 to 9 % of its CPU. Counted as live, the floor
+// spaces the cycles by about its size; untouched, its pages are never
+// faulted in, and the resident set grows only by the garbage the wider
+// spacing lets accumulate.
+const heapFloor = 16 << 20
+
 func main() {
 	processMemory = newMemoryLimit()
+	floor := make([]byte, heapFloor)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	runtime.KeepAlive(floor)
 	os.Exit(code)
 }
 
