@@ -53,7 +53,16 @@ type Hasher struct {
 func NewHasher() *Hasher { return &Hasher{seed: maphash.MakeSeed()} }
 
 // Hash fills out[:n] with the combined hash of the key vectors' rows.
+//
+// Several fixed-width integer keys that fit in two words hash as their
+// packed words (packed.go); the others combine one hash per column.
 func (h *Hasher) Hash(keys []*vec.Vector, n int, out []uint64) {
+	if len(keys) >= 2 {
+		if l := packLayoutOfKeys(keys); l.words > 0 {
+			l.hash(keys, n, out)
+			return
+		}
+	}
 	for c, k := range keys {
 		first := c == 0
 		switch {
