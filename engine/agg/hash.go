@@ -63,6 +63,11 @@ func (h *Hasher) Hash(keys []*vec.Vector, n int, out []uint64) {
 			return
 		}
 	}
+	h.hashColumns(keys, n, out)
+}
+
+// hashColumns is Hash combining one hash per key column.
+func (h *Hasher) hashColumns(keys []*vec.Vector, n int, out []uint64) {
 	for c, k := range keys {
 		first := c == 0
 		switch {

@@ -323,6 +323,12 @@ func (t *Table) groupPacked1(keys []*vec.Vector, hashes []uint64, n int, gids []
 func (t *Table) groupPacked2(keys []*vec.Vector, hashes []uint64, n int, gids []uint32) error {
 	hashes = hashes[:n]
 	gids = gids[:n]
+	// Without NULLs in the batch or the stored keys (none is stored
+	// while the batch has none) the values alone are compared.
+	noNulls := true
+	for c, k := range keys {
+		noNulls = noNulls && k.Valid == nil && t.keys[c].Valid == nil
+	}
 	for i, h := range hashes {
 		j := h & t.mask
 		for {
@@ -344,7 +350,7 @@ func (t *Table) groupPacked2(keys []*vec.Vector, hashes []uint64, n int, gids []
 				gids[i] = s.gid - 1
 				break
 			}
-			if s.word == h && t.equalInts(keys, i, int(s.gid-1)) {
+			if s.word == h && (noNulls && t.equalValues(keys, i, int(s.gid-1)) || !noNulls && t.equalInts(keys, i, int(s.gid-1))) {
 				gids[i] = s.gid - 1
 				break
 			}
@@ -352,6 +358,16 @@ func (t *Table) groupPacked2(keys []*vec.Vector, hashes []uint64, n int, gids []
 		}
 	}
 	return nil
+}
+
+// equalValues is equal for integer key columns without NULLs.
+func (t *Table) equalValues(keys []*vec.Vector, i, g int) bool {
+	for c, k := range keys {
+		if k.I64[i] != t.keys[c].I64[g] {
+			return false
+		}
+	}
+	return true
 }
 
 // equalInts is equal for integer key columns.
