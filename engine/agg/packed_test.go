@@ -390,3 +390,38 @@ func BenchmarkGroupKeys(b *testing.B) {
 		}
 	}
 }
+
+// TestPackedHashValidity: a row hashes the same whether its vectors carry
+// a validity slice or not, and a NULL hashes apart from a zero.
+func TestPackedHashValidity(t *testing.T) {
+	h := NewHasher()
+	for _, types := range [][]vec.Type{{vec.Int16, vec.Int32}, {vec.Int32, vec.Int64}} {
+		const n = 600 // more than one chunk of the two-word hash
+		plain := []*vec.Vector{vec.NewVector(types[0], n), vec.NewVector(types[1], n)}
+		valid := []*vec.Vector{vec.NewVector(types[0], n), vec.NewVector(types[1], n)}
+		for i := range n {
+			for c := range 2 {
+				plain[c].AppendInt(int64(i*(c+1) - 300))
+				valid[c].AppendInt(int64(i*(c+1) - 300))
+			}
+		}
+		valid[1].Valid = make([]bool, n)
+		for i := range valid[1].Valid {
+			valid[1].Valid[i] = true
+		}
+		a, b := make([]uint64, n), make([]uint64, n)
+		h.Hash(plain, n, a)
+		h.Hash(valid, n, b)
+		if !slices.Equal(a, b) {
+			t.Errorf("%v: hashes differ with an all-valid validity slice", types)
+		}
+		valid[1].Valid[0] = false
+		valid[1].I64[0] = 0
+		plain[1].I64[0] = 0
+		h.Hash(plain, 1, a)
+		h.Hash(valid, 1, b)
+		if a[0] == b[0] {
+			t.Errorf("%v: a NULL hashes as a zero", types)
+		}
+	}
+}
