@@ -36,6 +36,10 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 	p := aggPlan{strategyChoice: chooseStrategy(st, cache, len(keyTypes), len(specs), est, memLimit), est: est,
 		loop: agg.ChooseLoop(keyTypes, specs, st.GenericAgg)}
 	p.packBytes, p.packWords = agg.PackedKeys(keyTypes)
+	if p.packWords > 0 && st.GenericAgg {
+		p.packWords = 0
+		p.loopNote = "packed keys disabled by SET generic_agg"
+	}
 	if len(keyTypes) == 0 {
 		p.threads = agg.GlobalWorkers(specs, p.threads)
 	} else if p.name == "naive" && !p.shared && p.threads > 1 {
@@ -90,7 +94,8 @@ func spillShare(memLimit int64) int64 { return memLimit * 3 / 8 }
 // config returns the configuration that runs the plan, with the
 // session's settings.
 func (p aggPlan) config(st Settings) agg.Config {
-	cfg := agg.Config{Threads: p.threads, Shared: p.shared, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills}
+	cfg := agg.Config{Threads: p.threads, Shared: p.shared, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills,
+		PlainKeys: st.GenericAgg}
 	if p.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}

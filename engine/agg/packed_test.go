@@ -240,6 +240,7 @@ func TestPackedStrategies(t *testing.T) {
 			{Strategy: Naive},
 			{Strategy: Radix, RadixBits: 3, Threads: 1, PreAggGroups: 16},
 			{Strategy: Radix, RadixBits: 4, Threads: 2},
+			{Strategy: Radix, RadixBits: 4, Threads: 2, PlainKeys: true},
 		} {
 			out, err := Aggregate(context.Background(), tc.types, []Spec{{Kind: CountStar}}, cfg, dealt(keys, []*vec.Vector{nil}, 64, cfg.threads()))
 			if err != nil {
@@ -423,5 +424,34 @@ func TestPackedHashValidity(t *testing.T) {
 		if a[0] == b[0] {
 			t.Errorf("%v: a NULL hashes as a zero", types)
 		}
+	}
+}
+
+// TestPlainKeys: Config.PlainKeys (SET generic_agg) runs the generic loop
+// with per-column hashes where the keys could be packed.
+func TestPlainKeys(t *testing.T) {
+	types := []vec.Type{vec.Int16, vec.Int32}
+	gs, err := newGroupSet(types, []Spec{{Kind: CountStar}}, 0, Config{PlainKeys: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs.table.pack.words != 0 {
+		t.Errorf("table packs its keys despite PlainKeys")
+	}
+	keys := []*vec.Vector{vec.NewVector(types[0], 3), vec.NewVector(types[1], 3)}
+	for i := range 3 {
+		keys[0].AppendInt(int64(i))
+		keys[1].AppendInt(int64(-i))
+	}
+	h := NewHasher()
+	a, b := make([]uint64, 3), make([]uint64, 3)
+	h.plainKeys().Hash(keys, 3, a)
+	h.hashColumns(keys, 3, b)
+	if !slices.Equal(a, b) {
+		t.Errorf("plain hashes %x, want the per-column %x", a, b)
+	}
+	h.Hash(keys, 3, b)
+	if slices.Equal(a, b) {
+		t.Errorf("packed and plain hashes agree: the test shows nothing")
 	}
 }
