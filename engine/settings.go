@@ -28,7 +28,7 @@ type Settings struct {
 	TempDirectory        string
 	MaxTempDirectorySize int64
 	HugePages            bool // big tables and partitions on huge pages (Linux)
-	GenericAgg           bool // disable the tuned integer-key count(*) path
+	GenericAgg           bool // disable the tuned count(*) loop and packed keys
 	// PreAggregate folds rows into a small per-worker table before the
 	// radix partitions (see engine/agg/preagg.go).
 	PreAggregate bool
@@ -284,7 +284,7 @@ var settingTable = []Setting{
 		Doc: "Put big tables and partitions on huge pages (Linux)."},
 		func(st *Settings) *bool { return &st.HugePages }, true),
 	boolSetting(Setting{Name: "generic_agg",
-		Doc: "Disable the tuned integer-key count(*) path (to compare)."},
+		Doc: "Disable the tuned integer-key count(*) loop and packed multi-column integer keys (to compare)."},
 		func(st *Settings) *bool { return &st.GenericAgg }, false),
 	boolSetting(Setting{Name: "pre_aggregate",
 		Doc: "Fold repeated keys in a small per-worker table before the radix partitions."},

@@ -23,7 +23,11 @@ type aggPlan struct {
 	loop agg.Loop
 	// loopNote says why the loop is not the one the shape allows ("").
 	loopNote string
-	est      *groupEstimate
+	// packBytes and packWords are the size of the generic loop's keys
+	// packed into one or two words (agg.PackedKeys); packWords is 0 where
+	// they are not packed.
+	packBytes, packWords int
+	est                  *groupEstimate
 }
 
 // planAggregate decides how an aggregation of keys of keyTypes and
@@ -31,6 +35,11 @@ type aggPlan struct {
 func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []agg.Spec, est *groupEstimate, memLimit int64) aggPlan {
 	p := aggPlan{strategyChoice: chooseStrategy(st, cache, len(keyTypes), len(specs), est, memLimit), est: est,
 		loop: agg.ChooseLoop(keyTypes, specs, st.GenericAgg)}
+	p.packBytes, p.packWords = agg.PackedKeys(keyTypes)
+	if p.packWords > 0 && st.GenericAgg {
+		p.packWords = 0
+		p.loopNote = "packed keys disabled by SET generic_agg"
+	}
 	if len(keyTypes) == 0 {
 		p.threads = agg.GlobalWorkers(specs, p.threads)
 	} else if p.name == "naive" && !p.shared && p.threads > 1 {
@@ -85,7 +94,8 @@ func spillShare(memLimit int64) int64 { return memLimit * 3 / 8 }
 // config returns the configuration that runs the plan, with the
 // session's settings.
 func (p aggPlan) config(st Settings) agg.Config {
-	cfg := agg.Config{Threads: p.threads, Shared: p.shared, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills}
+	cfg := agg.Config{Threads: p.threads, Shared: p.shared, RadixBits: p.bits, HugePages: st.HugePages, Generic: st.GenericAgg || p.spills,
+		PlainKeys: st.GenericAgg}
 	if p.name != "naive" {
 		cfg.Strategy = agg.Radix
 	}
@@ -110,10 +120,18 @@ func (p aggPlan) loopText() string {
 	case agg.CountLoop:
 		return "tuned integer-key count(*) loop (one 16-byte slot per group, no state objects)"
 	}
-	if p.loopNote != "" {
-		return "generic hash table and aggregate states (" + p.loopNote + ")"
+	table := "generic hash table"
+	if p.packWords > 0 {
+		word := "word"
+		if p.packWords > 1 {
+			word = "words"
+		}
+		table = fmt.Sprintf("hash table of packed keys (%d bytes in %d %s)", p.packBytes, p.packWords, word)
 	}
-	return "generic hash table and aggregate states"
+	if p.loopNote != "" {
+		return table + " and aggregate states (" + p.loopNote + ")"
+	}
+	return table + " and aggregate states"
 }
 
 // detail returns EXPLAIN's lines for the plan: the strategy (for an

@@ -246,6 +246,10 @@ func TestPlanAggregate(t *testing.T) {
 		{"generic_agg", Settings{GroupBy: "radix", RadixBits: 4, Threads: 1, GenericAgg: true}, []vec.Type{vec.Int64}, count, agg.Generic, agg.Radix, 1, "disabled by SET generic_agg"},
 		{"string key", Settings{GroupBy: "radix", RadixBits: 4, Threads: 1}, []vec.Type{vec.String}, count, agg.Generic, agg.Radix, 1, "generic hash table and aggregate states"},
 		{"sum", Settings{GroupBy: "naive", RadixBits: 4, Threads: 1}, []vec.Type{vec.Int64}, sum, agg.Generic, agg.Naive, 1, "generic hash table and aggregate states"},
+		{"packed 1 word", Settings{GroupBy: "radix", RadixBits: 4, Threads: 1}, []vec.Type{vec.Int16, vec.Int32}, count, agg.Generic, agg.Radix, 1, "hash table of packed keys (6 bytes in 1 word) and aggregate states"},
+		{"packed 2 words", Settings{GroupBy: "naive", RadixBits: 4, Threads: 1}, []vec.Type{vec.Int32, vec.Int64}, sum, agg.Generic, agg.Naive, 1, "hash table of packed keys (12 bytes in 2 words) and aggregate states"},
+		{"packed keys off", Settings{GroupBy: "radix", RadixBits: 4, Threads: 1, GenericAgg: true}, []vec.Type{vec.Int16, vec.Int32}, count, agg.Generic, agg.Radix, 1, "generic hash table and aggregate states (packed keys disabled by SET generic_agg)"},
+		{"not packed", Settings{GroupBy: "naive", RadixBits: 4, Threads: 1}, []vec.Type{vec.Int64, vec.String}, sum, agg.Generic, agg.Naive, 1, "generic hash table and aggregate states"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

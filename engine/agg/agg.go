@@ -85,6 +85,10 @@ type Config struct {
 	// Generic disables the tuned single-integer-key count(*) path, so the
 	// general hash table and states run even for that shape.
 	Generic bool
+	// PlainKeys turns packed keys (packed.go) off: several integer keys
+	// are hashed a column at a time and compared as the generic loop
+	// compares any keys.
+	PlainKeys bool
 	// PreAggGroups is the number of groups each radix worker's
 	// pre-aggregation table holds before it is flushed into the
 	// partitions: 0 means DefaultPreAggGroups, a negative number turns
@@ -178,6 +182,9 @@ type Part struct {
 func New(keyTypes []vec.Type, specs []Spec, loop Loop, cfg Config) (Aggregator, error) {
 	if cfg.Hasher == nil {
 		cfg.Hasher = NewHasher()
+	}
+	if cfg.PlainKeys {
+		cfg.Hasher = cfg.Hasher.plainKeys()
 	}
 	if cfg.Strategy == Radix && (cfg.RadixBits < 0 || cfg.RadixBits > 16) {
 		return nil, fmt.Errorf("radix_bits must be between 0 and 16, got %d", cfg.RadixBits)

@@ -19,6 +19,9 @@ func newGroupSet(keyTypes []vec.Type, specs []Spec, hint int, cfg Config) (*grou
 	if err != nil {
 		return nil, err
 	}
+	if cfg.PlainKeys {
+		t.pack, t.packInit = packLayout{}, packLayout{}
+	}
 	gs := &groupSet{table: t}
 	return gs, gs.newStates(specs, cfg)
 }

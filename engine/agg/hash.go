@@ -46,14 +46,32 @@ const nullHash = 0x9e3779b97f4a7c15
 // Hasher hashes key columns a batch at a time. The zero value is not usable;
 // use NewHasher. A Hasher is safe for concurrent use: the seed is read-only.
 type Hasher struct {
-	seed maphash.Seed
+	seed  maphash.Seed
+	plain bool // never pack keys (Config.PlainKeys)
 }
 
 // NewHasher returns a Hasher with a fresh random seed for string keys.
 func NewHasher() *Hasher { return &Hasher{seed: maphash.MakeSeed()} }
 
 // Hash fills out[:n] with the combined hash of the key vectors' rows.
+//
+// Several fixed-width integer keys that fit in two words hash as their
+// packed words (packed.go); the others combine one hash per column.
 func (h *Hasher) Hash(keys []*vec.Vector, n int, out []uint64) {
+	if len(keys) >= 2 && !h.plain {
+		if l := packLayoutOfKeys(keys); l.words > 0 {
+			l.hash(keys, n, out)
+			return
+		}
+	}
+	h.hashColumns(keys, n, out)
+}
+
+// plainKeys returns a Hasher with h's seed that never packs keys.
+func (h *Hasher) plainKeys() *Hasher { return &Hasher{seed: h.seed, plain: true} }
+
+// hashColumns is Hash combining one hash per key column.
+func (h *Hasher) hashColumns(keys []*vec.Vector, n int, out []uint64) {
 	for c, k := range keys {
 		first := c == 0
 		switch {

@@ -188,6 +188,7 @@ func (s *State) reset() {
 func (t *Table) reset() {
 	clear(t.slots)
 	t.n, t.nullGid = 0, -1
+	t.pack = t.packInit
 	for _, k := range t.keys {
 		k.Len, k.Valid = 0, nil
 		k.I64, k.F64, k.Bytes = k.I64[:0], k.F64[:0], k.Bytes[:0]

@@ -102,6 +102,10 @@ type Table struct {
 	// keyBytes is the memory of the stored keys charged to the budget so
 	// far; Group charges their growth after each batch.
 	keyBytes int64
+	// pack is the layout of packed keys (packed.go) while the table
+	// runs a packed loop; words == 0 once it runs the generic one.
+	// packInit is the layout it starts with again on restart.
+	pack, packInit packLayout
 }
 
 // tableSlots returns the slots a hash table sized for hint groups starts
@@ -120,6 +124,8 @@ func tableSlots(hint int) int {
 func NewTable(keyTypes []vec.Type, hint int, budget *Budget) (*Table, error) {
 	t := &Table{nullGid: -1, budget: budget}
 	t.intKey = len(keyTypes) == 1 && keyTypes[0] != vec.String && !keyTypes[0].IsFloat() && keyTypes[0] != vec.Null
+	t.packInit = packLayoutOf(keyTypes)
+	t.pack = t.packInit
 	for _, kt := range keyTypes {
 		t.keys = append(t.keys, vec.NewVector(kt, 0))
 	}
@@ -168,6 +174,7 @@ func (t *Table) restart(hint int) error {
 	}
 	t.keys, t.keyBytes = keys, 0
 	t.n, t.nullGid = 0, -1
+	t.pack = t.packInit
 	return nil
 }
 
@@ -213,9 +220,17 @@ func (t *Table) grow() error {
 // hashes (from Hasher.Hash) are given, and writes the group ids to gids.
 func (t *Table) Group(keys []*vec.Vector, hashes []uint64, n int, gids []uint32) error {
 	var err error
-	if t.intKey {
+	switch {
+	case t.intKey:
 		err = t.groupInt(keys[0], hashes, n, gids)
-	} else {
+	case t.pack.words > 0 && t.packable(keys, n):
+		if t.pack.words == 1 {
+			err = t.groupPacked1(keys, hashes, n, gids)
+		} else {
+			err = t.groupPacked2(keys, hashes, n, gids)
+		}
+	default:
+		t.pack = packLayout{} // for good, until restart
 		err = t.groupGeneric(keys, hashes, n, gids)
 	}
 	if err != nil {

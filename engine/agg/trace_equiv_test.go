@@ -111,6 +111,8 @@ func TestTraceMatchesReal(t *testing.T) {
 		{name: "int key, sum, min", keyTypes: []vec.Type{vec.Int64}, specs: []Spec{{Kind: Sum, In: vec.Int64}, {Kind: Min, In: vec.Int64}}},
 		{name: "string key, count(*)", keyTypes: []vec.Type{vec.String}, specs: []Spec{{Kind: CountStar}}},
 		{name: "two int keys, count(*)", keyTypes: []vec.Type{vec.Int32, vec.Int64}, specs: []Spec{{Kind: CountStar}}},
+		// Packed into one word (the one above takes two).
+		{name: "two small int keys, count(*)", keyTypes: []vec.Type{vec.Int16, vec.Int32}, specs: []Spec{{Kind: CountStar}}},
 	}
 	var matrix []string
 	for _, sh := range shapes {
