@@ -1,0 +1,244 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"cachebook/engine/vec"
+)
+
+// StringTest is a predicate over the values of a string column that a
+// ColumnStream evaluates as it reads the column (NextTest), so that only
+// the strings that pass are copied into the vector it returns: a page
+// encoded with a dictionary is tested once per dictionary entry, its rows
+// then selected by their indexes; a PLAIN page under a test of emptiness
+// is tested on its strings' lengths. A StringTest may be shared by the
+// streams of several goroutines.
+type StringTest struct {
+	// Values returns the rows of v (strings, NULL where v says so) that
+	// pass, in increasing order. It is called with a dictionary's entries
+	// followed by one NULL, once per column chunk, and with the rows of
+	// the pages that have no dictionary. It must depend on each value
+	// alone and fail on none.
+	Values func(v *vec.Vector) ([]int32, error)
+	// Empty, when not EmptyAny, says that Values passes exactly the empty
+	// strings (EmptyOnly) or exactly the non-empty ones (NonEmpty), and
+	// never a NULL.
+	Empty EmptyTest
+
+	// What the streams did, for EXPLAIN: dictionaries tested, their
+	// entries, and the rows decided by a dictionary, by the strings'
+	// lengths, and by Values over the rows' own values.
+	Dicts, DictEntries, DictRows, LengthRows, ValueRows atomic.Int64
+}
+
+// EmptyTest is a test of a string's emptiness (see StringTest.Empty).
+type EmptyTest uint8
+
+const (
+	EmptyAny  EmptyTest = iota // not a test of emptiness
+	EmptyOnly                  // col = ''
+	NonEmpty                   // col <> ''
+)
+
+// NextTest is Next for the rows that pass t: of the next n rows (fewer at
+// the end of the row group) it returns the rows that pass, as increasing
+// indexes below n, and a vector of those rows only. The strings of the
+// rows that fail are not copied.
+func (cs *ColumnStream) NextTest(ctx context.Context, n int, t *StringTest) (*vec.Vector, []int32, error) {
+	n = max(0, min(n, cs.rows-cs.pos))
+	if cs.whole != nil {
+		v := cs.whole.Slice(cs.pos, cs.pos+n)
+		cs.pos += n
+		sel, err := t.Values(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.ValueRows.Add(int64(n))
+		return v.Gather(sel), sel, nil
+	}
+	if cs.pages == nil && n > 0 {
+		if err := cs.open(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cs.b.typ != vec.String {
+		return nil, nil, fmt.Errorf("internal error: a string test on a column of %s", cs.b.typ)
+	}
+	out := cs.vector(n)
+	var sel []int32
+	for got := 0; got < n; {
+		if cs.curLeft() == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+			}
+			if err := cs.page(n - got); err != nil {
+				return nil, nil, err
+			}
+		}
+		k := min(n-got, cs.curLeft())
+		var err error
+		if sel, err = cs.takeTest(out, sel, got, k, t); err != nil {
+			return nil, nil, err
+		}
+		got += k
+	}
+	cs.pos += n
+	out.Len = len(sel)
+	if len(sel)*2 < n && cs.spare == nil {
+		// Few passed: their strings are copied into a vector of their
+		// size, and out, sized for n rows, converts the next morsel.
+		small := &vec.Vector{Type: vec.String, Len: out.Len,
+			Offsets: slices.Clone(out.Offsets), Bytes: slices.Clone(out.Bytes)}
+		if out.Valid != nil {
+			small.Valid = slices.Clone(out.Valid)
+		}
+		cs.spare = out
+		out = small
+	}
+	return out, sel, nil
+}
+
+// takeTest tests the current page's next k rows, the rows [base,
+// base+k) of the ones NextTest reads, appending those that pass to out
+// and their indexes to sel.
+func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *StringTest) (_ []int32, err error) {
+	defer cs.corrupt(&err)
+	pv := &cs.pv
+	from, to, k0 := cs.curPos, cs.curPos+k, cs.curK
+	switch {
+	case pv.idx != nil:
+		if cs.dictVec == nil {
+			if err := cs.testDict(pv, t); err != nil {
+				return sel, cs.wrap(err)
+			}
+		}
+		pass, dv := cs.dictPass, cs.dictVec
+		null := int32(dv.Len - 1)
+		kk := k0
+		for i := from; i < to; i++ {
+			e := null
+			if pv.defs == nil || pv.defs[i] != 0 {
+				if kk >= len(pv.idx) {
+					return sel, cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
+				}
+				e = pv.idx[kk]
+				kk++
+			}
+			if pass[e] {
+				appendValue(out, dv, int(e))
+				sel = append(sel, int32(base+i-from))
+			}
+		}
+		cs.curPos, cs.curK = to, kk
+		t.DictRows.Add(int64(k))
+		return sel, nil
+	case pv.plain != nil && cs.b.conv == convBytes && t.Empty != EmptyAny:
+		pp := pv.plain
+		if pp.src != nil && 4*(k0+k) > lazyPrefix {
+			if err := pp.ensure(pp.size); err != nil {
+				return sel, cs.wrap(err)
+			}
+		}
+		if err := pp.strings(k0 + k); err != nil {
+			return sel, cs.wrap(err)
+		}
+		pos, b := pp.pos[k0:k0+k+1], pp.out
+		nonEmpty := t.Empty == NonEmpty
+		for j := range k {
+			if (pos[j+1]-pos[j] > 4) == nonEmpty {
+				out.Bytes = append(out.Bytes, b[pos[j]+4:pos[j+1]]...)
+				out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+				sel = append(sel, int32(base+j))
+			}
+		}
+		if uint64(len(out.Bytes)) > vec.MaxStringBytes {
+			return sel, cs.wrap(fmt.Errorf("more than 4 GiB of strings in one row group"))
+		}
+		cs.curPos, cs.curK = to, k0+k
+		t.LengthRows.Add(int64(k))
+		return sel, nil
+	}
+	// Any other page: its rows converted, then tested.
+	tmp := cs.testTmp
+	if tmp == nil {
+		tmp = vec.NewVector(vec.String, k)
+		cs.testTmp = tmp
+	}
+	*tmp = vec.Vector{Type: vec.String, Bytes: tmp.Bytes[:0], Offsets: append(tmp.Offsets[:0], 0)}
+	cs.b.grow(tmp, k)
+	next, err := cs.b.convert(tmp, pv, 0, from, to, k0)
+	if err != nil {
+		return sel, cs.wrap(err)
+	}
+	tmp.Len = k
+	if tmp.Valid != nil {
+		tmp.Valid = tmp.Valid[:k]
+	}
+	cs.curPos, cs.curK = to, next
+	pass, err := t.Values(tmp)
+	if err != nil {
+		return sel, err
+	}
+	for _, r := range pass {
+		appendValue(out, tmp, int(r))
+		sel = append(sel, int32(base)+r)
+	}
+	t.ValueRows.Add(int64(k))
+	return sel, nil
+}
+
+// testDict converts the dictionary of the page pv, a NULL after its
+// entries, and evaluates t over them, once per chunk.
+func (cs *ColumnStream) testDict(pv *pageValues, t *StringTest) error {
+	_, offs := pv.data.ByteArray()
+	n := max(0, len(offs)-1)
+	dv := vec.NewVector(vec.String, n+1)
+	dict := pageValues{np: n, present: n, data: pv.data}
+	cs.b.grow(dv, n)
+	if _, err := cs.b.convert(dv, &dict, 0, 0, n, 0); err != nil {
+		return err
+	}
+	dv.Offsets = append(dv.Offsets, uint32(len(dv.Bytes)))
+	dv.Len = n + 1
+	dv.Valid = make([]bool, n+1)
+	for i := range n {
+		dv.Valid[i] = true
+	}
+	sel, err := t.Values(dv)
+	if err != nil {
+		return err
+	}
+	pass := make([]bool, n+1)
+	for _, r := range sel {
+		pass[r] = true
+	}
+	cs.dictVec, cs.dictPass = dv, pass
+	t.Dicts.Add(1)
+	t.DictEntries.Add(int64(n))
+	return nil
+}
+
+// appendValue appends row i of v (a string vector) to out, whose Len is
+// not kept: its rows are its offsets.
+func appendValue(out, v *vec.Vector, i int) {
+	if v.Valid != nil && !v.Valid[i] {
+		rows := len(out.Offsets) - 1
+		if out.Valid == nil {
+			out.Valid = make([]bool, rows, max(rows+1, 16))
+			for j := range out.Valid {
+				out.Valid[j] = true
+			}
+		}
+		out.Valid = append(out.Valid, false)
+		out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+		return
+	}
+	out.Bytes = append(out.Bytes, v.Bytes[v.Offsets[i]:v.Offsets[i+1]]...)
+	out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+	if out.Valid != nil {
+		out.Valid = append(out.Valid, true)
+	}
+}
