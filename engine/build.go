@@ -66,6 +66,7 @@ func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relatio
 		return nil, posErr(pos, "%v", err)
 	}
 	scan := newScan("SEQ_SCAN", s.db.catalog, t)
+	scan.noPush = s.db.noStringPush
 	return &relation{name: t.Name, cols: t.Columns, rows: t.Rows, op: scan, scan: scan}, nil
 }
 

@@ -80,6 +80,10 @@ type scanOp struct {
 	// those rows only (loadLate), not decoded whole. Nil otherwise.
 	early, late         *expr.Filter
 	earlyCols, lateCols []int
+	// push: conjuncts a streamed row group's string column tests as it
+	// is read (see scanPush); nil when none. noPush turns it off (tests).
+	push   *scanPush
+	noPush bool
 
 	nextRG atomic.Int64
 
@@ -212,6 +216,11 @@ func (s *scanOp) detail() []string {
 				}
 			}
 			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
+		}
+	}
+	if s.push != nil {
+		if line := s.pushDetail(); line != "" {
+			d = append(d, line)
 		}
 	}
 	if len(s.proven) > 0 {
@@ -564,8 +573,9 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		}
 		s.decodedRows.Add(int64(n))
 		var sel []int32
-		// compact: the late columns read for the rows of sel only.
-		var compact bool
+		// compact: the filter's columns read for the rows of sel only
+		// (the late columns, or those streamPushed says).
+		var compact []int
 		if s.where != nil || s.bound != nil {
 			first := s.first
 			if s.bound != nil && s.bound.cur.Load() != nil {
@@ -592,15 +602,28 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 				}
 				c.skipFirst = 0
 			}
-			if s.early != nil {
+			switch {
+			case s.early != nil:
+				var late bool
 				var err error
-				if sel, compact, err = s.streamLate(x, c, b, read); err != nil {
+				if sel, late, err = s.streamLate(x, c, b, read); err != nil {
+					return nil, err
+				}
+				if late {
+					compact = s.lateCols
+				}
+				if sel == nil {
+					sel = []int32{}
+				}
+			case s.push != nil:
+				var err error
+				if sel, compact, err = s.streamPushed(x, c, b); err != nil {
 					return nil, err
 				}
 				if sel == nil {
 					sel = []int32{}
 				}
-			} else {
+			default:
 				if err := read(first); err != nil {
 					return nil, err
 				}
@@ -618,7 +641,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			if sel != nil && len(sel) == 0 {
 				c.skip += n // the other columns' rows are skipped only if needed
 				for _, j := range s.first {
-					if !compact || !slices.Contains(s.lateCols, j) {
+					if !slices.Contains(compact, j) {
 						c.streams[j].Recycle(b.Vecs[j])
 					}
 				}
@@ -649,7 +672,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		for _, j := range s.filterOnly {
 			// Not handed on: the stream may convert its next morsel
 			// into it.
-			if !compact || !slices.Contains(s.lateCols, j) {
+			if !slices.Contains(compact, j) {
 				c.streams[j].Recycle(b.Vecs[j])
 			}
 		}
@@ -657,7 +680,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		if sel != nil && len(sel) < n {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
-				if sparse && slices.Contains(s.rest, i) || compact && slices.Contains(s.lateCols, i) {
+				if sparse && slices.Contains(s.rest, i) || slices.Contains(compact, i) {
 					out.Vecs[i] = v // those rows only already
 					continue
 				}
@@ -666,7 +689,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			// The passing rows are copied out: the streams may convert
 			// their next morsels into these vectors.
 			for j, st := range c.streams {
-				if (!sparse || !slices.Contains(s.rest, j)) && (!compact || !slices.Contains(s.lateCols, j)) {
+				if (!sparse || !slices.Contains(s.rest, j)) && !slices.Contains(compact, j) {
 					st.Recycle(b.Vecs[j])
 				}
 			}
@@ -894,6 +917,7 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 			}
 		}
 		s.splitLate()
+		s.planPush()
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}
