@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -142,16 +143,22 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 				return sel, cs.wrap(err)
 			}
 		}
-		if err := pp.strings(k0 + k); err != nil {
-			return sel, cs.wrap(err)
-		}
-		pos, b := pp.pos[k0:k0+k+1], pp.out
 		nonEmpty := t.Empty == NonEmpty
-		for j := range k {
-			if (pos[j+1]-pos[j] > 4) == nonEmpty {
-				out.Bytes = append(out.Bytes, b[pos[j]+4:pos[j+1]]...)
-				out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
-				sel = append(sel, int32(base+j))
+		if pp.have == pp.size && len(pp.pos) == k0+1 {
+			if sel, err = pp.walkTest(out, sel, base, k, nonEmpty); err != nil {
+				return sel, cs.wrap(err)
+			}
+		} else {
+			if err := pp.strings(k0 + k); err != nil {
+				return sel, cs.wrap(err)
+			}
+			pos, b := pp.pos[k0:k0+k+1], pp.out
+			for j := range k {
+				if (pos[j+1]-pos[j] > 4) == nonEmpty {
+					out.Bytes = append(out.Bytes, b[pos[j]+4:pos[j+1]]...)
+					out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+					sel = append(sel, int32(base+j))
+				}
 			}
 		}
 		if uint64(len(out.Bytes)) > vec.MaxStringBytes {
@@ -241,4 +248,41 @@ func appendValue(out, v *vec.Vector, i int) {
 	if out.Valid != nil {
 		out.Valid = append(out.Valid, true)
 	}
+}
+
+// walkTest is walkStrings for the page's next nv strings that are empty
+// or not (nonEmpty), rows [base, base+nv) of a NextTest: it appends
+// those to v and their rows to sel, walking the strings as it tests
+// them, in one pass over the page, decompressed whole.
+func (p *plainPage) walkTest(v *vec.Vector, sel []int32, base, nv int, nonEmpty bool) ([]int32, error) {
+	out, pos := p.out[:p.size], p.pos
+	at := int(pos[len(pos)-1])
+	b := v.Bytes
+	for j := range nv {
+		if at+4 > len(out) {
+			return sel, fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
+		}
+		end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
+		if end > len(out) || end < at {
+			return sel, fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
+		}
+		if (end-at > 4) == nonEmpty {
+			if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
+				// As walkStrings: a short string copied as one block.
+				*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
+				b = b[:n+end-at-4]
+			} else {
+				b = append(b, out[at+4:end]...)
+			}
+			v.Offsets = append(v.Offsets, uint32(len(b)))
+			sel = append(sel, int32(base+j))
+		}
+		pos = append(pos, uint32(end))
+		at = end
+	}
+	v.Bytes, p.pos = b, pos
+	if len(pos) == p.np+1 && at != len(out) {
+		return sel, fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, p.np, at, len(out))
+	}
+	return sel, nil
 }
