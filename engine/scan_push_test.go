@@ -19,6 +19,8 @@ type pushRow struct {
 	D  string  `parquet:"d,dict"`           // dictionary, required, '' an entry
 	OD *string `parquet:"od,optional,dict"` // dictionary, NULLs
 	OP *string `parquet:"op,optional"`      // PLAIN, NULLs
+	// Dictionary pages, then PLAIN ones past the dictionary's limit.
+	G string `parquet:"g,dict"`
 }
 
 func pushTable(t *testing.T, dir string, n int) {
@@ -40,6 +42,11 @@ func pushTable(t *testing.T, dir string, n int) {
 			}
 			r.OP = &s
 		}
+		if k := i % 20_000; k < 3000 {
+			r.G = []string{"", "ab", "b"}[k%3]
+		} else if k%3 == 0 {
+			r.G = fmt.Sprintf("a-%d", i)
+		}
 		rows[i] = r
 	}
 	f, err := os.Create(filepath.Join(dir, "pt.parquet"))
@@ -48,7 +55,7 @@ func pushTable(t *testing.T, dir string, n int) {
 	}
 	defer f.Close()
 	w := parquet.NewGenericWriter[pushRow](f, parquet.Compression(&parquet.Snappy),
-		parquet.MaxRowsPerRowGroup(20_000), parquet.PageBufferSize(2048))
+		parquet.MaxRowsPerRowGroup(20_000), parquet.PageBufferSize(2048), parquet.DictionaryMaxBytes(512))
 	if _, err := w.Write(rows); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +73,7 @@ func TestStringPush(t *testing.T) {
 	dir := t.TempDir()
 	pushTable(t, dir, 50_000) // row groups of 20,000, 20,000, 10,000 rows
 	var conds []string
-	for _, c := range []string{"p", "d", "od", "op"} {
+	for _, c := range []string{"p", "d", "od", "op", "g"} {
 		conds = append(conds,
 			c+" <> ''",
 			c+" = ''",
@@ -109,10 +116,14 @@ func TestStringPush(t *testing.T) {
 		}
 		return s
 	}
-	for _, threads := range []string{"1", "2"} {
+	threads := []string{"1", "2"}
+	if raceSlowdown > 1 {
+		threads = threads[1:] // under the race detector: two threads only
+	}
+	for _, threads := range threads {
 		for _, cond := range conds {
 			for _, q := range []string{
-				"SELECT id, p, d, od, op FROM pt WHERE " + cond + " ORDER BY id",
+				"SELECT id, p, d, od, op, g FROM pt WHERE " + cond + " ORDER BY id",
 				"SELECT count(*), min(d), max(od), sum(length(op)) FROM pt WHERE " + cond,
 			} {
 				got, want := runSQL(t, session(true, threads), q), runSQL(t, session(false, threads), q)
@@ -126,6 +137,8 @@ func TestStringPush(t *testing.T) {
 		{"SELECT id, d FROM pt WHERE d <> ''", "filter (d <> '') tested as d is read: only the passing rows' strings copied (50000 rows on the dictionary"},
 		{"SELECT id, p FROM pt WHERE p <> ''", "filter (p <> '') tested as p is read: only the passing rows' strings copied (50000 rows on the strings' lengths)"},
 		{"SELECT id FROM pt WHERE op LIKE 'a%'", "50000 rows on their values"},
+		{"SELECT id FROM pt WHERE g <> ''", "rows on the strings' lengths"},
+		{"SELECT id FROM pt WHERE g <> ''", "rows on the dictionary"},
 	} {
 		got := runSQL(t, session(true, "2"), "EXPLAIN ANALYZE "+tc.q)
 		if !strings.Contains(got, tc.want) {

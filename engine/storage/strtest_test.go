@@ -15,12 +15,16 @@ import (
 // strCols holds string columns of every way a page reaches NextTest:
 // PLAIN required (a plainPage), dictionary encoded required and
 // optional (NULLs among the indexes), PLAIN optional (converted, then
-// tested); empty strings in each, the dictionaries' included.
+// tested), and dictionary pages then PLAIN ones in one chunk, as a
+// writer falls back when the dictionary outgrows its limit (Grow,
+// OptGrow); empty strings in each, the dictionaries' included.
 type strCols struct {
 	Plain   string  `parquet:"Plain,plain"`
 	Dict    string  `parquet:"Dict,dict"`
 	OptDict *string `parquet:"OptDict,optional,dict"`
 	OptStr  *string `parquet:"OptStr,optional"`
+	Grow    string  `parquet:"Grow,dict"`
+	OptGrow *string `parquet:"OptGrow,optional,dict"`
 }
 
 func strColsRow(i int) strCols {
@@ -39,6 +43,17 @@ func strColsRow(i int) strCols {
 		}
 		r.OptStr = &s
 	}
+	// The first rows of each row group from a few values; then a new
+	// value every other row, past the dictionary's limit.
+	if k := i % 1000; k < 200 {
+		r.Grow = []string{"", "ab", "b"}[k%3]
+	} else if k%2 == 1 {
+		r.Grow = fmt.Sprintf("a-%d", i)
+	}
+	if i%6 != 5 {
+		s := r.Grow
+		r.OptGrow = &s
+	}
 	return r
 }
 
@@ -50,7 +65,7 @@ func TestNextTest(t *testing.T) {
 	const n = 3000
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[strCols](&buf, parquet.Compression(&parquet.Snappy),
-		parquet.MaxRowsPerRowGroup(1000), parquet.PageBufferSize(1024))
+		parquet.MaxRowsPerRowGroup(1000), parquet.PageBufferSize(1024), parquet.DictionaryMaxBytes(256))
 	rows := make([]strCols, n)
 	for i := range rows {
 		rows[i] = strColsRow(i)
@@ -142,12 +157,17 @@ func TestNextTest(t *testing.T) {
 					if whole {
 						continue
 					}
-					dict := strings.Contains(col.Name, "Dict")
+					dict := strings.Contains(col.Name, "Dict") || strings.Contains(col.Name, "Grow")
 					if got := test.DictRows.Load() > 0; got != dict {
 						t.Errorf("%s %s: rows tested on the dictionary: %v, want %v", tc.name, col.Name, got, dict)
 					}
-					if got, want := test.LengthRows.Load() > 0, col.Name == "Plain" && tc.empty != EmptyAny; got != want {
-						t.Errorf("%s %s: rows tested on their lengths: %v, want %v", tc.name, col.Name, got, want)
+					lengths := (col.Name == "Plain" || col.Name == "Grow") && tc.empty != EmptyAny
+					if got := test.LengthRows.Load() > 0; got != lengths {
+						t.Errorf("%s %s: rows tested on their lengths: %v, want %v", tc.name, col.Name, got, lengths)
+					}
+					values := col.Name == "OptStr" || col.Name == "OptGrow" || (col.Name == "Plain" || col.Name == "Grow") && !lengths
+					if got := test.ValueRows.Load() > 0; got != values {
+						t.Errorf("%s %s: rows tested on their values: %v, want %v", tc.name, col.Name, got, values)
 					}
 				}
 			}
