@@ -78,6 +78,7 @@ func (s *Session) build(q *query) operator {
 	if sc := q.rel.scan; sc != nil {
 		copy(sc.need, q.need)
 		sc.above = readAbove(q)
+		sc.lengths = byteLengthCols(q, s.db.noStringPush)
 		sc.where = q.where
 		sc.proven = q.proven
 		sc.whereTemps = stringTemps(q.where)

@@ -84,6 +84,10 @@ type scanOp struct {
 	// is read (see scanPush); nil when none. noPush turns it off (tests).
 	push   *scanPush
 	noPush bool
+	// lengths are the string columns the operators above read only as
+	// strlen(col) (see byteLengthCols): handed on as their strings'
+	// byte lengths.
+	lengths []int
 
 	nextRG atomic.Int64
 
@@ -222,6 +226,9 @@ func (s *scanOp) detail() []string {
 		if line := s.pushDetail(); line != "" {
 			d = append(d, line)
 		}
+	}
+	for _, j := range s.lengths {
+		d = append(d, fmt.Sprintf("%s: read only as strlen(%[1]s): its strings' byte lengths handed on", s.table.Columns[j].Name))
 	}
 	if len(s.proven) > 0 {
 		d = append(d, "true for every row by the row-group statistics, not evaluated: "+strings.Join(s.proven, " AND "))
@@ -376,10 +383,21 @@ func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
 // decoded row group; nil when no row of the morsel (of a streamed row
 // group: of its rest) passes the filter.
 func (s *scanOp) step(x *execCtx, c *scanCursor) (*vec.Batch, error) {
+	var b *vec.Batch
+	var err error
 	if c.streams != nil {
-		return s.streamMorsel(x, c)
+		b, err = s.streamMorsel(x, c)
+	} else {
+		b, err = s.morsel(x, c)
 	}
-	return s.morsel(x, c)
+	if b != nil {
+		for _, j := range s.lengths {
+			if v := b.Vecs[j]; v != nil && v.Type == vec.String {
+				b.Vecs[j] = storage.ByteLengths(v)
+			}
+		}
+	}
+	return b, err
 }
 
 // morsel returns the cursor's next morsel; nil when no row of it passes

@@ -90,6 +90,7 @@ func (s *scanOp) planPush() {
 		}
 	}
 	width := len(s.table.Columns)
+	p.test.Lengths = slices.Contains(s.lengths, col) && !p.restReadsCol
 	p.test.Values = func(v *vec.Vector) ([]int32, error) {
 		b := &vec.Batch{Vecs: make([]*vec.Vector, width), Len: v.Len}
 		b.Vecs[col] = v
@@ -213,4 +214,35 @@ func (s *scanOp) pushDetail() string {
 		return "" // no row group was streamed
 	}
 	return line + " (" + strings.Join(how, ", ") + ")"
+}
+
+// byteLengthCols returns the string columns of q's table that the
+// operators above its scan read only as strlen(col) (ClickBench Q27's
+// AVG(STRLEN(URL))), and rewrites those reads to take the column as
+// the byte lengths of its strings (expr.UseByteLengths), which the scan
+// hands on instead: a streamed row group whose filter tests the column
+// then never copies its strings (storage.StringTest.Lengths). off
+// turns it off (tests).
+func byteLengthCols(q *query, off bool) []int {
+	sc := q.rel.scan
+	if off || sc == nil {
+		return nil
+	}
+	var es []expr.Expr
+	q.eachAbove(func(e expr.Expr) {
+		if e != nil {
+			es = append(es, e)
+		}
+	})
+	var cols []int
+	for j, c := range sc.table.Columns {
+		if c.Type != vec.String || !q.need[j] || !expr.ByteLengthsOnly(es, j) {
+			continue
+		}
+		for _, e := range es {
+			expr.UseByteLengths(e, j)
+		}
+		cols = append(cols, j)
+	}
+	return cols
 }

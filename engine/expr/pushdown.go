@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"strings"
+
 	"cachebook/engine/sql"
 	"cachebook/engine/vec"
 )
@@ -38,4 +40,61 @@ func EmptyStringTest(e Expr) (col int, nonEmpty, ok bool) {
 		return 0, false, false
 	}
 	return r.Index, c.op == sql.OpNe, true
+}
+
+// isStrlen reports whether f is strlen (octet_length) of a column of
+// strings, or of one UseByteLengths rewrote (a BIGINT column), and
+// which.
+func isStrlen(f *fn) (*ColumnRef, bool) {
+	if len(f.args) != 1 || !strings.EqualFold(f.name, "strlen") && !strings.EqualFold(f.name, "octet_length") {
+		return nil, false
+	}
+	r, ok := f.args[0].(*ColumnRef)
+	return r, ok && (r.T == vec.String || r.T == vec.Int64)
+}
+
+// ByteLengthsOnly reports whether the expressions es read column col,
+// and read it only as the argument of strlen (octet_length): the byte
+// lengths of its strings would do for them (UseByteLengths).
+func ByteLengthsOnly(es []Expr, col int) bool {
+	found, other := false, false
+	for _, e := range es {
+		Walk(e, func(x Expr) bool {
+			if f, ok := x.(*fn); ok {
+				if r, ok := isStrlen(f); ok && r.Index == col {
+					found = true
+					return false
+				}
+			}
+			if r, ok := x.(*ColumnRef); ok && r.Index == col {
+				other = true
+			}
+			return true
+		})
+	}
+	return found && !other
+}
+
+// UseByteLengths rewrites, in place, every strlen(col) of e into a read
+// of column col as BIGINT: the batches e is then evaluated over hold the
+// byte lengths of the column's strings in its place, not the strings.
+// It still prints as strlen(col).
+func UseByteLengths(e Expr, col int) {
+	Walk(e, func(x Expr) bool {
+		f, ok := x.(*fn)
+		if !ok {
+			return true
+		}
+		r, ok := isStrlen(f)
+		if !ok || r.Index != col || r.T != vec.String {
+			return ok && r.Index == col
+		}
+		f.args[0] = &ColumnRef{Index: col, T: vec.Int64, Name: r.Name}
+		f.do = func(args []*vec.Vector, n int) (*vec.Vector, error) {
+			out := newOut(vec.Int64, n)
+			copy(out.I64, args[0].I64[:n])
+			return out, nil
+		}
+		return false
+	})
 }

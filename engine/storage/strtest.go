@@ -28,6 +28,10 @@ type StringTest struct {
 	// strings (EmptyOnly) or exactly the non-empty ones (NonEmpty), and
 	// never a NULL.
 	Empty EmptyTest
+	// Lengths asks NextTest for the byte lengths of the strings that
+	// pass (a BIGINT vector, NULL where the row is), not the strings:
+	// their bytes are then never copied.
+	Lengths bool
 
 	// What the streams did, for EXPLAIN: dictionaries tested, their
 	// entries, and the rows decided by a dictionary, by the strings'
@@ -58,6 +62,9 @@ func (cs *ColumnStream) NextTest(ctx context.Context, n int, t *StringTest) (*ve
 			return nil, nil, err
 		}
 		t.ValueRows.Add(int64(n))
+		if t.Lengths {
+			return ByteLengths(v.Gather(sel)), sel, nil
+		}
 		return v.Gather(sel), sel, nil
 	}
 	if cs.pages == nil && n > 0 {
@@ -68,7 +75,12 @@ func (cs *ColumnStream) NextTest(ctx context.Context, n int, t *StringTest) (*ve
 	if cs.b.typ != vec.String {
 		return nil, nil, fmt.Errorf("internal error: a string test on a column of %s", cs.b.typ)
 	}
-	out := cs.vector(n)
+	var out *vec.Vector
+	if t.Lengths {
+		out = vec.NewVector(vec.Int64, n)
+	} else {
+		out = cs.vector(n)
+	}
 	var sel []int32
 	for got := 0; got < n; {
 		if cs.curLeft() == 0 {
@@ -88,7 +100,7 @@ func (cs *ColumnStream) NextTest(ctx context.Context, n int, t *StringTest) (*ve
 	}
 	cs.pos += n
 	out.Len = len(sel)
-	if len(sel)*2 < n && cs.spare == nil {
+	if !t.Lengths && len(sel)*2 < n && cs.spare == nil {
 		// Few passed: their strings are copied into a vector of their
 		// size, and out, sized for n rows, converts the next morsel.
 		small := &vec.Vector{Type: vec.String, Len: out.Len,
@@ -129,7 +141,7 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 				kk++
 			}
 			if pass[e] {
-				appendValue(out, dv, int(e))
+				appendValue(out, dv, int(e), t.Lengths)
 				sel = append(sel, int32(base+i-from))
 			}
 		}
@@ -145,7 +157,7 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 		}
 		nonEmpty := t.Empty == NonEmpty
 		if pp.have == pp.size && len(pp.pos) == k0+1 {
-			if sel, err = pp.walkTest(out, sel, base, k, nonEmpty); err != nil {
+			if sel, err = pp.walkTest(out, sel, base, k, nonEmpty, t.Lengths); err != nil {
 				return sel, cs.wrap(err)
 			}
 		} else {
@@ -154,11 +166,16 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 			}
 			pos, b := pp.pos[k0:k0+k+1], pp.out
 			for j := range k {
-				if (pos[j+1]-pos[j] > 4) == nonEmpty {
+				switch {
+				case (pos[j+1]-pos[j] > 4) != nonEmpty:
+					continue
+				case t.Lengths:
+					out.I64 = append(out.I64, int64(pos[j+1]-pos[j]-4))
+				default:
 					out.Bytes = append(out.Bytes, b[pos[j]+4:pos[j+1]]...)
 					out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
-					sel = append(sel, int32(base+j))
 				}
+				sel = append(sel, int32(base+j))
 			}
 		}
 		if uint64(len(out.Bytes)) > vec.MaxStringBytes {
@@ -190,7 +207,7 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 		return sel, err
 	}
 	for _, r := range pass {
-		appendValue(out, tmp, int(r))
+		appendValue(out, tmp, int(r), t.Lengths)
 		sel = append(sel, int32(base)+r)
 	}
 	t.ValueRows.Add(int64(k))
@@ -229,8 +246,27 @@ func (cs *ColumnStream) testDict(pv *pageValues, t *StringTest) error {
 }
 
 // appendValue appends row i of v (a string vector) to out, whose Len is
-// not kept: its rows are its offsets.
-func appendValue(out, v *vec.Vector, i int) {
+// not kept: its rows are its offsets, or, with lengths, its values, the
+// strings' byte lengths.
+func appendValue(out, v *vec.Vector, i int, lengths bool) {
+	if lengths {
+		if v.Valid != nil && !v.Valid[i] {
+			if out.Valid == nil {
+				out.Valid = make([]bool, len(out.I64), max(len(out.I64)+1, 16))
+				for j := range out.Valid {
+					out.Valid[j] = true
+				}
+			}
+			out.Valid = append(out.Valid, false)
+			out.I64 = append(out.I64, 0)
+			return
+		}
+		out.I64 = append(out.I64, int64(v.Offsets[i+1]-v.Offsets[i]))
+		if out.Valid != nil {
+			out.Valid = append(out.Valid, true)
+		}
+		return
+	}
 	if v.Valid != nil && !v.Valid[i] {
 		rows := len(out.Offsets) - 1
 		if out.Valid == nil {
@@ -250,11 +286,11 @@ func appendValue(out, v *vec.Vector, i int) {
 	}
 }
 
-// walkTest is walkStrings for the page's next nv strings that are empty
+// walkTest (lengths: appending the strings' byte lengths to v.I64) is walkStrings for the page's next nv strings that are empty
 // or not (nonEmpty), rows [base, base+nv) of a NextTest: it appends
 // those to v and their rows to sel, walking the strings as it tests
 // them, in one pass over the page, decompressed whole.
-func (p *plainPage) walkTest(v *vec.Vector, sel []int32, base, nv int, nonEmpty bool) ([]int32, error) {
+func (p *plainPage) walkTest(v *vec.Vector, sel []int32, base, nv int, nonEmpty, lengths bool) ([]int32, error) {
 	out, pos := p.out[:p.size], p.pos
 	at := int(pos[len(pos)-1])
 	b := v.Bytes
@@ -266,7 +302,10 @@ func (p *plainPage) walkTest(v *vec.Vector, sel []int32, base, nv int, nonEmpty 
 		if end > len(out) || end < at {
 			return sel, fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
 		}
-		if (end-at > 4) == nonEmpty {
+		if (end-at > 4) == nonEmpty && lengths {
+			v.I64 = append(v.I64, int64(end-at-4))
+			sel = append(sel, int32(base+j))
+		} else if (end-at > 4) == nonEmpty {
 			if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
 				// As walkStrings: a short string copied as one block.
 				*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
@@ -285,4 +324,17 @@ func (p *plainPage) walkTest(v *vec.Vector, sel []int32, base, nv int, nonEmpty 
 		return sel, fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, p.np, at, len(out))
 	}
 	return sel, nil
+}
+
+// ByteLengths returns the byte lengths of the strings of v, a BIGINT
+// vector NULL where v is (see StringTest.Lengths).
+func ByteLengths(v *vec.Vector) *vec.Vector {
+	out := &vec.Vector{Type: vec.Int64, Len: v.Len, I64: make([]int64, v.Len)}
+	for i := range out.I64 {
+		out.I64[i] = int64(v.Offsets[i+1] - v.Offsets[i])
+	}
+	if v.Valid != nil {
+		out.Valid = slices.Clone(v.Valid[:v.Len])
+	}
+	return out
 }

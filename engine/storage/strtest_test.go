@@ -115,7 +115,8 @@ func TestNextTest(t *testing.T) {
 	for _, tc := range tests {
 		for g, b := range all {
 			for j, col := range tb.Columns {
-				for _, whole := range []bool{false, true} {
+				for _, mode := range []struct{ whole, lengths bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+					whole := mode.whole
 					st, err := rd.Stream(ctx, g, j)
 					if err != nil {
 						t.Fatal(err)
@@ -123,7 +124,7 @@ func TestNextTest(t *testing.T) {
 					if whole {
 						st = StreamOf(b.Vecs[j])
 					}
-					test := &StringTest{Values: pred(tc.f), Empty: tc.empty}
+					test := &StringTest{Values: pred(tc.f), Empty: tc.empty, Lengths: mode.lengths}
 					pos := 0
 					for step := 1; pos < b.Len; step = step*3 + 2 {
 						if step%4 == 0 {
@@ -147,14 +148,18 @@ func TestNextTest(t *testing.T) {
 							t.Fatalf("%s %s row group %d rows from %d (whole %v): rows %v (%d values), want %v", tc.name, col.Name, g, pos, whole, sel, v.Len, want)
 						}
 						for i, r := range want {
-							if got, want := v.Format(i), b.Vecs[j].Format(pos+int(r)); got != want {
-								t.Fatalf("%s %s row %d: %s, want %s", tc.name, col.Name, pos+int(r), got, want)
+							w := b.Vecs[j].Slice(pos+int(r), pos+int(r)+1)
+							if mode.lengths {
+								w = ByteLengths(w)
+							}
+							if got, want := v.Format(i), w.Format(0); got != want || v.Type != w.Type {
+								t.Fatalf("%s %s row %d (%+v): %s %s, want %s %s", tc.name, col.Name, pos+int(r), mode, v.Type, got, w.Type, want)
 							}
 						}
 						pos += step
 					}
 					st.Close()
-					if whole {
+					if whole || mode.lengths {
 						continue
 					}
 					dict := strings.Contains(col.Name, "Dict") || strings.Contains(col.Name, "Grow")
