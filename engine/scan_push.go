@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"cachebook/engine/expr"
 	"cachebook/engine/storage"
@@ -117,6 +118,8 @@ func (s *scanOp) planPush() {
 // are few, the columns are converted for them only (and are compact).
 func (s *scanOp) streamPushed(x *execCtx, c *scanCursor, b *vec.Batch) (sel []int32, compact []int, err error) {
 	p, n := s.push, b.Len
+	t0 := time.Now()
+	defer func() { s.decodeNanos.Add(int64(time.Since(t0))) }()
 	v, sel, err := c.streams[p.col].NextTest(x.ctx, n, p.test)
 	if err != nil {
 		return nil, nil, err
@@ -198,7 +201,11 @@ func (s *scanOp) pushDetail() string {
 		terms[i] = t.String()
 	}
 	name := s.table.Columns[p.col].Name
-	line := fmt.Sprintf("filter %s tested as %s is read: only the passing rows' strings copied", strings.Join(terms, " AND "), name)
+	kept := "only the passing rows' strings copied"
+	if p.test.Lengths {
+		kept = "only the passing rows' byte lengths kept, no string copied"
+	}
+	line := fmt.Sprintf("filter %s tested as %s is read: %s", strings.Join(terms, " AND "), name, kept)
 	t := p.test
 	var how []string
 	if d := t.Dicts.Load(); d > 0 {

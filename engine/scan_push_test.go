@@ -172,6 +172,7 @@ func TestStringPush(t *testing.T) {
 	}
 	for _, tc := range []struct{ q, want string }{
 		{"SELECT avg(strlen(p)) FROM pt WHERE p <> ''", "p: read only as strlen(p): its strings' byte lengths handed on"},
+		{"SELECT avg(strlen(p)) FROM pt WHERE p <> ''", "filter (p <> '') tested as p is read: only the passing rows' byte lengths kept, no string copied (50000 rows on the strings' lengths)"},
 		{"SELECT id, d FROM pt WHERE d <> ''", "filter (d <> '') tested as d is read: only the passing rows' strings copied (50000 rows on the dictionary"},
 		{"SELECT id, p FROM pt WHERE p <> ''", "filter (p <> '') tested as p is read: only the passing rows' strings copied (50000 rows on the strings' lengths)"},
 		{"SELECT id FROM pt WHERE op LIKE 'a%'", "50000 rows on their values"},
