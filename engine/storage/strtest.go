@@ -186,6 +186,9 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 		return sel, nil
 	}
 	// Any other page: its rows converted, then tested.
+	if !t.Lengths {
+		return cs.convertTest(out, sel, base, k, t)
+	}
 	tmp := cs.testTmp
 	if tmp == nil {
 		tmp = vec.NewVector(vec.String, k)
@@ -209,6 +212,49 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 	for _, r := range pass {
 		appendValue(out, tmp, int(r), t.Lengths)
 		sel = append(sel, int32(base)+r)
+	}
+	t.ValueRows.Add(int64(k))
+	return sel, nil
+}
+
+// convertTest is takeTest for a page tested on its values: its k rows
+// are converted into out after the rows there, tested there, and those
+// that fail are squeezed out, the bytes of the others moved down over
+// them (none when every row passes): one copy of the strings, as Next
+// and a filter over its vector, not two.
+func (cs *ColumnStream) convertTest(out *vec.Vector, sel []int32, base, k int, t *StringTest) ([]int32, error) {
+	pv := &cs.pv
+	from, to, k0 := cs.curPos, cs.curPos+k, cs.curK
+	r0 := len(out.Offsets) - 1
+	cs.b.grow(out, r0+k)
+	next, err := cs.b.convert(out, pv, r0, from, to, k0)
+	if err != nil {
+		return sel, cs.wrap(err)
+	}
+	cs.curPos, cs.curK = to, next
+	out.Len = r0 + k
+	pass, err := t.Values(out.Slice(r0, r0+k))
+	if err != nil {
+		return sel, err
+	}
+	w, wb := r0, out.Offsets[r0]
+	for _, r := range pass {
+		i := r0 + int(r)
+		a, b := out.Offsets[i], out.Offsets[i+1]
+		if wb != a {
+			copy(out.Bytes[wb:], out.Bytes[a:b])
+		}
+		wb += b - a
+		out.Offsets[w+1] = wb
+		if out.Valid != nil {
+			out.Valid[w] = out.Valid[i]
+		}
+		w++
+		sel = append(sel, int32(base)+r)
+	}
+	out.Offsets, out.Bytes = out.Offsets[:w+1], out.Bytes[:wb]
+	if out.Valid != nil {
+		out.Valid = out.Valid[:w]
 	}
 	t.ValueRows.Add(int64(k))
 	return sel, nil
