@@ -66,6 +66,7 @@ func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relatio
 		return nil, posErr(pos, "%v", err)
 	}
 	scan := newScan("SEQ_SCAN", s.db.catalog, t)
+	scan.noPush = s.db.noStringPush
 	return &relation{name: t.Name, cols: t.Columns, rows: t.Rows, op: scan, scan: scan}, nil
 }
 
@@ -77,6 +78,7 @@ func (s *Session) build(q *query) operator {
 	if sc := q.rel.scan; sc != nil {
 		copy(sc.need, q.need)
 		sc.above = readAbove(q)
+		sc.lengths = byteLengthCols(q, s.db.noStringPush)
 		sc.where = q.where
 		sc.proven = q.proven
 		sc.whereTemps = stringTemps(q.where)

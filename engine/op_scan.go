@@ -80,6 +80,14 @@ type scanOp struct {
 	// those rows only (loadLate), not decoded whole. Nil otherwise.
 	early, late         *expr.Filter
 	earlyCols, lateCols []int
+	// push: conjuncts a streamed row group's string column tests as it
+	// is read (see scanPush); nil when none. noPush turns it off (tests).
+	push   *scanPush
+	noPush bool
+	// lengths are the string columns the operators above read only as
+	// strlen(col) (see byteLengthCols): handed on as their strings'
+	// byte lengths.
+	lengths []int
 
 	nextRG atomic.Int64
 
@@ -213,6 +221,14 @@ func (s *scanOp) detail() []string {
 			}
 			d = append(d, "late materialisation: "+strings.Join(fc, ", ")+" decoded first; other columns only for row groups with matches")
 		}
+	}
+	if s.push != nil {
+		if line := s.pushDetail(); line != "" {
+			d = append(d, line)
+		}
+	}
+	for _, j := range s.lengths {
+		d = append(d, fmt.Sprintf("%s: read only as strlen(%[1]s): its strings' byte lengths handed on", s.table.Columns[j].Name))
 	}
 	if len(s.proven) > 0 {
 		d = append(d, "true for every row by the row-group statistics, not evaluated: "+strings.Join(s.proven, " AND "))
@@ -367,10 +383,21 @@ func (s *scanOp) drain(x *execCtx, from int) (*vec.Batch, error) {
 // decoded row group; nil when no row of the morsel (of a streamed row
 // group: of its rest) passes the filter.
 func (s *scanOp) step(x *execCtx, c *scanCursor) (*vec.Batch, error) {
+	var b *vec.Batch
+	var err error
 	if c.streams != nil {
-		return s.streamMorsel(x, c)
+		b, err = s.streamMorsel(x, c)
+	} else {
+		b, err = s.morsel(x, c)
 	}
-	return s.morsel(x, c)
+	if b != nil {
+		for _, j := range s.lengths {
+			if v := b.Vecs[j]; v != nil && v.Type == vec.String {
+				b.Vecs[j] = storage.ByteLengths(v)
+			}
+		}
+	}
+	return b, err
 }
 
 // morsel returns the cursor's next morsel; nil when no row of it passes
@@ -564,8 +591,9 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		}
 		s.decodedRows.Add(int64(n))
 		var sel []int32
-		// compact: the late columns read for the rows of sel only.
-		var compact bool
+		// compact: the filter's columns read for the rows of sel only
+		// (the late columns, or those streamPushed says).
+		var compact []int
 		if s.where != nil || s.bound != nil {
 			first := s.first
 			if s.bound != nil && s.bound.cur.Load() != nil {
@@ -592,15 +620,28 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 				}
 				c.skipFirst = 0
 			}
-			if s.early != nil {
+			switch {
+			case s.early != nil:
+				var late bool
 				var err error
-				if sel, compact, err = s.streamLate(x, c, b, read); err != nil {
+				if sel, late, err = s.streamLate(x, c, b, read); err != nil {
+					return nil, err
+				}
+				if late {
+					compact = s.lateCols
+				}
+				if sel == nil {
+					sel = []int32{}
+				}
+			case s.push != nil:
+				var err error
+				if sel, compact, err = s.streamPushed(x, c, b); err != nil {
 					return nil, err
 				}
 				if sel == nil {
 					sel = []int32{}
 				}
-			} else {
+			default:
 				if err := read(first); err != nil {
 					return nil, err
 				}
@@ -618,7 +659,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			if sel != nil && len(sel) == 0 {
 				c.skip += n // the other columns' rows are skipped only if needed
 				for _, j := range s.first {
-					if !compact || !slices.Contains(s.lateCols, j) {
+					if !slices.Contains(compact, j) {
 						c.streams[j].Recycle(b.Vecs[j])
 					}
 				}
@@ -649,7 +690,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		for _, j := range s.filterOnly {
 			// Not handed on: the stream may convert its next morsel
 			// into it.
-			if !compact || !slices.Contains(s.lateCols, j) {
+			if !slices.Contains(compact, j) {
 				c.streams[j].Recycle(b.Vecs[j])
 			}
 		}
@@ -657,7 +698,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 		if sel != nil && len(sel) < n {
 			out := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 			for i, v := range b.Vecs {
-				if sparse && slices.Contains(s.rest, i) || compact && slices.Contains(s.lateCols, i) {
+				if sparse && slices.Contains(s.rest, i) || slices.Contains(compact, i) {
 					out.Vecs[i] = v // those rows only already
 					continue
 				}
@@ -666,7 +707,7 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			// The passing rows are copied out: the streams may convert
 			// their next morsels into these vectors.
 			for j, st := range c.streams {
-				if (!sparse || !slices.Contains(s.rest, j)) && (!compact || !slices.Contains(s.lateCols, j)) {
+				if (!sparse || !slices.Contains(s.rest, j)) && !slices.Contains(compact, j) {
 					st.Recycle(b.Vecs[j])
 				}
 			}
@@ -894,6 +935,7 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 			}
 		}
 		s.splitLate()
+		s.planPush()
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}

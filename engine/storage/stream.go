@@ -34,6 +34,13 @@ type ColumnStream struct {
 
 	spare   *vec.Vector // given back by Recycle: the next Next converts into its arrays
 	perByte int         // estimated string bytes per row, to size a fresh vector's bytes
+
+	// NextTest: the chunk's dictionary converted (a NULL after its
+	// entries) and which of its entries pass, once tested; testTmp holds
+	// the rows of a page without a dictionary while they are tested.
+	dictVec  *vec.Vector
+	dictPass []bool
+	testTmp  *vec.Vector
 }
 
 // Stream returns a stream over column j (an index into Table.Columns) of
