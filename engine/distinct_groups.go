@@ -216,11 +216,12 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 // where it applies and pays (twoStepPays); ok is false otherwise, and the
 // single GROUP BY runs.
 func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *hashAggOp, top operator, ok bool) {
-	x, ok := groupedDistinctArg(q)
-	if !ok {
+	x, combinable := groupedDistinctArg(q)
+	splittable := splitsDistinct(q)
+	if !combinable && !splittable {
 		return nil, nil, false
 	}
-	if s.settings.GroupBy == "naive" && !s.forceTwoStep {
+	if s.settings.GroupBy == "naive" && !s.forceTwoStep && !s.forceSplit {
 		// A naive GROUP BY cannot spill: the two steps' first would hold
 		// the same pairs in a table less compact than the sets.
 		return nil, nil, false
@@ -239,19 +240,33 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 	// on an idle machine, Q8 took 6.5 s and 1.3 GB in two steps against
 	// 9.3 s and 2.4 GB in one, Q10 1.8 s against 2.3 s, Q11 2.2 s against
 	// 2.5 s (Q13, 3.5 s against 3.0 s, is the exception). With other
-	// aggregates alongside, whose inputs the partitions carry too, Q9 took
-	// 14.8 s against 10.3 s: they start in one step unless twoStepPays.
+	// aggregates alongside, they start in one step unless twoStepPays:
+	// split (splitDistinct), Q9 took 10.9 s user and 1.36 GB against
+	// 9.5 s and 2.3 GB in one step (100M rows, 2 threads, a loaded
+	// machine); with their inputs carried through the partitions too,
+	// 14.8 s against 10.3 s.
 	alone := true
 	for _, sp := range q.specs {
 		if sp.Kind != agg.CountDistinct && !sp.Distinct {
 			alone = false
 		}
 	}
-	if !alone && !s.forceTwoStep && !s.twoStepRetry && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
+	if !alone && !s.forceTwoStep && !s.forceSplit && !s.twoStepRetry && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
 		s.twoStepDeclined = true
 		return nil, nil, false
 	}
-	inner, top, err := s.groupedDistinct(q, x, child, hint)
+	var err error
+	switch {
+	case !alone && splittable && !s.forceTwoStep:
+		// The plain aggregates run as an ordinary GROUP BY of the keys
+		// beside the two steps, over the same scan: the partitions
+		// carry the (K, x) pairs alone.
+		inner, top, err = s.splitDistinct(q, child, hint)
+	case combinable:
+		inner, top, err = s.groupedDistinct(q, x, child, hint)
+	default:
+		return nil, nil, false
+	}
 	if err != nil {
 		return nil, nil, false
 	}

@@ -133,6 +133,10 @@ type Session struct {
 	// forceTwoStep runs every grouped DISTINCT aggregation that can be
 	// run in two steps so (distinct_groups.go), for tests.
 	forceTwoStep bool
+	// forceSplit runs every grouped DISTINCT aggregation with plain
+	// aggregates alongside that can be split so (distinct_split.go),
+	// for tests.
+	forceSplit bool
 	// twoStepDeclined records that the statement being planned has a
 	// grouped DISTINCT aggregation that could run in two steps but
 	// does not; twoStepRetry runs it in two steps when the statement
