@@ -137,6 +137,9 @@ type Session struct {
 	// aggregates alongside that can be split so (distinct_split.go),
 	// for tests.
 	forceSplit bool
+	// noDenseKeys groups the keys of two-step DISTINCT aggregations
+	// themselves, not dense ids of them (dense_keys.go), for tests.
+	noDenseKeys bool
 	// twoStepDeclined records that the statement being planned has a
 	// grouped DISTINCT aggregation that could run in two steps but
 	// does not; twoStepRetry runs it in two steps when the statement
