@@ -59,6 +59,32 @@ func TestDenseKeys(t *testing.T) {
 			}
 		}
 	}
+	// Past the most ids it may give, the statement runs again grouping
+	// the keys, and says so.
+	s, plain := db.NewSession(), db.NewSession()
+	s.maxDenseIDs, s.forceSplit, plain.noDenseKeys = 5, true, true
+	for _, q := range []string{
+		"SELECT ks, count(DISTINCT x32) FROM d GROUP BY ks",
+		"SELECT k32, ks, count(*), count(DISTINCT x32) FROM d GROUP BY k32, ks",
+	} {
+		res, err := s.Exec(context.Background(), q, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if notes := strings.Join(res[0].Notes, "; "); !strings.Contains(notes, "ran again grouping the keys") {
+			t.Errorf("%s: past 5 ids: notes %q", q, notes)
+		}
+		if planSays(res[0].Plan, "dense ids") {
+			t.Errorf("%s: dense ids after the retry", q)
+		}
+		if got, want := distinctRows(t, s, q, 0), distinctRows(t, plain, q, 0); !slices.Equal(got, want) {
+			t.Errorf("%s: past 5 ids:\n got  %q\n want %q", q, got, want)
+		}
+		if s.denseRetry {
+			t.Errorf("%s: denseRetry left set", q)
+		}
+	}
+
 	// EXPLAIN ANALYZE counts the ids: 7 values of ks, NULL among them.
 	res, err := db.NewSession().Exec(context.Background(), "EXPLAIN ANALYZE SELECT ks, count(DISTINCT x32) FROM d GROUP BY ks", nil)
 	if err != nil {
@@ -68,4 +94,23 @@ func TestDenseKeys(t *testing.T) {
 	if plan := rowsString(r.Vecs, r.Rows); !strings.Contains(plan, "ids: 7") {
 		t.Errorf("EXPLAIN ANALYZE does not count 7 ids:\n%s", plan)
 	}
+}
+
+// planSays reports whether n or a node below it has a detail line that
+// contains s.
+func planSays(n *PlanNode, s string) bool {
+	if n == nil {
+		return false
+	}
+	for _, d := range n.Detail {
+		if strings.Contains(d, s) {
+			return true
+		}
+	}
+	for _, c := range n.Children {
+		if planSays(c, s) {
+			return true
+		}
+	}
+	return false
 }

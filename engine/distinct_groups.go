@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 		// The GROUP BYs group dense ids of the keys and x, which
 		// denseKeyOp hands on; denseAttachOp puts the keys back.
 		dense = &denseKeyOp{opBase: opBase{label: "DENSE_KEYS", children: []operator{child}},
-			keys: q.keys, keyNames: q.keyNames, x: x}
+			keys: q.keys, keyNames: q.keyNames, x: x, max: cmp.Or(s.maxDenseIDs, maxDenseIDs)}
 		child = dense
 		name := "id(" + strings.Join(q.keyNames, ", ") + ")"
 		keys = []expr.Expr{&expr.ColumnRef{Index: 0, T: vec.Int32, Name: name}}

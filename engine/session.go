@@ -140,6 +140,12 @@ type Session struct {
 	// noDenseKeys groups the keys of two-step DISTINCT aggregations
 	// themselves, not dense ids of them (dense_keys.go), for tests.
 	noDenseKeys bool
+	// denseRetry plans the statement being run again without dense ids,
+	// as they passed maxDenseIDs (dense_keys.go).
+	denseRetry bool
+	// maxDenseIDs, if positive, replaces the constant maxDenseIDs, for
+	// tests.
+	maxDenseIDs int
 	// twoStepDeclined records that the statement being planned has a
 	// grouped DISTINCT aggregation that could run in two steps but
 	// does not; twoStepRetry runs it in two steps when the statement
@@ -281,6 +287,10 @@ func settingValue(e sql.Expr) (string, error) {
 // selectStmt plans and runs a SELECT.
 func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks) (*Result, error) {
 	q, vecs, n, err := s.runSelect(ctx, sel, hooks)
+	if err != nil && s.retryWithoutDenseKeys(ctx, err) {
+		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
+	}
+	s.denseRetry = false
 	if err != nil && s.retryInTwoSteps(ctx, err) {
 		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
 		s.twoStepRetry = false
