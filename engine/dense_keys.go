@@ -29,6 +29,7 @@ func (s *Session) denseKeys(q *query) bool {
 	}
 	for _, k := range q.keys {
 		if k.Type() == vec.String {
+			s.denseUsed = true
 			return true
 		}
 	}
@@ -43,19 +44,21 @@ func (s *Session) denseKeys(q *query) bool {
 // (retryWithoutDenseKeys). A morsel or two is read twice.
 const maxDenseIDs = 1 << 16
 
-// errDenseIDs is the error of a denseKeyOp past maxDenseIDs.
-var errDenseIDs = fmt.Errorf("more than %d groups for dense ids", maxDenseIDs)
+// errDenseIDs is the error of a denseKeyOp past its most ids, or past
+// the memory limit with them.
+var errDenseIDs = errors.New("too many groups for dense ids")
 
 // retryWithoutDenseKeys reports whether a statement that failed with err
 // is to be planned and run again without dense ids: its keys passed
-// maxDenseIDs. It sets the session to plan so; the caller clears
+// maxDenseIDs or an eighth of the memory limit, or passed the limit
+// (with the memory the ids held). It sets the session to plan so; the caller clears
 // denseRetry after.
 func (s *Session) retryWithoutDenseKeys(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || !errors.Is(err, errDenseIDs) {
+	if ctx.Err() != nil || !errors.Is(err, errDenseIDs) && !(s.denseUsed && errors.Is(err, ErrMemoryLimit)) {
 		return false
 	}
 	s.denseRetry = true
-	s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY had more than %d groups of its string keys: ran again grouping the keys, not dense ids of them", maxDenseIDs))
+	s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY had more groups of its string keys than dense ids serve (%d, or what fits in memory_limit): ran again grouping the keys, not dense ids of them", maxDenseIDs))
 	return true
 }
 
@@ -89,7 +92,7 @@ func (d *denseKeyOp) detail() []string {
 		fmt.Sprintf("dense ids of (%s), numbered as first seen: the GROUP BYs above group the ids, fixed-width, not the keys' bytes",
 			strings.Join(d.keyNames, ", ")),
 		"hands on: the id, " + d.x.String(),
-		fmt.Sprintf("at most %d ids: past them, the statement runs again grouping the keys", d.max),
+		fmt.Sprintf("at most %d ids, within memory_limit: past them, the statement runs again grouping the keys", d.max),
 	}
 	if n := d.groups(); n > 0 {
 		out = append(out, fmt.Sprintf("ids: %d", n))
@@ -222,19 +225,17 @@ func (d *denseKeyOp) add(x *execCtx, keys []*vec.Vector, rows []int, ids []int64
 					n += int64(len(k.Str(i)))
 				}
 			}
-			if err := x.grow(d, n); err != nil {
+			if err := d.grow(x, n); err != nil {
 				return err
 			}
-			d.held += n
 			id = int32(len(d.ids))
 			d.ids[string(buf)] = id
 			d.given++
 			if len(keys) == 1 && keys[0].Type == vec.String && !keys[0].IsNull(i) {
 				n := int64(48 + len(keys[0].Str(i)))
-				if err := x.grow(d, n); err != nil {
+				if err := d.grow(x, n); err != nil {
 					return err
 				}
-				d.held += n
 				d.byString[string(keys[0].Str(i))] = id
 			}
 			for j, k := range keys {
@@ -243,6 +244,23 @@ func (d *denseKeyOp) add(x *execCtx, keys []*vec.Vector, rows []int, ids []int64
 		}
 		ids[i] = int64(id)
 	}
+	return nil
+}
+
+// grow charges n more bytes of the map and the values. Where they do
+// not fit, the keys are better grouped themselves, by GROUP BYs that
+// spill: it fails with errDenseIDs.
+func (d *denseKeyOp) grow(x *execCtx, n int64) error {
+	if l := x.budget.Limit; l > 0 && d.held+n > l/8 {
+		return fmt.Errorf("%s: %w (an eighth of memory_limit)", d.label, errDenseIDs)
+	}
+	if err := x.grow(d, n); err != nil {
+		if errors.Is(err, ErrMemoryLimit) {
+			return fmt.Errorf("%s: %w (%v)", d.label, errDenseIDs, err)
+		}
+		return err
+	}
+	d.held += n
 	return nil
 }
 

@@ -151,6 +151,7 @@ type sideAggOp struct {
 	index    map[string]int32
 	groups   int
 	spilled  agg.SpillStats
+	preAgg   agg.PreAggStats
 }
 
 func (s *sideAggOp) detail() []string {
@@ -161,6 +162,9 @@ func (s *sideAggOp) detail() []string {
 	d = append(d, "the rows pass on to the GROUP BY above; the groups go to the GROUP_JOIN at the top")
 	if s.finished {
 		d = append(d, fmt.Sprintf("groups: %d", s.groups))
+		if line := s.preAgg.Describe(); line != "" {
+			d = append(d, line)
+		}
 		if sp := s.spilled; sp.Partitions > 0 {
 			d = append(d, fmt.Sprintf("spilled: %d partitions, %s", sp.Partitions, agg.FormatBytes(sp.Bytes)))
 		}
@@ -341,6 +345,7 @@ func (s *sideAggOp) finish(x *execCtx) error {
 	}
 	s.held = held
 	st := s.ag.Stats()
+	s.preAgg = st.PreAgg
 	if sp, ok := s.ag.(interface{ SpillStats() agg.SpillStats }); ok {
 		s.spilled = sp.SpillStats()
 	}

@@ -143,6 +143,9 @@ type Session struct {
 	// denseRetry plans the statement being run again without dense ids,
 	// as they passed maxDenseIDs (dense_keys.go).
 	denseRetry bool
+	// denseUsed records that the statement being planned groups dense
+	// ids of its keys.
+	denseUsed bool
 	// maxDenseIDs, if positive, replaces the constant maxDenseIDs, for
 	// tests.
 	maxDenseIDs int
@@ -303,7 +306,7 @@ func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks)
 
 // runSelect plans and runs sel, and returns its plan and rows.
 func (s *Session) runSelect(ctx context.Context, sel *sql.Select, hooks *Hooks) (*query, []*vec.Vector, int, error) {
-	s.twoStepDeclined = false
+	s.twoStepDeclined, s.denseUsed = false, false
 	q, err := s.planSelect(ctx, sel, 0)
 	if err != nil {
 		return nil, nil, 0, err
