@@ -263,7 +263,10 @@ func (s *sideAggOp) next(x *execCtx, w int) (*vec.Batch, error) {
 		return b, err
 	}
 	s.stats.rowsOut.Add(int64(b.Len))
-	return b, s.sink(x, w, b)
+	if err := s.sink(x, w, b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // drain hands on the rest of the row group the scan below stopped in on
@@ -279,7 +282,10 @@ func (s *sideAggOp) drain(x *execCtx, from int) (*vec.Batch, error) {
 		return b, err
 	}
 	s.stats.rowsOut.Add(int64(b.Len))
-	return b, s.sink(x, from, b)
+	if err := s.sink(x, from, b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // finish computes the groups once every row has passed: all of them, in
@@ -361,8 +367,7 @@ func (s *sideAggOp) finish(x *execCtx) error {
 		}
 		s.index[string(buf)] = int32(i)
 	}
-	s.out, s.groups, s.finished = out, max(n, st.Groups), true
-	s.groups = n
+	s.out, s.groups, s.finished = out, n, true
 	return nil
 }
 
