@@ -289,11 +289,11 @@ func settingValue(e sql.Expr) (string, error) {
 
 // selectStmt plans and runs a SELECT.
 func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks) (*Result, error) {
+	defer func() { s.denseRetry = false }() // for this statement's runs only
 	q, vecs, n, err := s.runSelect(ctx, sel, hooks)
 	if err != nil && s.retryWithoutDenseKeys(ctx, err) {
 		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
 	}
-	s.denseRetry = false
 	if err != nil && s.retryInTwoSteps(ctx, err) {
 		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
 		s.twoStepRetry = false
