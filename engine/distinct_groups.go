@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,9 +76,22 @@ func groupedDistinctArg(q *query) (expr.Expr, bool) {
 // computes the averages. Its output is the keys, then one column per
 // aggregate of q, as the single GROUP BY's.
 func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint int64) (*hashAggOp, operator, error) {
-	nk := len(q.keys)
-	innerKeys := append(slices.Clip(q.keys), x)
-	innerKeyNames := append(slices.Clip(q.keyNames), x.String())
+	keys, keyNames, keyNotes := q.keys, q.keyNames, q.keyNotes
+	var dense *denseKeyOp
+	if s.denseKeys(q) {
+		// The GROUP BYs group dense ids of the keys and x, which
+		// denseKeyOp hands on; denseAttachOp puts the keys back.
+		dense = &denseKeyOp{opBase: opBase{label: "DENSE_KEYS", children: []operator{child}},
+			keys: q.keys, keyNames: q.keyNames, x: x, max: cmp.Or(s.maxDenseIDs, maxDenseIDs)}
+		child = dense
+		name := "id(" + strings.Join(q.keyNames, ", ") + ")"
+		keys = []expr.Expr{&expr.ColumnRef{Index: 0, T: vec.Int32, Name: name}}
+		keyNames, keyNotes = []string{name}, nil
+		x = &expr.ColumnRef{Index: 1, T: x.Type(), Name: x.String()}
+	}
+	nk := len(keys)
+	innerKeys := append(slices.Clip(keys), x)
+	innerKeyNames := append(slices.Clip(keyNames), x.String())
 	var innerArgs []expr.Expr
 	var innerSpecs []agg.Spec
 	var innerNames []string
@@ -99,7 +113,6 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 		outerSpecs = append(outerSpecs, sp)
 		outerNames = append(outerNames, name)
 	}
-	type avgCols struct{ agg, sum, count int } // aggregate, outer sum column, outer count column
 	var avgs []avgCols
 	var avgCounts []expr.Expr
 	var distinctNames, combinedNames []string
@@ -154,15 +167,18 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 	inner.notes = []string{fmt.Sprintf("groups: the distinct (%s) pairs of %s, for the GROUP BY above",
 		strings.Join(innerKeyNames, ", "), strings.Join(distinctNames, ", "))}
 
+	if dense != nil && len(innerSpecs) > 0 {
+		return nil, nil, errors.New("internal error: dense ids with other aggregates than DISTINCT ones")
+	}
 	outerKeys := make([]expr.Expr, nk)
-	for i, k := range q.keys {
-		outerKeys[i] = &expr.ColumnRef{Index: i, T: k.Type(), Name: q.keyNames[i]}
+	for i, k := range keys {
+		outerKeys[i] = &expr.ColumnRef{Index: i, T: k.Type(), Name: keyNames[i]}
 	}
 	// The outer GROUP BY reads the inner one's groups on one goroutine:
 	// an aggregation hands its parts to one consumer.
 	st := s.settings
 	st.Threads = 1
-	keyList := strings.Join(q.keyNames, ", ")
+	keyList := strings.Join(keyNames, ", ")
 	if nk > 1 {
 		keyList = "(" + keyList + ")"
 	}
@@ -174,16 +190,30 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 			strings.Join(combinedNames, ", "), strings.Join(innerKeyNames, ", "), keyList))
 	}
 	outerOp := &hashAggOp{opBase: opBase{label: "HASH_GROUP_BY", children: []operator{inner}},
-		keys: outerKeys, keyNames: q.keyNames, keyNotes: q.keyNotes, args: outerArgs, specs: outerSpecs, aggNames: outerNames,
+		keys: outerKeys, keyNames: keyNames, keyNotes: keyNotes, args: outerArgs, specs: outerSpecs, aggNames: outerNames,
 		rewritten: q.rewritten, rowsHint: -1, serial: true, settings: st, cache: s.db.cache, notes: notes}
-	if len(avgs) == 0 {
-		return inner, outerOp, nil
+	var top operator = outerOp
+	if len(avgs) > 0 {
+		var err error
+		if top, err = averages(outerOp, keys, keyNames, q, outerSpecs, avgs); err != nil {
+			return nil, nil, err
+		}
 	}
+	if dense != nil {
+		top = &denseAttachOp{opBase: opBase{label: "DENSE_KEYS_ATTACH", children: []operator{top}}, dense: dense}
+	}
+	return inner, top, nil
+}
+
+// averages returns the projection above the outer GROUP BY of a two-step
+// DISTINCT aggregation (groupedDistinct) that computes q's averages.
+func averages(outerOp operator, keys []expr.Expr, keyNames []string, q *query, outerSpecs []agg.Spec, avgs []avgCols) (operator, error) {
+	nk := len(keys)
 
 	// The averages: the sum of the sums over the sum of the counts,
 	// as avg divides its sum by its count.
 	cols := make([]vec.Column, nk+len(outerSpecs))
-	for i, k := range q.keys {
+	for i, k := range keys {
 		cols[i] = vec.Column{Name: fmt.Sprintf("c%d", i), Type: k.Type()}
 	}
 	for j, sp := range outerSpecs {
@@ -191,7 +221,7 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 	}
 	exprs := make([]expr.Expr, nk+len(q.specs))
 	names := make([]string, nk+len(q.specs))
-	copy(names, q.keyNames)
+	copy(names, keyNames)
 	copy(names[nk:], q.aggNames)
 	for i := range exprs {
 		exprs[i] = &expr.ColumnRef{Index: i, T: cols[i].Type, Name: names[i]}
@@ -200,27 +230,28 @@ func (s *Session) groupedDistinct(q *query, x expr.Expr, child operator, hint in
 	for _, a := range avgs {
 		e, err := sql.ParseExpr(fmt.Sprintf("CAST(c%d AS DOUBLE) / c%d", a.sum, a.count))
 		if err != nil {
-			return nil, nil, fmt.Errorf("internal error: %w", err)
+			return nil, fmt.Errorf("internal error: %w", err)
 		}
 		d, err := b.Bind(e)
 		if err != nil {
-			return nil, nil, fmt.Errorf("internal error: %w", err)
+			return nil, fmt.Errorf("internal error: %w", err)
 		}
 		exprs[nk+a.agg] = d
 		names[nk+a.agg] += ": the sum of the partial sums / the sum of the partial counts"
 	}
-	return inner, &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{outerOp}}, exprs: exprs, names: names}, nil
+	return &projectOp{opBase: opBase{label: "PROJECTION", children: []operator{outerOp}}, exprs: exprs, names: names}, nil
 }
 
 // twoStepDistinct builds the aggregation of q as groupedDistinct does,
 // where it applies and pays (twoStepPays); ok is false otherwise, and the
 // single GROUP BY runs.
 func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *hashAggOp, top operator, ok bool) {
-	x, ok := groupedDistinctArg(q)
-	if !ok {
+	x, combinable := groupedDistinctArg(q)
+	splittable := splitsDistinct(q)
+	if !combinable && !splittable {
 		return nil, nil, false
 	}
-	if s.settings.GroupBy == "naive" && !s.forceTwoStep {
+	if s.settings.GroupBy == "naive" && !s.forceTwoStep && !s.forceSplit {
 		// A naive GROUP BY cannot spill: the two steps' first would hold
 		// the same pairs in a table less compact than the sets.
 		return nil, nil, false
@@ -239,19 +270,33 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 	// on an idle machine, Q8 took 6.5 s and 1.3 GB in two steps against
 	// 9.3 s and 2.4 GB in one, Q10 1.8 s against 2.3 s, Q11 2.2 s against
 	// 2.5 s (Q13, 3.5 s against 3.0 s, is the exception). With other
-	// aggregates alongside, whose inputs the partitions carry too, Q9 took
-	// 14.8 s against 10.3 s: they start in one step unless twoStepPays.
+	// aggregates alongside, they start in one step unless twoStepPays:
+	// split (splitDistinct), Q9 took 10.9 s user and 1.36 GB against
+	// 9.5 s and 2.3 GB in one step (100M rows, 2 threads, a loaded
+	// machine); with their inputs carried through the partitions too,
+	// 14.8 s against 10.3 s.
 	alone := true
 	for _, sp := range q.specs {
 		if sp.Kind != agg.CountDistinct && !sp.Distinct {
 			alone = false
 		}
 	}
-	if !alone && !s.forceTwoStep && !s.twoStepRetry && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
+	if !alone && !s.forceTwoStep && !s.forceSplit && !s.twoStepRetry && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
 		s.twoStepDeclined = true
 		return nil, nil, false
 	}
-	inner, top, err := s.groupedDistinct(q, x, child, hint)
+	var err error
+	switch {
+	case !alone && splittable && !s.forceTwoStep:
+		// The plain aggregates run as an ordinary GROUP BY of the keys
+		// beside the two steps, over the same scan: the partitions
+		// carry the (K, x) pairs alone.
+		inner, top, err = s.splitDistinct(q, child, hint)
+	case combinable:
+		inner, top, err = s.groupedDistinct(q, x, child, hint)
+	default:
+		return nil, nil, false
+	}
 	if err != nil {
 		return nil, nil, false
 	}
@@ -269,6 +314,10 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 	}
 	return inner, top, true
 }
+
+// avgCols locates an average of a two-step DISTINCT aggregation: its
+// aggregate, and its outer sum and count columns.
+type avgCols struct{ agg, sum, count int }
 
 // pairSlotBytes is the memory of one (group, value) pair in the single
 // GROUP BY's DISTINCT sets (agg/distinct.go): a 16-byte slot.

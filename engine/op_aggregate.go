@@ -531,7 +531,8 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 	// The estimate read on worker 0: with parallel workers (numbered from
 	// 1), the rest of the row group it stopped in is finished through
 	// drain, one worker at a time.
-	scan, drainable := a.children[0].(*scanOp)
+	scan, _ := a.children[0].(*scanOp)
+	dr, drainable := a.children[0].(drainer)
 	var leftMu sync.Mutex
 	var leftDone atomic.Bool
 	left := func() (agg.Input, bool, error) {
@@ -541,7 +542,7 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 			return agg.Input{}, false, nil
 		}
 		t0 := time.Now()
-		b, err := scan.drain(x, 0)
+		b, err := dr.drain(x, 0)
 		a.childNanos.Add(int64(time.Since(t0)))
 		if err != nil {
 			return agg.Input{}, false, err
@@ -560,7 +561,7 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 	// morsel of the same worker into the last one's arrays, rather than
 	// allocate a morsel's worth of arrays each time (a quarter of the
 	// CPU time of SUM over 100M rows, with the collections they cause).
-	recycle := drainable && len(a.keys) == 0 && len(pre) == 0 && x.hooks == nil && agg.GlobalWorkers(a.specs, 2) > 1
+	recycle := scan != nil && len(a.keys) == 0 && len(pre) == 0 && x.hooks == nil && agg.GlobalWorkers(a.specs, 2) > 1
 	var lastMu sync.Mutex
 	last := map[int]*vec.Batch{}
 	return func(w int) (agg.Input, bool, error) {
@@ -602,6 +603,13 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 			return in, true, nil
 		}
 	}
+}
+
+// drainer is an input that a worker may ask, under a lock, for the rest
+// of the morsel another worker (from) stopped in: a scan, or what passes
+// its rows on (sideAggOp).
+type drainer interface {
+	drain(x *execCtx, from int) (*vec.Batch, error)
 }
 
 // nextPart returns the aggregator's next part: from the workers, or

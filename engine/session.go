@@ -137,6 +137,22 @@ type Session struct {
 	// forceTwoStep runs every grouped DISTINCT aggregation that can be
 	// run in two steps so (distinct_groups.go), for tests.
 	forceTwoStep bool
+	// forceSplit runs every grouped DISTINCT aggregation with plain
+	// aggregates alongside that can be split so (distinct_split.go),
+	// for tests.
+	forceSplit bool
+	// noDenseKeys groups the keys of two-step DISTINCT aggregations
+	// themselves, not dense ids of them (dense_keys.go), for tests.
+	noDenseKeys bool
+	// denseRetry plans the statement being run again without dense ids,
+	// as they passed maxDenseIDs (dense_keys.go).
+	denseRetry bool
+	// denseUsed records that the statement being planned groups dense
+	// ids of its keys.
+	denseUsed bool
+	// maxDenseIDs, if positive, replaces the constant maxDenseIDs, for
+	// tests.
+	maxDenseIDs int
 	// twoStepDeclined records that the statement being planned has a
 	// grouped DISTINCT aggregation that could run in two steps but
 	// does not; twoStepRetry runs it in two steps when the statement
@@ -277,7 +293,11 @@ func settingValue(e sql.Expr) (string, error) {
 
 // selectStmt plans and runs a SELECT.
 func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks) (*Result, error) {
+	defer func() { s.denseRetry = false }() // for this statement's runs only
 	q, vecs, n, err := s.runSelect(ctx, sel, hooks)
+	if err != nil && s.retryWithoutDenseKeys(ctx, err) {
+		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
+	}
 	if err != nil && s.retryInTwoSteps(ctx, err) {
 		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
 		s.twoStepRetry = false
@@ -290,7 +310,7 @@ func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks)
 
 // runSelect plans and runs sel, and returns its plan and rows.
 func (s *Session) runSelect(ctx context.Context, sel *sql.Select, hooks *Hooks) (*query, []*vec.Vector, int, error) {
-	s.twoStepDeclined = false
+	s.twoStepDeclined, s.denseUsed = false, false
 	q, err := s.planSelect(ctx, sel, 0)
 	if err != nil {
 		return nil, nil, 0, err
