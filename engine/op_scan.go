@@ -739,12 +739,14 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 // streamLate evaluates a split filter (scanOp.early) over the streamed
 // morsel b: it reads the early columns into b with read, evaluates the
 // early conjuncts, then reads the late (string) columns — for the rows
-// that passed only when they are few (compact true: b holds those rows
+// that passed unless every row did (compact true: b holds those rows
 // of the late columns, the ones the late conjuncts pass), else for the
-// whole morsel — and returns the rows that pass both. Few is at most one
-// row in sparseRows: converting the selected rows one run at a time
-// costs more than converting a page whole when they are many (ClickBench
-// Q37's Title at 1 row in 14: 10 % more CPU). A morsel no row
+// whole morsel — and returns the rows that pass both. The late columns
+// are strings, whose NextSel copies a page's selected strings in one
+// pass over their lengths: cheaper than converting the morsel whole at
+// any selectivity (it converted each run of consecutive rows with calls
+// of its own, and was used up to one row in sparseRows only: ClickBench
+// Q37's Title at 1 row in 14 had cost 10 % more CPU). A morsel no row
 // of which passes the early conjuncts reads nothing of the late columns.
 func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact bool, err error) {
 	n := b.Len
@@ -761,8 +763,8 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 		}
 	}
 	c.skipLate = 0
-	if len(sel)*sparseRows > n {
-		// Many rows passed: the late columns convert the whole morsel,
+	if len(sel) == n {
+		// Every row passed: the late columns convert the whole morsel,
 		// and the late conjuncts are evaluated over those rows.
 		if err := read(s.lateCols); err != nil {
 			return nil, false, err
