@@ -800,6 +800,8 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 	for _, j := range s.lateCols {
 		if len(kept) < len(sel) {
 			b.Vecs[j] = gather(m.Vecs[j], kept)
+			// Copied out: the stream may read its next rows into it.
+			c.streams[j].Recycle(m.Vecs[j])
 		} else {
 			b.Vecs[j] = m.Vecs[j]
 		}
