@@ -168,7 +168,7 @@ func (s *scanOp) streamPushed(x *execCtx, c *scanCursor, b *vec.Batch) (sel []in
 	m := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 	m.Vecs[p.col] = v
 	for _, j := range p.other {
-		w, err := s.readSel(x, c.streams[j], sel, n)
+		w, err := s.readSel(x, j, c.streams[j], sel, n)
 		if err != nil {
 			return nil, nil, err
 		}

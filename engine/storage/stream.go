@@ -222,6 +222,13 @@ func (cs *ColumnStream) NextSel(ctx context.Context, n int, sel []int32) (*vec.V
 		}
 	}
 	out := cs.vector(len(sel))
+	if cs.b != nil && cs.b.typ == vec.String {
+		if err := cs.nextSelStrings(ctx, n, sel, out); err != nil {
+			return nil, err
+		}
+		cs.pos += n
+		return out, nil
+	}
 	at := 0 // rows of the n passed
 	for i := 0; i < len(sel); {
 		// A run of consecutive rows is converted at once.

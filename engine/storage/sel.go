@@ -1,0 +1,244 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"cachebook/engine/vec"
+)
+
+// nextSelStrings is NextSel for a string column: the selected rows of
+// each page are copied in one pass over the page (takeSel), not one call
+// per run of consecutive rows, so that it costs less than converting the
+// morsel whole and gathering the rows at any selectivity but the
+// highest.
+func (cs *ColumnStream) nextSelStrings(ctx context.Context, n int, sel []int32, out *vec.Vector) error {
+	i := 0 // the next of sel
+	for got := 0; got < n; {
+		if cs.curLeft() == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+			}
+			rows := 0
+			if i < len(sel) {
+				rows = n - got
+			}
+			if err := cs.page(rows); err != nil {
+				return err
+			}
+		}
+		k := min(n-got, cs.curLeft())
+		j := i
+		for j < len(sel) && int(sel[j]) < got+k {
+			j++
+		}
+		if err := cs.takeSel(out, sel[i:j], got, k); err != nil {
+			return err
+		}
+		i, got = j, got+k
+	}
+	out.Len = len(out.Offsets) - 1
+	if out.Valid != nil {
+		fillValid(out)
+	}
+	return nil
+}
+
+// takeSel passes the current page's next k rows, the rows [base,
+// base+k) of the ones NextSel reads, appending rows rs of them
+// (increasing) to out: a PLAIN page's lengths are walked once as far as
+// the last of them, and only their strings copied; a dictionary page's
+// rows are picked by their indexes; any other page is converted one run
+// of consecutive rows at a time. A page none of whose rows is selected
+// is not decompressed.
+func (cs *ColumnStream) takeSel(out *vec.Vector, rs []int32, base, k int) (err error) {
+	if len(rs) == 0 {
+		cs.skip(k)
+		return nil
+	}
+	defer cs.corrupt(&err)
+	pv := &cs.pv
+	from, k0 := cs.curPos, cs.curK
+	last := int(rs[len(rs)-1]) - base + 1 // the page's rows walked
+	switch {
+	case pv.plain != nil && cs.b.conv == convBytes:
+		pp := pv.plain
+		if pp.src != nil && 4*(k0+last) > lazyPrefix {
+			if err := pp.ensure(pp.size); err != nil {
+				return cs.wrap(err)
+			}
+		}
+		if out.Valid != nil {
+			fillValid(out)
+		}
+		off := k0 - base // string of row r: r+off
+		if pp.have == pp.size && len(pp.pos) <= k0+1 {
+			err = pp.walkSel(out, rs, off)
+		} else {
+			err = pp.copySel(out, rs, off)
+		}
+		if err != nil {
+			return cs.wrap(err)
+		}
+		if out.Valid != nil {
+			fillValid(out)
+		}
+		cs.curPos, cs.curK = from+k, k0+k
+		return nil
+	case pv.idx != nil && cs.b.conv == convBytes:
+		buf, offs := pv.data.ByteArray()
+		kk, ri := k0, 0
+		for i := from; i < from+last; i++ {
+			present := pv.defs == nil || pv.defs[i] != 0
+			if int(rs[ri]) == base+i-from {
+				ri++
+				if !present {
+					appendNull(out)
+					continue
+				}
+				if kk >= len(pv.idx) {
+					return cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
+				}
+				e := pv.idx[kk]
+				appendString(out, buf[offs[e]:offs[e+1]])
+			}
+			if present {
+				kk++
+			}
+		}
+		if uint64(len(out.Bytes)) > vec.MaxStringBytes {
+			return cs.wrap(errors.New("more than 4 GiB of strings in one row group"))
+		}
+		cs.curPos, cs.curK = from+last, kk
+		cs.skip(k - last)
+		return nil
+	}
+	at := base // rows passed
+	for i := 0; i < len(rs); {
+		r, m := int(rs[i]), 1
+		for i+m < len(rs) && int(rs[i+m]) == r+m {
+			m++
+		}
+		cs.skip(r - at)
+		if out.Valid != nil {
+			fillValid(out)
+		}
+		if err := cs.take(out, len(out.Offsets)-1, m); err != nil {
+			return err
+		}
+		at, i = r+m, i+m
+	}
+	cs.skip(base + k - at)
+	return nil
+}
+
+// appendString appends s to out, a string vector whose rows are its
+// offsets (its Len not kept).
+func appendString(out *vec.Vector, s []byte) {
+	out.Bytes = append(out.Bytes, s...)
+	out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+	if out.Valid != nil {
+		out.Valid = append(out.Valid, true)
+	}
+}
+
+// appendNull appends a NULL to out, as appendString.
+func appendNull(out *vec.Vector) {
+	rows := len(out.Offsets) - 1
+	if out.Valid == nil {
+		out.Valid = make([]bool, rows, max(rows+1, 16))
+		for j := range out.Valid {
+			out.Valid[j] = true
+		}
+	}
+	out.Valid = append(out.Valid[:rows], false)
+	out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+}
+
+// fillValid makes out.Valid as long as out's rows (its offsets), the
+// rows it lacks valid.
+func fillValid(out *vec.Vector) {
+	rows := len(out.Offsets) - 1
+	if len(out.Valid) > rows {
+		out.Valid = out.Valid[:rows]
+	}
+	for len(out.Valid) < rows {
+		out.Valid = append(out.Valid, true)
+	}
+}
+
+// walkSel appends strings rs[i]+off of the page (increasing, none of
+// them walked yet) to v, walking the page's strings from the last one
+// walked to the last of them: one pass over the page, decompressed
+// whole, copying only those. It checks what strings does.
+func (p *plainPage) walkSel(v *vec.Vector, rs []int32, off int) error {
+	out, pos := p.out[:p.size], p.pos
+	at := int(pos[len(pos)-1])
+	b := v.Bytes
+	s := len(pos) - 1 // the next string walked
+	for _, r := range rs {
+		t := int(r) + off
+		if t < s || t >= p.np {
+			return fmt.Errorf("internal error: string %d of a page of %d, %d walked", t, p.np, s)
+		}
+		for ; s < t; s++ {
+			if at+4 > len(out) {
+				return fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
+			}
+			end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
+			if end > len(out) || end < at {
+				return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
+			}
+			pos = append(pos, uint32(end))
+			at = end
+		}
+		if at+4 > len(out) {
+			return fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
+		}
+		end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
+		if end > len(out) || end < at {
+			return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
+		}
+		if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
+			// As walkStrings: a short string copied as one block.
+			*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
+			b = b[:n+end-at-4]
+		} else {
+			b = append(b, out[at+4:end]...)
+		}
+		v.Offsets = append(v.Offsets, uint32(len(b)))
+		pos = append(pos, uint32(end))
+		at = end
+		s++
+	}
+	v.Bytes, p.pos = b, pos
+	if uint64(len(b)) > vec.MaxStringBytes {
+		return errors.New("more than 4 GiB of strings in one row group")
+	}
+	if len(pos) == p.np+1 && at != len(out) {
+		return fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, p.np, at, len(out))
+	}
+	return nil
+}
+
+// copySel is walkSel for a page decompressed a prefix at a time, or
+// walked past the first of the strings: strings walks them first.
+func (p *plainPage) copySel(v *vec.Vector, rs []int32, off int) error {
+	if err := p.strings(int(rs[len(rs)-1]) + off + 1); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		t := int(r) + off
+		if t < 0 {
+			return fmt.Errorf("internal error: string %d of a page", t)
+		}
+		v.Bytes = append(v.Bytes, p.out[p.pos[t]+4:p.pos[t+1]]...)
+		v.Offsets = append(v.Offsets, uint32(len(v.Bytes)))
+	}
+	if uint64(len(v.Bytes)) > vec.MaxStringBytes {
+		return errors.New("more than 4 GiB of strings in one row group")
+	}
+	return nil
+}
