@@ -259,6 +259,36 @@ func (p *plainPage) appendStrings(v *vec.Vector, row, k0, nv int) error {
 	return nil
 }
 
+// stringEnd returns the end of the PLAIN string whose 4-byte length is
+// at out[at:], the offset past its bytes, and whether both lie inside out.
+func stringEnd(out []byte, at int) (int, bool) {
+	if at+4 > len(out) {
+		return 0, false
+	}
+	end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
+	return end, end <= len(out) && end >= at
+}
+
+// badString is the error for the string at out[at:] stringEnd refused.
+func badString(out []byte, at int) error {
+	if at+4 > len(out) {
+		return fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
+	}
+	n := binary.LittleEndian.Uint32(out[at:])
+	return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, n, at, len(out))
+}
+
+// appendPlain appends the bytes of the string out[at:end] (its length
+// first) to b. A short string is copied as one 32-byte block, without a
+// call: the bytes past it are overwritten by the next.
+func appendPlain(b, out []byte, at, end int) []byte {
+	if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
+		*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
+		return b[:n+end-at-4]
+	}
+	return append(b, out[at+4:end]...)
+}
+
 // walkStrings appends the page's next nv strings, those after the last
 // one walked, to v, walking them as it copies them: one pass over the
 // page's bytes, decompressed whole. It checks what strings does.
@@ -268,21 +298,11 @@ func (p *plainPage) walkStrings(v *vec.Vector, nv int) error {
 	b := v.Bytes
 	v.Offsets = slices.Grow(v.Offsets, nv)
 	for range nv {
-		if at+4 > len(out) {
-			return fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
+		end, ok := stringEnd(out, at)
+		if !ok {
+			return badString(out, at)
 		}
-		end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
-		if end > len(out) || end < at {
-			return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
-		}
-		if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
-			// A short string is copied as one 32-byte block, without a
-			// call: the bytes past it are overwritten by the next.
-			*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
-			b = b[:n+end-at-4]
-		} else {
-			b = append(b, out[at+4:end]...)
-		}
+		b = appendPlain(b, out, at, end)
 		v.Offsets = append(v.Offsets, uint32(len(b)))
 		pos = append(pos, uint32(end))
 		at = end

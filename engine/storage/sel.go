@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -184,30 +183,18 @@ func (p *plainPage) walkSel(v *vec.Vector, rs []int32, off int) error {
 			return fmt.Errorf("internal error: string %d of a page of %d, %d walked", t, p.np, s)
 		}
 		for ; s < t; s++ {
-			if at+4 > len(out) {
-				return fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
-			}
-			end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
-			if end > len(out) || end < at {
-				return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
+			end, ok := stringEnd(out, at)
+			if !ok {
+				return badString(out, at)
 			}
 			pos = append(pos, uint32(end))
 			at = end
 		}
-		if at+4 > len(out) {
-			return fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
+		end, ok := stringEnd(out, at)
+		if !ok {
+			return badString(out, at)
 		}
-		end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
-		if end > len(out) || end < at {
-			return fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
-		}
-		if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
-			// As walkStrings: a short string copied as one block.
-			*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
-			b = b[:n+end-at-4]
-		} else {
-			b = append(b, out[at+4:end]...)
-		}
+		b = appendPlain(b, out, at, end)
 		v.Offsets = append(v.Offsets, uint32(len(b)))
 		pos = append(pos, uint32(end))
 		at = end

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -341,24 +340,15 @@ func (p *plainPage) walkTest(v *vec.Vector, sel []int32, base, nv int, nonEmpty,
 	at := int(pos[len(pos)-1])
 	b := v.Bytes
 	for j := range nv {
-		if at+4 > len(out) {
-			return sel, fmt.Errorf("%w: a string's length at %d in a page of %d", errCorrupt, at, len(out))
-		}
-		end := at + 4 + int(binary.LittleEndian.Uint32(out[at:]))
-		if end > len(out) || end < at {
-			return sel, fmt.Errorf("%w: a string of %d bytes at %d in a page of %d", errCorrupt, end-at-4, at, len(out))
+		end, ok := stringEnd(out, at)
+		if !ok {
+			return sel, badString(out, at)
 		}
 		if (end-at > 4) == nonEmpty && lengths {
 			v.I64 = append(v.I64, int64(end-at-4))
 			sel = append(sel, int32(base+j))
 		} else if (end-at > 4) == nonEmpty {
-			if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
-				// As walkStrings: a short string copied as one block.
-				*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
-				b = b[:n+end-at-4]
-			} else {
-				b = append(b, out[at+4:end]...)
-			}
+			b = appendPlain(b, out, at, end)
 			v.Offsets = append(v.Offsets, uint32(len(b)))
 			sel = append(sel, int32(base+j))
 		}
