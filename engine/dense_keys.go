@@ -19,7 +19,7 @@ import (
 // partitions would copy with every row (ClickBench's Q10 and Q11, 32 to
 // 200 phone models over millions of rows).
 func (s *Session) denseKeys(q *query) bool {
-	if s.noDenseKeys || s.denseRetry {
+	if s.noDenseKeys || s.replan.noDense {
 		return false
 	}
 	for _, sp := range q.specs {
@@ -29,7 +29,7 @@ func (s *Session) denseKeys(q *query) bool {
 	}
 	for _, k := range q.keys {
 		if k.Type() == vec.String {
-			s.denseUsed = true
+			s.replan.dense = true
 			return true
 		}
 	}
@@ -51,13 +51,13 @@ var errDenseIDs = errors.New("too many groups for dense ids")
 // retryWithoutDenseKeys reports whether a statement that failed with err
 // is to be planned and run again without dense ids: its keys passed
 // maxDenseIDs or an eighth of the memory limit, or passed the limit
-// (with the memory the ids held). It sets the session to plan so; the caller clears
-// denseRetry after.
+// (with the memory the ids held). It sets the session to plan so for the
+// rest of the statement (Session.replan).
 func (s *Session) retryWithoutDenseKeys(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || !errors.Is(err, errDenseIDs) && !(s.denseUsed && errors.Is(err, ErrMemoryLimit)) {
+	if ctx.Err() != nil || !errors.Is(err, errDenseIDs) && !(s.replan.dense && errors.Is(err, ErrMemoryLimit)) {
 		return false
 	}
-	s.denseRetry = true
+	s.replan.noDense = true
 	s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY had more groups of its string keys than dense ids serve (%d, or what fits in memory_limit): ran again grouping the keys, not dense ids of them", maxDenseIDs))
 	return true
 }

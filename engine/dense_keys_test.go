@@ -80,8 +80,8 @@ func TestDenseKeys(t *testing.T) {
 		if got, want := distinctRows(t, s, q, 0), distinctRows(t, plain, q, 0); !slices.Equal(got, want) {
 			t.Errorf("%s: past 5 ids:\n got  %q\n want %q", q, got, want)
 		}
-		if s.denseRetry {
-			t.Errorf("%s: denseRetry left set", q)
+		if s.replan.noDense {
+			t.Errorf("%s: replan.noDense left set", q)
 		}
 	}
 

@@ -281,8 +281,8 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 			alone = false
 		}
 	}
-	if !alone && !s.forceTwoStep && !s.forceSplit && !s.twoStepRetry && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
-		s.twoStepDeclined = true
+	if !alone && !s.forceTwoStep && !s.forceSplit && !s.replan.twoStep && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
+		s.replan.declined = true
 		return nil, nil, false
 	}
 	var err error
@@ -300,7 +300,7 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 	if err != nil {
 		return nil, nil, false
 	}
-	if s.twoStepRetry {
+	if s.replan.twoStep {
 		inner.notes = append(inner.notes, "two steps, as the (group, value) sets of one GROUP BY passed memory_limit: the statement ran again")
 	} else if lim := s.settings.MemoryLimit; !alone && lim > 0 && rows >= 0 {
 		threads := max(s.settings.Threads, 1)
@@ -351,12 +351,12 @@ func twoStepPays(rows int64, threads int, memoryLimit int64) bool {
 // be planned and run again with its grouped DISTINCT aggregations in two
 // steps: it passed the memory limit with one that twoStepPays declined
 // (whose sets, which cannot spill, may be what passed it). It sets the
-// session to plan them so; the caller clears twoStepRetry after.
+// session to plan them so for the rest of the statement (Session.replan).
 func (s *Session) retryInTwoSteps(ctx context.Context, err error) bool {
-	if !s.twoStepDeclined || ctx.Err() != nil || !errors.Is(err, ErrMemoryLimit) {
+	if !s.replan.declined || ctx.Err() != nil || !errors.Is(err, ErrMemoryLimit) {
 		return false
 	}
-	s.twoStepRetry = true
+	s.replan.twoStep = true
 	s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY passed memory_limit (%v): ran again with the distinct pairs grouped first, in partitions that spill", err))
 	return true
 }

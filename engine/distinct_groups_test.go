@@ -264,21 +264,21 @@ func TestRetryInTwoSteps(t *testing.T) {
 		{"cancelled", true, cancelled, overLimit, false},
 	} {
 		s := db.NewSession()
-		s.twoStepDeclined = tc.declined
-		if got := s.retryInTwoSteps(tc.ctx, tc.err); got != tc.want || s.twoStepRetry != tc.want {
-			t.Errorf("%s: retryInTwoSteps = %v (twoStepRetry %v), want %v", tc.name, got, s.twoStepRetry, tc.want)
+		s.replan.declined = tc.declined
+		if got := s.retryInTwoSteps(tc.ctx, tc.err); got != tc.want || s.replan.twoStep != tc.want {
+			t.Errorf("%s: retryInTwoSteps = %v (replan.twoStep %v), want %v", tc.name, got, s.replan.twoStep, tc.want)
 		}
 	}
 	// Planned again for the retry, the declined aggregation runs in two
 	// steps and says why; the session plans as before once it is done.
 	s := db.NewSession()
 	const q = "SELECT k16, count(DISTINCT x32), count(*) FROM d GROUP BY k16"
-	s.twoStepRetry = true
+	s.replan.twoStep = true
 	if plan := explainText(t, s, q); !strings.Contains(plan, "passed memory_limit: the statement ran again") {
 		t.Errorf("retry: not run in two steps:\n%s", plan)
 	}
-	s.twoStepRetry = false
-	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") || !s.twoStepDeclined {
+	s.replan.twoStep = false
+	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") || !s.replan.declined {
 		t.Errorf("after the retry: ran in two steps (or declined nothing):\n%s", plan)
 	}
 }

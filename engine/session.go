@@ -144,20 +144,30 @@ type Session struct {
 	// noDenseKeys groups the keys of two-step DISTINCT aggregations
 	// themselves, not dense ids of them (dense_keys.go), for tests.
 	noDenseKeys bool
-	// denseRetry plans the statement being run again without dense ids,
-	// as they passed maxDenseIDs (dense_keys.go).
-	denseRetry bool
-	// denseUsed records that the statement being planned groups dense
-	// ids of its keys.
-	denseUsed bool
 	// maxDenseIDs, if positive, replaces the constant maxDenseIDs, for
 	// tests.
 	maxDenseIDs int
-	// twoStepDeclined records that the statement being planned has a
-	// grouped DISTINCT aggregation that could run in two steps but
-	// does not; twoStepRetry runs it in two steps when the statement
-	// is planned again after passing the memory limit.
-	twoStepDeclined, twoStepRetry bool
+	// replan is what the running statement's grouped DISTINCT plans
+	// chose and what a failed run of it asks of the next plan.
+	replan replan
+}
+
+// replan is how a statement's grouped DISTINCT aggregations are planned
+// when it runs again after a run failed (Session.selectStmt), and what
+// the plan being made chose that such a run may undo. It lasts for one
+// statement.
+type replan struct {
+	// twoStep runs them in two steps: a run in one step passed the
+	// memory limit (retryInTwoSteps, distinct_groups.go).
+	twoStep bool
+	// noDense groups their keys, not dense ids of them: the ids passed
+	// maxDenseIDs or the memory limit (retryWithoutDenseKeys,
+	// dense_keys.go).
+	noDense bool
+	// declined: the plan runs one in one step that could run in two.
+	declined bool
+	// dense: the plan groups dense ids of the keys of one.
+	dense bool
 }
 
 // Exec parses and runs every ;-separated statement of src in order, stopping
@@ -293,14 +303,13 @@ func settingValue(e sql.Expr) (string, error) {
 
 // selectStmt plans and runs a SELECT.
 func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks) (*Result, error) {
-	defer func() { s.denseRetry = false }() // for this statement's runs only
+	defer func() { s.replan = replan{} }() // for this statement's runs only
 	q, vecs, n, err := s.runSelect(ctx, sel, hooks)
 	if err != nil && s.retryWithoutDenseKeys(ctx, err) {
 		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
 	}
 	if err != nil && s.retryInTwoSteps(ctx, err) {
 		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
-		s.twoStepRetry = false
 	}
 	if err != nil {
 		return nil, err
@@ -310,7 +319,7 @@ func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks)
 
 // runSelect plans and runs sel, and returns its plan and rows.
 func (s *Session) runSelect(ctx context.Context, sel *sql.Select, hooks *Hooks) (*query, []*vec.Vector, int, error) {
-	s.twoStepDeclined, s.denseUsed = false, false
+	s.replan.declined, s.replan.dense = false, false
 	q, err := s.planSelect(ctx, sel, 0)
 	if err != nil {
 		return nil, nil, 0, err
