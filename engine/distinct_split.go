@@ -12,7 +12,6 @@ import (
 
 	"cachebook/engine/agg"
 	"cachebook/engine/expr"
-	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -139,9 +138,7 @@ type sideAggOp struct {
 	budget   *agg.Budget
 	workers  int
 
-	spillMu sync.Mutex
-	space   *spill.Space
-	spillTo spillPlace
+	space lazySpace
 
 	// After finish: the groups, their keys' encodings to their rows, and
 	// what the aggregator did.
@@ -190,19 +187,8 @@ func (s *sideAggOp) start(x *execCtx) error {
 		if !s.settings.PreAggregate {
 			cfg.PreAggGroups = -1
 		}
-		s.spillTo = x.s.db.spillPlace()
-		cfg.Spill = func() (*spill.Space, error) {
-			s.spillMu.Lock()
-			defer s.spillMu.Unlock()
-			if s.space == nil {
-				sp, err := openSpace(s.settings, s.spillTo)
-				if err != nil {
-					return nil, err
-				}
-				s.space = sp
-			}
-			return s.space, nil
-		}
+		s.space.st, s.space.place = s.settings, x.s.db.spillPlace()
+		cfg.Spill = s.space.open
 		if l := x.budget.Limit; l > 0 {
 			cfg.SpillAt = spillShare(l)
 		}
@@ -357,7 +343,7 @@ func (s *sideAggOp) finish(x *execCtx) error {
 	}
 	s.ag.Close()
 	s.ag = nil
-	s.closeSpill()
+	s.space.close()
 	s.index = make(map[string]int32, n)
 	var buf []byte
 	for i := range n {
@@ -371,21 +357,12 @@ func (s *sideAggOp) finish(x *execCtx) error {
 	return nil
 }
 
-func (s *sideAggOp) closeSpill() {
-	s.spillMu.Lock()
-	defer s.spillMu.Unlock()
-	if s.space != nil {
-		s.space.Close()
-		s.space = nil
-	}
-}
-
 func (s *sideAggOp) close(x *execCtx) {
 	if s.ag != nil {
 		s.ag.Close()
 		s.ag = nil
 	}
-	s.closeSpill()
+	s.space.close()
 	if s.budget != nil {
 		s.budget.Grow(-s.held)
 	}

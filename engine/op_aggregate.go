@@ -11,7 +11,6 @@ import (
 
 	"cachebook/engine/agg"
 	"cachebook/engine/expr"
-	"cachebook/engine/spill"
 	"cachebook/engine/vec"
 )
 
@@ -98,36 +97,8 @@ type hashAggOp struct {
 	hugeNote         string // what the engine's pool measured of fresh huge pages
 	spilled          agg.SpillStats
 
-	// The statement's spill space, opened when the aggregation first
-	// spills and closed (its files removed) when the operator closes.
-	spillMu sync.Mutex
-	space   *spill.Space
-	// spillTo is where the space keeps its files (see openSpace).
-	spillTo spillPlace
-}
-
-// openSpill opens the operator's spill space under temp_directory, once.
-func (a *hashAggOp) openSpill() (*spill.Space, error) {
-	a.spillMu.Lock()
-	defer a.spillMu.Unlock()
-	if a.space == nil {
-		sp, err := openSpace(a.settings, a.spillTo)
-		if err != nil {
-			return nil, err
-		}
-		a.space = sp
-	}
-	return a.space, nil
-}
-
-// closeSpill removes the spill files, if any.
-func (a *hashAggOp) closeSpill() {
-	a.spillMu.Lock()
-	defer a.spillMu.Unlock()
-	if a.space != nil {
-		a.space.Close()
-		a.space = nil
-	}
+	// The statement's spill space, under temp_directory or in memory.
+	space lazySpace
 }
 
 func (a *hashAggOp) keyTypes() []vec.Type {
@@ -308,7 +279,8 @@ func (a *hashAggOp) start(x *execCtx) error {
 
 	cfg := a.plan.config(a.settings)
 	cfg.Budget, cfg.Hasher, cfg.Pool, cfg.RowsHint = a.budget, x.hasher, x.s.db.pool, max(a.rowsHint, 0)
-	cfg.Spill, a.spillTo = a.openSpill, x.s.db.spillPlace()
+	a.space.st, a.space.place = a.settings, x.s.db.spillPlace()
+	cfg.Spill = a.space.open
 	if l := x.budget.Limit; l > 0 {
 		cfg.SpillAt = spillShare(l)
 	}
@@ -683,7 +655,7 @@ func (a *hashAggOp) finish(x *execCtx) {
 		a.spilled = s.SpillStats()
 	}
 	a.ag.Close()
-	a.closeSpill()
+	a.space.close()
 	a.recordPhases(a.workers)
 	// The operator's own time: its workers' time less the time they
 	// spent pulling input.
@@ -729,7 +701,7 @@ func (a *hashAggOp) recordPhases(stats []WorkerStat) {
 
 func (a *hashAggOp) close(x *execCtx) {
 	a.finish(x)
-	a.closeSpill()
+	a.space.close()
 	if a.budget != nil {
 		a.releasePre()
 		a.budget.Grow(-a.held)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 
 	"cachebook/engine/spill"
 	"cachebook/engine/units"
@@ -35,6 +36,39 @@ func openSpace(st Settings, p spillPlace) (*spill.Space, error) {
 		root = DefaultTempDirectory()
 	}
 	return spill.Open(root, limit)
+}
+
+// lazySpace is an operator's spill space, opened when its aggregation
+// first spills and closed (its files removed) when the operator closes.
+type lazySpace struct {
+	mu    sync.Mutex
+	st    Settings
+	place spillPlace
+	space *spill.Space
+}
+
+// open opens the space with the settings and place set beforehand, once.
+func (l *lazySpace) open() (*spill.Space, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.space == nil {
+		sp, err := openSpace(l.st, l.place)
+		if err != nil {
+			return nil, err
+		}
+		l.space = sp
+	}
+	return l.space, nil
+}
+
+// close removes the spill files, if any.
+func (l *lazySpace) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.space != nil {
+		l.space.Close()
+		l.space = nil
+	}
 }
 
 // spaceLimit is the most a statement's spill space may hold: the setting
