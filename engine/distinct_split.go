@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -403,14 +402,7 @@ func encodeKey(buf []byte, keys []*vec.Vector, i int) []byte {
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(len(s)))
 			buf = append(buf, s...)
 		case k.Type.IsFloat():
-			f := k.F64[i]
-			bits := math.Float64bits(f)
-			if f == 0 {
-				bits = 0
-			} else if f != f {
-				bits = 0x7ff8000000000001
-			}
-			buf = binary.LittleEndian.AppendUint64(buf, bits)
+			buf = binary.LittleEndian.AppendUint64(buf, agg.FloatBits(k.F64[i]))
 		default:
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(k.I64[i]))
 		}

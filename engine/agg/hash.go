@@ -95,7 +95,7 @@ func (h *Hasher) hashColumns(keys []*vec.Vector, n int, out []uint64) {
 				if k.Valid != nil && !k.Valid[i] {
 					x = nullHash
 				} else {
-					x = Mix64(floatBits(k.F64[i]))
+					x = Mix64(FloatBits(k.F64[i]))
 				}
 				out[i] = combine(first, out[i], x)
 			}
@@ -125,9 +125,9 @@ func combine(first bool, acc, x uint64) uint64 {
 	return Mix64(acc*31 ^ x)
 }
 
-// floatBits normalises -0 to 0 and every NaN to one NaN so that equal values
+// FloatBits normalises -0 to 0 and every NaN to one NaN so that equal values
 // (in the GROUP BY sense) hash equally.
-func floatBits(f float64) uint64 {
+func FloatBits(f float64) uint64 {
 	if f == 0 {
 		return 0
 	}

@@ -382,7 +382,7 @@ func (t *Table) equal(keys []*vec.Vector, i, g int) bool {
 				return false
 			}
 		case vec.Float64, vec.Float32:
-			if floatBits(k.F64[i]) != floatBits(s.F64[g]) {
+			if FloatBits(k.F64[i]) != FloatBits(s.F64[g]) {
 				return false
 			}
 		default:

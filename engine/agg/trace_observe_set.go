@@ -381,7 +381,7 @@ func equalKey(k *vec.Vector, i int, stored *vec.Vector, g int) bool {
 	case vec.String:
 		return string(k.Str(i)) == string(stored.Str(g))
 	case vec.Float64, vec.Float32:
-		return floatBits(k.F64[i]) == floatBits(stored.F64[g])
+		return FloatBits(k.F64[i]) == FloatBits(stored.F64[g])
 	}
 	return k.I64[i] == stored.I64[g]
 }
