@@ -769,10 +769,7 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 		if err := read(s.lateCols); err != nil {
 			return nil, false, err
 		}
-		sc, _ := s.scratch.Get().(*expr.FilterScratch)
-		if sc == nil {
-			sc = &expr.FilterScratch{}
-		}
+		sc := s.filterScratch()
 		defer s.scratch.Put(sc)
 		kept, err := s.late.SelectFrom(b, sel, sc)
 		if err != nil {
@@ -1165,6 +1162,15 @@ func (s *scanOp) filterMorsel(x *execCtx, m *vec.Batch) ([]int32, error) {
 	return s.filterWith(x, nil, m)
 }
 
+// filterScratch takes a worker's FilterScratch from the scan's pool, or
+// a new one; the caller puts it back (s.scratch.Put).
+func (s *scanOp) filterScratch() *expr.FilterScratch {
+	if sc, ok := s.scratch.Get().(*expr.FilterScratch); ok {
+		return sc
+	}
+	return &expr.FilterScratch{}
+}
+
 // filterWith is filterMorsel with the filter f, or s.where compiled when
 // f is nil.
 func (s *scanOp) filterWith(x *execCtx, f *expr.Filter, m *vec.Batch) ([]int32, error) {
@@ -1175,10 +1181,7 @@ func (s *scanOp) filterWith(x *execCtx, f *expr.Filter, m *vec.Batch) ([]int32, 
 			s.ident[i] = int32(i)
 		}
 	})
-	sc, _ := s.scratch.Get().(*expr.FilterScratch)
-	if sc == nil {
-		sc = &expr.FilterScratch{}
-	}
+	sc := s.filterScratch()
 	defer s.scratch.Put(sc)
 	if f == nil {
 		f = s.filter

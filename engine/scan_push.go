@@ -95,10 +95,7 @@ func (s *scanOp) planPush() {
 	p.test.Values = func(v *vec.Vector) ([]int32, error) {
 		b := &vec.Batch{Vecs: make([]*vec.Vector, width), Len: v.Len}
 		b.Vecs[col] = v
-		sc, _ := s.scratch.Get().(*expr.FilterScratch)
-		if sc == nil {
-			sc = &expr.FilterScratch{}
-		}
+		sc := s.filterScratch()
 		defer s.scratch.Put(sc)
 		sel, err := p.f.Select(b, sc)
 		if err != nil {
@@ -142,10 +139,7 @@ func (s *scanOp) streamPushed(x *execCtx, c *scanCursor, b *vec.Batch) (sel []in
 			}
 			b.Vecs[j] = w
 		}
-		sc, _ := s.scratch.Get().(*expr.FilterScratch)
-		if sc == nil {
-			sc = &expr.FilterScratch{}
-		}
+		sc := s.filterScratch()
 		defer s.scratch.Put(sc)
 		kept, err := p.rest.SelectFrom(b, sel, sc)
 		if err != nil {
