@@ -88,20 +88,26 @@ func (cs *ColumnStream) takeSel(out *vec.Vector, rs []int32, base, k int) (err e
 		return nil
 	case pv.idx != nil && cs.b.conv == convBytes:
 		buf, offs := pv.data.ByteArray()
+		// The vector's own appends keep Len and Valid: bring them up to
+		// its offsets, which a PLAIN page's walk extends alone.
+		out.Len = len(out.Offsets) - 1
+		if out.Valid != nil {
+			fillValid(out)
+		}
 		kk, ri := k0, 0
 		for i := from; i < from+last; i++ {
 			present := pv.defs == nil || pv.defs[i] != 0
 			if int(rs[ri]) == base+i-from {
 				ri++
 				if !present {
-					appendNull(out)
+					out.AppendNull()
 					continue
 				}
 				if kk >= len(pv.idx) {
 					return cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
 				}
 				e := pv.idx[kk]
-				appendString(out, buf[offs[e]:offs[e+1]])
+				out.AppendStr(buf[offs[e]:offs[e+1]])
 			}
 			if present {
 				kk++
@@ -131,29 +137,6 @@ func (cs *ColumnStream) takeSel(out *vec.Vector, rs []int32, base, k int) (err e
 	}
 	cs.skip(base + k - at)
 	return nil
-}
-
-// appendString appends s to out, a string vector whose rows are its
-// offsets (its Len not kept).
-func appendString(out *vec.Vector, s []byte) {
-	out.Bytes = append(out.Bytes, s...)
-	out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
-	if out.Valid != nil {
-		out.Valid = append(out.Valid, true)
-	}
-}
-
-// appendNull appends a NULL to out, as appendString.
-func appendNull(out *vec.Vector) {
-	rows := len(out.Offsets) - 1
-	if out.Valid == nil {
-		out.Valid = make([]bool, rows, max(rows+1, 16))
-		for j := range out.Valid {
-			out.Valid[j] = true
-		}
-	}
-	out.Valid = append(out.Valid[:rows], false)
-	out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
 }
 
 // fillValid makes out.Valid as long as out's rows (its offsets), the
