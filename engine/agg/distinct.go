@@ -45,6 +45,7 @@ func (p *pairSet) alloc(size int) error {
 		return fmt.Errorf("DISTINCT set of %d slots: %w", size, err)
 	}
 	p.slots, p.mask, p.growAt = make([]pairSlot, size), uint64(size-1), size*7/10
+	firstWrite(p.slots)
 	return nil
 }
 

@@ -60,6 +60,7 @@ func (t *countTable) alloc(size int) error {
 	if err != nil {
 		return err
 	}
+	firstWrite(s)
 	t.slots, t.mask, t.growAt = s, uint64(size-1), size*7/10
 	return nil
 }

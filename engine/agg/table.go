@@ -143,6 +143,7 @@ func (t *Table) alloc(size int) error {
 		t.budget.Grow(-int64(len(t.slots)) * 16)
 	}
 	t.slots = make([]slot, size)
+	firstWrite(t.slots)
 	t.mask = uint64(size - 1)
 	t.growAt = size * 7 / 10
 	return nil
