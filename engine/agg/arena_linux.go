@@ -108,13 +108,19 @@ func (p *Pool) probeFresh() {
 		pages = freshProbeFirst
 		small = timeSmallPages()
 	}
-	huge, err := timeHugePages(pages)
+	p.mu.Lock()
+	base := p.fresh.base
+	p.mu.Unlock()
+	if first {
+		base = float64(small) / freshProbeSmall
+	}
+	huge, err := timeHugePages(pages, base)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f := &p.fresh
 	f.since = 0
 	if first {
-		f.base = float64(small) / freshProbeSmall
+		f.base = base
 	}
 	if err != nil || f.base <= 0 {
 		f.off, f.note = true, "fresh huge pages not measured"
@@ -134,9 +140,17 @@ func (p *Pool) probeFresh() {
 		q3, len(huge), f.base, verdict)
 }
 
-// timeHugePages returns the time each of n fresh huge pages took to fault
-// in.
-func timeHugePages(n int) ([]time.Duration, error) {
+// freshProbeClear is the fewest huge pages a probe faults in before it
+// may stop early (timeHugePages).
+const freshProbeClear = 4
+
+// timeHugePages returns the time each of up to n fresh huge pages took to
+// fault in. Given base, the s/GB of fresh small pages (0: unknown), it
+// stops after freshProbeClear pages once the verdict is plain: the lower
+// quartile costs more than four times base per byte, or the upper
+// quartile less than base: a probe of dear huge pages costs a few
+// milliseconds a page.
+func timeHugePages(n int, base float64) ([]time.Duration, error) {
 	b, err := syscall.Mmap(-1, 0, n*hugeMin, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, fmt.Errorf("mmap: %w", err)
@@ -145,11 +159,22 @@ func timeHugePages(n int) ([]time.Duration, error) {
 	if err := unix.Madvise(b, unix.MADV_HUGEPAGE); err != nil {
 		return nil, fmt.Errorf("no transparent huge pages: %w", err)
 	}
-	out := make([]time.Duration, n)
-	for i := range out {
+	out := make([]time.Duration, 0, n)
+	sorted := make([]time.Duration, 0, n)
+	for i := range n {
 		start := time.Now()
 		b[i*hugeMin] = 1 // faults in the whole huge page
-		out[i] = max(time.Since(start), 1)
+		d := max(time.Since(start), 1)
+		out = append(out, d)
+		sorted = append(sorted, d)
+		slices.Sort(sorted)
+		if base > 0 && len(sorted) >= freshProbeClear {
+			lo := float64(sorted[len(sorted)/4]) / hugeMin
+			hi := float64(sorted[len(sorted)*3/4]) / hugeMin
+			if lo > 4*base || hi < base {
+				break
+			}
+		}
 	}
 	return out, nil
 }
