@@ -128,6 +128,7 @@ func (s *Session) build(q *query) operator {
 			reader = &hashAggOp{opBase: opBase{label: label, children: []operator{op}},
 				keys: q.keys, keyNames: q.keyNames, keyNotes: q.keyNotes, args: q.args, specs: q.specs, aggNames: q.aggNames,
 				rewritten: q.rewritten, rowsHint: hint, settings: s.settings, cache: s.db.cache,
+				distinctGroups: q.distinctGroups,
 				// Only a table scan hands its morsels to several workers.
 				serial: q.rel.scan == nil}
 			op = reader

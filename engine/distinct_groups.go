@@ -266,23 +266,29 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 		// the two steps slowed by 10 to 15 % at 100M rows.
 		rows /= 2
 	}
-	// DISTINCT aggregates alone run in two steps: at 100M rows under 4GB
-	// on an idle machine, Q8 took 6.5 s and 1.3 GB in two steps against
-	// 9.3 s and 2.4 GB in one, Q10 1.8 s against 2.3 s, Q11 2.2 s against
-	// 2.5 s (Q13, 3.5 s against 3.0 s, is the exception). With other
-	// aggregates alongside, they start in one step unless twoStepPays:
-	// split (splitDistinct), Q9 took 10.9 s user and 1.36 GB against
-	// 9.5 s and 2.3 GB in one step (100M rows, 2 threads, a loaded
-	// machine); with their inputs carried through the partitions too,
-	// 14.8 s against 10.3 s.
+	// They start in one step unless twoStepPays: once the sets' fresh
+	// pages were written before they were probed (agg.firstWrite), one
+	// step took less CPU and memory than two wherever the groups were
+	// few (ClickBench's Q8 to Q11 at 100M rows; docs/engine.md has the
+	// figures). With many groups the one step's tables cost more than
+	// the two steps' partitions (Q13, by search phrase), so DISTINCT
+	// aggregates alone run in one step only while the estimate finds at
+	// most maxOneStepGroups groups (hashAggOp.distinctGroups); past them
+	// the statement runs again in two.
 	alone := true
 	for _, sp := range q.specs {
 		if sp.Kind != agg.CountDistinct && !sp.Distinct {
 			alone = false
 		}
 	}
-	if !alone && !s.forceTwoStep && !s.forceSplit && !s.replan.twoStep && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
+	if !s.forceTwoStep && !s.forceSplit && !s.replan.twoStep && !twoStepPays(rows, s.settings.Threads, s.settings.MemoryLimit) {
 		s.replan.declined = true
+		if alone {
+			q.distinctGroups = maxOneStepGroups
+			if s.maxOneStepGroups > 0 {
+				q.distinctGroups = s.maxOneStepGroups
+			}
+		}
 		return nil, nil, false
 	}
 	var err error
@@ -301,7 +307,7 @@ func (s *Session) twoStepDistinct(q *query, child operator, hint int64) (inner *
 		return nil, nil, false
 	}
 	if s.replan.twoStep {
-		inner.notes = append(inner.notes, "two steps, as the (group, value) sets of one GROUP BY passed memory_limit: the statement ran again")
+		inner.notes = append(inner.notes, "two steps, as "+s.replan.why+": the statement ran again")
 	} else if lim := s.settings.MemoryLimit; !alone && lim > 0 && rows >= 0 {
 		threads := max(s.settings.Threads, 1)
 		filtered := ""
@@ -350,13 +356,32 @@ func twoStepPays(rows int64, threads int, memoryLimit int64) bool {
 // retryInTwoSteps reports whether a statement that failed with err is to
 // be planned and run again with its grouped DISTINCT aggregations in two
 // steps: it passed the memory limit with one that twoStepPays declined
-// (whose sets, which cannot spill, may be what passed it). It sets the
+// (whose sets, which cannot spill, may be what passed it), or one of
+// DISTINCT aggregates alone found too many groups. It sets the
 // session to plan them so for the rest of the statement (Session.replan).
 func (s *Session) retryInTwoSteps(ctx context.Context, err error) bool {
-	if !s.replan.declined || ctx.Err() != nil || !errors.Is(err, ErrMemoryLimit) {
+	if !s.replan.declined || ctx.Err() != nil {
+		return false
+	}
+	switch {
+	case errors.Is(err, ErrMemoryLimit):
+		s.replan.why = "the (group, value) sets of one GROUP BY passed memory_limit"
+		s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY passed memory_limit (%v): ran again with the distinct pairs grouped first, in partitions that spill", err))
+	case errors.Is(err, errManyDistinctGroups):
+		s.replan.why = "one GROUP BY found more groups than one step serves well"
+		s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY had more groups than one step serves well (%v): ran again with the distinct pairs grouped first", err))
+	default:
 		return false
 	}
 	s.replan.twoStep = true
-	s.notes = append(s.notes, fmt.Sprintf("a COUNT(DISTINCT) GROUP BY passed memory_limit (%v): ran again with the distinct pairs grouped first, in partitions that spill", err))
 	return true
 }
+
+// maxOneStepGroups is the most groups a grouped DISTINCT aggregation
+// without other aggregates is run for in one step (twoStepDistinct).
+const maxOneStepGroups = 1 << 16
+
+// errManyDistinctGroups is the error of a grouped DISTINCT aggregation
+// run in one step whose estimate found more groups than its
+// distinctGroups: the statement runs again in two steps.
+var errManyDistinctGroups = errors.New("too many groups for one step")

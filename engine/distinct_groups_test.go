@@ -217,9 +217,10 @@ func TestTwoStepPays(t *testing.T) {
 	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") {
 		t.Errorf("default settings: ran in two steps:\n%s", plan)
 	}
-	// DISTINCT aggregates alone run in two steps.
-	if plan := explainText(t, s, "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"); !strings.Contains(plan, "pairs grouped first") {
-		t.Errorf("count(DISTINCT) alone: not run in two steps:\n%s", plan)
+	// So do DISTINCT aggregates alone, while their groups are few.
+	const alone = "SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16"
+	if plan := explainText(t, s, alone); strings.Contains(plan, "pairs grouped first") {
+		t.Errorf("count(DISTINCT) alone: ran in two steps:\n%s", plan)
 	}
 	if err := s.Set("memory_limit", "80KB"); err != nil {
 		t.Fatal(err)
@@ -259,6 +260,7 @@ func TestRetryInTwoSteps(t *testing.T) {
 		want     bool
 	}{
 		{"declined, over the limit", true, context.Background(), overLimit, true},
+		{"declined, too many groups", true, context.Background(), fmt.Errorf("HASH_GROUP_BY: ~9 groups, past 3: %w", errManyDistinctGroups), true},
 		{"none declined", false, context.Background(), overLimit, false},
 		{"another error", true, context.Background(), errors.New("disk full"), false},
 		{"cancelled", true, cancelled, overLimit, false},
@@ -273,12 +275,55 @@ func TestRetryInTwoSteps(t *testing.T) {
 	// steps and says why; the session plans as before once it is done.
 	s := db.NewSession()
 	const q = "SELECT k16, count(DISTINCT x32), count(*) FROM d GROUP BY k16"
-	s.replan.twoStep = true
+	s.replan.twoStep, s.replan.why = true, "the (group, value) sets of one GROUP BY passed memory_limit"
 	if plan := explainText(t, s, q); !strings.Contains(plan, "passed memory_limit: the statement ran again") {
 		t.Errorf("retry: not run in two steps:\n%s", plan)
 	}
 	s.replan.twoStep = false
 	if plan := explainText(t, s, q); strings.Contains(plan, "pairs grouped first") || !s.replan.declined {
 		t.Errorf("after the retry: ran in two steps (or declined nothing):\n%s", plan)
+	}
+}
+
+// TestOneStepGroups: DISTINCT aggregates alone run in one step; where the
+// estimate finds more groups than one step serves, the statement runs
+// again in two, says so, and gives the same rows.
+func TestOneStepGroups(t *testing.T) {
+	db := distinctDB(t)
+	for _, q := range []string{
+		"SELECT k16, count(DISTINCT x32) FROM d GROUP BY k16",
+		"SELECT ks, count(DISTINCT x64), sum(DISTINCT x64) FROM d GROUP BY ks",
+		"SELECT k32, count(DISTINCT xs) AS u FROM d WHERE x16 > 0 GROUP BY k32",
+	} {
+		for _, threads := range []string{"1", "2"} {
+			one, guarded := db.NewSession(), db.NewSession()
+			guarded.maxOneStepGroups = 3
+			for _, s := range []*Session{one, guarded} {
+				if err := s.Set("threads", threads); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if plan := explainText(t, one, q); strings.Contains(plan, "pairs grouped first") {
+				t.Errorf("%s: ran in two steps:\n%s", q, plan)
+			}
+			res, err := guarded.Exec(context.Background(), "EXPLAIN ANALYZE "+q, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			r := res[len(res)-1]
+			if plan := rowsString(r.Vecs, r.Rows); !strings.Contains(plan, "one GROUP BY found more groups than one step serves well: the statement ran again") {
+				t.Errorf("%s: past 3 groups, not run again in two steps:\n%s", q, plan)
+			}
+			if notes := strings.Join(r.Notes, "; "); !strings.Contains(notes, "more groups than one step serves well") {
+				t.Errorf("%s: notes %q", q, notes)
+			}
+			got, want := distinctRows(t, guarded, q, 0), distinctRows(t, one, q, 0)
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("%s (threads %s):\n got  %q\n want %q", q, threads, got, want)
+			}
+			if guarded.replan.twoStep {
+				t.Errorf("%s: replan.twoStep left set", q)
+			}
+		}
 	}
 }

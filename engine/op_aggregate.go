@@ -48,6 +48,11 @@ type hashAggOp struct {
 	// estimateRows is how many input rows the group estimate sketches
 	// (0: the default, estimateRows).
 	estimateRows int64
+	// distinctGroups, if positive, fails the aggregation (grouped
+	// DISTINCT aggregates in one step) with errManyDistinctGroups when
+	// the estimate finds more groups: the statement runs again in two
+	// steps (retryInTwoSteps).
+	distinctGroups int64
 
 	settings Settings
 	cache    CacheSizes
@@ -263,6 +268,9 @@ func (a *hashAggOp) start(x *execCtx) error {
 	est, err := a.estimate(x)
 	if err != nil {
 		return err
+	}
+	if a.distinctGroups > 0 && est != nil && est.groups > a.distinctGroups {
+		return fmt.Errorf("%s: ~%d groups, past %d: %w", a.label, est.groups, a.distinctGroups, errManyDistinctGroups)
 	}
 	// The plan weighs what the limit leaves: the scan's reads and the
 	// estimate's rows stay while the table grows.

@@ -55,6 +55,10 @@ type query struct {
 	offset int64
 
 	need []bool // relation columns the query reads
+	// distinctGroups, if positive, is the most groups its aggregation,
+	// grouped DISTINCT aggregates run in one step, is to run for
+	// (hashAggOp.distinctGroups).
+	distinctGroups int64
 	// distinct is set for SELECT DISTINCT over an aggregation (GROUP BY,
 	// aggregates or HAVING): the distinct rows are found after the
 	// projection, by a step of their own.

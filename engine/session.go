@@ -147,6 +147,9 @@ type Session struct {
 	// maxDenseIDs, if positive, replaces the constant maxDenseIDs, for
 	// tests.
 	maxDenseIDs int
+	// maxOneStepGroups, if positive, replaces the constant
+	// maxOneStepGroups, for tests.
+	maxOneStepGroups int64
 	// replan is what the running statement's grouped DISTINCT plans
 	// chose and what a failed run of it asks of the next plan.
 	replan replan
@@ -158,8 +161,10 @@ type Session struct {
 // statement.
 type replan struct {
 	// twoStep runs them in two steps: a run in one step passed the
-	// memory limit (retryInTwoSteps, distinct_groups.go).
+	// memory limit, or found too many groups (retryInTwoSteps,
+	// distinct_groups.go), as why says.
 	twoStep bool
+	why     string
 	// noDense groups their keys, not dense ids of them: the ids passed
 	// maxDenseIDs or the memory limit (retryWithoutDenseKeys,
 	// dense_keys.go).
@@ -305,10 +310,9 @@ func settingValue(e sql.Expr) (string, error) {
 func (s *Session) selectStmt(ctx context.Context, sel *sql.Select, hooks *Hooks) (*Result, error) {
 	defer func() { s.replan = replan{} }() // for this statement's runs only
 	q, vecs, n, err := s.runSelect(ctx, sel, hooks)
-	if err != nil && s.retryWithoutDenseKeys(ctx, err) {
-		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
-	}
-	if err != nil && s.retryInTwoSteps(ctx, err) {
+	// Each retry changes the plan for good, so each fires once: a
+	// statement run again in two steps may then pass the dense ids.
+	for tries := 0; err != nil && tries < 2 && (s.retryWithoutDenseKeys(ctx, err) || s.retryInTwoSteps(ctx, err)); tries++ {
 		q, vecs, n, err = s.runSelect(ctx, sel, hooks)
 	}
 	if err != nil {
