@@ -33,7 +33,7 @@ type aggPlan struct {
 // planAggregate decides how an aggregation of keys of keyTypes and
 // aggregates specs runs: the strategy (chooseStrategy) and the loop.
 func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []agg.Spec, est *groupEstimate, memLimit int64) aggPlan {
-	p := aggPlan{strategyChoice: chooseStrategy(st, cache, len(keyTypes), len(specs), est, memLimit), est: est,
+	p := aggPlan{strategyChoice: chooseStrategy(st, cache, len(keyTypes), len(specs), inputs(specs), est, memLimit), est: est,
 		loop: agg.ChooseLoop(keyTypes, specs, st.GenericAgg)}
 	p.packBytes, p.packWords = agg.PackedKeys(keyTypes)
 	if p.packWords > 0 && st.GenericAgg {
@@ -56,6 +56,17 @@ func planAggregate(st Settings, cache CacheSizes, keyTypes []vec.Type, specs []a
 		p.loopNote = "tuned integer count(*) loop cannot spill, and the partitions are expected to pass the memory limit"
 	}
 	return p
+}
+
+// inputs is the number of aggregates of specs that take an input column.
+func inputs(specs []agg.Spec) int {
+	n := 0
+	for _, sp := range specs {
+		if sp.HasInput() {
+			n++
+		}
+	}
+	return n
 }
 
 // spillCount hands the tuned count(*) loop of a radix or parallel plan
@@ -278,7 +289,7 @@ const radixStreams = 1024
 // aggregated, where a naive table holds each group's once: when the
 // partitions would take most of the limit and the table much less, auto
 // runs naive, so that the query answers (slowly) instead of failing.
-func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *groupEstimate, memLimit int64) strategyChoice {
+func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs, nInputs int, est *groupEstimate, memLimit int64) strategyChoice {
 	threads := max(st.Threads, 1)
 	if nKeys == 0 {
 		// One group: each worker folds its share of the rows into
@@ -364,8 +375,8 @@ func chooseStrategy(st Settings, cache CacheSizes, nKeys, nSpecs int, est *group
 	var partBytes int64
 	if est.input > 0 {
 		// A partitioned row: its hash, a word per key and per aggregate
-		// input, and the key's string bytes.
-		partBytes = est.input * (int64(8+8*nKeys+8*nSpecs) + est.keyBytes)
+		// input (count(*) has none), and the key's string bytes.
+		partBytes = est.input * (int64(8+8*nKeys+8*nInputs) + est.keyBytes)
 		// Chunks are reserved ahead of their rows with some slack, and
 		// each parallel worker reserves for half again its share:
 		// measured 1.3× on one thread and 1.6× on two (COUNT(DISTINCT

@@ -61,8 +61,8 @@ func TestScaleEstimate(t *testing.T) {
 func TestChooseStrategyStringKeys(t *testing.T) {
 	st := Settings{GroupBy: "auto", RadixBits: -1, Threads: 1}
 	cache := CacheSizes{L1: 32 << 10, L2: 4 << 20, L3: 64 << 20}
-	ints := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20}, 0)
-	urls := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20, keyBytes: 80}, 0)
+	ints := chooseStrategy(st, cache, 1, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20}, 0)
+	urls := chooseStrategy(st, cache, 1, 1, 1, &groupEstimate{groups: 500_000, rows: 1 << 20, keyBytes: 80}, 0)
 	if ints.name != "naive" || urls.name != "radix" {
 		t.Fatalf("500k integer keys: %s; 500k 80-byte keys: %s; want naive, radix", ints.describe(), urls.describe())
 	}
@@ -91,7 +91,7 @@ func TestChooseStrategyThreads(t *testing.T) {
 		{1, 20_000_000, "radix"},
 	} {
 		st := Settings{GroupBy: "auto", RadixBits: -1, Threads: tc.threads}
-		c := chooseStrategy(st, cache, 1, 1, &groupEstimate{groups: tc.groups, rows: 1 << 20}, 0)
+		c := chooseStrategy(st, cache, 1, 1, 1, &groupEstimate{groups: tc.groups, rows: 1 << 20}, 0)
 		if c.name != tc.want {
 			t.Errorf("%d threads, %d groups: %s, want %s", tc.threads, tc.groups, c.describe(), tc.want)
 		}
@@ -123,7 +123,7 @@ func TestChooseRadixBits(t *testing.T) {
 		{"many aggregates", 1, 7, 100_000, 0, 6, false},        // ~8 MiB: 64 partitions, 9 streams each
 	} {
 		est := &groupEstimate{groups: tc.groups, rows: 1 << 20, keyBytes: tc.keyBytes}
-		c := chooseStrategy(st, cache, tc.keys, tc.specs, est, 0)
+		c := chooseStrategy(st, cache, tc.keys, tc.specs, tc.specs, est, 0)
 		if c.bits != tc.bits {
 			t.Errorf("%s: %d partitions, want %d (%s)", tc.name, 1<<c.bits, 1<<tc.bits, c.why)
 		}
@@ -190,7 +190,7 @@ func TestChooseStrategyMemory(t *testing.T) {
 		{16 << 30, "radix"}, // both fit
 		{0, "radix"},        // no limit
 	} {
-		c := chooseStrategy(st, cache, 1, 1, est, tc.limit)
+		c := chooseStrategy(st, cache, 1, 1, 1, est, tc.limit)
 		if c.name != tc.want {
 			t.Errorf("limit %d: %s, want %s", tc.limit, c.describe(), tc.want)
 		}
@@ -199,9 +199,23 @@ func TestChooseStrategyMemory(t *testing.T) {
 	// file system lets it, rather than naive's one table behind a lock.
 	st2 := st
 	st2.Threads = 2
-	c := chooseStrategy(st2, cache, 1, 1, est, 4<<30)
+	c := chooseStrategy(st2, cache, 1, 1, 1, est, 4<<30)
 	if spill.Supported() && (c.name != "parallel" || !c.spills) {
 		t.Errorf("two threads, 4 GiB: %s, want parallel that spills", c.describe())
+	}
+	// COUNT(DISTINCT UserID) on 100M rows, as count(*) grouped by the
+	// value, its estimate five times the true groups: partitions of a
+	// hash and a key per row (count(*) has no input) fit in 4GB, so they
+	// do not spill; with an input alongside they would.
+	ids := &groupEstimate{groups: 88_000_000, rows: 1 << 20, input: 100_000_000}
+	for _, tc := range []struct {
+		inputs int
+		spills bool
+	}{{0, false}, {1, true}} {
+		c := chooseStrategy(st2, cache, 1, 1, tc.inputs, ids, 4_000_000_000)
+		if c.name != "parallel" || c.spills != (tc.spills && spill.Supported()) {
+			t.Errorf("count by UserID, %d inputs, 4GB: %s (spills %v), want parallel, spills %v", tc.inputs, c.describe(), c.spills, tc.spills)
+		}
 	}
 	// A table the caches would run naive (~3.6 MiB, within 8 times the
 	// L2) but that passes three quarters of what the limit leaves runs
@@ -214,7 +228,7 @@ func TestChooseStrategyMemory(t *testing.T) {
 		{64 << 20, "naive"},
 		{4 << 20, "radix"},
 	} {
-		c := chooseStrategy(st, cache, 1, 1, small, tc.limit)
+		c := chooseStrategy(st, cache, 1, 1, 1, small, tc.limit)
 		if c.name != tc.want || tc.want == "radix" && !strings.Contains(c.why, "naive's table, which cannot spill, would not fit") {
 			t.Errorf("limit %d: %s, want %s", tc.limit, c.describe(), tc.want)
 		}
