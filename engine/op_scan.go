@@ -813,15 +813,18 @@ const sparseRows = 64
 
 // selRead reports whether column j reads rows sel of a morsel of n rows
 // (sel < n) only (NextSel), not the morsel whole, the rows then
-// gathered: a fixed-width column when at most one row in sparseRows is
-// selected; a string column always, its NextSel copying a page's
-// selected strings in one pass over their lengths, which costs less than
-// converting them all and copying the selected ones again, at any
-// selectivity (20M-row ClickBench file, 1 thread, URL and Referer of the
-// rows a filter on WatchID passes: 17 % less user CPU at 10 % of the
-// rows, 10 % at 45 %, 16 % at 95 %).
+// gathered: any column but a BOOLEAN one (whose NextSel converts each
+// run of consecutive rows with calls of its own), which does when at
+// most one row in sparseRows is selected. A string column's NextSel
+// copies a page's selected strings in one pass over their lengths,
+// which costs less than converting them all and copying the selected
+// ones again, at any selectivity (20M-row ClickBench file, 1 thread,
+// URL and Referer of the rows a filter on WatchID passes: 17 % less
+// user CPU at 10 % of the rows, 10 % at 45 %, 16 % at 95 %); a
+// fixed-width column's picks the selected values out of each page by
+// position, in one conversion.
 func (s *scanOp) selRead(j, sel, n int) bool {
-	return s.table.Columns[j].Type == vec.String || sel*sparseRows <= n
+	return s.table.Columns[j].Type != vec.Bool || sel*sparseRows <= n
 }
 
 // readRows reads rows sel of the next n rows of columns cols into b,

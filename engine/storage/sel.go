@@ -212,3 +212,137 @@ func (p *plainPage) copySel(v *vec.Vector, rs []int32, off int) error {
 	}
 	return nil
 }
+
+// nextSelFixed is NextSel for a fixed-width column: a PLAIN page's
+// selected values are picked out of it (takeSelPlain), the rows between
+// them neither converted nor, past the last of them, decompressed; any
+// other page converts one run of consecutive selected rows at a time. A
+// page none of whose rows is selected is not decompressed.
+func (cs *ColumnStream) nextSelFixed(ctx context.Context, n int, sel []int32, out *vec.Vector) error {
+	i := 0 // the next of sel
+	for got := 0; got < n; {
+		if cs.curLeft() == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+			}
+			rows := 0
+			if i < len(sel) {
+				rows = n - got
+			}
+			if err := cs.page(rows); err != nil {
+				return err
+			}
+		}
+		k := min(n-got, cs.curLeft())
+		j := i
+		for j < len(sel) && int(sel[j]) < got+k {
+			j++
+		}
+		rs := sel[i:j]
+		switch ok, err := cs.takeSelPlain(out, i, rs, got, k); {
+		case err != nil:
+			return err
+		case !ok:
+			at := got // rows passed
+			for a := 0; a < len(rs); {
+				r, m := int(rs[a]), 1
+				for a+m < len(rs) && int(rs[a+m]) == r+m {
+					m++
+				}
+				cs.skip(r - at)
+				if err := cs.take(out, i+a, m); err != nil {
+					return err
+				}
+				at, a = r+m, a+m
+			}
+			cs.skip(got + k - at)
+		}
+		i, got = j, got+k
+	}
+	out.Len = len(sel)
+	return nil
+}
+
+// takeSelPlain passes the current page's next k rows, the rows [base,
+// base+k) of the ones NextSel reads, converting rows rs of them
+// (increasing) into rows [row, row+len(rs)) of out: the values of those
+// rows are picked out of the page by position (a PLAIN page's
+// decompressed as far as the last of them), as a dictionary's are by
+// their indexes, in one conversion, whatever the rows between. It
+// reports false, having passed no row, for a page of strings or
+// booleans.
+func (cs *ColumnStream) takeSelPlain(out *vec.Vector, row int, rs []int32, base, k int) (ok bool, err error) {
+	if len(rs) == 0 {
+		cs.skip(k)
+		return true, nil
+	}
+	pv := &cs.pv
+	pp := pv.plain
+	if pp != nil && pp.width == 0 || cs.b.conv == convBool || cs.b.conv == convBytes {
+		return false, nil
+	}
+	defer cs.corrupt(&err)
+	from, k0 := cs.curPos, cs.curK
+	last := int(rs[len(rs)-1]) - base // the page's rows walked: from to from+last
+	if from+last >= pv.np {
+		return false, cs.wrap(fmt.Errorf("internal error: row %d of a page of %d", from+last, pv.np))
+	}
+	// idx: the position of each selected row's value among the page's
+	// values; defs, with NULLs, the selected rows' definition levels.
+	idx := cs.selIdx[:0]
+	var defs []byte
+	if pv.defs == nil {
+		for _, r := range rs {
+			idx = append(idx, int32(int(r)-base+k0))
+		}
+	} else {
+		defs = cs.selDefs[:0]
+		kk, ri := k0, 0
+		for i := from; i <= from+last; i++ {
+			d := pv.defs[i]
+			if int(rs[ri]) == base+i-from {
+				defs = append(defs, d)
+				if d != 0 {
+					idx = append(idx, int32(kk))
+				}
+				ri++
+			}
+			if d != 0 {
+				kk++
+			}
+		}
+		cs.selDefs = defs
+	}
+	if idx == nil {
+		idx = []int32{} // every selected row NULL: no value, but picked
+	}
+	cs.selIdx = idx
+	sub := pageValues{np: len(rs), present: len(idx), idx: idx, data: pv.data}
+	if len(idx) < len(rs) {
+		sub.defs = defs
+	}
+	if n := len(idx); n > 0 {
+		hi := int(idx[n-1]) // the last value picked
+		switch {
+		case pp != nil:
+			if sub.data, err = pp.values(hi + 1); err != nil {
+				return false, cs.wrap(err)
+			}
+		case pv.idx != nil:
+			if hi >= len(pv.idx) {
+				return false, cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
+			}
+			for i, j := range idx {
+				idx[i] = pv.idx[j]
+			}
+		case hi >= pv.present:
+			return false, cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
+		}
+	}
+	cs.b.grow(out, row+len(rs))
+	if _, err := cs.b.convert(out, &sub, row, 0, len(rs), 0); err != nil {
+		return false, cs.wrap(err)
+	}
+	cs.skip(k)
+	return true, nil
+}

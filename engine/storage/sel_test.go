@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 
 	"cachebook/engine/vec"
@@ -41,7 +42,67 @@ func testNextSelStrings(t *testing.T, groupRows, pageBytes int) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := memCatalog(t, "t", buf.Bytes(), 0)
+	checkNextSel(t, buf.Bytes())
+}
+
+// TestNextSelFixed is TestNextSelStrings for columns of every other
+// type: PLAIN pages picked by position (decompressed a prefix at a time,
+// or whole), dictionary pages by their indexes, pages with NULLs and
+// booleans converted a run at a time.
+func TestNextSelFixed(t *testing.T) {
+	for _, layout := range []struct{ groupRows, pageBytes int }{{1000, 1024}, {3000, 64 << 10}} {
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[allTypes](&buf, parquet.Compression(&parquet.Snappy),
+			parquet.MaxRowsPerRowGroup(int64(layout.groupRows)), parquet.PageBufferSize(layout.pageBytes))
+		for i := range 3000 {
+			if _, err := w.Write([]allTypes{sampleRow(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkNextSel(t, buf.Bytes())
+		// A fresh stream's first selection only of rows that are NULL
+		// (OptI32's rows 1, 5, 9, …).
+		c := memCatalog(t, "nulls", buf.Bytes(), 0)
+		tb, _ := c.Table("nulls", false)
+		rd, err := c.Open(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := slices.IndexFunc(tb.Columns, func(c vec.Column) bool { return c.Name == "OptI32" })
+		st, err := rd.Stream(context.Background(), 0, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.NextSel(context.Background(), 40, stride32(1, 4, 10))
+		if err != nil || got.Len != 10 || got.Valid == nil || slices.Contains(got.Valid[:10], true) {
+			t.Fatalf("NULL rows of OptI32: %+v, %v; want 10 NULLs", got, err)
+		}
+		st.Close()
+		rd.Close()
+		buf.Reset()
+		wb := parquet.NewGenericWriter[bigPages](&buf, parquet.Compression(&parquet.Snappy),
+			parquet.MaxRowsPerRowGroup(int64(layout.groupRows)), parquet.PageBufferSize(layout.pageBytes))
+		for i := range 3000 {
+			if _, err := wb.Write([]bigPages{bigPagesRow(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := wb.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkNextSel(t, buf.Bytes())
+	}
+}
+
+// checkNextSel reads every column of the Parquet file data with NextSel
+// (see TestNextSelStrings) and compares each vector with Next's over a
+// second stream, gathered.
+func checkNextSel(t *testing.T, data []byte) {
+	t.Helper()
+	c := memCatalog(t, "t", data, 0)
 	tb, _ := c.Table("t", false)
 	ctx := context.Background()
 	rd, err := c.Open(tb)
@@ -109,16 +170,16 @@ func testNextSelStrings(t *testing.T, groupRows, pageBytes int) {
 						t.Fatal(err)
 					}
 					want := whole.Gather(sel)
-					if got.Len != want.Len || got.Type != vec.String {
+					if got.Len != want.Len || got.Type != col.Type {
 						t.Fatalf("%s %s row group %d rows from %d: %d rows, want %d", sc.name, col.Name, g, pos, got.Len, want.Len)
 					}
 					if got.Valid != nil && len(got.Valid) < got.Len {
 						t.Fatalf("%s %s: %d validity entries for %d rows", sc.name, col.Name, len(got.Valid), got.Len)
 					}
 					for r := range want.Len {
-						if got.IsNull(r) != want.IsNull(r) || string(got.Str(r)) != string(want.Str(r)) {
-							t.Fatalf("%s %s row group %d row %d: %q (NULL %v), want %q (NULL %v)", sc.name, col.Name, g,
-								pos+int(sel[r]), got.Str(r), got.IsNull(r), want.Str(r), want.IsNull(r))
+						if got.IsNull(r) != want.IsNull(r) || !want.IsNull(r) && !sameValue(got, want, r) {
+							t.Fatalf("%s %s row group %d row %d: %v (NULL %v), want %v (NULL %v)", sc.name, col.Name, g,
+								pos+int(sel[r]), valueAt(got, r), got.IsNull(r), valueAt(want, r), want.IsNull(r))
 						}
 					}
 					pos += k
@@ -165,4 +226,20 @@ func TestWalkSelCorrupt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// valueAt returns row r of v, a string, float or integer.
+func valueAt(v *vec.Vector, r int) any {
+	switch {
+	case v.Type == vec.String:
+		return string(v.Str(r))
+	case v.Type.IsFloat():
+		return v.F64[r]
+	}
+	return v.I64[r]
+}
+
+// sameValue reports whether row r of a and b holds the same value.
+func sameValue(a, b *vec.Vector, r int) bool {
+	return valueAt(a, r) == valueAt(b, r)
 }
