@@ -80,10 +80,18 @@ type scanOp struct {
 	// those rows only (loadLate), not decoded whole. Nil otherwise.
 	early, late         *expr.Filter
 	earlyCols, lateCols []int
+	earlyTerms          []expr.Expr // early's conjuncts
+	// stages evaluate a streamed morsel's filter a column at a time
+	// (see filterStage): the early conjuncts' when the filter is split,
+	// else the filter's when nothing is pushed; nil when its conjuncts
+	// do not read one column each.
+	stages []*filterStage
 	// push: conjuncts a streamed row group's string column tests as it
 	// is read (see scanPush); nil when none. noPush turns it off (tests).
 	push   *scanPush
 	noPush bool
+	// noStages turns filterStage off (tests).
+	noStages bool
 	// lengths are the string columns the operators above read only as
 	// strlen(col) (see byteLengthCols): handed on as their strings'
 	// byte lengths.
@@ -224,6 +232,11 @@ func (s *scanOp) detail() []string {
 	}
 	if s.push != nil {
 		if line := s.pushDetail(); line != "" {
+			d = append(d, line)
+		}
+	}
+	if s.stages != nil {
+		if line := s.stagesDetail(s.stages); line != "" {
 			d = append(d, line)
 		}
 	}
@@ -622,13 +635,9 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			switch {
 			case s.early != nil:
-				var late bool
 				var err error
-				if sel, late, err = s.streamLate(x, c, b, read); err != nil {
+				if sel, compact, err = s.streamLate(x, c, b, read); err != nil {
 					return nil, err
-				}
-				if late {
-					compact = s.lateCols
 				}
 				if sel == nil {
 					sel = []int32{}
@@ -640,6 +649,11 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 				}
 				if sel == nil {
 					sel = []int32{}
+				}
+			case s.stages != nil:
+				var err error
+				if sel, compact, err = s.stagedFilter(x, c, b, s.stages); err != nil {
+					return nil, err
 				}
 			default:
 				if err := read(first); err != nil {
@@ -748,18 +762,21 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 // of its own, and was used up to one row in sparseRows only: ClickBench
 // Q37's Title at 1 row in 14 had cost 10 % more CPU). A morsel no row
 // of which passes the early conjuncts reads nothing of the late columns.
-func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact bool, err error) {
+func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact []int, err error) {
 	n := b.Len
-	if err := read(s.earlyCols); err != nil {
-		return nil, false, err
+	var early []int // early columns b holds for the rows of sel only
+	if s.stages != nil {
+		sel, early, err = s.stagedFilter(x, c, b, s.stages)
+	} else if err = read(s.earlyCols); err == nil {
+		sel, err = s.filterWith(x, s.early, b)
 	}
-	if sel, err = s.filterWith(x, s.early, b); err != nil || len(sel) == 0 {
+	if err != nil || len(sel) == 0 {
 		c.skipLate += n
-		return nil, false, err
+		return nil, early, err
 	}
 	for _, j := range s.lateCols {
 		if err := c.streams[j].Skip(x.ctx, c.skipLate); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 	}
 	c.skipLate = 0
@@ -767,28 +784,32 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 		// Every row passed: the late columns convert the whole morsel,
 		// and the late conjuncts are evaluated over those rows.
 		if err := read(s.lateCols); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		sc := s.filterScratch()
 		defer s.scratch.Put(sc)
 		kept, err := s.late.SelectFrom(b, sel, sc)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
-		return slices.Clone(kept), false, nil
+		return slices.Clone(kept), nil, nil
 	}
 	t0 := time.Now()
 	m := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 	for _, j := range s.earlyCols {
-		m.Vecs[j] = gather(b.Vecs[j], sel)
+		if slices.Contains(early, j) {
+			m.Vecs[j] = b.Vecs[j]
+		} else {
+			m.Vecs[j] = gather(b.Vecs[j], sel)
+		}
 	}
 	if err := s.readRows(x, c, m, s.lateCols, sel, n); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	s.decodeNanos.Add(int64(time.Since(t0)))
 	kept, err := s.filterWith(x, s.late, m)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	out := make([]int32, len(kept))
 	for i, k := range kept {
@@ -803,7 +824,12 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 			b.Vecs[j] = m.Vecs[j]
 		}
 	}
-	return out, true, nil
+	if len(kept) < len(sel) {
+		for _, j := range early {
+			b.Vecs[j] = gather(b.Vecs[j], kept)
+		}
+	}
+	return out, append(slices.Clone(s.lateCols), early...), nil
 }
 
 // sparseRows: a streamed morsel of which at most one row in sparseRows
@@ -966,6 +992,7 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 		}
 		s.splitLate()
 		s.planPush()
+		s.planStages()
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}
@@ -1036,12 +1063,27 @@ func (s *scanOp) splitLate() {
 		return
 	}
 	s.early, s.late = expr.NewFilterOf(early), expr.NewFilterOf(late)
+	s.earlyTerms = early
 	for _, j := range s.first {
 		if lateCol[j] {
 			s.lateCols = append(s.lateCols, j)
 		} else {
 			s.earlyCols = append(s.earlyCols, j)
 		}
+	}
+}
+
+// planStages plans the evaluation of a streamed morsel's filter a
+// column at a time (see filterStage): of the early conjuncts when the
+// filter is split, else of the filter when no conjunct is pushed, no
+// top-N's bound applies and the filter builds no strings.
+func (s *scanOp) planStages() {
+	switch {
+	case s.noStages || s.where == nil || s.bound != nil || len(s.whereTemps) > 0:
+	case s.early != nil:
+		s.stages = planFilterStages(s.earlyTerms, s.earlyCols)
+	case s.push == nil:
+		s.stages = planFilterStages(expr.Conjuncts(s.where), s.first)
 	}
 }
 
