@@ -109,6 +109,10 @@ func (s *scanOp) planPush() {
 			p.other = append(p.other, j)
 		}
 	}
+	if m, ok := expr.StringMatcher(p.terms); ok && p.test.Empty == storage.EmptyAny {
+		p.test.Match = m
+		p.test.Contains, p.test.NotContains, _ = expr.StringContains(p.terms)
+	}
 	p.planStages(s.table.Columns, rest)
 	width := len(s.table.Columns)
 	p.test.Lengths = slices.Contains(s.lengths, col) && !p.restReadsCol
@@ -310,6 +314,9 @@ func (s *scanOp) pushDetail() string {
 	}
 	if r := t.LengthRows.Load(); r > 0 {
 		how = append(how, fmt.Sprintf("%d rows on the strings' lengths", r))
+	}
+	if r := t.MatchRows.Load(); r > 0 {
+		how = append(how, fmt.Sprintf("%d rows on their values where they lie in the page", r))
 	}
 	if r := t.ValueRows.Load(); r > 0 {
 		how = append(how, fmt.Sprintf("%d rows on their values", r))

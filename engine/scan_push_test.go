@@ -185,6 +185,8 @@ func TestStringPush(t *testing.T) {
 		{"SELECT id FROM pt WHERE op LIKE 'a%'", "50000 rows on their values"},
 		{"SELECT id FROM pt WHERE g <> ''", "rows on the strings' lengths"},
 		{"SELECT id FROM pt WHERE g <> ''", "rows on the dictionary"},
+		{"SELECT id, p FROM pt WHERE p LIKE '%1%'", "50000 rows on their values where they lie in the page"},
+		{"SELECT id FROM pt WHERE g LIKE 'a-1%'", "rows on their values where they lie in the page"},
 		{"SELECT id FROM pt WHERE p <> '' AND op LIKE '%1%' AND g LIKE 'a%'", "in turn, each narrowing the rows the next reads: op (then (op LIKE '%1%')), g (then (g LIKE 'a%'))"},
 	} {
 		got := runSQL(t, session(true, "2"), "EXPLAIN ANALYZE "+tc.q)
