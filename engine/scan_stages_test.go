@@ -84,12 +84,14 @@ func TestFilterStages(t *testing.T) {
 		"a >= 0 AND b >= 0",   // all
 		"c = 15888 AND a = 0", // the second stage empties some morsels
 		"a = 60 AND f > 2.5 AND u8 < 100",
-		"a = 60 AND b = 0 AND s <> 's3'",             // split: the early conjuncts staged
-		"a = 60 AND b = 0 AND s LIKE 's1%'",          // split, a LIKE late
-		"a = 60 AND (b = 0 OR c = 15888)",            // a conjunct of two columns: no stages
-		"a + b = 60 AND d = 3",                       // a conjunct of two columns: no stages
-		"a = 60 AND a < 100 AND b = 0 AND b >= 0",    // two conjuncts a stage
-		"id % 1000 = 7 AND oa IS NOT NULL AND d < 4", // sparse
+		"a = 60 AND b = 0 AND s <> 's3'",                   // split: the early conjuncts staged
+		"a = 60 AND b = 0 AND s LIKE 's1%'",                // split, a LIKE late
+		"a = 60 AND (b = 0 OR c = 15888)",                  // a conjunct of two columns: no stages
+		"a = 60 AND c > 15890 AND (s = 's3' OR c = 15900)", // late reads an early column
+		"a = 60 AND (s = 's3' OR b = 1)",                   // late reads a column early does not
+		"a + b = 60 AND d = 3",                             // a conjunct of two columns: no stages
+		"a = 60 AND a < 100 AND b = 0 AND b >= 0",          // two conjuncts a stage
+		"id % 1000 = 7 AND oa IS NOT NULL AND d < 4",       // sparse
 	}
 	session := func(stages bool, threads string) *Session {
 		db, err := Open(Options{DataDir: dir, CacheBytes: 1 << 10})
