@@ -81,6 +81,13 @@ type scanOp struct {
 	early, late         *expr.Filter
 	earlyCols, lateCols []int
 	earlyTerms          []expr.Expr // early's conjuncts
+	lateTerms           []expr.Expr // late's conjuncts
+	// latePush tests the late conjuncts as their one column is read for
+	// the rows the early ones passed (NextSelTest): only the strings
+	// that pass are copied. nil when late reads other columns too, or
+	// tests the column otherwise. latePushRows counts the rows tested.
+	latePush     *storage.StringTest
+	latePushRows atomic.Int64
 	// stages evaluate a streamed morsel's filter a column at a time
 	// (see filterStage): the early conjuncts' when the filter is split,
 	// else the filter's when nothing is pushed; nil when its conjuncts
@@ -239,6 +246,10 @@ func (s *scanOp) detail() []string {
 		if line := s.stagesDetail(s.stages); line != "" {
 			d = append(d, line)
 		}
+	}
+	if r := s.latePushRows.Load(); r > 0 {
+		j := s.lateCols[0]
+		d = append(d, fmt.Sprintf("filter %s tested as %s is read for the %d rows the other conjuncts passed: only the passing rows' strings copied", s.late, s.table.Columns[j].Name, r))
 	}
 	for _, j := range s.lengths {
 		d = append(d, fmt.Sprintf("%s: read only as strlen(%[1]s): its strings' byte lengths handed on", s.table.Columns[j].Name))
@@ -803,20 +814,41 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 			m.Vecs[j] = gather(b.Vecs[j], sel)
 		}
 	}
-	if err := s.readRows(x, c, m, s.lateCols, sel, n); err != nil {
-		return nil, nil, err
-	}
-	s.decodeNanos.Add(int64(time.Since(t0)))
-	kept, err := s.filterWith(x, s.late, m)
-	if err != nil {
-		return nil, nil, err
+	var kept []int32
+	if s.latePush != nil {
+		// The late column read for the rows of sel that pass: the
+		// strings of the others are not copied.
+		j := s.lateCols[0]
+		v, rows, err := c.streams[j].NextSelTest(x.ctx, n, sel, s.latePush)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.decodeNanos.Add(int64(time.Since(t0)))
+		s.latePushRows.Add(int64(len(sel)))
+		m.Vecs[j] = v
+		kept = make([]int32, 0, len(rows))
+		i := 0
+		for _, r := range rows {
+			for sel[i] != r {
+				i++
+			}
+			kept = append(kept, int32(i))
+		}
+	} else {
+		if err := s.readRows(x, c, m, s.lateCols, sel, n); err != nil {
+			return nil, nil, err
+		}
+		s.decodeNanos.Add(int64(time.Since(t0)))
+		if kept, err = s.filterWith(x, s.late, m); err != nil {
+			return nil, nil, err
+		}
 	}
 	out := make([]int32, len(kept))
 	for i, k := range kept {
 		out[i] = sel[k]
 	}
 	for _, j := range s.lateCols {
-		if len(kept) < len(sel) {
+		if len(kept) < len(sel) && s.latePush == nil {
 			b.Vecs[j] = gather(m.Vecs[j], kept)
 			// Copied out: the stream may read its next rows into it.
 			c.streams[j].Recycle(m.Vecs[j])
@@ -1063,7 +1095,7 @@ func (s *scanOp) splitLate() {
 		return
 	}
 	s.early, s.late = expr.NewFilterOf(early), expr.NewFilterOf(late)
-	s.earlyTerms = early
+	s.earlyTerms, s.lateTerms = early, late
 	for _, j := range s.first {
 		if lateCol[j] {
 			s.lateCols = append(s.lateCols, j)
@@ -1082,9 +1114,49 @@ func (s *scanOp) planStages() {
 	case s.noStages || s.where == nil || s.bound != nil || len(s.whereTemps) > 0:
 	case s.early != nil:
 		s.stages = planFilterStages(s.earlyTerms, s.earlyCols)
+		s.planLatePush()
 	case s.push == nil:
 		s.stages = planFilterStages(expr.Conjuncts(s.where), s.first)
 	}
+}
+
+// planLatePush plans the late conjuncts' test as their column is read
+// (scanOp.latePush), when they all test the one late column against
+// constants.
+func (s *scanOp) planLatePush() {
+	if s.noPush || len(s.lateCols) != 1 || slices.Contains(s.lengths, s.lateCols[0]) {
+		return
+	}
+	col := s.lateCols[0]
+	for _, t := range s.lateTerms {
+		if j, ok := expr.StringColumnTest(t); !ok || j != col {
+			return
+		}
+	}
+	t := &storage.StringTest{}
+	if _, nonEmpty, ok := expr.EmptyStringTest(s.lateTerms[0]); ok && len(s.lateTerms) == 1 {
+		t.Empty = storage.EmptyOnly
+		if nonEmpty {
+			t.Empty = storage.NonEmpty
+		}
+	} else if m, ok := expr.StringMatcher(s.lateTerms); ok {
+		t.Match = m
+	} else {
+		return
+	}
+	width, late := len(s.table.Columns), s.late
+	t.Values = func(v *vec.Vector) ([]int32, error) {
+		b := &vec.Batch{Vecs: make([]*vec.Vector, width), Len: v.Len}
+		b.Vecs[col] = v
+		sc := s.filterScratch()
+		defer s.scratch.Put(sc)
+		sel, err := late.Select(b, sc)
+		if err != nil {
+			return nil, err
+		}
+		return slices.Clone(sel), nil
+	}
+	s.latePush = t
 }
 
 func (s *scanOp) pruned(g int) bool {

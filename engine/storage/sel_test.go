@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"cachebook/engine/vec"
@@ -242,4 +244,110 @@ func valueAt(v *vec.Vector, r int) any {
 // sameValue reports whether row r of a and b holds the same value.
 func sameValue(a, b *vec.Vector, r int) bool {
 	return valueAt(a, r) == valueAt(b, r)
+}
+
+// TestNextSelTest reads every string column of strCols with NextSelTest
+// under tests of emptiness, in-page matches and values, for selections
+// of every shape in uneven steps, and compares the rows and strings
+// with NextSel's over a second stream, filtered.
+func TestNextSelTest(t *testing.T) {
+	for _, layout := range []struct{ groupRows, pageBytes int }{{1000, 1024}, {3000, 64 << 10}} {
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[strCols](&buf, parquet.Compression(&parquet.Snappy),
+			parquet.MaxRowsPerRowGroup(int64(layout.groupRows)), parquet.PageBufferSize(layout.pageBytes), parquet.DictionaryMaxBytes(256))
+		for i := range 3000 {
+			if _, err := w.Write([]strCols{strColsRow(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c := memCatalog(t, "t", buf.Bytes(), 0)
+		tb, _ := c.Table("t", false)
+		ctx := context.Background()
+		rd, err := c.Open(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name  string
+			empty EmptyTest
+			match bool
+			f     func(s string, null bool) bool
+		}{
+			{"non-empty", NonEmpty, false, func(s string, null bool) bool { return !null && s != "" }},
+			{"empty", EmptyOnly, false, func(s string, null bool) bool { return !null && s == "" }},
+			{"contains 1", EmptyAny, true, func(s string, null bool) bool { return !null && strings.Contains(s, "1") }},
+			{"prefix a, values", EmptyAny, false, func(s string, null bool) bool { return !null && strings.HasPrefix(s, "a") }},
+			{"is null", EmptyAny, false, func(s string, null bool) bool { return null }},
+		}
+		sels := []func(n int) []int32{
+			func(n int) []int32 { return nil },
+			func(n int) []int32 { return stride32(0, 1, n) },
+			func(n int) []int32 { return stride32(1, 3, (n+1)/3) },
+			func(n int) []int32 { return []int32{int32(n - 1)} },
+		}
+		for _, tc := range tests {
+			test := &StringTest{Empty: tc.empty, Values: func(v *vec.Vector) ([]int32, error) {
+				var sel []int32
+				for i := range v.Len {
+					if tc.f(string(v.Str(i)), v.IsNull(i)) {
+						sel = append(sel, int32(i))
+					}
+				}
+				return sel, nil
+			}}
+			if tc.match {
+				test.Match = func(b []byte) bool { return tc.f(string(b), false) }
+			}
+			for si, selOf := range sels {
+				for g := range tb.RowGroupRows {
+					for j, col := range tb.Columns {
+						st, err := rd.Stream(ctx, g, j)
+						if err != nil {
+							t.Fatal(err)
+						}
+						ref, err := rd.Stream(ctx, g, j)
+						if err != nil {
+							t.Fatal(err)
+						}
+						pos := 0
+						for i, step := 0, 1; pos < int(tb.RowGroupRows[g]); i, step = i+1, step*2+5 {
+							k := min(step, int(tb.RowGroupRows[g])-pos)
+							sel := selOf(k)
+							got, kept, err := st.NextSelTest(ctx, k, sel, test)
+							if err != nil {
+								t.Fatalf("%s %s: %v", tc.name, col.Name, err)
+							}
+							all, err := ref.NextSel(ctx, k, sel)
+							if err != nil {
+								t.Fatal(err)
+							}
+							var want []int32
+							var wantStr []string
+							for x, r := range sel {
+								if tc.f(string(all.Str(x)), all.IsNull(x)) {
+									want = append(want, r)
+									wantStr = append(wantStr, fmt.Sprintf("%q/%v", all.Str(x), all.IsNull(x)))
+								}
+							}
+							var gotStr []string
+							for x := range got.Len {
+								gotStr = append(gotStr, fmt.Sprintf("%q/%v", got.Str(x), got.IsNull(x)))
+							}
+							if fmt.Sprint(kept) != fmt.Sprint(want) || fmt.Sprint(gotStr) != fmt.Sprint(wantStr) {
+								t.Fatalf("%s, selection %d, %s, row group %d, rows from %d: %v %v, want %v %v",
+									tc.name, si, col.Name, g, pos, kept, gotStr, want, wantStr)
+							}
+							pos += k
+						}
+						st.Close()
+						ref.Close()
+					}
+				}
+			}
+		}
+		rd.Close()
+	}
 }
