@@ -67,6 +67,7 @@ func (s *Session) tableRelation(name string, isFile bool, pos sql.Pos) (*relatio
 	}
 	scan := newScan("SEQ_SCAN", s.db.catalog, t)
 	scan.noPush = s.db.noStringPush
+	scan.noStages = s.db.noFilterStages
 	return &relation{name: t.Name, cols: t.Columns, rows: t.Rows, op: scan, scan: scan}, nil
 }
 

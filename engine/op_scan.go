@@ -80,10 +80,25 @@ type scanOp struct {
 	// those rows only (loadLate), not decoded whole. Nil otherwise.
 	early, late         *expr.Filter
 	earlyCols, lateCols []int
+	earlyTerms          []expr.Expr // early's conjuncts
+	lateTerms           []expr.Expr // late's conjuncts
+	// latePush tests the late conjuncts as their one column is read for
+	// the rows the early ones passed (NextSelTest): only the strings
+	// that pass are copied. nil when late reads other columns too, or
+	// tests the column otherwise. latePushRows counts the rows tested.
+	latePush     *storage.StringTest
+	latePushRows atomic.Int64
+	// stages evaluate a streamed morsel's filter a column at a time
+	// (see filterStage): the early conjuncts' when the filter is split,
+	// else the filter's when nothing is pushed; nil when its conjuncts
+	// do not read one column each.
+	stages []*filterStage
 	// push: conjuncts a streamed row group's string column tests as it
 	// is read (see scanPush); nil when none. noPush turns it off (tests).
 	push   *scanPush
 	noPush bool
+	// noStages turns filterStage off (tests).
+	noStages bool
 	// lengths are the string columns the operators above read only as
 	// strlen(col) (see byteLengthCols): handed on as their strings'
 	// byte lengths.
@@ -226,6 +241,15 @@ func (s *scanOp) detail() []string {
 		if line := s.pushDetail(); line != "" {
 			d = append(d, line)
 		}
+	}
+	if s.stages != nil {
+		if line := s.stagesDetail(s.stages); line != "" {
+			d = append(d, line)
+		}
+	}
+	if r := s.latePushRows.Load(); r > 0 {
+		j := s.lateCols[0]
+		d = append(d, fmt.Sprintf("filter %s tested as %s is read for the %d rows the other conjuncts passed: only the passing rows' strings copied", s.late, s.table.Columns[j].Name, r))
 	}
 	for _, j := range s.lengths {
 		d = append(d, fmt.Sprintf("%s: read only as strlen(%[1]s): its strings' byte lengths handed on", s.table.Columns[j].Name))
@@ -622,13 +646,9 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 			}
 			switch {
 			case s.early != nil:
-				var late bool
 				var err error
-				if sel, late, err = s.streamLate(x, c, b, read); err != nil {
+				if sel, compact, err = s.streamLate(x, c, b, read); err != nil {
 					return nil, err
-				}
-				if late {
-					compact = s.lateCols
 				}
 				if sel == nil {
 					sel = []int32{}
@@ -640,6 +660,11 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 				}
 				if sel == nil {
 					sel = []int32{}
+				}
+			case s.stages != nil:
+				var err error
+				if sel, compact, err = s.stagedFilter(x, c, b, s.stages); err != nil {
+					return nil, err
 				}
 			default:
 				if err := read(first); err != nil {
@@ -748,18 +773,21 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 // of its own, and was used up to one row in sparseRows only: ClickBench
 // Q37's Title at 1 row in 14 had cost 10 % more CPU). A morsel no row
 // of which passes the early conjuncts reads nothing of the late columns.
-func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact bool, err error) {
+func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact []int, err error) {
 	n := b.Len
-	if err := read(s.earlyCols); err != nil {
-		return nil, false, err
+	var early []int // early columns b holds for the rows of sel only
+	if s.stages != nil {
+		sel, early, err = s.stagedFilter(x, c, b, s.stages)
+	} else if err = read(s.earlyCols); err == nil {
+		sel, err = s.filterWith(x, s.early, b)
 	}
-	if sel, err = s.filterWith(x, s.early, b); err != nil || len(sel) == 0 {
+	if err != nil || len(sel) == 0 {
 		c.skipLate += n
-		return nil, false, err
+		return nil, early, err
 	}
 	for _, j := range s.lateCols {
 		if err := c.streams[j].Skip(x.ctx, c.skipLate); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 	}
 	c.skipLate = 0
@@ -767,35 +795,60 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 		// Every row passed: the late columns convert the whole morsel,
 		// and the late conjuncts are evaluated over those rows.
 		if err := read(s.lateCols); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		sc := s.filterScratch()
 		defer s.scratch.Put(sc)
 		kept, err := s.late.SelectFrom(b, sel, sc)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
-		return slices.Clone(kept), false, nil
+		return slices.Clone(kept), nil, nil
 	}
 	t0 := time.Now()
 	m := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 	for _, j := range s.earlyCols {
-		m.Vecs[j] = gather(b.Vecs[j], sel)
+		if slices.Contains(early, j) {
+			m.Vecs[j] = b.Vecs[j]
+		} else {
+			m.Vecs[j] = gather(b.Vecs[j], sel)
+		}
 	}
-	if err := s.readRows(x, c, m, s.lateCols, sel, n); err != nil {
-		return nil, false, err
-	}
-	s.decodeNanos.Add(int64(time.Since(t0)))
-	kept, err := s.filterWith(x, s.late, m)
-	if err != nil {
-		return nil, false, err
+	var kept []int32
+	if s.latePush != nil {
+		// The late column read for the rows of sel that pass: the
+		// strings of the others are not copied.
+		j := s.lateCols[0]
+		v, rows, err := c.streams[j].NextSelTest(x.ctx, n, sel, s.latePush)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.decodeNanos.Add(int64(time.Since(t0)))
+		s.latePushRows.Add(int64(len(sel)))
+		m.Vecs[j] = v
+		kept = make([]int32, 0, len(rows))
+		i := 0
+		for _, r := range rows {
+			for sel[i] != r {
+				i++
+			}
+			kept = append(kept, int32(i))
+		}
+	} else {
+		if err := s.readRows(x, c, m, s.lateCols, sel, n); err != nil {
+			return nil, nil, err
+		}
+		s.decodeNanos.Add(int64(time.Since(t0)))
+		if kept, err = s.filterWith(x, s.late, m); err != nil {
+			return nil, nil, err
+		}
 	}
 	out := make([]int32, len(kept))
 	for i, k := range kept {
 		out[i] = sel[k]
 	}
 	for _, j := range s.lateCols {
-		if len(kept) < len(sel) {
+		if len(kept) < len(sel) && s.latePush == nil {
 			b.Vecs[j] = gather(m.Vecs[j], kept)
 			// Copied out: the stream may read its next rows into it.
 			c.streams[j].Recycle(m.Vecs[j])
@@ -803,7 +856,12 @@ func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([
 			b.Vecs[j] = m.Vecs[j]
 		}
 	}
-	return out, true, nil
+	if len(kept) < len(sel) {
+		for _, j := range early {
+			b.Vecs[j] = gather(b.Vecs[j], kept)
+		}
+	}
+	return out, append(slices.Clone(s.lateCols), early...), nil
 }
 
 // sparseRows: a streamed morsel of which at most one row in sparseRows
@@ -813,15 +871,18 @@ const sparseRows = 64
 
 // selRead reports whether column j reads rows sel of a morsel of n rows
 // (sel < n) only (NextSel), not the morsel whole, the rows then
-// gathered: a fixed-width column when at most one row in sparseRows is
-// selected; a string column always, its NextSel copying a page's
-// selected strings in one pass over their lengths, which costs less than
-// converting them all and copying the selected ones again, at any
-// selectivity (20M-row ClickBench file, 1 thread, URL and Referer of the
-// rows a filter on WatchID passes: 17 % less user CPU at 10 % of the
-// rows, 10 % at 45 %, 16 % at 95 %).
+// gathered: any column but a BOOLEAN one (whose NextSel converts each
+// run of consecutive rows with calls of its own), which does when at
+// most one row in sparseRows is selected. A string column's NextSel
+// copies a page's selected strings in one pass over their lengths,
+// which costs less than converting them all and copying the selected
+// ones again, at any selectivity (20M-row ClickBench file, 1 thread,
+// URL and Referer of the rows a filter on WatchID passes: 17 % less
+// user CPU at 10 % of the rows, 10 % at 45 %, 16 % at 95 %); a
+// fixed-width column's picks the selected values out of each page by
+// position, in one conversion.
 func (s *scanOp) selRead(j, sel, n int) bool {
-	return s.table.Columns[j].Type == vec.String || sel*sparseRows <= n
+	return s.table.Columns[j].Type != vec.Bool || sel*sparseRows <= n
 }
 
 // readRows reads rows sel of the next n rows of columns cols into b,
@@ -963,6 +1024,7 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 		}
 		s.splitLate()
 		s.planPush()
+		s.planStages()
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
 		}
@@ -1033,6 +1095,7 @@ func (s *scanOp) splitLate() {
 		return
 	}
 	s.early, s.late = expr.NewFilterOf(early), expr.NewFilterOf(late)
+	s.earlyTerms, s.lateTerms = early, late
 	for _, j := range s.first {
 		if lateCol[j] {
 			s.lateCols = append(s.lateCols, j)
@@ -1040,6 +1103,60 @@ func (s *scanOp) splitLate() {
 			s.earlyCols = append(s.earlyCols, j)
 		}
 	}
+}
+
+// planStages plans the evaluation of a streamed morsel's filter a
+// column at a time (see filterStage): of the early conjuncts when the
+// filter is split, else of the filter when no conjunct is pushed, no
+// top-N's bound applies and the filter builds no strings.
+func (s *scanOp) planStages() {
+	switch {
+	case s.noStages || s.where == nil || s.bound != nil || len(s.whereTemps) > 0:
+	case s.early != nil:
+		s.stages = planFilterStages(s.earlyTerms, s.earlyCols)
+		s.planLatePush()
+	case s.push == nil:
+		s.stages = planFilterStages(expr.Conjuncts(s.where), s.first)
+	}
+}
+
+// planLatePush plans the late conjuncts' test as their column is read
+// (scanOp.latePush), when they all test the one late column against
+// constants.
+func (s *scanOp) planLatePush() {
+	if s.noPush || len(s.lateCols) != 1 || slices.Contains(s.lengths, s.lateCols[0]) {
+		return
+	}
+	col := s.lateCols[0]
+	for _, t := range s.lateTerms {
+		if j, ok := expr.StringColumnTest(t); !ok || j != col {
+			return
+		}
+	}
+	t := &storage.StringTest{}
+	if _, nonEmpty, ok := expr.EmptyStringTest(s.lateTerms[0]); ok && len(s.lateTerms) == 1 {
+		t.Empty = storage.EmptyOnly
+		if nonEmpty {
+			t.Empty = storage.NonEmpty
+		}
+	} else if m, ok := expr.StringMatcher(s.lateTerms); ok {
+		t.Match = m
+	} else {
+		return
+	}
+	width, late := len(s.table.Columns), s.late
+	t.Values = func(v *vec.Vector) ([]int32, error) {
+		b := &vec.Batch{Vecs: make([]*vec.Vector, width), Len: v.Len}
+		b.Vecs[col] = v
+		sc := s.filterScratch()
+		defer s.scratch.Put(sc)
+		sel, err := late.Select(b, sc)
+		if err != nil {
+			return nil, err
+		}
+		return slices.Clone(sel), nil
+	}
+	s.latePush = t
 }
 
 func (s *scanOp) pruned(g int) bool {

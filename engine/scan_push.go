@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"cachebook/engine/expr"
@@ -33,6 +34,24 @@ type scanPush struct {
 	// colOnly is col alone, firstCols the scan's filter columns: which
 	// of them a morsel may hold compact (see streamPushed).
 	colOnly, firstCols []int
+	// stages order the reading of other for the rows the pushed
+	// conjuncts pass (see streamPushed): the fixed-width columns first,
+	// then the strings, each stage's conjuncts (those of rest whose
+	// columns are read by then; nil when none) narrowing the rows the
+	// next stage reads. otherStrings: a column of other is a string.
+	stages       []pushStage
+	otherStrings bool
+	// staged counts the rows the stages read (for EXPLAIN), of the
+	// rows the pushed conjuncts passed.
+	staged atomic.Int64
+}
+
+// pushStage is one column of scanPush.other, read for the rows left,
+// and the conjuncts then evaluated over those rows (nil when none).
+type pushStage struct {
+	col   int
+	terms []expr.Expr
+	f     *expr.Filter
 }
 
 // planPush chooses the conjuncts of the filter a streamed row group's
@@ -90,6 +109,11 @@ func (s *scanOp) planPush() {
 			p.other = append(p.other, j)
 		}
 	}
+	if m, ok := expr.StringMatcher(p.terms); ok && p.test.Empty == storage.EmptyAny {
+		p.test.Match = m
+		p.test.Contains, p.test.NotContains, _ = expr.StringContains(p.terms)
+	}
+	p.planStages(s.table.Columns, rest)
 	width := len(s.table.Columns)
 	p.test.Lengths = slices.Contains(s.lengths, col) && !p.restReadsCol
 	p.test.Values = func(v *vec.Vector) ([]int32, error) {
@@ -104,6 +128,61 @@ func (s *scanOp) planPush() {
 		return slices.Clone(sel), nil
 	}
 	s.push = p
+}
+
+// planStages orders p.other into stages (see scanPush.stages): the
+// fixed-width columns before the strings, each stage's conjuncts those
+// of rest that read no column of a later stage.
+func (p *scanPush) planStages(cols []vec.Column, rest []expr.Expr) {
+	order := make([]int, 0, len(p.other))
+	for _, j := range p.other {
+		if cols[j].Type != vec.String {
+			order = append(order, j)
+		}
+	}
+	for _, j := range p.other {
+		if cols[j].Type == vec.String {
+			order = append(order, j)
+			p.otherStrings = true
+		}
+	}
+	read := map[int]bool{p.col: true}
+	done := make([]bool, len(rest))
+	for _, j := range order {
+		read[j] = true
+		var terms []expr.Expr
+		for i, t := range rest {
+			if done[i] {
+				continue
+			}
+			ready := true
+			for _, c := range expr.Columns(t) {
+				ready = ready && read[c]
+			}
+			if ready {
+				terms, done[i] = append(terms, t), true
+			}
+		}
+		p.stages = append(p.stages, pushStage{col: j, terms: terms})
+	}
+	var left []expr.Expr
+	for i, t := range rest {
+		if !done[i] {
+			left = append(left, t) // reads no column of the scan's
+		}
+	}
+	if len(left) > 0 {
+		if len(p.stages) == 0 {
+			p.stages = append(p.stages, pushStage{col: -1})
+		}
+		last := &p.stages[len(p.stages)-1]
+		last.terms = append(last.terms, left...)
+	}
+	for i := range p.stages {
+		if st := &p.stages[i]; len(st.terms) > 0 {
+			st.f = expr.NewFilterOf(st.terms)
+		}
+	}
 }
 
 // streamPushed evaluates the filter over the streamed morsel b with the
@@ -130,8 +209,9 @@ func (s *scanOp) streamPushed(x *execCtx, c *scanCursor, b *vec.Batch) (sel []in
 		}
 		return sel, p.colOnly, nil
 	}
-	if len(sel)*sparseRows > n && !p.restReadsCol {
-		// Many rows passed: the other columns convert the whole morsel.
+	if len(sel)*sparseRows > n && !p.restReadsCol && !p.otherStrings {
+		// Many rows passed, and the other columns are fixed-width: they
+		// convert the whole morsel.
 		for _, j := range p.other {
 			w, err := c.streams[j].Next(x.ctx, n)
 			if err != nil {
@@ -159,31 +239,58 @@ func (s *scanOp) streamPushed(x *execCtx, c *scanCursor, b *vec.Batch) (sel []in
 		}
 		return slices.Clone(kept), p.colOnly, nil
 	}
+	// The other columns are read stage by stage for the rows left (a
+	// string column copying only their strings, see selRead), each
+	// stage's conjuncts narrowing the rows the next one reads: Title
+	// LIKE '%Google%' decides which rows' URLs are copied at all.
 	m := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
 	m.Vecs[p.col] = v
-	for _, j := range p.other {
-		w, err := s.readSel(x, j, c.streams[j], sel, n)
+	rows := sel
+	p.staged.Add(int64(len(sel)))
+	for i, st := range p.stages {
+		if st.col >= 0 {
+			w, err := s.readSel(x, st.col, c.streams[st.col], rows, n)
+			if err != nil {
+				return nil, nil, err
+			}
+			m.Vecs[st.col] = w
+		}
+		if st.f == nil {
+			continue
+		}
+		kept, err := s.filterWith(x, st.f, m)
 		if err != nil {
 			return nil, nil, err
 		}
-		m.Vecs[j] = w
-	}
-	kept, err := s.filterWith(x, p.rest, m)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([]int32, len(kept))
-	for i, k := range kept {
-		out[i] = sel[k]
+		if len(kept) == len(rows) {
+			continue
+		}
+		if len(kept) == 0 {
+			for _, later := range p.stages[i+1:] {
+				if later.col >= 0 {
+					if err := c.streams[later.col].Skip(x.ctx, n); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			return []int32{}, p.colOnly, nil
+		}
+		left := make([]int32, len(kept))
+		for i, k := range kept {
+			left[i] = rows[k]
+		}
+		rows = left
+		for j, w := range m.Vecs {
+			if w != nil {
+				m.Vecs[j] = gather(w, kept)
+			}
+		}
+		m.Len = len(rows)
 	}
 	for _, j := range s.first {
-		if len(kept) < len(sel) {
-			b.Vecs[j] = gather(m.Vecs[j], kept)
-		} else {
-			b.Vecs[j] = m.Vecs[j]
-		}
+		b.Vecs[j] = m.Vecs[j]
 	}
-	return out, p.firstCols, nil
+	return rows, p.firstCols, nil
 }
 
 // pushDetail is the EXPLAIN line of the pushed conjuncts, once a
@@ -208,13 +315,35 @@ func (s *scanOp) pushDetail() string {
 	if r := t.LengthRows.Load(); r > 0 {
 		how = append(how, fmt.Sprintf("%d rows on the strings' lengths", r))
 	}
+	if r := t.MatchRows.Load(); r > 0 {
+		how = append(how, fmt.Sprintf("%d rows on their values where they lie in the page", r))
+	}
 	if r := t.ValueRows.Load(); r > 0 {
 		how = append(how, fmt.Sprintf("%d rows on their values", r))
 	}
 	if len(how) == 0 {
 		return "" // no row group was streamed
 	}
-	return line + " (" + strings.Join(how, ", ") + ")"
+	line += " (" + strings.Join(how, ", ") + ")"
+	if r := p.staged.Load(); r > 0 {
+		var st []string
+		for _, g := range p.stages {
+			name := "no column"
+			if g.col >= 0 {
+				name = s.table.Columns[g.col].Name
+			}
+			if len(g.terms) > 0 {
+				terms := make([]string, len(g.terms))
+				for i, t := range g.terms {
+					terms[i] = t.String()
+				}
+				name += " (then " + strings.Join(terms, " AND ") + ")"
+			}
+			st = append(st, name)
+		}
+		line += fmt.Sprintf("; the filter's other columns read for the %d rows it passed only, in turn, each narrowing the rows the next reads: %s", r, strings.Join(st, ", "))
+	}
+	return line
 }
 
 // byteLengthCols returns the string columns of q's table that the

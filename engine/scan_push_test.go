@@ -100,6 +100,13 @@ func TestStringPush(t *testing.T) {
 		"p = 'p9' AND op IS NOT NULL", // one row: op converted for it alone
 		"p LIKE 'p1%' AND p <> 'p10'", // both pushed, on the values
 		"od <> '' AND op <> '' AND p = ''",
+		// The other columns read in stages, each narrowing the next.
+		"p <> '' AND op LIKE '%1%' AND g LIKE 'a%'",
+		"d <> '' AND op LIKE '%0%' AND od = 'alpha' AND id % 3 = 0",
+		"p <> '' AND g = 'none' AND op <> ''", // none left for op
+		"od <> '' AND (op LIKE '%1%' OR g = 'ab') AND id > 100",
+		"p <> '' AND length(p) > 3 AND op LIKE '%2%'",
+		"d = 'apple' AND op NOT LIKE '%3%' AND g <> '' AND od IS NULL",
 	)
 	// A cache too small to keep any chunk, fresh for each query: every
 	// row group is read page by page (Reader.PassOnce).
@@ -178,6 +185,9 @@ func TestStringPush(t *testing.T) {
 		{"SELECT id FROM pt WHERE op LIKE 'a%'", "50000 rows on their values"},
 		{"SELECT id FROM pt WHERE g <> ''", "rows on the strings' lengths"},
 		{"SELECT id FROM pt WHERE g <> ''", "rows on the dictionary"},
+		{"SELECT id, p FROM pt WHERE p LIKE '%1%'", "50000 rows on their values where they lie in the page"},
+		{"SELECT id FROM pt WHERE g LIKE 'a-1%'", "rows on their values where they lie in the page"},
+		{"SELECT id FROM pt WHERE p <> '' AND op LIKE '%1%' AND g LIKE 'a%'", "in turn, each narrowing the rows the next reads: op (then (op LIKE '%1%')), g (then (g LIKE 'a%'))"},
 	} {
 		got := runSQL(t, session(true, "2"), "EXPLAIN ANALYZE "+tc.q)
 		if !strings.Contains(got, tc.want) {

@@ -73,6 +73,9 @@ type DB struct {
 	// noStringPush turns off the scans' string filters tested as their
 	// column is read (scanPush), for the tests that compare.
 	noStringPush bool
+	// noFilterStages turns off the scans' filters evaluated a column at
+	// a time (filterStage), for the tests that compare.
+	noFilterStages bool
 
 	lazyMu sync.Mutex
 	lazy   map[string]*lazyTable // RegisterBuilder's tables by lower-case name

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"strings"
 
 	"cachebook/engine/sql"
@@ -97,4 +98,91 @@ func UseByteLengths(e Expr, col int) {
 		}
 		return false
 	})
+}
+
+// StringMatcher returns a test of one string, not NULL, that is true
+// exactly when every conjunct of terms is, and whether it could: each
+// must test one string column against constants (StringColumnTest) by a
+// comparison, [NOT] IN, [NOT] LIKE (case-sensitive) or IS [NOT] NULL. A
+// reader tests a page's strings with it where they lie, and copies only
+// those that pass.
+func StringMatcher(terms []Expr) (func([]byte) bool, bool) {
+	var tests []func([]byte) bool
+	never := func([]byte) bool { return false }
+	for _, t := range terms {
+		c := compileConjunct(t)
+		if r, ok := c.x.(*ColumnRef); !ok || r.T != vec.String {
+			return nil, false
+		}
+		switch c.kind {
+		case conjCmp:
+			if c.lane != laneStr {
+				return nil, false
+			}
+			op, k := c.op, c.s
+			switch op {
+			case sql.OpEq:
+				tests = append(tests, func(s []byte) bool { return string(s) == string(k) })
+			case sql.OpNe:
+				tests = append(tests, func(s []byte) bool { return string(s) != string(k) })
+			default:
+				tests = append(tests, func(s []byte) bool { return cmpResult(op, bytes.Compare(s, k)) })
+			}
+		case conjIn:
+			in := c.in
+			switch {
+			case in.lane != laneStr:
+				return nil, false
+			case in.not && in.hasNull: // a miss is NULL, a hit false
+				tests = append(tests, never)
+			default: // a miss is false or NULL: fails either way
+				tests = append(tests, func(s []byte) bool {
+					_, hit := in.strs[string(s)]
+					return hit != in.not
+				})
+			}
+		case conjLike:
+			m, not := c.like, c.not
+			if m.kind == likeContains {
+				lit := m.lit
+				tests = append(tests, func(s []byte) bool { return bytes.Contains(s, lit) != not })
+			} else {
+				tests = append(tests, func(s []byte) bool { return m.match(s) != not })
+			}
+		case conjIsNull:
+			tests = append(tests, never)
+		case conjNotNull:
+		default:
+			return nil, false
+		}
+	}
+	switch len(tests) {
+	case 0:
+		return func([]byte) bool { return true }, true
+	case 1:
+		return tests[0], true
+	}
+	return func(s []byte) bool {
+		for _, f := range tests {
+			if !f(s) {
+				return false
+			}
+		}
+		return true
+	}, true
+}
+
+// StringContains reports whether terms is one conjunct, col [NOT] LIKE
+// '%lit%' (case-sensitive, lit holding no wildcard), and returns lit
+// and whether it is NOT LIKE: a reader may search a page's strings for
+// lit as one buffer rather than string by string.
+func StringContains(terms []Expr) (lit []byte, not, ok bool) {
+	if len(terms) != 1 {
+		return nil, false, false
+	}
+	c := compileConjunct(terms[0])
+	if r, isCol := c.x.(*ColumnRef); c.kind != conjLike || !isCol || r.T != vec.String || c.like.kind != likeContains {
+		return nil, false, false
+	}
+	return c.like.lit, c.not, true
 }

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"strings"
 	"testing"
 
 	"cachebook/engine/sql"
@@ -120,4 +121,90 @@ func TestByteLengths(t *testing.T) {
 			}
 		}
 	}
+}
+
+// matcherAgrees reports whether StringMatcher of the conjunction src, a
+// test of the string column s, agrees with the filter over each value
+// of vals (none NULL), and fails the test where it cannot build one.
+func matcherAgrees(t testing.TB, src string, vals []string) (bad string, ok bool) {
+	cols := []vec.Column{{Name: "s", Type: vec.String}}
+	ast, err := sql.ParseExpr(src)
+	if err != nil {
+		return "", true // not SQL: nothing to compare
+	}
+	e, err := (&Binder{Columns: cols}).Bind(ast)
+	if err != nil {
+		return "", true
+	}
+	terms := Conjuncts(e)
+	for _, c := range terms {
+		if _, ok := StringColumnTest(c); !ok {
+			return "", true
+		}
+	}
+	m, ok := StringMatcher(terms)
+	if !ok {
+		t.Fatalf("StringMatcher(%s): none", src)
+	}
+	v := vec.NewVector(vec.String, len(vals))
+	for _, s := range vals {
+		v.AppendStr([]byte(s))
+	}
+	sel, err := NewFilterOf(terms).Select(&vec.Batch{Vecs: []*vec.Vector{v}, Len: v.Len}, &FilterScratch{})
+	if err != nil {
+		return "", true
+	}
+	pass := make([]bool, len(vals))
+	for _, r := range sel {
+		pass[r] = true
+	}
+	for i, s := range vals {
+		if m([]byte(s)) != pass[i] {
+			return s, false
+		}
+	}
+	return "", true
+}
+
+// TestStringMatcher: the test of one string a reader applies where the
+// string lies in a page passes exactly the values the filter passes, for
+// every kind of conjunct a string column is tested with.
+func TestStringMatcher(t *testing.T) {
+	vals := []string{"", "a", "ab", "abc", "b", "google", "www.google.com", "Google", "x%y", "x_y", "xay",
+		"héllo", "h_llo", "%", "_", "ba", "aab", "abab", "googl", ".google."}
+	for _, src := range []string{
+		"s LIKE '%google%'", "s NOT LIKE '%.google.%'", "s LIKE 'a%'", "s LIKE '%b'", "s LIKE 'ab'",
+		"s LIKE '_'", "s LIKE 'h_llo'", "s LIKE 'a%b'", "s LIKE '%a%b%'", "s LIKE 'a%b%c'", "s LIKE '%'",
+		"s LIKE ''", "s NOT LIKE '%'", "s LIKE '%%'", "s LIKE 'x\\%y'", "s LIKE '__'", "s NOT LIKE '_%'",
+		"s = 'ab'", "s <> 'ab'", "s = ''", "s <> ''", "s < 'b'", "s >= 'ab'", "s > ''", "s <= 'google'",
+		"s IN ('a', 'ab', '')", "s NOT IN ('a', 'b')", "s IN ('a', NULL)", "s NOT IN ('a', NULL)",
+		"s IS NULL", "s IS NOT NULL",
+		"s LIKE '%o%' AND s <> 'google' AND s NOT LIKE '%.%'", "s >= 'a' AND s < 'b'",
+	} {
+		if bad, ok := matcherAgrees(t, src, vals); !ok {
+			t.Errorf("StringMatcher(%s) disagrees with the filter on %q", src, bad)
+		}
+	}
+	cols := []vec.Column{{Name: "s", Type: vec.String}, {Name: "i", Type: vec.Int64}}
+	for _, src := range []string{"s ILIKE 'x%'", "lower(s) = 'x'", "i = 3", "s || 'x' = 'ax'"} {
+		if _, ok := StringMatcher(Conjuncts(bindTest(t, cols, src))); ok {
+			t.Errorf("StringMatcher(%s): a matcher, want none", src)
+		}
+	}
+}
+
+// FuzzStringMatcher: for any LIKE pattern and string, the matcher and
+// the filter agree.
+func FuzzStringMatcher(f *testing.F) {
+	for _, s := range [][2]string{{"%google%", "www.google.com"}, {"a_c", "abc"}, {"%a%b", "xab"}, {"é_", "éé"}, {"%", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pat, s string) {
+		lit := "'" + strings.ReplaceAll(pat, "'", "''") + "'"
+		for _, src := range []string{"s LIKE " + lit, "s NOT LIKE " + lit, "s < " + lit, "s IN (" + lit + ", 'a')"} {
+			if bad, ok := matcherAgrees(t, src, []string{s, pat, ""}); !ok {
+				t.Fatalf("StringMatcher(%s) disagrees with the filter on %q", src, bad)
+			}
+		}
+	})
 }

@@ -212,3 +212,340 @@ func (p *plainPage) copySel(v *vec.Vector, rs []int32, off int) error {
 	}
 	return nil
 }
+
+// nextSelFixed is NextSel for a fixed-width column: a PLAIN page's
+// selected values are picked out of it (takeSelPlain), the rows between
+// them neither converted nor, past the last of them, decompressed; any
+// other page converts one run of consecutive selected rows at a time. A
+// page none of whose rows is selected is not decompressed.
+func (cs *ColumnStream) nextSelFixed(ctx context.Context, n int, sel []int32, out *vec.Vector) error {
+	i := 0 // the next of sel
+	for got := 0; got < n; {
+		if cs.curLeft() == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+			}
+			rows := 0
+			if i < len(sel) {
+				rows = n - got
+			}
+			if err := cs.page(rows); err != nil {
+				return err
+			}
+		}
+		k := min(n-got, cs.curLeft())
+		j := i
+		for j < len(sel) && int(sel[j]) < got+k {
+			j++
+		}
+		rs := sel[i:j]
+		switch ok, err := cs.takeSelPlain(out, i, rs, got, k); {
+		case err != nil:
+			return err
+		case !ok:
+			at := got // rows passed
+			for a := 0; a < len(rs); {
+				r, m := int(rs[a]), 1
+				for a+m < len(rs) && int(rs[a+m]) == r+m {
+					m++
+				}
+				cs.skip(r - at)
+				if err := cs.take(out, i+a, m); err != nil {
+					return err
+				}
+				at, a = r+m, a+m
+			}
+			cs.skip(got + k - at)
+		}
+		i, got = j, got+k
+	}
+	out.Len = len(sel)
+	return nil
+}
+
+// takeSelPlain passes the current page's next k rows, the rows [base,
+// base+k) of the ones NextSel reads, converting rows rs of them
+// (increasing) into rows [row, row+len(rs)) of out: the values of those
+// rows are picked out of the page by position (a PLAIN page's
+// decompressed as far as the last of them), as a dictionary's are by
+// their indexes, in one conversion, whatever the rows between. It
+// reports false, having passed no row, for a page of strings or
+// booleans.
+func (cs *ColumnStream) takeSelPlain(out *vec.Vector, row int, rs []int32, base, k int) (ok bool, err error) {
+	if len(rs) == 0 {
+		cs.skip(k)
+		return true, nil
+	}
+	pv := &cs.pv
+	pp := pv.plain
+	if pp != nil && pp.width == 0 || cs.b.conv == convBool || cs.b.conv == convBytes {
+		return false, nil
+	}
+	defer cs.corrupt(&err)
+	from, k0 := cs.curPos, cs.curK
+	last := int(rs[len(rs)-1]) - base // the page's rows walked: from to from+last
+	if from+last >= pv.np {
+		return false, cs.wrap(fmt.Errorf("internal error: row %d of a page of %d", from+last, pv.np))
+	}
+	// idx: the position of each selected row's value among the page's
+	// values; defs, with NULLs, the selected rows' definition levels.
+	idx := cs.selIdx[:0]
+	var defs []byte
+	if pv.defs == nil {
+		for _, r := range rs {
+			idx = append(idx, int32(int(r)-base+k0))
+		}
+	} else {
+		defs = cs.selDefs[:0]
+		kk, ri := k0, 0
+		for i := from; i <= from+last; i++ {
+			d := pv.defs[i]
+			if int(rs[ri]) == base+i-from {
+				defs = append(defs, d)
+				if d != 0 {
+					idx = append(idx, int32(kk))
+				}
+				ri++
+			}
+			if d != 0 {
+				kk++
+			}
+		}
+		cs.selDefs = defs
+	}
+	if idx == nil {
+		idx = []int32{} // every selected row NULL: no value, but picked
+	}
+	cs.selIdx = idx
+	sub := pageValues{np: len(rs), present: len(idx), idx: idx, data: pv.data}
+	if len(idx) < len(rs) {
+		sub.defs = defs
+	}
+	if n := len(idx); n > 0 {
+		hi := int(idx[n-1]) // the last value picked
+		switch {
+		case pp != nil:
+			if sub.data, err = pp.values(hi + 1); err != nil {
+				return false, cs.wrap(err)
+			}
+		case pv.idx != nil:
+			if hi >= len(pv.idx) {
+				return false, cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
+			}
+			for i, j := range idx {
+				idx[i] = pv.idx[j]
+			}
+		case hi >= pv.present:
+			return false, cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
+		}
+	}
+	cs.b.grow(out, row+len(rs))
+	if _, err := cs.b.convert(out, &sub, row, 0, len(rs), 0); err != nil {
+		return false, cs.wrap(err)
+	}
+	cs.skip(k)
+	return true, nil
+}
+
+// NextSelTest is NextSel for the rows of sel that pass t (a test of
+// strings; t.Lengths unsupported): it returns those rows, a subset of
+// sel, and a vector of their strings. A PLAIN page's selected strings
+// are tested where they lie in the page (on their lengths alone, for a
+// test of emptiness) and only those that pass copied; any other page's
+// are copied, tested, and those that fail squeezed out in place.
+func (cs *ColumnStream) NextSelTest(ctx context.Context, n int, sel []int32, t *StringTest) (*vec.Vector, []int32, error) {
+	if t.Lengths {
+		return nil, nil, fmt.Errorf("internal error: NextSelTest of byte lengths")
+	}
+	n = max(0, min(n, cs.rows-cs.pos))
+	if len(sel) > 0 && (sel[0] < 0 || int(sel[len(sel)-1]) >= n) {
+		return nil, nil, fmt.Errorf("internal error: rows %d to %d of %d", sel[0], sel[len(sel)-1], n)
+	}
+	if cs.pages == nil && cs.whole == nil && n > 0 {
+		if err := cs.open(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cs.whole != nil || cs.b == nil || cs.b.typ != vec.String {
+		v, err := cs.NextSel(ctx, n, sel)
+		if err != nil {
+			return nil, nil, err
+		}
+		pass, err := t.Values(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		kept := make([]int32, len(pass))
+		for i, r := range pass {
+			kept[i] = sel[r]
+		}
+		if len(pass) < v.Len {
+			v = v.Gather(pass)
+		}
+		return v, kept, nil
+	}
+	out := cs.vector(len(sel))
+	kept := make([]int32, 0, len(sel))
+	i := 0 // the next of sel
+	for got := 0; got < n; {
+		if cs.curLeft() == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+			}
+			rows := 0
+			if i < len(sel) {
+				rows = n - got
+			}
+			if err := cs.page(rows); err != nil {
+				return nil, nil, err
+			}
+		}
+		k := min(n-got, cs.curLeft())
+		j := i
+		for j < len(sel) && int(sel[j]) < got+k {
+			j++
+		}
+		var err error
+		if kept, err = cs.takeSelTest(out, sel[i:j], got, k, t, kept); err != nil {
+			return nil, nil, err
+		}
+		i, got = j, got+k
+	}
+	cs.pos += n
+	out.Len = len(out.Offsets) - 1
+	if out.Valid != nil {
+		fillValid(out)
+	}
+	return out, kept, nil
+}
+
+// takeSelTest is takeSel for the rows of rs that pass t, appending those
+// to kept.
+func (cs *ColumnStream) takeSelTest(out *vec.Vector, rs []int32, base, k int, t *StringTest, kept []int32) (_ []int32, err error) {
+	pv := &cs.pv
+	if pp := pv.plain; len(rs) > 0 && pp != nil && cs.b.conv == convBytes && (t.Empty != EmptyAny || t.Match != nil) {
+		defer cs.corrupt(&err)
+		from, k0 := cs.curPos, cs.curK
+		last := int(rs[len(rs)-1]) - base + 1
+		if pp.src != nil && 4*(k0+last) > lazyPrefix {
+			if err := pp.ensure(pp.size); err != nil {
+				return kept, cs.wrap(err)
+			}
+		}
+		match := t.Match
+		if t.Empty != EmptyAny {
+			nonEmpty := t.Empty == NonEmpty
+			match = func(s []byte) bool { return (len(s) > 0) == nonEmpty }
+		}
+		if out.Valid != nil {
+			fillValid(out)
+		}
+		off := k0 - base
+		if pp.have == pp.size && len(pp.pos) <= k0+1 {
+			kept, err = pp.walkSelTest(out, rs, off, match, kept)
+		} else {
+			err = pp.strings(int(rs[len(rs)-1]) + off + 1)
+			for _, r := range rs {
+				if err != nil {
+					break
+				}
+				s := pp.out[pp.pos[int(r)+off]+4 : pp.pos[int(r)+off+1]]
+				if match(s) {
+					out.Bytes = append(out.Bytes, s...)
+					out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+					kept = append(kept, r)
+				}
+			}
+		}
+		if err != nil {
+			return kept, cs.wrap(err)
+		}
+		if uint64(len(out.Bytes)) > vec.MaxStringBytes {
+			return kept, cs.wrap(errors.New("more than 4 GiB of strings in one row group"))
+		}
+		if out.Valid != nil {
+			fillValid(out)
+		}
+		cs.curPos, cs.curK = from+k, k0+k
+		return kept, nil
+	}
+	// Any other page: the selected rows copied, tested, and those that
+	// fail squeezed out.
+	r0 := len(out.Offsets) - 1
+	if err := cs.takeSel(out, rs, base, k); err != nil {
+		return kept, err
+	}
+	m := len(out.Offsets) - 1 - r0
+	if m == 0 {
+		return kept, nil
+	}
+	out.Len = r0 + m
+	if out.Valid != nil {
+		fillValid(out)
+	}
+	pass, err := t.Values(out.Slice(r0, r0+m))
+	if err != nil {
+		return kept, err
+	}
+	w, wb := r0, out.Offsets[r0]
+	for _, p := range pass {
+		i := r0 + int(p)
+		a, b := out.Offsets[i], out.Offsets[i+1]
+		if wb != a {
+			copy(out.Bytes[wb:], out.Bytes[a:b])
+		}
+		wb += b - a
+		out.Offsets[w+1] = wb
+		if out.Valid != nil {
+			out.Valid[w] = out.Valid[i]
+		}
+		w++
+		kept = append(kept, rs[p])
+	}
+	out.Offsets, out.Bytes = out.Offsets[:w+1], out.Bytes[:wb]
+	if out.Valid != nil {
+		out.Valid = out.Valid[:w]
+	}
+	out.Len = w
+	return kept, nil
+}
+
+// walkSelTest is walkSel for the strings of rows rs that match passes:
+// only those are copied, and their rows appended to kept.
+func (p *plainPage) walkSelTest(v *vec.Vector, rs []int32, off int, match func([]byte) bool, kept []int32) ([]int32, error) {
+	out, pos := p.out[:p.size], p.pos
+	at := int(pos[len(pos)-1])
+	b := v.Bytes
+	s := len(pos) - 1 // the next string walked
+	for _, r := range rs {
+		t := int(r) + off
+		if t < s || t >= p.np {
+			return kept, fmt.Errorf("internal error: string %d of a page of %d, %d walked", t, p.np, s)
+		}
+		for ; s < t; s++ {
+			end, ok := stringEnd(out, at)
+			if !ok {
+				return kept, badString(out, at)
+			}
+			pos = append(pos, uint32(end))
+			at = end
+		}
+		end, ok := stringEnd(out, at)
+		if !ok {
+			return kept, badString(out, at)
+		}
+		if match(out[at+4 : end]) {
+			b = appendPlain(b, out, at, end)
+			v.Offsets = append(v.Offsets, uint32(len(b)))
+			kept = append(kept, r)
+		}
+		pos = append(pos, uint32(end))
+		at = end
+		s++
+	}
+	v.Bytes, p.pos = b, pos
+	if len(pos) == p.np+1 && at != len(out) {
+		return kept, fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, p.np, at, len(out))
+	}
+	return kept, nil
+}

@@ -41,6 +41,10 @@ type ColumnStream struct {
 	dictVec  *vec.Vector
 	dictPass []bool
 	testTmp  *vec.Vector
+	// selIdx, selDefs: the positions of the values NextSel picks out of
+	// a page, and the definition levels of their rows.
+	selIdx  []int32
+	selDefs []byte
 }
 
 // Stream returns a stream over column j (an index into Table.Columns) of
@@ -229,25 +233,7 @@ func (cs *ColumnStream) NextSel(ctx context.Context, n int, sel []int32) (*vec.V
 		cs.pos += n
 		return out, nil
 	}
-	at := 0 // rows of the n passed
-	for i := 0; i < len(sel); {
-		// A run of consecutive rows is converted at once.
-		r, k := int(sel[i]), 1
-		for i+k < len(sel) && int(sel[i+k]) == r+k {
-			k++
-		}
-		if r < at {
-			return nil, fmt.Errorf("internal error: rows out of order")
-		}
-		if err := cs.move(ctx, r-at, nil, 0); err != nil {
-			return nil, err
-		}
-		if err := cs.move(ctx, k, out, i); err != nil {
-			return nil, err
-		}
-		at, i = r+k, i+k
-	}
-	if err := cs.move(ctx, n-at, nil, 0); err != nil {
+	if err := cs.nextSelFixed(ctx, n, sel, out); err != nil {
 		return nil, err
 	}
 	cs.pos += n

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -27,6 +28,15 @@ type StringTest struct {
 	// strings (EmptyOnly) or exactly the non-empty ones (NonEmpty), and
 	// never a NULL.
 	Empty EmptyTest
+	// Match, when not nil, is Values for one string, not NULL: a PLAIN
+	// page's strings are tested with it where they lie in the page, and
+	// only those that pass copied (not converted first, then tested).
+	Match func([]byte) bool
+	// Contains, when not nil, says that Match is a search for Contains
+	// in the string (its absence, with NotContains): a PLAIN page's
+	// strings are searched as one buffer.
+	Contains    []byte
+	NotContains bool
 	// Lengths asks NextTest for the byte lengths of the strings that
 	// pass (a BIGINT vector, NULL where the row is), not the strings:
 	// their bytes are then never copied.
@@ -34,8 +44,9 @@ type StringTest struct {
 
 	// What the streams did, for EXPLAIN: dictionaries tested, their
 	// entries, and the rows decided by a dictionary, by the strings'
-	// lengths, and by Values over the rows' own values.
-	Dicts, DictEntries, DictRows, LengthRows, ValueRows atomic.Int64
+	// lengths, by Match in the page, and by Values over the rows' own
+	// values.
+	Dicts, DictEntries, DictRows, LengthRows, MatchRows, ValueRows atomic.Int64
 }
 
 // EmptyTest is a test of a string's emptiness (see StringTest.Empty).
@@ -182,6 +193,47 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 		}
 		cs.curPos, cs.curK = to, k0+k
 		t.LengthRows.Add(int64(k))
+		return sel, nil
+	}
+	if pv.plain != nil && cs.b.conv == convBytes && t.Match != nil {
+		pp := pv.plain
+		if pp.src != nil && 4*(k0+k) > lazyPrefix {
+			if err := pp.ensure(pp.size); err != nil {
+				return sel, cs.wrap(err)
+			}
+		}
+		if pp.have == pp.size && len(pp.pos) == k0+1 {
+			if t.Contains != nil {
+				sel, err = pp.walkContains(out, sel, base, k, t.Contains, t.NotContains, t.Lengths)
+			} else {
+				sel, err = pp.walkMatch(out, sel, base, k, t.Match, t.Lengths)
+			}
+			if err != nil {
+				return sel, cs.wrap(err)
+			}
+		} else {
+			if err := pp.strings(k0 + k); err != nil {
+				return sel, cs.wrap(err)
+			}
+			pos, b := pp.pos[k0:k0+k+1], pp.out
+			for j := range k {
+				switch {
+				case !t.Match(b[pos[j]+4 : pos[j+1]]):
+					continue
+				case t.Lengths:
+					out.I64 = append(out.I64, int64(pos[j+1]-pos[j]-4))
+				default:
+					out.Bytes = append(out.Bytes, b[pos[j]+4:pos[j+1]]...)
+					out.Offsets = append(out.Offsets, uint32(len(out.Bytes)))
+				}
+				sel = append(sel, int32(base+j))
+			}
+		}
+		if uint64(len(out.Bytes)) > vec.MaxStringBytes {
+			return sel, cs.wrap(fmt.Errorf("more than 4 GiB of strings in one row group"))
+		}
+		cs.curPos, cs.curK = to, k0+k
+		t.MatchRows.Add(int64(k))
 		return sel, nil
 	}
 	// Any other page: its rows converted, then tested.
@@ -350,6 +402,81 @@ func (p *plainPage) walkTest(v *vec.Vector, sel []int32, base, nv int, nonEmpty,
 		} else if (end-at > 4) == nonEmpty {
 			b = appendPlain(b, out, at, end)
 			v.Offsets = append(v.Offsets, uint32(len(b)))
+			sel = append(sel, int32(base+j))
+		}
+		pos = append(pos, uint32(end))
+		at = end
+	}
+	v.Bytes, p.pos = b, pos
+	if len(pos) == p.np+1 && at != len(out) {
+		return sel, fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, p.np, at, len(out))
+	}
+	return sel, nil
+}
+
+// walkMatch is walkTest for the strings match passes, tested where
+// they lie in the page.
+func (p *plainPage) walkMatch(v *vec.Vector, sel []int32, base, nv int, match func([]byte) bool, lengths bool) ([]int32, error) {
+	out, pos := p.out[:p.size], p.pos
+	at := int(pos[len(pos)-1])
+	b := v.Bytes
+	for j := range nv {
+		end, ok := stringEnd(out, at)
+		if !ok {
+			return sel, badString(out, at)
+		}
+		if match(out[at+4 : end]) {
+			if lengths {
+				v.I64 = append(v.I64, int64(end-at-4))
+			} else {
+				b = appendPlain(b, out, at, end)
+				v.Offsets = append(v.Offsets, uint32(len(b)))
+			}
+			sel = append(sel, int32(base+j))
+		}
+		pos = append(pos, uint32(end))
+		at = end
+	}
+	v.Bytes, p.pos = b, pos
+	if len(pos) == p.np+1 && at != len(out) {
+		return sel, fmt.Errorf("%w: %d strings end at byte %d of a page of %d", errCorrupt, p.np, at, len(out))
+	}
+	return sel, nil
+}
+
+// walkContains is walkMatch for the strings that hold lit (that do not,
+// with not): the page's bytes are searched for lit as one buffer from
+// the string being walked on, a hit kept until the walk reaches the
+// string it lies in, so that a rare lit costs one vectorised scan of the
+// page rather than a call per string. A hit that runs past the end of
+// the string it starts in is none of its (nor can a later one be): the
+// search resumes at the next string's bytes.
+func (p *plainPage) walkContains(v *vec.Vector, sel []int32, base, nv int, lit []byte, not, lengths bool) ([]int32, error) {
+	out, pos := p.out[:p.size], p.pos
+	at := int(pos[len(pos)-1])
+	b := v.Bytes
+	hit := -1 // the next hit found at or after it was sought; len(out) when none
+	for j := range nv {
+		end, ok := stringEnd(out, at)
+		if !ok {
+			return sel, badString(out, at)
+		}
+		if hit < at+4 {
+			// The hit, if any, lies before the string: seek the next.
+			from := at + 4
+			if i := bytes.Index(out[from:], lit); i >= 0 {
+				hit = from + i
+			} else {
+				hit = len(out)
+			}
+		}
+		if (hit+len(lit) <= end) != not {
+			if lengths {
+				v.I64 = append(v.I64, int64(end-at-4))
+			} else {
+				b = appendPlain(b, out, at, end)
+				v.Offsets = append(v.Offsets, uint32(len(b)))
+			}
 			sel = append(sel, int32(base+j))
 		}
 		pos = append(pos, uint32(end))

@@ -111,11 +111,22 @@ func TestNextTest(t *testing.T) {
 		{"is null", EmptyAny, func(s string, null bool) bool { return null }},
 		{"all", EmptyAny, func(s string, null bool) bool { return true }},
 		{"none", EmptyAny, func(s string, null bool) bool { return false }},
+		{"contains 1", EmptyAny, func(s string, null bool) bool { return !null && strings.Contains(s, "1") }},
+		{"= ab", EmptyAny, func(s string, null bool) bool { return !null && s == "ab" }},
+		// Searched for as one buffer (StringTest.Contains): a literal
+		// that also spans two strings and their lengths ("0a", "-1").
+		{"contains -1", EmptyAny, func(s string, null bool) bool { return !null && strings.Contains(s, "-1") }},
+		{"contains 0a", EmptyAny, func(s string, null bool) bool { return !null && strings.Contains(s, "0a") }},
+		{"not contains a", EmptyAny, func(s string, null bool) bool { return !null && !strings.Contains(s, "a") }},
+		{"contains aaaa1", EmptyAny, func(s string, null bool) bool { return !null && strings.Contains(s, "aaaa1") }},
 	}
 	for _, tc := range tests {
 		for g, b := range all {
 			for j, col := range tb.Columns {
-				for _, mode := range []struct{ whole, lengths bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+				for _, mode := range []struct{ whole, lengths, match bool }{
+					{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false},
+					{false, false, true}, {false, true, true},
+				} {
 					whole := mode.whole
 					st, err := rd.Stream(ctx, g, j)
 					if err != nil {
@@ -125,6 +136,18 @@ func TestNextTest(t *testing.T) {
 						st = StreamOf(b.Vecs[j])
 					}
 					test := &StringTest{Values: pred(tc.f), Empty: tc.empty, Lengths: mode.lengths}
+					if mode.match {
+						if tc.empty != EmptyAny || tc.f("", true) {
+							continue // Match is for tests NULL fails
+						}
+						f := tc.f
+						test.Match = func(b []byte) bool { return f(string(b), false) }
+						if lit, ok := strings.CutPrefix(tc.name, "contains "); ok {
+							test.Contains = []byte(lit)
+						} else if lit, ok := strings.CutPrefix(tc.name, "not contains "); ok {
+							test.Contains, test.NotContains = []byte(lit), true
+						}
+					}
 					pos := 0
 					for i, step := 0, 1; pos < b.Len; i, step = i+1, step*3+2 {
 						if i%3 == 2 {
@@ -170,7 +193,11 @@ func TestNextTest(t *testing.T) {
 					if got := test.LengthRows.Load() > 0; got != lengths {
 						t.Errorf("%s %s: rows tested on their lengths: %v, want %v", tc.name, col.Name, got, lengths)
 					}
-					values := col.Name == "OptStr" || col.Name == "OptGrow" || (col.Name == "Plain" || col.Name == "Grow") && !lengths
+					inPage := (col.Name == "Plain" || col.Name == "Grow") && !lengths && mode.match
+					if got := test.MatchRows.Load() > 0; got != inPage {
+						t.Errorf("%s %s: rows tested in the page: %v, want %v", tc.name, col.Name, got, inPage)
+					}
+					values := col.Name == "OptStr" || col.Name == "OptGrow" || (col.Name == "Plain" || col.Name == "Grow") && !lengths && !inPage
 					if got := test.ValueRows.Load() > 0; got != values {
 						t.Errorf("%s %s: rows tested on their values: %v, want %v", tc.name, col.Name, got, values)
 					}
