@@ -227,6 +227,12 @@ type preAgg struct {
 	skip  int64 // rows still to be scattered unfolded
 	fails int   // windows in a row that gained too little
 
+	// dw, if set, is the window table of a direct window
+	// (preagg_direct.go); gs then holds only the states.
+	dw *directWindow
+	// reserve, if set, is part.reserveHashed, spilling when it must.
+	reserve func(keys []*vec.Vector, hs []uint64) error
+
 	stats PreAggStats
 }
 
@@ -273,17 +279,28 @@ func (p *PreAggStats) add(o PreAggStats) {
 }
 
 // newPreAgg returns a worker's pre-aggregation, whose flushes go to part;
-// rowsHint is the rows the worker is expected to see (0: unknown).
-func newPreAgg(keyTypes []vec.Type, specs []Spec, limit int, part *scatterer, rowsHint int64, cfg Config) (*preAgg, error) {
+// rowsHint is the rows the worker is expected to see (0: unknown). With
+// direct (where usesDirect allows it), new groups go straight into part.
+func newPreAgg(keyTypes []vec.Type, specs []Spec, limit int, part *scatterer, rowsHint int64, cfg Config, direct bool) (*preAgg, error) {
 	hint := limit // a small input gets a small table, which grows up to limit
 	if rowsHint > 0 {
 		hint = int(min(int64(limit), max(rowsHint, 1024)))
+	}
+	pa := &preAgg{limit: limit, part: part, hasher: cfg.Hasher, rowsHint: rowsHint, stats: PreAggStats{Window: limit}}
+	if direct && usesDirect(keyTypes, specs) {
+		dw, err := newDirectWindow(hint, cfg.Budget)
+		if err != nil {
+			return nil, err
+		}
+		pa.dw, pa.gs = dw, &groupSet{}
+		return pa, pa.gs.newStates(specs, cfg)
 	}
 	gs, err := newGroupSet(keyTypes, specs, hint, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &preAgg{gs: gs, limit: limit, part: part, hasher: cfg.Hasher, rowsHint: rowsHint, stats: PreAggStats{Window: limit}}, nil
+	pa.gs = gs
+	return pa, nil
 }
 
 // partialScatterer returns the partitions for the partial groups of keys
@@ -322,6 +339,9 @@ func (pa *preAgg) fold(in Input) (rest Input, restHashes []uint64, err error) {
 	}
 	hs := pa.hashes[:n]
 	pa.hasher.Hash(in.Keys, n, hs)
+	if pa.dw != nil {
+		return pa.foldDirect(in, hs)
+	}
 	keys := make([]*vec.Vector, len(in.Keys))
 	args := make([]*vec.Vector, len(in.Args))
 	for off := 0; off < n; off += preAggBatch {
@@ -379,7 +399,7 @@ func sliceInput(in Input, off int) Input {
 // most of its rows turns folding off for a while.
 func (pa *preAgg) flush() error {
 	gs := pa.gs
-	groups := gs.table.Len()
+	groups := pa.groups()
 	poor := pa.poor(groups)
 	if pa.stats.Flushes == 0 && !poor && pa.window > 0 {
 		// The partitions start small; after a first window that paid,
@@ -388,7 +408,11 @@ func (pa *preAgg) flush() error {
 		share := pa.rowsHint * int64(groups) / pa.window >> (64 - pa.part.shift)
 		pa.part.expect = int(share)*9/8 + 64
 	}
-	if groups > 0 {
+	if groups > 0 && pa.dw != nil {
+		pa.flushDirect(groups)
+		pa.stats.Partial += int64(groups)
+		pa.stats.Flushes++
+	} else if groups > 0 {
 		in := Input{Keys: gs.table.Keys(), N: groups}
 		for _, st := range gs.states {
 			in.Args = append(in.Args, st.partial(groups)...)
@@ -411,11 +435,23 @@ func (pa *preAgg) flush() error {
 	}
 	pa.window = 0
 	pa.groupHashes = pa.groupHashes[:0]
-	gs.table.reset()
+	if pa.dw != nil {
+		pa.dw.reset()
+	} else {
+		gs.table.reset()
+	}
 	for _, st := range gs.states {
 		st.reset()
 	}
 	return nil
+}
+
+// groups returns the groups in the window table.
+func (pa *preAgg) groups() int {
+	if pa.dw != nil {
+		return pa.dw.n
+	}
+	return pa.gs.table.Len()
 }
 
 // poor reports whether the window, whose table holds groups groups, did
@@ -446,8 +482,13 @@ func (pa *preAgg) fresh() bool {
 
 // release returns the window table's memory to the budget.
 func (pa *preAgg) release(b *Budget) {
-	t := pa.gs.table
-	b.Grow(-int64(t.Slots())*16 - t.KeyBytes())
+	if pa.dw != nil {
+		b.Grow(-pa.dw.charged)
+		pa.dw.charged = 0
+	} else {
+		t := pa.gs.table
+		b.Grow(-int64(t.Slots())*16 - t.KeyBytes())
+	}
 	for _, st := range pa.gs.states {
 		b.Grow(-st.charged)
 	}

@@ -218,7 +218,7 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 		if preagg {
 			part := partialScatterer(bits, o.keyTypes, o.specs, 0, nil)
 			part.slab.budget = cfg.Budget
-			p, err := newPreAgg(o.keyTypes, o.specs, window, part, rowsHint, cfg)
+			p, err := newPreAgg(o.keyTypes, o.specs, window, part, rowsHint, cfg, false)
 			if err != nil {
 				return err
 			}
