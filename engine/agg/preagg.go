@@ -39,6 +39,16 @@ import (
 // current server.
 const DefaultPreAggGroups = 1 << 15
 
+// DefaultDirectGroups is DefaultPreAggGroups for a direct window
+// (preagg_direct.go), whose keys live in the partitions: a group costs its
+// slots, key reference and partial states, about 60 bytes with URL keys
+// and count(*), so a window four times as large as a copying one fits in
+// the same memory and folds more. On 20M shuffled hits rows, one thread,
+// GROUP BY URL passed on 8.7M partial groups instead of 11.6M, peaked at
+// about 690 instead of 770 MB RSS, and took about 10% less user CPU than
+// the copying window of 32768 groups.
+const DefaultDirectGroups = 1 << 17
+
 const (
 	// preAggBatch is the number of rows folded at a time: the table is
 	// flushed between batches, when the next could overfill it.

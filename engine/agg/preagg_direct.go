@@ -51,6 +51,15 @@ func usesDirect(keyTypes []vec.Type, specs []Spec) bool {
 	return true
 }
 
+// defaultWindow returns the groups of a window table of these keys and
+// aggregates when the configuration does not say.
+func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
+	if usesDirect(keyTypes, specs) {
+		return DefaultDirectGroups
+	}
+	return DefaultPreAggGroups
+}
+
 // directWindow is the hash table of a direct window: slots holding each
 // group's hash and id, and for each group the chunk and row its key went
 // to.
@@ -148,7 +157,8 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	made := 0
 	var written int64
 	var strBytes [8]int64 // the new groups' bytes per key column (the first 8)
-	if str != nil {
+	pf := str != nil && len(dw.slots) >= directPrefetchSlots
+	if pf {
 		// A probe waits on three loads in a row: the slot, the
 		// group's key reference and the key's bytes. They are issued
 		// ahead in stages a block of rows apart, so that the misses of
@@ -158,7 +168,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 		dw.prefetchStage(hs, 0, prefetchBlock, 2)
 	}
 	for i := 0; i < n; i++ {
-		if str != nil && i%prefetchBlock == 0 {
+		if pf && i%prefetchBlock == 0 {
 			dw.prefetchStage(hs, i+3*prefetchBlock, i+4*prefetchBlock, 0)
 			dw.prefetchStage(hs, i+2*prefetchBlock, i+3*prefetchBlock, 1)
 			dw.prefetchStage(hs, i+prefetchBlock, i+2*prefetchBlock, 2)
@@ -260,6 +270,13 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	}
 	return gids, nil
 }
+
+// directPrefetchSlots is the size, in slots (4 MiB of them), from which
+// a direct window prefetches its probes' loads: below it the window stays
+// in the caches and the prefetches only cost (GROUP BY URL over 20M rows,
+// one thread: about 10% more user CPU with windows of 32768 groups, about
+// 5% less with windows of 131072).
+const directPrefetchSlots = 1 << 18
 
 // prefetchStage issues stage st of the loads of the probes of rows lo..hi
 // (within hs): 0 their first slots, 1 the key reference of the group a

@@ -55,7 +55,7 @@ func newRadix(keyTypes []vec.Type, specs []Spec, cfg Config) (*radix, error) {
 		a.pres = make([]*preAgg, threads)
 		a.window = cfg.PreAggGroups
 		if a.window == 0 {
-			a.window = DefaultPreAggGroups
+			a.window = defaultWindow(keyTypes, specs)
 		}
 		if cfg.SpillAt > 0 && cfg.Spill != nil {
 			// Each worker's window table stays a small share of the

@@ -195,7 +195,9 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 	}
 	window := cfg.PreAggGroups
 	if window == 0 {
-		window = DefaultPreAggGroups
+		// The real window's size; the trace models the copying
+		// window even where the real one is direct.
+		window = defaultWindow(o.keyTypes, o.specs)
 	}
 	preagg := PreAggregates(o.keyTypes, o.specs, cfg)
 	worker := func(slot int) int {
