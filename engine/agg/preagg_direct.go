@@ -51,8 +51,8 @@ func usesDirect(keyTypes []vec.Type, specs []Spec) bool {
 	return true
 }
 
-// defaultWindow returns the groups of a window table of these keys and
-// aggregates when the configuration does not say.
+// defaultWindow returns the most groups a window table of these keys and
+// aggregates holds when the configuration does not say.
 func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
 	if usesDirect(keyTypes, specs) {
 		return DefaultDirectGroups
