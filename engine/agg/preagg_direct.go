@@ -157,22 +157,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	made := 0
 	var written int64
 	var strBytes [8]int64 // the new groups' bytes per key column (the first 8)
-	pf := str != nil && len(dw.slots) >= directPrefetchSlots
-	if pf {
-		// A probe waits on three loads in a row: the slot, the
-		// group's key reference and the key's bytes. They are issued
-		// ahead in stages a block of rows apart, so that the misses of
-		// many rows overlap.
-		dw.prefetchStage(hs, 0, 3*prefetchBlock, 0)
-		dw.prefetchStage(hs, 0, 2*prefetchBlock, 1)
-		dw.prefetchStage(hs, 0, prefetchBlock, 2)
-	}
 	for i := 0; i < n; i++ {
-		if pf && i%prefetchBlock == 0 {
-			dw.prefetchStage(hs, i+3*prefetchBlock, i+4*prefetchBlock, 0)
-			dw.prefetchStage(hs, i+2*prefetchBlock, i+3*prefetchBlock, 1)
-			dw.prefetchStage(hs, i+prefetchBlock, i+2*prefetchBlock, 2)
-		}
 		h := hs[i]
 		j := h & dw.mask
 		for {
@@ -269,42 +254,6 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 		return nil, err
 	}
 	return gids, nil
-}
-
-// directPrefetchSlots is the size, in slots (4 MiB of them), from which
-// a direct window prefetches its probes' loads: below it the window stays
-// in the caches and the prefetches only cost (GROUP BY URL over 20M rows,
-// one thread: about 10% more user CPU with windows of 32768 groups, about
-// 5% less with windows of 131072).
-const directPrefetchSlots = 1 << 18
-
-// prefetchStage issues stage st of the loads of the probes of rows lo..hi
-// (within hs): 0 their first slots, 1 the key reference of the group a
-// slot holds, 2 the bytes of that key.
-func (dw *directWindow) prefetchStage(hs []uint64, lo, hi, st int) {
-	hi = min(hi, len(hs))
-	if lo >= hi {
-		return
-	}
-	if st == 0 {
-		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[lo:hi], dw.mask)
-		return
-	}
-	for _, h := range hs[lo:hi] {
-		sl := &dw.slots[h&dw.mask]
-		if sl.gid == 0 || sl.word != h {
-			continue
-		}
-		g := int(sl.gid - 1)
-		if g >= len(dw.strs) {
-			continue
-		}
-		if st == 1 {
-			prefetchAt(unsafe.Pointer(&dw.strs[g]))
-		} else if s := dw.strs[g]; len(s) > 0 {
-			prefetchAt(unsafe.Pointer(unsafe.StringData(s)))
-		}
-	}
 }
 
 // rowEqual compares row i of keys with row r of the stored columns. NULL

@@ -1,7 +1,5 @@
 package agg
 
-import "unsafe"
-
 // prefetchPairs asks the CPU to bring into its cache the slot of slots
 // (a table of mask+1 slots) that each hash of hs probes first (PREFETCHT0,
 // SSE, so every amd64 CPU has it). A probe of a pair set much larger than
@@ -12,9 +10,3 @@ import "unsafe"
 //
 //go:noescape
 func prefetchPairs(slots *pairSlot, hs []uint64, mask uint64)
-
-// prefetchAt asks the CPU to bring the cache line at p into its cache. It
-// never faults, whatever p is.
-//
-//go:noescape
-func prefetchAt(p unsafe.Pointer)

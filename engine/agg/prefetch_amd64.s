@@ -18,9 +18,3 @@ loop:
 	JNE  loop
 done:
 	RET
-
-// func prefetchAt(p unsafe.Pointer)
-TEXT ·prefetchAt(SB), NOSPLIT, $0-8
-	MOVQ p+0(FP), AX
-	PREFETCHT0 (AX)
-	RET
