@@ -39,6 +39,22 @@ import (
 // current server.
 const DefaultPreAggGroups = 1 << 15
 
+// DefaultDirectGroups bounds the window of a direct window
+// (preagg_direct.go), whose keys live in the partitions: a group costs its
+// slot, key reference and partial states, about 60 bytes with URL keys and
+// count(*), so a window four times as large as a copying one fits in the
+// same memory. It starts at DefaultPreAggGroups and doubles after each
+// window that passed on more than preAggGrow of its rows: a larger window
+// folds more of keys that repeat far apart but costs probes that miss the
+// caches, which keys repeating close together (clustered data) do not
+// need. On 20M generated hits rows, GROUP BY URL, one thread: shuffled,
+// the windows grow and pass on 9.5M partial groups instead of 11.6M, peak
+// RSS falls from about 745 to 670 MB; clustered, they stay at 32768.
+// Prefetching the probes' slots, key references and key bytes a few
+// blocks of rows ahead cost more than it saved at this size (about 4%
+// more user CPU), so probes run one after the other.
+const DefaultDirectGroups = 1 << 17
+
 const (
 	// preAggBatch is the number of rows folded at a time: the table is
 	// flushed between batches, when the next could overfill it.
@@ -51,6 +67,9 @@ const (
 	preAggPoorFresh = 700
 	// preAggMaxSkip bounds the back-off, in windows' worth of rows.
 	preAggMaxSkip = 256
+	// preAggGrow is the share of a window's rows, in 1/1000, that its
+	// groups must pass for a growing window to double.
+	preAggGrow = 400
 )
 
 // decomposable reports whether every aggregate's state can be split into
@@ -203,7 +222,9 @@ func (t *Table) reset() {
 type preAgg struct {
 	gs    *groupSet
 	limit int // groups that trigger a flush
-	part  *scatterer
+	// maxLimit is the most limit may grow to (see DefaultDirectGroups).
+	maxLimit int
+	part     *scatterer
 	// scatter, if set, scatters into part, spilling when it must.
 	scatter func(in Input, hs []uint64) error
 	hasher  *Hasher
@@ -227,12 +248,18 @@ type preAgg struct {
 	skip  int64 // rows still to be scattered unfolded
 	fails int   // windows in a row that gained too little
 
+	// dw, if set, is the window table of a direct window
+	// (preagg_direct.go); gs then holds only the states.
+	dw *directWindow
+	// reserve, if set, is part.reserveHashed, spilling when it must.
+	reserve func(keys []*vec.Vector, hs []uint64) error
+
 	stats PreAggStats
 }
 
 // PreAggStats counts what pre-aggregation did in one aggregation.
 type PreAggStats struct {
-	Window  int   // groups a worker's table held before it was flushed (0: not used)
+	Window  int   // the most groups a worker's table held before it was flushed (0: not used)
 	Rows    int64 // rows folded into the tables
 	Partial int64 // partial groups the tables passed on to the partitions
 	Skipped int64 // rows scattered unfolded while pre-aggregation gained too little
@@ -273,17 +300,32 @@ func (p *PreAggStats) add(o PreAggStats) {
 }
 
 // newPreAgg returns a worker's pre-aggregation, whose flushes go to part;
-// rowsHint is the rows the worker is expected to see (0: unknown).
-func newPreAgg(keyTypes []vec.Type, specs []Spec, limit int, part *scatterer, rowsHint int64, cfg Config) (*preAgg, error) {
-	hint := limit // a small input gets a small table, which grows up to limit
+// rowsHint is the rows the worker is expected to see (0: unknown). With
+// direct (where usesDirect allows it), new groups go straight into part.
+func newPreAgg(keyTypes []vec.Type, specs []Spec, limit int, part *scatterer, rowsHint int64, cfg Config, direct bool) (*preAgg, error) {
+	start := limit
+	if cfg.PreAggGroups == 0 && usesDirect(keyTypes, specs) {
+		start = min(limit, DefaultPreAggGroups) // grows up to limit
+	}
+	hint := start // a small input gets a small table, which grows up to start
 	if rowsHint > 0 {
-		hint = int(min(int64(limit), max(rowsHint, 1024)))
+		hint = int(min(int64(start), max(rowsHint, 1024)))
+	}
+	pa := &preAgg{limit: start, maxLimit: limit, part: part, hasher: cfg.Hasher, rowsHint: rowsHint, stats: PreAggStats{Window: start}}
+	if direct && usesDirect(keyTypes, specs) {
+		dw, err := newDirectWindow(hint, cfg.Budget)
+		if err != nil {
+			return nil, err
+		}
+		pa.dw, pa.gs = dw, &groupSet{}
+		return pa, pa.gs.newStates(specs, cfg)
 	}
 	gs, err := newGroupSet(keyTypes, specs, hint, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &preAgg{gs: gs, limit: limit, part: part, hasher: cfg.Hasher, rowsHint: rowsHint, stats: PreAggStats{Window: limit}}, nil
+	pa.gs = gs
+	return pa, nil
 }
 
 // partialScatterer returns the partitions for the partial groups of keys
@@ -322,6 +364,9 @@ func (pa *preAgg) fold(in Input) (rest Input, restHashes []uint64, err error) {
 	}
 	hs := pa.hashes[:n]
 	pa.hasher.Hash(in.Keys, n, hs)
+	if pa.dw != nil {
+		return pa.foldDirect(in, hs)
+	}
 	keys := make([]*vec.Vector, len(in.Keys))
 	args := make([]*vec.Vector, len(in.Args))
 	for off := 0; off < n; off += preAggBatch {
@@ -379,7 +424,7 @@ func sliceInput(in Input, off int) Input {
 // most of its rows turns folding off for a while.
 func (pa *preAgg) flush() error {
 	gs := pa.gs
-	groups := gs.table.Len()
+	groups := pa.groups()
 	poor := pa.poor(groups)
 	if pa.stats.Flushes == 0 && !poor && pa.window > 0 {
 		// The partitions start small; after a first window that paid,
@@ -388,7 +433,11 @@ func (pa *preAgg) flush() error {
 		share := pa.rowsHint * int64(groups) / pa.window >> (64 - pa.part.shift)
 		pa.part.expect = int(share)*9/8 + 64
 	}
-	if groups > 0 {
+	if groups > 0 && pa.dw != nil {
+		pa.flushDirect(groups)
+		pa.stats.Partial += int64(groups)
+		pa.stats.Flushes++
+	} else if groups > 0 {
 		in := Input{Keys: gs.table.Keys(), N: groups}
 		for _, st := range gs.states {
 			in.Args = append(in.Args, st.partial(groups)...)
@@ -403,6 +452,10 @@ func (pa *preAgg) flush() error {
 		pa.stats.Partial += int64(groups)
 		pa.stats.Flushes++
 	}
+	if !poor && pa.limit < pa.maxLimit && int64(groups)*1000 > pa.window*preAggGrow {
+		pa.limit = min(pa.limit*2, pa.maxLimit)
+		pa.stats.Window = max(pa.stats.Window, pa.limit)
+	}
 	if poor {
 		pa.fails++
 		pa.skip = pa.window * int64(min(1<<min(pa.fails, 8), preAggMaxSkip))
@@ -411,11 +464,23 @@ func (pa *preAgg) flush() error {
 	}
 	pa.window = 0
 	pa.groupHashes = pa.groupHashes[:0]
-	gs.table.reset()
+	if pa.dw != nil {
+		pa.dw.reset()
+	} else {
+		gs.table.reset()
+	}
 	for _, st := range gs.states {
 		st.reset()
 	}
 	return nil
+}
+
+// groups returns the groups in the window table.
+func (pa *preAgg) groups() int {
+	if pa.dw != nil {
+		return pa.dw.n
+	}
+	return pa.gs.table.Len()
 }
 
 // poor reports whether the window, whose table holds groups groups, did
@@ -446,8 +511,13 @@ func (pa *preAgg) fresh() bool {
 
 // release returns the window table's memory to the budget.
 func (pa *preAgg) release(b *Budget) {
-	t := pa.gs.table
-	b.Grow(-int64(t.Slots())*16 - t.KeyBytes())
+	if pa.dw != nil {
+		b.Grow(-pa.dw.charged)
+		pa.dw.charged = 0
+	} else {
+		t := pa.gs.table
+		b.Grow(-int64(t.Slots())*16 - t.KeyBytes())
+	}
 	for _, st := range pa.gs.states {
 		b.Grow(-st.charged)
 	}

@@ -236,7 +236,7 @@ func TestPreAggReleases(t *testing.T) {
 		cfg := Config{Budget: b, Hasher: NewHasher()}
 		part := partialScatterer(3, keyTypes, in.specs, 0, nil)
 		part.slab.budget = b
-		pa, err := newPreAgg(keyTypes, in.specs, window, part, 30000, cfg)
+		pa, err := newPreAgg(keyTypes, in.specs, window, part, 30000, cfg, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func newRadix(keyTypes []vec.Type, specs []Spec, cfg Config) (*radix, error) {
 		a.pres = make([]*preAgg, threads)
 		a.window = cfg.PreAggGroups
 		if a.window == 0 {
-			a.window = DefaultPreAggGroups
+			a.window = defaultWindow(keyTypes, specs)
 		}
 		if cfg.SpillAt > 0 && cfg.Spill != nil {
 			// Each worker's window table stays a small share of the
@@ -94,12 +94,13 @@ func (a *radix) start(w int) error {
 	// Sized for few rows until a window shows what they keep.
 	part := partialScatterer(a.bits, a.keyTypes, a.specs, 0, a.arenas[w])
 	part.slab.budget, part.slab.maxBlock = a.cfg.Budget, sc.slab.maxBlock
-	pa, err := newPreAgg(a.keyTypes, a.specs, a.window, part, a.rowsHint, a.cfg)
+	pa, err := newPreAgg(a.keyTypes, a.specs, a.window, part, a.rowsHint, a.cfg, true)
 	if err != nil {
 		return err
 	}
 	pa.unfolded, pa.reused = sc, a.reused
 	pa.scatter = func(in Input, hs []uint64) error { return a.scatterSpilling(w, part, in, hs) }
+	pa.reserve = func(keys []*vec.Vector, hs []uint64) error { return a.reserveSpilling(w, keys, hs) }
 	a.pres[w] = pa
 	return nil
 }
@@ -143,6 +144,12 @@ func (a *radix) Flush(w int) error {
 	if a.pres != nil {
 		if err := a.pres[w].flush(); err != nil {
 			return fmt.Errorf("radix partitions: %w", err)
+		}
+		if a.pres[w].dw != nil {
+			// Charges what the partial states took.
+			if err := a.reserveSpilling(w, nil, nil); err != nil {
+				return fmt.Errorf("radix partitions: %w", err)
+			}
 		}
 	}
 	return nil

@@ -149,12 +149,54 @@ func (a *radix) scatterSpilling(w int, sc *scatterer, in Input, hs []uint64) err
 	}
 }
 
+// preAggOf returns worker w's pre-aggregation, or nil.
+func (a *radix) preAggOf(w int) *preAgg {
+	if a.pres == nil {
+		return nil
+	}
+	return a.pres[w]
+}
+
+// reserveSpilling makes room in worker w's partitions of partial groups
+// for a batch of a direct window (scatterer.reserveHashed), spilling the
+// worker's partitions when they would pass the memory limit, as
+// scatterSpilling does for rows.
+func (a *radix) reserveSpilling(w int, keys []*vec.Vector, hs []uint64) error {
+	part := a.pres[w].part
+	if at := a.cfg.SpillAt; at > 0 && len(hs) > 0 && rootUsed(a.cfg.Budget) > at && a.holds(w) > at/int64(16*len(a.scats)) && !a.noSpill.Load() {
+		if err := a.spillWorker(w, ErrMemoryLimit); err != nil {
+			if !errors.Is(err, ErrMemoryLimit) {
+				return err
+			}
+			a.noSpill.Store(true)
+		}
+	}
+	for try := 0; ; try++ {
+		err := part.reserveHashed(keys, hs)
+		if err == nil || !errors.Is(err, ErrMemoryLimit) || try == 2 && len(a.scats) == 1 || try == 50 {
+			return err
+		}
+		if serr := a.spillWorker(w, err); serr != nil {
+			return serr
+		}
+		if try > 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // spillWorker writes worker w's partitions to the files and empties them,
 // keeping their blocks (and their charge) for the rows to come.
 func (a *radix) spillWorker(w int, memErr error) error {
 	s, err := a.openSpill(memErr)
 	if err != nil {
 		return err
+	}
+	if pa := a.preAggOf(w); pa != nil && pa.dw != nil && pa.dw.n > 0 {
+		// A direct window's groups are rows of its partitions: they
+		// go out with their partial states, and the window starts
+		// again empty.
+		pa.emptyDirect()
 	}
 	if err := a.spillScatterer(s, 0, a.scats[w]); err != nil {
 		return err

@@ -195,7 +195,9 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 	}
 	window := cfg.PreAggGroups
 	if window == 0 {
-		window = DefaultPreAggGroups
+		// The real window's size; the trace models the copying
+		// window even where the real one is direct.
+		window = defaultWindow(o.keyTypes, o.specs)
 	}
 	preagg := PreAggregates(o.keyTypes, o.specs, cfg)
 	worker := func(slot int) int {
@@ -218,7 +220,7 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 		if preagg {
 			part := partialScatterer(bits, o.keyTypes, o.specs, 0, nil)
 			part.slab.budget = cfg.Budget
-			p, err := newPreAgg(o.keyTypes, o.specs, window, part, rowsHint, cfg)
+			p, err := newPreAgg(o.keyTypes, o.specs, window, part, rowsHint, cfg, false)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,448 @@
+package agg
+
+import (
+	"bytes"
+	"fmt"
+	"unsafe"
+
+	"cachebook/engine/vec"
+)
+
+// Writing each new group once. With string keys, most of what a window
+// table holds is its keys, and the old window copied each new key three
+// times after the scan: into the table's key columns, from there into its
+// partition at the flush, and from the partition into the final table. A
+// direct window instead appends a new group's hash and key to its
+// partition's chunk the moment the group is made, and keeps only a slot
+// (hash and group id) and where the row is: a probe compares against the
+// key in the partition. A flush then appends only the fixed-width partial
+// states, to the rows already there, and clears the slots, so the keys
+// cross memory once before the final table. A chunk's rows keep the order
+// in which their groups were made, which is group-id order, so appending
+// the partial states in group-id order lines them up with their keys; the
+// partitions keep the format the spill path and Next read. DuckDB's radix
+// aggregate keeps its rows in the partitioned data the same way and lets
+// its hash table point at them.
+//
+// Before each batch the partitions the batch's rows hash to get room for
+// all of them (reserveHashed), so that appending a group never allocates
+// and a memory limit is met between batches, where the window can be
+// flushed and the partitions spilled.
+
+// usesDirect reports whether a pre-aggregation of these keys and
+// aggregates writes its new groups straight into the partitions: where a
+// key is a string (the keys are most of a window table then) and every
+// partial state has a fixed width, so that a flush never allocates.
+func usesDirect(keyTypes []vec.Type, specs []Spec) bool {
+	str := false
+	for _, t := range keyTypes {
+		str = str || t == vec.String
+	}
+	if !str {
+		return false
+	}
+	for _, sp := range specs {
+		for _, t := range partialTypes(sp) {
+			if t == vec.String {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// defaultWindow returns the most groups a window table of these keys and
+// aggregates holds when the configuration does not say.
+func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
+	if usesDirect(keyTypes, specs) {
+		return DefaultDirectGroups
+	}
+	return DefaultPreAggGroups
+}
+
+// directWindow is the hash table of a direct window: slots holding each
+// group's hash and id, and for each group the chunk and row its key went
+// to.
+type directWindow struct {
+	slots  []slot
+	mask   uint64
+	n      int
+	growAt int
+	chunks []*chunk // per group, the chunk holding its row
+	rows   []uint32 // per group, its row in that chunk
+	// strs holds, for a single string key, each group's key as it
+	// lies in its chunk, so that a probe reaches the bytes without
+	// passing through the chunk and its offsets.
+	strs []string
+	// nullGid is the group of the NULL key in strs' window, or -1.
+	nullGid int
+	gids    []uint32 // a batch's group ids
+	budget  *Budget
+	// charged is the memory of slots, chunks and rows charged so far.
+	charged int64
+}
+
+func newDirectWindow(hint int, budget *Budget) (*directWindow, error) {
+	dw := &directWindow{budget: budget, nullGid: -1}
+	if err := dw.alloc(tableSlots(hint)); err != nil {
+		return nil, err
+	}
+	dw.chunks = make([]*chunk, 0, hint)
+	dw.rows = make([]uint32, 0, hint)
+	return dw, dw.charge()
+}
+
+func (dw *directWindow) alloc(size int) error {
+	old := dw.slots
+	dw.slots = make([]slot, size)
+	dw.mask = uint64(size - 1)
+	dw.growAt = size * 7 / 10
+	for _, s := range old {
+		if s.gid == 0 {
+			continue
+		}
+		j := s.word & dw.mask
+		for dw.slots[j].gid != 0 {
+			j = (j + 1) & dw.mask
+		}
+		dw.slots[j] = s
+	}
+	return nil
+}
+
+// bytes is the memory the window holds.
+func (dw *directWindow) bytes() int64 {
+	return int64(len(dw.slots))*16 + int64(cap(dw.chunks))*8 + int64(cap(dw.rows))*4 + int64(cap(dw.gids))*4 + int64(cap(dw.strs))*16
+}
+
+// charge charges the window's growth since the last call.
+func (dw *directWindow) charge() error {
+	b := dw.bytes()
+	if b <= dw.charged {
+		return nil
+	}
+	if err := dw.budget.Grow(b - dw.charged); err != nil {
+		return fmt.Errorf("pre-aggregation table of %d groups: %w", dw.n, err)
+	}
+	dw.charged = b
+	return nil
+}
+
+// reset empties the window, keeping its memory.
+func (dw *directWindow) reset() {
+	clear(dw.slots)
+	dw.n, dw.nullGid = 0, -1
+	clear(dw.chunks) // no pointers into chunks spilled or freed
+	clear(dw.strs)
+	dw.chunks, dw.rows, dw.strs = dw.chunks[:0], dw.rows[:0], dw.strs[:0]
+}
+
+// group finds or makes the group of each of the n rows of keys, whose
+// hashes are hs, and returns their ids; a new group's hash and key are
+// appended to the current chunk of its partition in s, which
+// reserveHashed gave room for them.
+func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n int) ([]uint32, error) {
+	if cap(dw.gids) < n {
+		dw.gids = make([]uint32, n)
+		if err := dw.charge(); err != nil {
+			return nil, err
+		}
+	}
+	gids := dw.gids[:n]
+	shift := s.shift
+	var str *vec.Vector // the only key, a string without NULLs
+	if len(keys) == 1 && keys[0].Type == vec.String && keys[0].Valid == nil {
+		str = keys[0]
+	}
+	made := 0
+	var written int64
+	var strBytes [8]int64 // the new groups' bytes per key column (the first 8)
+	for i := 0; i < n; i++ {
+		h := hs[i]
+		j := h & dw.mask
+		for {
+			sl := &dw.slots[j]
+			if sl.gid == 0 {
+				if dw.n >= dw.growAt {
+					if err := dw.alloc(len(dw.slots) * 2); err != nil {
+						return nil, err
+					}
+					if err := dw.charge(); err != nil {
+						return nil, err
+					}
+					j = h & dw.mask
+					continue
+				}
+				p := uint32(h >> shift)
+				if shift == 64 {
+					p = 0
+				}
+				c := s.cur[p]
+				dw.chunks = append(dw.chunks, c)
+				dw.rows = append(dw.rows, uint32(len(c.hashes)))
+				c.hashes = append(c.hashes, h)
+				if str != nil {
+					d := c.keys[0]
+					v := str.Bytes[str.Offsets[i]:str.Offsets[i+1]]
+					at := len(d.Bytes)
+					d.Bytes = append(d.Bytes, v...)
+					d.Offsets = append(d.Offsets, uint32(len(d.Bytes)))
+					dw.strs = append(dw.strs, unsafe.String(unsafe.SliceData(d.Bytes[at:]), len(v)))
+					if d.Valid != nil {
+						d.Valid = append(d.Valid, true)
+					}
+					d.Len++
+					written += int64(len(v)) + 12
+					strBytes[0] += int64(len(v))
+				} else {
+					if len(keys) == 1 && keys[0].Type == vec.String {
+						// strs serves the next batch without NULLs.
+						d := c.keys[0]
+						if keys[0].IsNull(i) {
+							dw.nullGid = dw.n
+							dw.strs = append(dw.strs, "")
+						} else {
+							v := keys[0].Str(i)
+							dw.strs = append(dw.strs, unsafe.String(unsafe.SliceData(d.Bytes[len(d.Bytes):len(d.Bytes)+len(v)]), len(v)))
+						}
+					}
+					for col, k := range keys {
+						c.keys[col].AppendFrom(k, i)
+						if k.Type == vec.String {
+							b := int64(len(k.Str(i)))
+							written += b + 4
+							if col < len(strBytes) {
+								strBytes[col] += b
+							}
+						} else {
+							written += 8
+						}
+					}
+					written += 8
+				}
+				s.parts[p].rows++
+				made++
+				sl.word = h
+				dw.n++
+				sl.gid = uint32(dw.n)
+				gids[i] = sl.gid - 1
+				break
+			}
+			if sl.word == h {
+				g := sl.gid - 1
+				if str != nil {
+					if string(str.Bytes[str.Offsets[i]:str.Offsets[i+1]]) == dw.strs[g] && int(g) != dw.nullGid {
+						gids[i] = g
+						break
+					}
+				} else if rowEqual(keys, i, dw.chunks[g].keys, int(dw.rows[g])) {
+					gids[i] = g
+					break
+				}
+			}
+			j = (j + 1) & dw.mask
+		}
+	}
+	s.rows += int64(made)
+	s.written += written
+	for c := range min(len(keys), len(strBytes)) {
+		if sc := s.strCol[c]; sc >= 0 {
+			s.seen[sc] += strBytes[c] // for sizing the next chunks
+		}
+	}
+	if err := dw.charge(); err != nil {
+		return nil, err
+	}
+	return gids, nil
+}
+
+// rowEqual compares row i of keys with row r of the stored columns. NULL
+// equals NULL, as GROUP BY requires.
+func rowEqual(keys []*vec.Vector, i int, stored []*vec.Vector, r int) bool {
+	for c, k := range keys {
+		s := stored[c]
+		rn, sn := k.IsNull(i), s.IsNull(r)
+		if rn || sn {
+			if rn != sn {
+				return false
+			}
+			continue
+		}
+		switch k.Type {
+		case vec.String:
+			if !bytes.Equal(k.Str(i), s.Str(r)) {
+				return false
+			}
+		case vec.Float64, vec.Float32:
+			if FloatBits(k.F64[i]) != FloatBits(s.F64[r]) {
+				return false
+			}
+		default:
+			if k.I64[i] != s.I64[r] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// reserveHashed makes room, in the current chunk of every partition the
+// rows of keys (whose hashes are hs) reach, for all of those rows, so that
+// a direct window may append any of them as a new group without
+// allocating; it first charges what earlier appends wrote beyond the
+// blocks. A failure (ErrMemoryLimit) leaves the chunks as they were, but
+// for empty new ones.
+func (s *scatterer) reserveHashed(keys []*vec.Vector, hs []uint64) error {
+	if err := s.settle(); err != nil {
+		return err
+	}
+	n := len(hs)
+	if n == 0 {
+		return nil
+	}
+	blocks := s.slab.total
+	if cap(s.pidx) < n {
+		s.pidx = make([]uint32, n)
+	}
+	pidx := s.pidx[:n]
+	shift := s.shift
+	for i, x := range hs {
+		p := uint32(x >> shift)
+		if shift == 64 {
+			p = 0
+		}
+		pidx[i] = p
+		s.count[p]++
+	}
+	for c, v := range keys {
+		if sc := s.strCol[c]; sc >= 0 && v != nil {
+			need := s.need[sc]
+			for i, p := range pidx {
+				need[p] += int64(v.Offsets[i+1] - v.Offsets[i])
+			}
+		}
+	}
+	var err error
+	for p, k := range s.count {
+		if k != 0 && err == nil && !s.fits(s.cur[p], p, int(k)) {
+			err = s.open(p, int(k), 0)
+		}
+	}
+	clear(s.count)
+	for _, need := range s.need {
+		clear(need)
+	}
+	s.bytes += s.slab.total - blocks // charged by the slab
+	return err
+}
+
+// settle charges what appends wrote beyond the blocks the slab charged
+// (validity slices live on the heap).
+func (s *scatterer) settle() error {
+	grown := max(s.written, s.slab.total)
+	if grown <= s.bytes {
+		return nil
+	}
+	if err := s.slab.budget.Grow(grown - s.bytes); err != nil {
+		return err
+	}
+	s.bytes = grown
+	return nil
+}
+
+// foldDirect is fold for a direct window.
+func (pa *preAgg) foldDirect(in Input, hs []uint64) (rest Input, restHashes []uint64, err error) {
+	n := in.N
+	keys := make([]*vec.Vector, len(in.Keys))
+	args := make([]*vec.Vector, len(in.Args))
+	dw := pa.dw
+	for off := 0; off < n; off += preAggBatch {
+		m := min(preAggBatch, n-off)
+		if dw.n+m > pa.limit {
+			if err := pa.flush(); err != nil {
+				return Input{}, nil, err
+			}
+			if pa.skip > 0 {
+				rest = sliceInput(in, off)
+				pa.skipping(rest.N)
+				return rest, hs[off:], nil
+			}
+		}
+		for c, k := range in.Keys {
+			keys[c] = k.Slice(off, off+m)
+		}
+		for j, a := range in.Args {
+			if a != nil {
+				args[j] = a.Slice(off, off+m)
+			}
+		}
+		bh := hs[off : off+m]
+		reserve := pa.part.reserveHashed
+		if pa.reserve != nil {
+			reserve = pa.reserve
+		}
+		if err := reserve(keys, bh); err != nil {
+			return Input{}, nil, err
+		}
+		gids, err := dw.group(pa.part, keys, bh, m)
+		if err != nil {
+			return Input{}, nil, err
+		}
+		for j, st := range pa.gs.states {
+			if err := st.Resize(dw.n); err != nil {
+				return Input{}, nil, err
+			}
+			if err := st.Update(gids, args[j], m); err != nil {
+				return Input{}, nil, err
+			}
+		}
+		pa.window += int64(m)
+		pa.stats.Rows += int64(m)
+	}
+	return Input{}, nil, nil
+}
+
+// flushDirect appends the partial states of a direct window's groups to
+// their rows, in group-id order, which is each chunk's row order. The
+// chunks were sized for the rows, so this never allocates.
+func (pa *preAgg) flushDirect(groups int) {
+	dw := pa.dw
+	col := 0
+	chunks := dw.chunks[:groups]
+	for _, st := range pa.gs.states {
+		for _, pv := range st.partial(groups) {
+			if pv.Type.IsFloat() {
+				for g, c := range chunks {
+					d := c.args[col]
+					d.F64 = append(d.F64, pv.F64[g])
+					d.Len++
+				}
+			} else {
+				for g, c := range chunks {
+					d := c.args[col]
+					d.I64 = append(d.I64, pv.I64[g])
+					d.Len++
+				}
+			}
+			col++
+		}
+	}
+	pa.part.written += int64(groups) * int64(col) * 8
+}
+
+// emptyDirect writes a direct window's partial states into its rows and
+// empties the window, without judging it (its partitions are about to be
+// spilled, and its rows of window so far count toward the next judgement).
+func (pa *preAgg) emptyDirect() {
+	groups := pa.dw.n
+	if groups == 0 {
+		return
+	}
+	pa.flushDirect(groups)
+	pa.stats.Partial += int64(groups)
+	pa.stats.Flushes++
+	pa.dw.reset()
+	for _, st := range pa.gs.states {
+		st.reset()
+	}
+}
