@@ -233,6 +233,11 @@ func TestPassOnceStreams(t *testing.T) {
 		"SELECT UserID, SearchPhrase, count(*) AS c FROM hits WHERE SearchPhrase <> '' GROUP BY UserID, SearchPhrase ORDER BY c DESC, UserID, SearchPhrase LIMIT 20",
 		"SELECT count(*), count(DISTINCT URL), sum(length(Title)) FROM hits WHERE URL LIKE '%google%'",
 		"SELECT count(*) FROM (SELECT URL, count(*) AS c FROM hits GROUP BY URL) AS t",
+		// Radix partitions copy keys and fixed-width states out of each
+		// morsel, so the streams recycle its arrays (min(Title) keeps
+		// strings: not recycled).
+		"SELECT SearchPhrase, CounterID, count(*) AS c, sum(ResolutionWidth) AS s, avg(UserID) AS a FROM hits GROUP BY SearchPhrase, CounterID ORDER BY c DESC, SearchPhrase, CounterID LIMIT 20",
+		"SELECT CounterID, min(Title) AS t, max(URL) AS u FROM hits GROUP BY CounterID ORDER BY CounterID LIMIT 20",
 		// Without keys or a filter, the streams convert each morsel
 		// into the arrays of the worker's last one (recycle).
 		"SELECT count(*), min(URL), max(Title), sum(length(Title)), min(EventTime), max(UserID), avg(UserID) FROM hits",
