@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -48,6 +49,9 @@ type hashAggOp struct {
 	// estimateRows is how many input rows the group estimate sketches
 	// (0: the default, estimateRows).
 	estimateRows int64
+	// estimateReaders, in tests, is how many workers read the estimate's
+	// rows whatever the strategy and threads (0: estimateHelpers decides).
+	estimateReaders int
 	// distinctGroups, if positive, fails the aggregation (grouped
 	// DISTINCT aggregates in one step) with errManyDistinctGroups when
 	// the estimate finds more groups: the statement runs again in two
@@ -69,10 +73,14 @@ type hashAggOp struct {
 
 	// The estimate's first rows, aggregated first and charged until they
 	// are, and what the operator's time excludes: its input's.
-	pre        []agg.Input
-	preHeld    int64
-	childNanos atomic.Int64
-	ownNanos   time.Duration // the estimate's, less its input's
+	pre     []agg.Input
+	preHeld int64
+	// estimateCursors is the number of workers (0 to n-1) whose scan
+	// cursors the estimate read from in parallel; 0 when it read on
+	// worker 0 alone.
+	estimateCursors int
+	childNanos      atomic.Int64
+	ownNanos        time.Duration // the estimate's, less its input's
 
 	// With parallel workers: the parts they aggregated ahead, closed when
 	// they end, with runErr and their statistics; quit tells them the
@@ -370,36 +378,54 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 		maxHeld = l / 8
 	}
 	capped := false
-	for !e.full() && a.preHeld < maxHeld && !a.scannedEnough(x, &e) {
-		b, err := a.pull(x, 0)
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			break
-		}
-		if b.Len == 0 {
-			continue
-		}
+	// keep holds a morsel the estimate read until it is aggregated, and
+	// reports whether the estimate should read on.
+	keep := func(b *vec.Batch) (bool, error) {
 		in, err := a.input(x, b)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		n := liveBytes(in.Keys) + liveBytes(in.Args)
 		a.pre = append(a.pre, in)
+		if capped {
+			return false, nil // read by a helper after the estimate ended
+		}
 		e.add(x.hasher, in)
 		if err := a.budget.Grow(n); err != nil {
 			if !errors.Is(err, agg.ErrMemoryLimit) {
-				return nil, fmt.Errorf("%s: %w", a.label, err)
+				return false, fmt.Errorf("%s: %w", a.label, err)
 			}
 			// No room to hold this morsel twice over: the estimate
 			// ends with it, held (uncharged, its columns mostly
 			// views of what the scan charged) until it is aggregated
 			// first.
 			capped = true
-			break
+			return false, nil
 		}
 		a.preHeld += n
+		return true, nil
+	}
+	more := func() bool { return !capped && !e.full() && a.preHeld < maxHeld && !a.scannedEnough(x, &e) }
+	if h := a.estimateHelpers(x); h > 0 {
+		if err := a.estimateParallel(x, h+1, keep, more); err != nil {
+			return nil, err
+		}
+	} else {
+		for more() {
+			b, err := a.pull(x, 0)
+			if err != nil {
+				return nil, err
+			}
+			if b == nil {
+				break
+			}
+			if b.Len == 0 {
+				continue
+			}
+			if _, err := keep(b); err != nil {
+				return nil, err
+			}
+		}
 	}
 	seen := x.scanned.Load()
 	if capped || a.preHeld >= maxHeld {
@@ -410,6 +436,115 @@ func (a *hashAggOp) estimate(x *execCtx) (*groupEstimate, error) {
 		seen = min(seen, e.rows)
 	}
 	return e.estimate(seen, x.scanTotal), nil
+}
+
+// estimateHelpers returns how many workers besides worker 0 read the
+// estimate's rows: the threads but one, where the input is a scan that
+// the workers may read in parallel (a filter that passes few rows has the
+// estimate read a sixteenth of the table or more, which on one worker
+// left the others idle), and none where per-worker hooks (counters)
+// follow the workers' threads or SET group_by asks for a strategy
+// that runs on one thread (naive, radix), whose scan stays on it too.
+func (a *hashAggOp) estimateHelpers(x *execCtx) int {
+	if _, ok := a.children[0].(*scanOp); !ok || a.serial || x.hooks != nil {
+		return 0
+	}
+	if a.estimateReaders > 0 {
+		return a.estimateReaders - 1
+	}
+	if g := a.settings.GroupBy; g == "naive" || g == "radix" {
+		return 0
+	}
+	helpers := max(a.settings.Threads-1, 0)
+	// Each reader holds its row group's pages as it reads, and under a
+	// memory limit the estimate's rows may take an eighth of it: where the
+	// limit leaves less than estimateReaderBytes a reader, one reads.
+	if l := x.budget.Limit; l > 0 && l-x.budget.Used() < int64(helpers+1)*estimateReaderBytes {
+		return 0
+	}
+	return helpers
+}
+
+// estimateReaderBytes is the memory a limit must leave for each worker
+// that reads the group estimate's rows in parallel.
+const estimateReaderBytes = 64 << 20
+
+// estimateParallel reads the estimate's rows on workers 0 to
+// readers-1, each from a scan cursor of its own,
+// handing every morsel to keep on this goroutine until more says the
+// estimate has read enough. Every morsel read is kept, including those
+// that arrive after: the workers' cursors are left inside their row
+// groups, which the aggregation's workers go on with or finish through
+// drain (see source).
+func (a *hashAggOp) estimateParallel(x *execCtx, readers int, keep func(*vec.Batch) (bool, error), more func() bool) error {
+	type morsel struct {
+		b   *vec.Batch
+		err error
+	}
+	out := make(chan morsel, readers)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				var b *vec.Batch
+				// Not a.pull: the estimate's own time is its wall time
+				// less its waits for morsels (below), not less the
+				// readers' time, which overlaps.
+				err := agg.Safely(w, func() error {
+					var err error
+					b, err = a.children[0].next(x, w)
+					return err
+				})
+				if b != nil {
+					a.stats.rowsIn.Add(int64(b.Len))
+				}
+				if err != nil || b == nil {
+					if err != nil {
+						out <- morsel{err: err}
+					}
+					return
+				}
+				if b.Len > 0 {
+					out <- morsel{b: b}
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	var first error
+	reading := more()
+	if !reading {
+		stop.Store(true)
+	}
+	for {
+		t0 := time.Now()
+		m, ok := <-out
+		a.childNanos.Add(int64(time.Since(t0)))
+		if !ok {
+			break
+		}
+		if m.err != nil {
+			first = cmp.Or(first, m.err)
+			stop.Store(true)
+			continue
+		}
+		ok, err := keep(m.b)
+		if err != nil {
+			first = cmp.Or(first, err)
+		}
+		if reading && (!ok || err != nil || !more()) {
+			reading = false
+			stop.Store(true)
+		}
+	}
+	a.estimateCursors = readers
+	return first
 }
 
 // scannedEnough reports whether the estimate, with several threads, has
@@ -528,27 +663,45 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 	// drain, one worker at a time.
 	scan, _ := a.children[0].(*scanOp)
 	dr, drainable := a.children[0].(drainer)
+	// The estimate's cursors that no worker goes on with: worker 0's
+	// when parallel workers (1 to n) sink, and those of the estimate's
+	// helpers beyond them, or all of the helpers' when worker 0 sinks
+	// alone. Their row groups are finished through drain.
+	var orphans []int
+	if drainable {
+		workers := a.ag.Workers()
+		if workers > 1 {
+			orphans = append(orphans, 0)
+		}
+		for c := 1; c < a.estimateCursors; c++ {
+			if workers == 1 || c > workers {
+				orphans = append(orphans, c)
+			}
+		}
+	}
 	var leftMu sync.Mutex
 	var leftDone atomic.Bool
+	leftDone.Store(len(orphans) == 0)
 	left := func() (agg.Input, bool, error) {
 		leftMu.Lock()
 		defer leftMu.Unlock()
-		if leftDone.Load() {
-			return agg.Input{}, false, nil
+		for !leftDone.Load() {
+			t0 := time.Now()
+			b, err := dr.drain(x, orphans[0])
+			a.childNanos.Add(int64(time.Since(t0)))
+			if err != nil {
+				return agg.Input{}, false, err
+			}
+			if b == nil {
+				orphans = orphans[1:]
+				leftDone.Store(len(orphans) == 0)
+				continue
+			}
+			a.stats.rowsIn.Add(int64(b.Len))
+			in, err := a.input(x, b)
+			return in, err == nil, err
 		}
-		t0 := time.Now()
-		b, err := dr.drain(x, 0)
-		a.childNanos.Add(int64(time.Since(t0)))
-		if err != nil {
-			return agg.Input{}, false, err
-		}
-		if b == nil {
-			leftDone.Store(true)
-			return agg.Input{}, false, nil
-		}
-		a.stats.rowsIn.Add(int64(b.Len))
-		in, err := a.input(x, b)
-		return in, err == nil, err
+		return agg.Input{}, false, nil
 	}
 	pre := a.pre
 	// An aggregate without keys keeps nothing of its input once it has
@@ -578,7 +731,7 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 		if i := int(nextPre.Add(1) - 1); i < len(pre) {
 			return pre[i], true, nil
 		}
-		if drainable && w != 0 && !leftDone.Load() {
+		if !leftDone.Load() {
 			if in, ok, err := left(); ok || err != nil {
 				return in, ok, err
 			}
