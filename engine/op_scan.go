@@ -1027,6 +1027,9 @@ func (s *scanOp) advance(x *execCtx, w int, c *scanCursor) (bool, error) {
 		s.planStages()
 		if len(s.table.RowGroupRows) > 0 {
 			s.rd, s.openErr = s.cat.Open(s.table)
+			if s.openErr == nil {
+				s.rd.VerifyChecksums(x.s.settings.VerifyPageChecksums)
+			}
 		}
 	})
 	if s.openErr != nil {

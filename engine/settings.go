@@ -32,6 +32,9 @@ type Settings struct {
 	// PreAggregate folds rows into a small per-worker table before the
 	// radix partitions (see engine/agg/preagg.go).
 	PreAggregate bool
+	// VerifyPageChecksums checks each Parquet page's CRC32, where the
+	// file wrote one, before decoding it.
+	VerifyPageChecksums bool
 	// Counters is "model" when the following GROUP BYs are to be replayed
 	// through the cache model (SET counters = 'model'; the kernel acts on
 	// it), "off" otherwise.
@@ -289,6 +292,9 @@ var settingTable = []Setting{
 	boolSetting(Setting{Name: "pre_aggregate",
 		Doc: "Fold repeated keys in a small per-worker table before the radix partitions."},
 		func(st *Settings) *bool { return &st.PreAggregate }, true),
+	boolSetting(Setting{Name: "verify_page_checksums",
+		Doc: "Check each Parquet page's CRC32, where the file wrote one, before decoding it (off, as in DuckDB: it costs about as much as decompressing)."},
+		func(st *Settings) *bool { return &st.VerifyPageChecksums }, false),
 	fieldSpec[string]{
 		field: func(st *Settings) *string { return &st.Counters },
 		def:   func(*DB) string { return "off" },

@@ -46,12 +46,14 @@ type pageReader struct {
 	codec format.CompressionCodec
 	phys  format.Type
 	walk  *headerWalk // the chunk's pages, their headers checked as they are reached
-	next  int         // pages read
-	dict  parquet.Dictionary
-	raw   []byte // the page as read, reused from page to page
-	out   []byte // a data page's bytes decompressed, reused likewise
-	plain []byte // a delta page's values made PLAIN, reused likewise
-	dec   decompressors
+	// verify: check the pages' CRCs (Reader.VerifyChecksums)
+	verify bool
+	next   int // pages read
+	dict   parquet.Dictionary
+	raw    []byte // the page as read, reused from page to page
+	out    []byte // a data page's bytes decompressed, reused likewise
+	plain  []byte // a delta page's values made PLAIN, reused likewise
+	dec    decompressors
 	// plainOK: PLAIN pages of the column are read as plainPages (a
 	// required column of a conversion they serve); pos is their string
 	// positions, reused from page to page.
@@ -207,7 +209,7 @@ func (pr *pageReader) decodePage(loc pageLoc, raw []byte, mapped bool) (parquet.
 		return nil, fmt.Errorf("%w: page header: %v", errCorrupt, err)
 	}
 	body := raw[loc.header:]
-	if loc.crc {
+	if loc.crc && pr.verify {
 		if got := crc32.ChecksumIEEE(body); got != uint32(h.CRC) {
 			return nil, fmt.Errorf("%w: CRC mismatch: the header says %08x, the page's bytes give %08x", errCorrupt, uint32(h.CRC), got)
 		}

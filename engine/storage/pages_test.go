@@ -402,3 +402,30 @@ func TestDeltaInt32Plain(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyChecksums: a page whose bytes no longer match its CRC fails a
+// reader that verifies checksums with the mismatch named, while a reader
+// that does not (the default) never reports one.
+func TestVerifyChecksums(t *testing.T) {
+	data := writeCodec(t, 1200, &parquet.Snappy, 1)
+	_, locs := pageHeaders(t, data, 1, "I64")
+	l := locs[len(locs)-1]
+	data[l.pos+int64(l.header)+3] ^= 0x10
+	c := memCatalog(t, "f", data, 0)
+	tb, err := c.Table("f", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, verify := range []bool{false, true} {
+		rd, err := c.Open(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd.VerifyChecksums(verify)
+		_, err = rd.RowGroup(context.Background(), 1, []int{tb.ColumnIndex("I64")})
+		rd.Close()
+		if got := err != nil && strings.Contains(err.Error(), "CRC mismatch"); got != verify {
+			t.Errorf("verify %v: %v", verify, err)
+		}
+	}
+}

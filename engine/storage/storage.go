@@ -446,6 +446,7 @@ func (c *Catalog) Load(ctx context.Context, t *Table, cols []string, progress fu
 		return nil, err
 	}
 	defer rd.Close()
+	rd.VerifyChecksums(true)
 	out := make([]*vec.Batch, len(t.RowGroupRows))
 	var done int64
 	for g := range out {
