@@ -487,6 +487,18 @@ func (cs *ColumnStream) takeSelTest(out *vec.Vector, rs []int32, base, k int, t 
 	if err != nil {
 		return kept, err
 	}
+	keepStrings(out, r0, pass)
+	for _, p := range pass {
+		kept = append(kept, rs[p])
+	}
+	out.Len = r0 + len(pass)
+	return kept, nil
+}
+
+// keepStrings keeps, of out's strings from row r0 on, those pass lists
+// (ascending offsets from r0), moving them down in place, and cuts out's
+// arrays after the last (out.Len is the caller's).
+func keepStrings(out *vec.Vector, r0 int, pass []int32) {
 	w, wb := r0, out.Offsets[r0]
 	for _, p := range pass {
 		i := r0 + int(p)
@@ -500,14 +512,11 @@ func (cs *ColumnStream) takeSelTest(out *vec.Vector, rs []int32, base, k int, t 
 			out.Valid[w] = out.Valid[i]
 		}
 		w++
-		kept = append(kept, rs[p])
 	}
 	out.Offsets, out.Bytes = out.Offsets[:w+1], out.Bytes[:wb]
 	if out.Valid != nil {
 		out.Valid = out.Valid[:w]
 	}
-	out.Len = w
-	return kept, nil
 }
 
 // walkSelTest is walkSel for the strings of rows rs that match passes:

@@ -288,24 +288,9 @@ func (cs *ColumnStream) convertTest(out *vec.Vector, sel []int32, base, k int, t
 	if err != nil {
 		return sel, err
 	}
-	w, wb := r0, out.Offsets[r0]
+	keepStrings(out, r0, pass)
 	for _, r := range pass {
-		i := r0 + int(r)
-		a, b := out.Offsets[i], out.Offsets[i+1]
-		if wb != a {
-			copy(out.Bytes[wb:], out.Bytes[a:b])
-		}
-		wb += b - a
-		out.Offsets[w+1] = wb
-		if out.Valid != nil {
-			out.Valid[w] = out.Valid[i]
-		}
-		w++
 		sel = append(sel, int32(base)+r)
-	}
-	out.Offsets, out.Bytes = out.Offsets[:w+1], out.Bytes[:wb]
-	if out.Valid != nil {
-		out.Valid = out.Valid[:w]
 	}
 	t.ValueRows.Add(int64(k))
 	return sel, nil
