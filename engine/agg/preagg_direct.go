@@ -301,27 +301,7 @@ func (s *scatterer) reserveHashed(keys []*vec.Vector, hs []uint64) error {
 		return nil
 	}
 	blocks := s.slab.total
-	if cap(s.pidx) < n {
-		s.pidx = make([]uint32, n)
-	}
-	pidx := s.pidx[:n]
-	shift := s.shift
-	for i, x := range hs {
-		p := uint32(x >> shift)
-		if shift == 64 {
-			p = 0
-		}
-		pidx[i] = p
-		s.count[p]++
-	}
-	for c, v := range keys {
-		if sc := s.strCol[c]; sc >= 0 && v != nil {
-			need := s.need[sc]
-			for i, p := range pidx {
-				need[p] += int64(v.Offsets[i+1] - v.Offsets[i])
-			}
-		}
-	}
+	s.countNeeds(keys, s.partitionsOf(hs))
 	var err error
 	for p, k := range s.count {
 		if k != 0 && err == nil && !s.fits(s.cur[p], p, int(k)) {

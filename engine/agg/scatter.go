@@ -270,14 +270,13 @@ func (s *scatterer) scatter(h *Hasher, in Input) error {
 	return s.scatterHashed(in, hs)
 }
 
-// scatterHashed is scatter for rows whose hashes hs are already known.
-func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
-	n := in.N
-	blocks := s.slab.total
-	if cap(s.pidx) < n {
-		s.pidx = make([]uint32, n)
+// partitionsOf returns the partition of each row whose hash hs holds
+// (in s.pidx) and counts the rows per partition in s.count.
+func (s *scatterer) partitionsOf(hs []uint64) []uint32 {
+	if cap(s.pidx) < len(hs) {
+		s.pidx = make([]uint32, len(hs))
 	}
-	pidx := s.pidx[:n]
+	pidx := s.pidx[:len(hs)]
 	shift := s.shift
 	for i, x := range hs {
 		p := uint32(x >> shift)
@@ -287,13 +286,32 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 		pidx[i] = p
 		s.count[p]++
 	}
-	s.inCols = append(append(s.inCols[:0], in.Keys...), in.Args...)
-	for c, v := range s.inCols {
+	return pidx
+}
+
+// countNeeds adds, for each string column of cols (the keys, then the
+// aggregates' inputs, as strCol indexes them), its rows' bytes to the
+// need of their partitions pidx.
+func (s *scatterer) countNeeds(cols []*vec.Vector, pidx []uint32) {
+	for c, v := range cols {
 		if sc := s.strCol[c]; sc >= 0 && v != nil {
 			need := s.need[sc]
 			for i, p := range pidx {
 				need[p] += int64(v.Offsets[i+1] - v.Offsets[i])
 			}
+		}
+	}
+}
+
+// scatterHashed is scatter for rows whose hashes hs are already known.
+func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
+	n := in.N
+	blocks := s.slab.total
+	pidx := s.partitionsOf(hs)
+	s.inCols = append(append(s.inCols[:0], in.Keys...), in.Args...)
+	s.countNeeds(s.inCols, pidx)
+	for c, v := range s.inCols {
+		if sc := s.strCol[c]; sc >= 0 && v != nil {
 			s.seen[sc] += int64(v.Offsets[n] - v.Offsets[0])
 		}
 	}
