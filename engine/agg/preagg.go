@@ -364,14 +364,11 @@ func (pa *preAgg) fold(in Input) (rest Input, restHashes []uint64, err error) {
 	}
 	hs := pa.hashes[:n]
 	pa.hasher.Hash(in.Keys, n, hs)
-	if pa.dw != nil {
-		return pa.foldDirect(in, hs)
-	}
 	keys := make([]*vec.Vector, len(in.Keys))
 	args := make([]*vec.Vector, len(in.Args))
 	for off := 0; off < n; off += preAggBatch {
 		m := min(preAggBatch, n-off)
-		if pa.gs.table.Len()+m > pa.limit {
+		if pa.groups()+m > pa.limit {
 			if err := pa.flush(); err != nil {
 				return Input{}, nil, err
 			}
@@ -389,20 +386,33 @@ func (pa *preAgg) fold(in Input) (rest Input, restHashes []uint64, err error) {
 				args[j] = a.Slice(off, off+m)
 			}
 		}
-		if err := pa.gs.add(keys, args, hs[off:off+m], m); err != nil {
-			return Input{}, nil, err
+		add := pa.addCopying
+		if pa.dw != nil {
+			add = pa.addDirect
 		}
-		// Group ids are handed out in order: a row whose id is the next
-		// one made its group.
-		for i, g := range pa.gs.gids[:m] {
-			if int(g) == len(pa.groupHashes) {
-				pa.groupHashes = append(pa.groupHashes, hs[off+i])
-			}
+		if err := add(keys, args, hs[off:off+m], m); err != nil {
+			return Input{}, nil, err
 		}
 		pa.window += int64(m)
 		pa.stats.Rows += int64(m)
 	}
 	return Input{}, nil, nil
+}
+
+// addCopying folds a batch of m rows, whose hashes are hs, into a copying
+// window.
+func (pa *preAgg) addCopying(keys, args []*vec.Vector, hs []uint64, m int) error {
+	if err := pa.gs.add(keys, args, hs, m); err != nil {
+		return err
+	}
+	// Group ids are handed out in order: a row whose id is the next one
+	// made its group.
+	for i, g := range pa.gs.gids[:m] {
+		if int(g) == len(pa.groupHashes) {
+			pa.groupHashes = append(pa.groupHashes, hs[i])
+		}
+	}
+	return nil
 }
 
 // sliceInput returns rows off.. of in.

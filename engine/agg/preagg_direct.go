@@ -330,56 +330,31 @@ func (s *scatterer) settle() error {
 	return nil
 }
 
-// foldDirect is fold for a direct window.
-func (pa *preAgg) foldDirect(in Input, hs []uint64) (rest Input, restHashes []uint64, err error) {
-	n := in.N
-	keys := make([]*vec.Vector, len(in.Keys))
-	args := make([]*vec.Vector, len(in.Args))
-	dw := pa.dw
-	for off := 0; off < n; off += preAggBatch {
-		m := min(preAggBatch, n-off)
-		if dw.n+m > pa.limit {
-			if err := pa.flush(); err != nil {
-				return Input{}, nil, err
-			}
-			if pa.skip > 0 {
-				rest = sliceInput(in, off)
-				pa.skipping(rest.N)
-				return rest, hs[off:], nil
-			}
-		}
-		for c, k := range in.Keys {
-			keys[c] = k.Slice(off, off+m)
-		}
-		for j, a := range in.Args {
-			if a != nil {
-				args[j] = a.Slice(off, off+m)
-			}
-		}
-		bh := hs[off : off+m]
-		reserve := pa.part.reserveHashed
-		if pa.reserve != nil {
-			reserve = pa.reserve
-		}
-		if err := reserve(keys, bh); err != nil {
-			return Input{}, nil, err
-		}
-		gids, err := dw.group(pa.part, keys, bh, m)
-		if err != nil {
-			return Input{}, nil, err
-		}
-		for j, st := range pa.gs.states {
-			if err := st.Resize(dw.n); err != nil {
-				return Input{}, nil, err
-			}
-			if err := st.Update(gids, args[j], m); err != nil {
-				return Input{}, nil, err
-			}
-		}
-		pa.window += int64(m)
-		pa.stats.Rows += int64(m)
+// addDirect folds a batch of m rows, whose hashes are hs, into a direct
+// window, first making room in their partitions for every row to be a
+// new group.
+func (pa *preAgg) addDirect(keys, args []*vec.Vector, hs []uint64, m int) error {
+	reserve := pa.part.reserveHashed
+	if pa.reserve != nil {
+		reserve = pa.reserve
 	}
-	return Input{}, nil, nil
+	if err := reserve(keys, hs); err != nil {
+		return err
+	}
+	dw := pa.dw
+	gids, err := dw.group(pa.part, keys, hs, m)
+	if err != nil {
+		return err
+	}
+	for j, st := range pa.gs.states {
+		if err := st.Resize(dw.n); err != nil {
+			return err
+		}
+		if err := st.Update(gids, args[j], m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flushDirect appends the partial states of a direct window's groups to
