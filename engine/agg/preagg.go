@@ -436,12 +436,14 @@ func (pa *preAgg) flush() error {
 	gs := pa.gs
 	groups := pa.groups()
 	poor := pa.poor(groups)
-	if pa.stats.Flushes == 0 && !poor && pa.window > 0 {
-		// The partitions start small; after a first window that paid,
-		// a partition's first chunk has room for its share of the
-		// partial groups such windows would pass on.
-		share := pa.rowsHint * int64(groups) / pa.window >> (64 - pa.part.shift)
-		pa.part.expect = int(share)*9/8 + 64
+	if !poor && pa.window > 0 && pa.stats.Rows > 0 {
+		// The partitions start small; after each window that paid, a
+		// partition's next chunk has room for the rest of its share of
+		// the partial groups, as the windows so far fold the rows. The
+		// first window, the smallest, folds the least: a share judged
+		// by it alone overshot by a third, all of it charged.
+		share := pa.rowsHint * (pa.stats.Partial + int64(groups)) / pa.stats.Rows >> (64 - pa.part.shift)
+		pa.part.expect, pa.part.judged = int(share)*9/8+64, true
 	}
 	if groups > 0 && pa.dw != nil {
 		pa.flushDirect(groups)

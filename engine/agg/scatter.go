@@ -136,7 +136,10 @@ type scatterer struct {
 	colTypes []vec.Type // the key types, then the aggregates' input types
 	colUsed  []bool     // false for an aggregate without an input column
 	expect   int        // rows one partition is expected to receive
-	slab     slab
+	// judged says expect comes from the rows expected, not a guess:
+	// a partition's chunks then fill its share.
+	judged bool
+	slab   slab
 
 	hashes  []uint64
 	pidx    []uint32
@@ -179,6 +182,7 @@ func newScatterCols(bits, nkeys int, cols []vec.Type, used []bool, rowsHint int6
 		colTypes: cols, colUsed: used,
 	}
 	s.expect = int(rowsHint>>bits)*9/8 + 64
+	s.judged = rowsHint > 0
 	for c, t := range s.colTypes {
 		if t == vec.String && s.colUsed[c] {
 			s.strCol = append(s.strCol, len(s.need))
@@ -197,9 +201,22 @@ func newScatterCols(bits, nkeys int, cols []vec.Type, used []bool, rowsHint int6
 func (s *scatterer) open(p, rows, morsel int) error {
 	part := &s.parts[p]
 	n := s.expect
-	if len(part.chunks) > 0 {
-		// A partition that outgrew its share is skewed: grow geometrically.
+	switch {
+	case len(part.chunks) == 0:
+	case !s.judged:
+		// No share known yet: grow geometrically.
 		n = max(s.expect/4, min(part.rows, 1<<20))
+	case part.rows < s.expect:
+		// Short of its share: room for half the rest of it, not another
+		// share, which would be mostly empty and yet charged. Half,
+		// because the share is judged again as the rows come (the first
+		// windows of a pre-aggregation fold the least).
+		n = max((s.expect-part.rows)/2, s.expect/8)
+	default:
+		// A partition past its share is skewed, or the share was judged
+		// high: grow by a quarter, so that the last chunk, about half
+		// empty, is a small part of the partition.
+		n = max(s.expect/8, min(part.rows/4, 1<<20))
 	}
 	if s.slab.maxBlock > 0 {
 		// Under a spilling limit a chunk takes at most a sixteenth of a
