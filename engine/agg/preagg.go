@@ -436,7 +436,7 @@ func (pa *preAgg) flush() error {
 	gs := pa.gs
 	groups := pa.groups()
 	poor := pa.poor(groups)
-	if !poor && pa.window > 0 && pa.stats.Rows > 0 {
+	if !poor && pa.window > 0 && pa.stats.Rows > 0 && pa.rowsHint > 0 {
 		// The partitions start small; after each window that paid, a
 		// partition's next chunk has room for the rest of its share of
 		// the partial groups, as the windows so far fold the rows. The
