@@ -12,17 +12,14 @@ import (
 // temporary files, and memory, where there are none.
 
 // dirBackend keeps a Space's files in a directory of its own.
-type dirBackend struct {
-	dir  string
-	pool *stagePool // the staging buffers of direct I/O
-}
+type dirBackend struct{ dir string }
 
 func (d dirBackend) create() (storage, string, error) {
 	f, err := os.CreateTemp(d.dir, "part-*.spill")
 	if err != nil {
 		return nil, "", err
 	}
-	return wrapFile(f, d.pool), f.Name(), nil
+	return osFile{f}, f.Name(), nil
 }
 
 func (d dirBackend) removeAll() error  { return os.RemoveAll(d.dir) }

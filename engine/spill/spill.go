@@ -83,10 +83,6 @@ type backend interface {
 	limitName() string
 }
 
-// flusher is a storage that stages what it is written: flush ends an
-// append.
-type flusher interface{ flush() error }
-
 // storage is one file of a backend.
 type storage interface {
 	io.Writer
@@ -124,7 +120,7 @@ func Open(root string, limit int64) (*Space, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("spill: temp directory: %w", err)
 	}
-	return &Space{b: dirBackend{dir: dir, pool: &stagePool{}}, limit: limit}, nil
+	return &Space{b: dirBackend{dir: dir}, limit: limit}, nil
 }
 
 // OpenMemory makes a new Space that keeps its files in memory, whose
@@ -229,9 +225,6 @@ func (f *File) Append(cols []*vec.Vector) error {
 	err := writeChunk(w, cols)
 	if err == nil {
 		err = w.Flush()
-	}
-	if fl, ok := f.f.(flusher); ok && err == nil {
-		err = fl.flush()
 	}
 	w.Reset(nil)
 	f.s.writers.Put(w)
