@@ -123,7 +123,8 @@ func (s *State) distinctName() string {
 }
 
 // prefetchBlock is the rows whose slots addPairs prefetches at a time,
-// two blocks ahead of the row it probes.
+// two blocks ahead of the row it probes, and the rows of a block of a
+// direct window's staged prefetches (directWindow.prefetch).
 const prefetchBlock = 16
 
 // addPairs adds the (group, value) pairs of n rows to the pair set and

@@ -160,9 +160,9 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	// dw.strs is kept for a single string key, with or without NULLs.
 	strs := len(keys) == 1 && keys[0].Type == vec.String
 	hs = hs[:n]
-	prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[:min(n, 3*probeBlock)], dw.mask)
+	prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[:min(n, 3*prefetchBlock)], dw.mask)
 	for i := 0; i < n; i++ {
-		if i%probeBlock == 0 {
+		if i%prefetchBlock == 0 {
 			dw.prefetch(hs, i, strs)
 		}
 		h := hs[i]
@@ -263,10 +263,6 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	return gids, nil
 }
 
-// probeBlock is the rows of a batch a direct window's probe prefetches
-// for at a time.
-const probeBlock = 16
-
 // prefetch issues the prefetches of the probe of rows i.. of hs. Finding a
 // row's group walks three dependent loads, each a likely miss once the
 // window outgrows the L2 cache: the slot, the key's string header, the
@@ -277,16 +273,16 @@ const probeBlock = 16
 // bytes. With strs false (dw.strs is not kept), only the slots.
 func (dw *directWindow) prefetch(hs []uint64, i int, strs bool) {
 	n := len(hs)
-	if a := i + 3*probeBlock; a < n {
-		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[a:min(n, a+probeBlock)], dw.mask)
+	if a := i + 3*prefetchBlock; a < n {
+		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[a:min(n, a+prefetchBlock)], dw.mask)
 	}
 	if !strs {
 		return
 	}
-	var addrs [probeBlock]uintptr
-	if b := i + 2*probeBlock; b < n {
+	var addrs [prefetchBlock]uintptr
+	if b := i + 2*prefetchBlock; b < n {
 		k := 0
-		for _, h := range hs[b:min(n, b+probeBlock)] {
+		for _, h := range hs[b:min(n, b+prefetchBlock)] {
 			if s := dw.slots[h&dw.mask]; s.gid != 0 && s.word == h {
 				addrs[k] = uintptr(unsafe.Pointer(&dw.strs[s.gid-1]))
 				k++
@@ -294,9 +290,9 @@ func (dw *directWindow) prefetch(hs []uint64, i int, strs bool) {
 		}
 		prefetchAddrs(addrs[:k])
 	}
-	if c := i + probeBlock; c < n {
+	if c := i + prefetchBlock; c < n {
 		k := 0
-		for _, h := range hs[c:min(n, c+probeBlock)] {
+		for _, h := range hs[c:min(n, c+prefetchBlock)] {
 			if s := dw.slots[h&dw.mask]; s.gid != 0 && s.word == h {
 				addrs[k] = uintptr(unsafe.Pointer(unsafe.StringData(dw.strs[s.gid-1])))
 				k++

@@ -17,3 +17,11 @@ func TestPrefetchNeverFaults(t *testing.T) {
 	slots := make([]pairSlot, 16)
 	prefetchPairs(&slots[0], []uint64{0, 15, ^uint64(0)}, 15)
 }
+
+// TestSlotsPrefetchAlike: a direct window prefetches its slots with
+// prefetchPairs, which strides over pairSlots.
+func TestSlotsPrefetchAlike(t *testing.T) {
+	if a, b := unsafe.Sizeof(slot{}), unsafe.Sizeof(pairSlot{}); a != b {
+		t.Fatalf("a slot is %d bytes, a pairSlot %d", a, b)
+	}
+}
