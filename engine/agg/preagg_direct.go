@@ -160,10 +160,13 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	// dw.strs is kept for a single string key, with or without NULLs.
 	strs := len(keys) == 1 && keys[0].Type == vec.String
 	hs = hs[:n]
-	prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[:min(n, 3*prefetchBlock)], dw.mask)
+	dw.prefetchSlots(hs, 0, 3*prefetchBlock)
+	if strs {
+		dw.prefetchHeaders(hs, gids, prefetchBlock)
+	}
 	for i := 0; i < n; i++ {
 		if i%prefetchBlock == 0 {
-			dw.prefetch(hs, i, strs)
+			dw.prefetch(hs, gids, i, strs)
 		}
 		h := hs[i]
 		j := h & dw.mask
@@ -271,35 +274,55 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 // row probes; for the block two ahead, the string header of the group that
 // slot holds, where its hash matches; for the next block, that string's
 // bytes. With strs false (dw.strs is not kept), only the slots.
-func (dw *directWindow) prefetch(hs []uint64, i int, strs bool) {
-	n := len(hs)
-	if a := i + 3*prefetchBlock; a < n {
-		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[a:min(n, a+prefetchBlock)], dw.mask)
-	}
+//
+// The group a slot names is kept, as its id plus one (0: none), in gids:
+// the rows of the two blocks ahead are not probed yet, and their probes
+// write their own ids over it.
+func (dw *directWindow) prefetch(hs []uint64, gids []uint32, i int, strs bool) {
+	dw.prefetchSlots(hs, i+3*prefetchBlock, i+4*prefetchBlock)
 	if !strs {
 		return
 	}
+	dw.prefetchHeaders(hs, gids, i+2*prefetchBlock)
+	if c := i + prefetchBlock; c < len(hs) {
+		var addrs [prefetchBlock]uintptr
+		k := 0
+		for _, g := range gids[c:min(len(hs), c+prefetchBlock)] {
+			if g != 0 {
+				addrs[k] = uintptr(unsafe.Pointer(unsafe.StringData(dw.strs[g-1])))
+				k++
+			}
+		}
+		prefetchAddrs(addrs[:k])
+	}
+}
+
+// prefetchSlots prefetches the first slot the rows from..to of hs probe.
+func (dw *directWindow) prefetchSlots(hs []uint64, from, to int) {
+	if from < len(hs) {
+		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[from:min(len(hs), to)], dw.mask)
+	}
+}
+
+// prefetchHeaders prefetches the string header of the group that the
+// first slot of each row of the block at b names, where its hash matches,
+// and keeps that group's id plus one in gids (0 where none).
+func (dw *directWindow) prefetchHeaders(hs []uint64, gids []uint32, b int) {
+	if b >= len(hs) {
+		return
+	}
 	var addrs [prefetchBlock]uintptr
-	if b := i + 2*prefetchBlock; b < n {
-		k := 0
-		for _, h := range hs[b:min(n, b+prefetchBlock)] {
-			if s := dw.slots[h&dw.mask]; s.gid != 0 && s.word == h {
-				addrs[k] = uintptr(unsafe.Pointer(&dw.strs[s.gid-1]))
-				k++
-			}
+	k := 0
+	for r := b; r < min(len(hs), b+prefetchBlock); r++ {
+		h := hs[r]
+		gids[r] = 0
+		if s := dw.slots[h&dw.mask]; s.gid != 0 && s.word == h {
+			gids[r] = s.gid
+			addrs[k] = uintptr(unsafe.Pointer(&dw.strs[s.gid-1]))
+			k++
 		}
-		prefetchAddrs(addrs[:k])
 	}
-	if c := i + prefetchBlock; c < n {
-		k := 0
-		for _, h := range hs[c:min(n, c+prefetchBlock)] {
-			if s := dw.slots[h&dw.mask]; s.gid != 0 && s.word == h {
-				addrs[k] = uintptr(unsafe.Pointer(unsafe.StringData(dw.strs[s.gid-1])))
-				k++
-			}
-		}
-		prefetchAddrs(addrs[:k])
-	}
+	prefetchAddrs(addrs[:k])
 }
 
 // rowEqual compares row i of keys with row r of the stored columns. NULL
