@@ -20,7 +20,7 @@ CROSS    ?= darwin/arm64 windows/amd64
 DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
 .PHONY: all build run query test vet vet-cross dist test-wasm test-race test-interrupt test-diff chromium axe \
-	test-direction bench duckbench data wasm web screenshots fuzz clean reference
+	test-direction test-golden bench duckbench data wasm web screenshots fuzz clean reference
 
 all: build
 
@@ -104,11 +104,16 @@ test-interrupt:
 test-direction:
 	$(GO) test -count=1 -p 1 -run 'Direction' ./kernel/... ./lessons/...
 
+# The cache model's golden results (engine/cachesim/trace), which the race
+# detector makes too slow to run under test-race.
+test-golden:
+	$(GO) test -count=1 -run 'TestGolden' ./engine/cachesim/trace/
+
 # DuckDB differential tests: a separate module (cgo), so the main one stays cgo-free.
 test-diff:
 	cd difftest && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m ./...
 
-test: vet vet-cross test-wasm test-race test-interrupt test-direction test-diff
+test: vet vet-cross test-wasm test-race test-interrupt test-direction test-golden test-diff
 
 duckbench:
 	cd difftest && $(GO) build -o ../bin/duckbench ./cmd/duckbench
