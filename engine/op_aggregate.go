@@ -163,6 +163,10 @@ func (a *hashAggOp) detail() []string {
 		d = append(d, fmt.Sprintf("spilled: %d partitions, %s in %d files to %s, write %.1f ms, read back %.1f ms",
 			sp.Partitions, agg.FormatBytes(sp.Bytes), sp.Files, sp.Dir,
 			float64(sp.Write.Microseconds())/1000, float64(sp.Read.Microseconds())/1000))
+		if sp.Kept > 0 {
+			d = append(d, fmt.Sprintf("kept in memory: %s of partitions (%d spill partitions wholly), aggregated from there with what was read back: only the groups of partitions past the limit's share spilled",
+				agg.FormatBytes(sp.Kept), sp.Whole))
+		}
 		if sp.Splits > 0 {
 			d = append(d, fmt.Sprintf("spilled: %d partitions (or parts) too large for memory were split %d ways on further hash bits, %d levels deep at most",
 				sp.Splits, agg.SplitWays, sp.Depth))

@@ -369,7 +369,7 @@ func (s *scatterer) reserveHashed(keys []*vec.Vector, hs []uint64) error {
 	if n == 0 {
 		return nil
 	}
-	blocks := s.slab.total
+	blocks := s.blocks()
 	s.countNeeds(keys, s.partitionsOf(hs))
 	var err error
 	for p, k := range s.count {
@@ -381,18 +381,18 @@ func (s *scatterer) reserveHashed(keys []*vec.Vector, hs []uint64) error {
 	for _, need := range s.need {
 		clear(need)
 	}
-	s.bytes += s.slab.total - blocks // charged by the slab
+	s.bytes += s.blocks() - blocks // charged by the slabs
 	return err
 }
 
 // settle charges what appends wrote beyond the blocks the slab charged
 // (validity slices live on the heap).
 func (s *scatterer) settle() error {
-	grown := max(s.written, s.slab.total)
+	grown := max(s.written, s.blocks())
 	if grown <= s.bytes {
 		return nil
 	}
-	if err := s.slab.budget.Grow(grown - s.bytes); err != nil {
+	if err := s.budget().Grow(grown - s.bytes); err != nil {
 		return err
 	}
 	s.bytes = grown

@@ -235,7 +235,7 @@ func TestPreAggReleases(t *testing.T) {
 		b := &Budget{}
 		cfg := Config{Budget: b, Hasher: NewHasher()}
 		part := partialScatterer(3, keyTypes, in.specs, 0, nil)
-		part.slab.budget = b
+		part.useBudget(b, 0)
 		pa, err := newPreAgg(keyTypes, in.specs, window, part, 30000, cfg, false)
 		if err != nil {
 			t.Fatal(err)

@@ -37,15 +37,20 @@ type radix struct {
 	left     atomic.Int64 // partitions not yet aggregated
 	closed   bool
 
-	spill      spiller // the files, once a worker spilled
-	spillParts int     // spill partitions written
+	spill spiller // the files, once a worker spilled
+	// out says, per worker and group of partitions, that the group
+	// spilled to make room and spills again whenever the worker does.
+	out        [][]bool
+	spillParts int   // spill partitions written
+	kept       int64 // partition bytes kept in memory once spilled
+	whole      int   // spill partitions kept wholly in memory
 	noSpill    atomic.Bool
 }
 
 func newRadix(keyTypes []vec.Type, specs []Spec, cfg Config) (*radix, error) {
 	threads := cfg.threads()
 	a := &radix{cfg: cfg, keyTypes: keyTypes, specs: specs, bits: cfg.RadixBits, rowsHint: cfg.RowsHint,
-		arenas: make([]*Arena, threads), scats: make([]*scatterer, threads), sets: make([]*groupSet, threads),
+		arenas: make([]*Arena, threads), scats: make([]*scatterer, threads), sets: make([]*groupSet, threads), out: make([][]bool, threads),
 		sizer: newPartSizer(len(keyTypes), cfg.GroupsHint, 1<<cfg.RadixBits)}
 	a.left.Store(1 << cfg.RadixBits)
 	if threads > 1 {
@@ -81,11 +86,24 @@ func (a *radix) Workers() int { return len(a.scats) }
 // start gives worker w its partitions and pre-aggregation.
 func (a *radix) start(w int) error {
 	sc := newScatterer(a.bits, a.keyTypes, a.specs, a.rowsHint, a.arenas[w])
-	sc.slab.budget = a.cfg.Budget // blocks are charged as they are taken
+	// Blocks are charged as they are taken.
+	maxBlock, groups := 0, 0
 	if a.cfg.SpillAt > 0 && a.cfg.Spill != nil {
 		// Blocks small enough that a worker's share of the partitions
-		// spills in several steps.
-		sc.slab.maxBlock = int(max(slabFirst, min(slabBlock, a.cfg.SpillAt/int64(16*len(a.scats)))))
+		// spills in several steps, and a group of partitions of its
+		// own per slab, so that a spill writes only the groups it must.
+		// Groups only where each one's blocks stay large enough to
+		// be worth a mapping of their own.
+		per := a.cfg.SpillAt / int64(16*len(a.scats))
+		for groups = spillGroupBits; groups > 0 && per>>groups < slabFirst; groups-- {
+		}
+		maxBlock = int(max(slabFirst>>groups, min(slabBlock, per>>groups)))
+	}
+	sc.useBudget(a.cfg.Budget, maxBlock)
+	newArena := func() *Arena { return NewArena(a.cfg.HugePages, a.cfg.Pool) }
+	if a.cfg.Spill != nil {
+		sc.splitSlabs(groups, newArena)
+		a.out[w] = make([]bool, len(sc.slabs))
 	}
 	a.scats[w] = sc
 	if a.pres == nil {
@@ -93,7 +111,10 @@ func (a *radix) start(w int) error {
 	}
 	// Sized for few rows until a window shows what they keep.
 	part := partialScatterer(a.bits, a.keyTypes, a.specs, 0, a.arenas[w])
-	part.slab.budget, part.slab.maxBlock = a.cfg.Budget, sc.slab.maxBlock
+	part.useBudget(a.cfg.Budget, maxBlock)
+	if a.cfg.Spill != nil {
+		part.splitSlabs(groups, newArena)
+	}
 	pa, err := newPreAgg(a.keyTypes, a.specs, a.window, part, a.rowsHint, a.cfg, true)
 	if err != nil {
 		return err
@@ -291,11 +312,13 @@ func (a *radix) Close() {
 	for _, sc := range a.scats {
 		if sc != nil {
 			b.Grow(-sc.bytes)
+			sc.free()
 		}
 	}
 	for _, pa := range a.pres {
 		if pa != nil {
 			b.Grow(-pa.part.bytes)
+			pa.part.free()
 			pa.release(b)
 		}
 	}

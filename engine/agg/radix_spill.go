@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 	"unsafe"
@@ -42,6 +43,11 @@ type SpillStats struct {
 	Depth      int // the most levels of splits one part went through
 	Write      time.Duration
 	Read       time.Duration
+	// Kept is the bytes of partitions that stayed in memory and were
+	// aggregated from there, with what was read back; Whole is the
+	// spill partitions of which nothing went to disk.
+	Kept  int64
+	Whole int
 }
 
 // spiller is a radix aggregation's files.
@@ -68,6 +74,9 @@ type spillJob struct {
 	rows  int64
 	g     int // the spill partition
 	level int
+	// mem says the job includes the rows the workers hold in memory
+	// for the spill partition.
+	mem bool
 }
 
 // splitBits gives the parts a spill partition too large for memory is
@@ -122,7 +131,7 @@ func (a *radix) scatterSpilling(w int, sc *scatterer, in Input, hs []uint64) err
 	if at := a.cfg.SpillAt; at > 0 && rootUsed(a.cfg.Budget) > at && a.holds(w) > at/int64(16*len(a.scats)) && !a.noSpill.Load() {
 		// Past the share of the limit the partitions may take: spill
 		// now, while the rest of the statement has room.
-		if err := a.spillWorker(w, ErrMemoryLimit); err != nil {
+		if err := a.spillSome(w); err != nil {
 			if !errors.Is(err, ErrMemoryLimit) {
 				return err
 			}
@@ -164,7 +173,7 @@ func (a *radix) preAggOf(w int) *preAgg {
 func (a *radix) reserveSpilling(w int, keys []*vec.Vector, hs []uint64) error {
 	part := a.pres[w].part
 	if at := a.cfg.SpillAt; at > 0 && len(hs) > 0 && rootUsed(a.cfg.Budget) > at && a.holds(w) > at/int64(16*len(a.scats)) && !a.noSpill.Load() {
-		if err := a.spillWorker(w, ErrMemoryLimit); err != nil {
+		if err := a.spillSome(w); err != nil {
 			if !errors.Is(err, ErrMemoryLimit) {
 				return err
 			}
@@ -185,49 +194,130 @@ func (a *radix) reserveSpilling(w int, keys []*vec.Vector, hs []uint64) error {
 	}
 }
 
-// spillWorker writes worker w's partitions to the files and empties them,
-// keeping their blocks (and their charge) for the rows to come.
+// spillGroupBits gives the groups of partitions a worker's partitions
+// are carved in, 2^spillGroupBits, each spilled alone.
+const spillGroupBits = 3
+
+// spillWorker writes all of worker w's partitions to the files and
+// empties them, giving back their memory: the way out when a charge
+// failed.
 func (a *radix) spillWorker(w int, memErr error) error {
 	s, err := a.openSpill(memErr)
 	if err != nil {
 		return err
 	}
-	if pa := a.preAggOf(w); pa != nil && pa.dw != nil && pa.dw.n > 0 {
-		// A direct window's groups are rows of its partitions: they
-		// go out with their partial states, and the window starts
-		// again empty.
-		pa.emptyDirect()
-	}
-	if err := a.spillScatterer(s, 0, a.scats[w]); err != nil {
-		return err
-	}
-	if a.pres != nil && a.pres[w] != nil {
-		if err := a.spillScatterer(s, 1, a.pres[w].part); err != nil {
-			return err
+	a.emptyWindow(w)
+	for _, sc := range a.workerScatterers(w) {
+		for m := range sc.slabs {
+			if err := a.spillGroup(s, sc, m); err != nil {
+				return err
+			}
 		}
 	}
 	a.arenas[w].Free()
 	return nil
 }
 
-func (a *radix) spillScatterer(s *spiller, kind int, sc *scatterer) error {
+// spillSome makes room when the statement passes the share of the limit
+// the partitions may take (SpillAt): worker w writes the groups of
+// partitions it spilled before (their rows go to disk in any case), then
+// the group holding the most of those still in memory, marked spilled
+// from then on, and so on until the statement is back under three
+// quarters of the share or the worker under its part of that. The groups
+// never spilled stay in memory and are aggregated from there: only what
+// does not fit goes to disk, as in hybrid hash joins.
+func (a *radix) spillSome(w int) error {
+	s, err := a.openSpill(ErrMemoryLimit)
+	if err != nil {
+		return err
+	}
+	a.emptyWindow(w)
+	scs := a.workerScatterers(w)
+	out := a.out[w]
+	spill := func(m int) error {
+		for _, sc := range scs {
+			if err := a.spillGroup(s, sc, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for m, o := range out {
+		if o {
+			if err := spill(m); err != nil {
+				return err
+			}
+		}
+	}
+	target := a.cfg.SpillAt * 3 / 4
+	for rootUsed(a.cfg.Budget) > target && a.holds(w) > target/int64(len(a.scats)) {
+		best, most := -1, int64(0)
+		for m, o := range out {
+			var held int64
+			for _, sc := range scs {
+				held += sc.slabs[m].total
+			}
+			if !o && held > most {
+				best, most = m, held
+			}
+		}
+		if best < 0 {
+			break
+		}
+		out[best] = true
+		if err := spill(best); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emptyWindow moves the groups of worker w's direct window, if any, into
+// its partitions: they are rows of them, and a spill moves those.
+func (a *radix) emptyWindow(w int) {
+	if pa := a.preAggOf(w); pa != nil && pa.dw != nil && pa.dw.n > 0 {
+		pa.emptyDirect()
+	}
+}
+
+// workerScatterers returns worker w's partitions: of raw rows, then of
+// partial states, if it pre-aggregates.
+func (a *radix) workerScatterers(w int) []*scatterer {
+	scs := []*scatterer{a.scats[w]}
+	if pa := a.preAggOf(w); pa != nil {
+		scs = append(scs, pa.part)
+	}
+	return scs
+}
+
+// kindOf returns the kind of spill file sc's rows go to: 0 for raw rows,
+// 1 for partial states.
+func (a *radix) kindOf(sc *scatterer) int {
+	for _, pa := range a.pres {
+		if pa != nil && pa.part == sc {
+			return 1
+		}
+	}
+	return 0
+}
+
+// spillGroup writes group m of sc's partitions to the files and gives
+// back its memory.
+func (a *radix) spillGroup(s *spiller, sc *scatterer, m int) error {
 	if sc == nil {
 		return nil
 	}
+	kind := a.kindOf(sc)
 	shift := a.bits - s.bits
-	for p := range sc.parts {
+	lo, hi := sc.groupParts(m)
+	for p := lo; p < hi; p++ {
 		g := p >> shift
 		for _, c := range sc.parts[p].chunks {
-			m := len(c.hashes)
-			if m == 0 {
+			n := len(c.hashes)
+			if n == 0 {
 				continue
 			}
-			cols := []*vec.Vector{{Type: vec.Int64, Len: m, I64: unsafe.Slice((*int64)(unsafe.Pointer(&c.hashes[0])), m)}}
-			for i, v := range c.cols {
-				if sc.colUsed[i] {
-					cols = append(cols, v)
-				}
-			}
+			cols := sc.spillCols(c)
 			s.locks[g].Lock()
 			var err error
 			f := s.files[kind][g]
@@ -238,51 +328,111 @@ func (a *radix) spillScatterer(s *spiller, kind int, sc *scatterer) error {
 			if err == nil {
 				err = f.Append(cols)
 			}
-			s.rows[g] += int64(m)
+			s.rows[g] += int64(n)
 			s.locks[g].Unlock()
 			if err != nil {
 				return fmt.Errorf("GROUP BY spill: %w", err)
 			}
 		}
 	}
-	sc.emptied()
+	sc.emptyGroup(m)
 	return nil
 }
 
-// emptied drops the partitions' rows after a spill and gives their
-// memory back (the caller frees the arena).
-func (s *scatterer) emptied() {
-	for p := range s.parts {
+// spillCols returns chunk c's columns as a spill file holds them: the
+// hashes, then the columns in use.
+func (s *scatterer) spillCols(c *chunk) []*vec.Vector {
+	m := len(c.hashes)
+	var hs []int64
+	if m > 0 {
+		hs = unsafe.Slice((*int64)(unsafe.Pointer(&c.hashes[0])), m)
+	}
+	cols := []*vec.Vector{{Type: vec.Int64, Len: m, I64: hs}}
+	for i, v := range c.cols {
+		if s.colUsed[i] {
+			cols = append(cols, v)
+		}
+	}
+	return cols
+}
+
+// emptyGroup drops the rows of group m of the partitions after a spill
+// and gives back its memory: its slab's blocks, and what its rows were
+// counted as having written.
+func (s *scatterer) emptyGroup(m int) {
+	lo, hi := s.groupParts(m)
+	var wrote int64
+	for p := lo; p < hi; p++ {
+		for _, c := range s.parts[p].chunks {
+			wrote += c.written()
+		}
 		s.parts[p] = partition{}
 		s.cur[p] = nil
 	}
-	s.slab.budget.Grow(-s.bytes)
-	s.bytes, s.written = 0, 0
-	s.slab = slab{arena: s.slab.arena, budget: s.slab.budget, maxBlock: s.slab.maxBlock}
+	sl := &s.slabs[m]
+	if sl.own {
+		sl.arena.Free()
+	}
+	*sl = slab{arena: sl.arena, budget: sl.budget, maxBlock: sl.maxBlock, first: sl.first, own: sl.own}
+	s.written = max(0, s.written-wrote)
+	held := max(s.written, s.blocks())
+	s.budget().Grow(held - s.bytes)
+	s.bytes = held
 }
 
-// finishSpill spills what every worker still holds, once one spilled, and
-// gives back the partition buffers: Next then reads every partition from
-// its files.
+// written returns the bytes a chunk's rows were counted as, as
+// scatterHashed counts them.
+func (c *chunk) written() int64 {
+	n := int64(len(c.hashes)) * 8
+	for _, v := range c.cols {
+		switch {
+		case v == nil:
+		case v.Type == vec.String:
+			n += int64(len(v.Bytes)) + 4*int64(v.Len)
+		default:
+			n += 8 * int64(v.Len)
+		}
+		if v != nil && v.Valid != nil {
+			n += int64(v.Len)
+		}
+	}
+	return n
+}
+
+// finishSpill, once a worker spilled, has Next aggregate by spill
+// partition, each from its files and from the rows the workers still
+// hold in memory for it.
 func (a *radix) finishSpill(ctx context.Context) error {
 	if !a.spilled() {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s := &a.spill
-	for w := range a.scats {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if a.scats[w] == nil {
-			continue
-		}
-		if err := a.spillWorker(w, nil); err != nil {
-			return err
+	if !a.fitsBack() {
+		// The rows held in memory would leave too little room to
+		// aggregate the largest spill partition (or to split it):
+		// they go to the files too, as every one of them may.
+		for w := range a.scats {
+			if a.scats[w] == nil {
+				continue
+			}
+			if err := a.spillWorker(w, nil); err != nil {
+				return err
+			}
 		}
 	}
 	for g := range s.rows {
 		if s.rows[g] > 0 {
 			a.spillParts++
+		} else if a.memRows(g) > 0 {
+			a.whole++
+		}
+	}
+	for w := range a.scats {
+		if a.scats[w] != nil {
+			a.kept += a.holds(w)
 		}
 	}
 	s.done = true
@@ -290,11 +440,74 @@ func (a *radix) finishSpill(ctx context.Context) error {
 	return nil
 }
 
+// fitsBack reports whether, with the rows the workers hold in memory
+// kept there, the memory limit leaves room for every worker at once to
+// aggregate the largest spill partition even if each of its rows were a
+// group of its own: its bytes on disk and in memory, and table slots for
+// each row.
+func (a *radix) fitsBack() bool {
+	room := int64(math.MaxInt64)
+	for b := a.cfg.Budget; b != nil; b = b.Parent {
+		if b.Limit > 0 {
+			room = min(room, b.Limit-b.Used())
+		}
+	}
+	s := &a.spill
+	var most int64
+	for g := range s.rows {
+		need := 32 * (s.rows[g] + a.memRows(g))
+		for _, f := range [2]*spill.File{s.files[0][g], s.files[1][g]} {
+			if f != nil {
+				need += f.Size()
+			}
+		}
+		lo, hi := a.spillRange(g)
+		for w := range a.scats {
+			if a.scats[w] == nil {
+				continue
+			}
+			for _, sc := range a.workerScatterers(w) {
+				for p := lo; p < hi; p++ {
+					for _, c := range sc.parts[p].chunks {
+						need += c.written()
+					}
+				}
+			}
+		}
+		most = max(most, need)
+	}
+	return most <= room/int64(2*len(a.scats))
+}
+
+// memRows returns the rows the workers hold in memory for spill
+// partition g.
+func (a *radix) memRows(g int) int64 {
+	var n int64
+	lo, hi := a.spillRange(g)
+	for w := range a.scats {
+		if a.scats[w] == nil {
+			continue
+		}
+		for _, sc := range a.workerScatterers(w) {
+			for p := lo; p < hi; p++ {
+				n += int64(sc.parts[p].rows)
+			}
+		}
+	}
+	return n
+}
+
+// spillRange returns the radix partitions [lo, hi) of spill partition g.
+func (a *radix) spillRange(g int) (lo, hi int) {
+	shift := a.bits - a.spill.bits
+	return g << shift, (g + 1) << shift
+}
+
 // aggregateSpilled aggregates spill partition g from its files with
 // worker w's table.
 func (a *radix) aggregateSpilled(w, g int) (Part, error) {
 	s := &a.spill
-	job := spillJob{files: [2]*spill.File{s.files[0][g], s.files[1][g]}, rows: s.rows[g], g: g}
+	job := spillJob{files: [2]*spill.File{s.files[0][g], s.files[1][g]}, rows: s.rows[g] + a.memRows(g), g: g, mem: true}
 	s.files[0][g], s.files[1][g] = nil, nil
 	return a.aggregateJob(w, job)
 }
@@ -388,8 +601,35 @@ func (gs *groupSet) abandon(b *Budget) {
 	}
 }
 
-// eachChunk reads the chunks of a job's files, charged while f runs.
+// eachChunk reads the chunks of a job's files, charged while f runs, then
+// those of the rows held in memory, if the job includes them.
 func (a *radix) eachChunk(job spillJob, f func(kind int, cols []*vec.Vector, hs []uint64, m int) error) error {
+	if err := a.eachFileChunk(job, f); err != nil || !job.mem {
+		return err
+	}
+	lo, hi := a.spillRange(job.g)
+	for w := range a.scats {
+		if a.scats[w] == nil {
+			continue
+		}
+		for _, sc := range a.workerScatterers(w) {
+			kind := a.kindOf(sc)
+			for p := lo; p < hi; p++ {
+				for _, c := range sc.parts[p].chunks {
+					if m := len(c.hashes); m > 0 {
+						if err := f(kind, sc.spillCols(c), c.hashes, m); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// eachFileChunk reads the chunks of a job's files, charged while f runs.
+func (a *radix) eachFileChunk(job spillJob, f func(kind int, cols []*vec.Vector, hs []uint64, m int) error) error {
 	b := a.cfg.Budget
 	for kind, file := range job.files {
 		if file == nil {
@@ -557,7 +797,7 @@ func (a *radix) SpillStats() SpillStats {
 	splits, depth := a.spill.splits, a.spill.depth
 	a.spill.mu.Unlock()
 	return SpillStats{Partitions: a.spillParts, Splits: splits, Depth: depth, Bytes: st.BytesWritten, Files: st.Files, Dir: sp.Dir(),
-		Write: st.WriteTime, Read: st.ReadTime}
+		Write: st.WriteTime, Read: st.ReadTime, Kept: a.kept, Whole: a.whole}
 }
 
 // rootUsed is the memory used of the statement's budget, b's root.

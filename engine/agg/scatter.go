@@ -32,6 +32,11 @@ type slab struct {
 	// maxBlock, if positive, bounds the blocks below slabBlock (a
 	// spilling aggregation's share of a small limit).
 	maxBlock int
+	// first, if positive, is the size of the first block, below
+	// slabFirst (one of several slabs of a scatterer).
+	first int
+	// own says the arena is the slab's alone: a spill frees it.
+	own bool
 }
 
 // alloc returns n bytes, 64-byte aligned within the block (blocks are
@@ -44,7 +49,11 @@ func (s *slab) alloc(n int) ([]byte, error) {
 		if s.maxBlock > 0 {
 			top = s.maxBlock
 		}
-		s.next = min(max(s.next*2, slabFirst), top)
+		first := slabFirst
+		if s.first > 0 {
+			first = s.first
+		}
+		s.next = min(max(s.next*2, first), top)
 		size := max(n, s.next)
 		// Charged first: a block that would pass the memory limit is
 		// never mapped, let alone touched.
@@ -139,7 +148,12 @@ type scatterer struct {
 	// judged says expect comes from the rows expected, not a guess:
 	// a partition's chunks then fill its share.
 	judged bool
-	slab   slab
+	// slabs are the slabs chunks are carved from: one, or one per group
+	// of partitions (partition p's is slabs[p>>gshift]), each with an
+	// arena of its own, so that a group can spill and give back its
+	// memory while the others stay.
+	slabs  []slab
+	gshift uint
 
 	hashes  []uint64
 	pidx    []uint32
@@ -178,7 +192,7 @@ func newScatterCols(bits, nkeys int, cols []vec.Type, used []bool, rowsHint int6
 	np := 1 << bits
 	s := &scatterer{
 		parts: make([]partition, np), cur: make([]*chunk, np), shift: uint(64 - bits),
-		nkeys: nkeys, count: make([]int32, np), slab: slab{arena: arena},
+		nkeys: nkeys, count: make([]int32, np), slabs: []slab{{arena: arena}}, gshift: uint(bits),
 		colTypes: cols, colUsed: used,
 	}
 	s.expect = int(rowsHint>>bits)*9/8 + 64
@@ -193,6 +207,59 @@ func newScatterCols(bits, nkeys int, cols []vec.Type, used []bool, rowsHint int6
 		}
 	}
 	return s
+}
+
+// slabOf returns the slab partition p's chunks are carved from.
+func (s *scatterer) slabOf(p int) *slab { return &s.slabs[p>>s.gshift] }
+
+// blocks returns the bytes of the blocks the slabs allocated.
+func (s *scatterer) blocks() int64 {
+	var n int64
+	for i := range s.slabs {
+		n += s.slabs[i].total
+	}
+	return n
+}
+
+// budget returns the budget the slabs charge.
+func (s *scatterer) budget() *Budget { return s.slabs[0].budget }
+
+// useBudget makes the slabs charge b for their blocks, each block at most
+// maxBlock bytes (0: slabBlock).
+func (s *scatterer) useBudget(b *Budget, maxBlock int) {
+	for i := range s.slabs {
+		s.slabs[i].budget, s.slabs[i].maxBlock = b, maxBlock
+	}
+}
+
+// splitSlabs carves each group of partitions, 2^gbits groups (at most
+// one per partition), from a slab of its own with an arena from newArena,
+// so that a group can be spilled and its memory given back alone. The
+// scatterer must be empty.
+func (s *scatterer) splitSlabs(gbits int, newArena func() *Arena) {
+	bits := 64 - int(s.shift)
+	gbits = min(gbits, bits)
+	b, top := s.budget(), s.slabs[0].maxBlock
+	s.slabs = make([]slab, 1<<gbits)
+	for i := range s.slabs {
+		s.slabs[i] = slab{arena: newArena(), budget: b, maxBlock: top, own: true, first: max(32<<10, slabFirst>>gbits)}
+	}
+	s.gshift = uint(bits - gbits)
+}
+
+// groupParts returns the partitions [lo, hi) of group m.
+func (s *scatterer) groupParts(m int) (lo, hi int) {
+	lo, hi = m<<s.gshift, (m+1)<<s.gshift
+	return min(lo, len(s.parts)), min(hi, len(s.parts))
+}
+
+// free gives back the arenas the slabs own.
+func (s *scatterer) free() {
+	for i := range s.slabs {
+		if s.slabs[i].own {
+			s.slabs[i].arena.Free()
+		}
+	}
 }
 
 // open starts a new chunk for partition p with room for at least rows rows
@@ -218,7 +285,8 @@ func (s *scatterer) open(p, rows, morsel int) error {
 		// empty, is a small part of the partition.
 		n = max(s.expect/8, min(part.rows/4, 1<<20))
 	}
-	if s.slab.maxBlock > 0 {
+	sl := s.slabOf(p)
+	if sl.maxBlock > 0 {
 		// Under a spilling limit a chunk takes at most a sixteenth of a
 		// block, however many rows its partition is expected to get.
 		rowBytes := int64(8 + 8*len(s.colTypes))
@@ -227,7 +295,7 @@ func (s *scatterer) open(p, rows, morsel int) error {
 				rowBytes += b / seen
 			}
 		}
-		n = min(n, int(max(64, int64(s.slab.maxBlock/16)/rowBytes)))
+		n = min(n, int(max(64, int64(sl.maxBlock/16)/rowBytes)))
 	}
 	n = max(n, rows)
 	strBytes := func(col int) int {
@@ -246,13 +314,13 @@ func (s *scatterer) open(p, rows, morsel int) error {
 	}
 	c := &chunk{}
 	var err error
-	if c.hashes, err = sliceOf[uint64](&s.slab, n); err != nil {
+	if c.hashes, err = sliceOf[uint64](sl, n); err != nil {
 		return err
 	}
 	c.cols = make([]*vec.Vector, len(s.colTypes))
 	for i, t := range s.colTypes {
 		if s.colUsed[i] {
-			if c.cols[i], err = s.slab.vector(t, n, strBytes(i)); err != nil {
+			if c.cols[i], err = sl.vector(t, n, strBytes(i)); err != nil {
 				return err
 			}
 		}
@@ -323,7 +391,7 @@ func (s *scatterer) countNeeds(cols []*vec.Vector, pidx []uint32) {
 // scatterHashed is scatter for rows whose hashes hs are already known.
 func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 	n := in.N
-	blocks := s.slab.total
+	blocks := s.blocks()
 	pidx := s.partitionsOf(hs)
 	s.inCols = append(append(s.inCols[:0], in.Keys...), in.Args...)
 	s.countNeeds(s.inCols, pidx)
@@ -338,7 +406,7 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 	for p, k := range s.count {
 		if k != 0 && !s.fits(s.cur[p], p, int(k)) {
 			if err := s.open(p, int(k), n); err != nil {
-				s.bytes += s.slab.total - blocks // charged by the slab
+				s.bytes += s.blocks() - blocks // charged by the slabs
 				clear(s.count)
 				for _, need := range s.need {
 					clear(need)
@@ -372,9 +440,10 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 	// their rows, blocks ahead of their chunks), or what was written when
 	// that is more (validity slices live on the heap). The slab charged
 	// its new blocks as it took them; the rest is charged here.
-	grown := max(s.written, s.slab.total)
-	charged := s.bytes + s.slab.total - blocks
-	if err := s.slab.budget.Grow(grown - charged); err != nil {
+	total := s.blocks()
+	grown := max(s.written, total)
+	charged := s.bytes + total - blocks
+	if err := s.budget().Grow(grown - charged); err != nil {
 		s.bytes = charged
 		return err
 	}

@@ -111,3 +111,72 @@ func TestNaiveOverLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestSpillKeepsWhatFits: a radix aggregation whose partitions pass their
+// share of the limit by about a seventh spills only groups of partitions
+// (hybrid hashing): the groups that fit stay in memory and are aggregated
+// from there with the spilled ones, so that it writes well under what it
+// partitioned, and every group comes out once with its count.
+func TestSpillKeepsWhatFits(t *testing.T) {
+	const rows, keys, morsel = 1 << 22, 1 << 21, 1 << 14
+	dir := t.TempDir()
+	var space *spill.Space
+	cfg := Config{Strategy: Radix, RadixBits: 8, Threads: 1, Budget: &Budget{Limit: 96 << 20}, SpillAt: 56 << 20, PreAggGroups: -1,
+		Spill: func() (*spill.Space, error) {
+			var err error
+			space, err = spill.Open(dir, 0)
+			return space, err
+		}}
+	ag, err := New([]vec.Type{vec.Int64}, []Spec{{Kind: CountStar}}, Generic, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ag.Close()
+	for lo := 0; lo < rows; lo += morsel {
+		k := vec.NewVector(vec.Int64, morsel)
+		for i := range morsel {
+			k.AppendInt(int64((lo + i) % keys))
+		}
+		if err := ag.Sink(0, Input{Keys: []*vec.Vector{k}, Args: []*vec.Vector{nil}, N: morsel}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ag.Flush(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ag.Finalize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]bool, keys)
+	groups := 0
+	for {
+		p, ok, err := ag.Next(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		for i := range p.Groups {
+			k, c := p.Keys[0].I64[i], p.Aggs[0].I64[i]
+			if k < 0 || k >= keys || seen[k] || c != rows/keys {
+				t.Fatalf("group %d (count %d) out of place", k, c)
+			}
+			seen[k] = true
+		}
+		groups += p.Groups
+		cfg.Budget.Grow(-p.Bytes)
+	}
+	st := ag.(*radix).SpillStats()
+	if groups != keys {
+		t.Errorf("%d groups, want %d", groups, keys)
+	}
+	// Each row took 16 bytes (its hash and key) in the partitions.
+	if all := int64(rows) * 16; st.Bytes <= 0 || st.Bytes > all/2 {
+		t.Errorf("spilled %d bytes of %d partitioned, want some and at most half (%+v)", st.Bytes, all, st)
+	}
+	if left, err := os.ReadDir(space.Dir()); err != nil || len(left) > 0 {
+		t.Errorf("%d files left after the last partition (%v)", len(left), err)
+	}
+	t.Logf("%+v", st)
+}

@@ -213,13 +213,13 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 		w := worker(slot)
 		o.tr.Phase(w, "partition")
 		sc := newScatterer(bits, o.keyTypes, o.specs, rowsHint, nil)
-		sc.slab.budget = cfg.Budget
+		sc.useBudget(cfg.Budget, 0)
 		ts := o.newTracedScatterer(sc, w)
 		scats[slot] = ts
 		var pa *tracedPreAgg
 		if preagg {
 			part := partialScatterer(bits, o.keyTypes, o.specs, 0, nil)
-			part.slab.budget = cfg.Budget
+			part.useBudget(cfg.Budget, 0)
 			p, err := newPreAgg(o.keyTypes, o.specs, window, part, rowsHint, cfg, false)
 			if err != nil {
 				return err

@@ -188,7 +188,7 @@ type tracedBlock struct {
 
 // noteBlock records the slab's current block, if new.
 func (ts *tracedScatterer) noteBlock() {
-	b := ts.sc.slab.block
+	b := ts.sc.slabs[0].block
 	if len(b) == 0 {
 		return
 	}
