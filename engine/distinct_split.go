@@ -189,7 +189,7 @@ func (s *sideAggOp) start(x *execCtx) error {
 		s.space.st, s.space.place = s.settings, x.s.db.spillPlace()
 		cfg.Spill = s.space.open
 		if l := x.budget.Limit; l > 0 {
-			cfg.SpillAt = spillShare(l)
+			cfg.SpillAt = sideShare(l)
 		}
 		kt := make([]vec.Type, len(s.keys))
 		for i, k := range s.keys {

@@ -99,8 +99,18 @@ func (p *aggPlan) spillCount(rows, memLimit int64) {
 
 // spillShare is the bytes of a statement's memory limit its radix
 // partitions may take before they spill: the scan, the pre-aggregation
-// tables and the read-back need the rest.
-func spillShare(memLimit int64) int64 { return memLimit * 3 / 8 }
+// tables and the read-back need the rest, a quarter of the limit and at
+// least 1 GiB, or five eighths of a limit too small for that. Partitions
+// that stay within the share stay in memory to the end (only the groups
+// of partitions past it spill), so a larger share writes less.
+func spillShare(memLimit int64) int64 {
+	return max(memLimit*3/8, memLimit-max(memLimit/4, 1<<30))
+}
+
+// sideShare is spillShare for the side aggregation of a split DISTINCT,
+// which shares the statement with the main one: each may take three
+// eighths of the limit.
+func sideShare(memLimit int64) int64 { return memLimit * 3 / 8 }
 
 // config returns the configuration that runs the plan, with the
 // session's settings.
