@@ -302,7 +302,7 @@ func (a *hashAggOp) start(x *execCtx) error {
 	a.space.st, a.space.place = a.settings, x.s.db.spillPlace()
 	cfg.Spill = a.space.open
 	if l := x.budget.Limit; l > 0 {
-		cfg.SpillAt = spillShare(l)
+		cfg.SpillAt, cfg.SpillGroups = spillShare(l), a.plan.spills
 	}
 	ag, err := agg.New(a.keyTypes(), a.specs, a.plan.loop, cfg)
 	if err != nil {

@@ -104,6 +104,10 @@ type Config struct {
 	// before the limit is reached, so that the rest of the statement
 	// keeps room.
 	SpillAt int64
+	// SpillGroups says the partitions are expected to pass SpillAt: each
+	// worker carves them in groups, so that a spill writes only the
+	// groups it must. Otherwise a worker that spills writes them all.
+	SpillGroups bool
 }
 
 // threads returns the workers the configuration runs: Threads for Radix,

@@ -90,12 +90,15 @@ func (a *radix) start(w int) error {
 	maxBlock, groups := 0, 0
 	if a.cfg.SpillAt > 0 && a.cfg.Spill != nil {
 		// Blocks small enough that a worker's share of the partitions
-		// spills in several steps, and a group of partitions of its
-		// own per slab, so that a spill writes only the groups it must.
-		// Groups only where each one's blocks stay large enough to
-		// be worth a mapping of their own.
+		// spills in several steps and, where the partitions are
+		// expected to spill, a slab of its own per group of
+		// partitions, so that a spill writes only the groups it must;
+		// groups only where each one's blocks stay large enough to be
+		// worth a mapping of their own.
 		per := a.cfg.SpillAt / int64(16*len(a.scats))
-		for groups = spillGroupBits; groups > 0 && per>>groups < slabFirst; groups-- {
+		if a.cfg.SpillGroups {
+			for groups = spillGroupBits; groups > 0 && per>>groups < slabFirst; groups-- {
+			}
 		}
 		maxBlock = int(max(slabFirst>>groups, min(slabBlock, per>>groups)))
 	}

@@ -121,7 +121,7 @@ func TestSpillKeepsWhatFits(t *testing.T) {
 	const rows, keys, morsel = 1 << 22, 1 << 21, 1 << 14
 	dir := t.TempDir()
 	var space *spill.Space
-	cfg := Config{Strategy: Radix, RadixBits: 8, Threads: 1, Budget: &Budget{Limit: 96 << 20}, SpillAt: 56 << 20, PreAggGroups: -1,
+	cfg := Config{Strategy: Radix, RadixBits: 8, Threads: 1, Budget: &Budget{Limit: 96 << 20}, SpillAt: 56 << 20, SpillGroups: true, PreAggGroups: -1,
 		Spill: func() (*spill.Space, error) {
 			var err error
 			space, err = spill.Open(dir, 0)
