@@ -31,6 +31,11 @@ type sortOp struct {
 	// bound, for a top-N over a table scan ordered by one of its
 	// columns, is where it publishes its keep-th key for the scan.
 	bound *topNBound
+	// cut, for a top-N without a bound for a scan, is the same bound
+	// over its own input: the rows of a batch whose first key sorts
+	// after the keep-th row kept at the last trim are dropped as the
+	// batch comes, before they are copied and sorted with the rest.
+	cut *topNBound
 	// threads, above 1, is the workers that pull the input of a top-N
 	// with a bound at once (its input is then a projection of a scan,
 	// each of whose rows carries its position as a last key).
@@ -57,6 +62,9 @@ func (s *sortOp) detail() []string {
 	}
 	if s.bound != nil {
 		d = append(d, fmt.Sprintf("hands its %d-th %s to the scan below as it trims", s.keep, s.bound.name))
+	}
+	if c := s.cut; c != nil && c.cut.Load() > 0 {
+		d = append(d, fmt.Sprintf("dropped %d of its input rows as they came, their %s sorting after its %d-th kept", c.cut.Load(), c.name, s.keep))
 	}
 	if s.threads > 1 {
 		d = append(d, fmt.Sprintf("input: %d workers; ties broken by the row's position in the table", s.threads))
@@ -157,6 +165,24 @@ func (s *sortOp) take(x *execCtx, in *sortInput, b *vec.Batch) error {
 	t0 := time.Now()
 	defer s.stats.since(t0)
 	s.stats.rowsIn.Add(int64(b.Len))
+	if s.cut == nil && s.bound == nil && s.keep > 0 && len(s.order) > 0 {
+		o := s.order[0]
+		s.cut = &topNBound{col: o.col, name: s.names[o.col], desc: o.desc, nullsFirst: o.nullsFirst, keep: s.keep}
+	}
+	if s.cut != nil {
+		if sel := s.cut.filter(b.Vecs[s.order[0].col], nil, b.Len); sel != nil && len(sel) < b.Len {
+			if len(sel) == 0 {
+				return nil
+			}
+			cut := &vec.Batch{Vecs: make([]*vec.Vector, len(b.Vecs)), Len: len(sel)}
+			for i, v := range b.Vecs {
+				if v != nil {
+					cut.Vecs[i] = gather(v, sel)
+				}
+			}
+			b = cut
+		}
+	}
 	if s.crowded(b.Len) && len(in.parts) > 0 {
 		// Select from a large part where it lies rather than copy
 		// it next to the rows kept so far: sorted charges b, then
@@ -243,8 +269,12 @@ func (s *sortOp) sorted(x *execCtx, parts []*vec.Batch) (*vec.Batch, error) {
 	for i, v := range vs {
 		b.Vecs[i] = gather(v, idx)
 	}
-	if s.bound != nil && s.keep > 0 && int64(b.Len) >= s.keep {
-		s.bound.publish(b.Vecs[s.order[0].col], int(s.keep-1))
+	if s.keep > 0 && int64(b.Len) >= s.keep {
+		for _, t := range []*topNBound{s.bound, s.cut} {
+			if t != nil {
+				t.publish(b.Vecs[s.order[0].col], int(s.keep-1))
+			}
+		}
 	}
 	if err := s.charge(x, s.held-perm-in); err != nil {
 		return nil, err

@@ -87,7 +87,8 @@ func (b *batches) next(x *execCtx, w int) (*vec.Batch, error) {
 }
 
 // TestTopNOverParts checks that a top-N fed large batches (an
-// aggregation's parts), which it selects from one by one, returns what a
+// aggregation's parts), which it selects from one by one, dropping the
+// rows that sort after the keep-th it holds as they come, returns what a
 // full sort of all of them would, ties broken by arrival.
 func TestTopNOverParts(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -136,6 +137,12 @@ func TestTopNOverParts(t *testing.T) {
 				if got.Vecs[1].I64[i] != cat[1].I64[j] {
 					t.Fatalf("desc=%v keep=%d: row %d is %d, want %d", desc, keep, i, got.Vecs[1].I64[i], cat[1].I64[j])
 				}
+			}
+			// Once it held keep rows, the top-N dropped the rows of
+			// later parts whose key sorts after its keep-th as they
+			// came (the loop above checks that none it needed went).
+			if keep <= 10 && (s.cut == nil || s.cut.cut.Load() == 0) {
+				t.Errorf("desc=%v keep=%d: no input row was dropped before the sort", desc, keep)
 			}
 		}
 	}
