@@ -54,9 +54,6 @@ type pageReader struct {
 	out    []byte // a data page's bytes decompressed, reused likewise
 	plain  []byte // a delta page's values made PLAIN, reused likewise
 	dec    decompressors
-	// pool is where out and raw come from and go back to when the chunk
-	// is closed (nil: made fresh, dropped).
-	pool *bufPool
 	// plainOK: PLAIN pages of the column are read as plainPages (a
 	// required column of a conversion they serve); pos is their string
 	// positions, reused from page to page.
@@ -153,11 +150,6 @@ func (pr *pageReader) SeekToRow(int64) error {
 // holds no file handle of its own.
 func (pr *pageReader) Close() error {
 	pr.unmap()
-	// The pages' values were converted into vectors of their own: the
-	// buffers serve the next chunk.
-	pr.pool.put(pr.out)
-	pr.pool.put(pr.raw)
-	pr.out, pr.raw = nil, nil
 	return nil
 }
 
@@ -172,7 +164,7 @@ func (pr *pageReader) readPage(loc pageLoc) (parquet.Page, error) {
 		}
 	}
 	if cap(pr.raw) < ahead {
-		pr.raw = pr.buf(pr.raw, ahead)
+		pr.raw = make([]byte, ahead)
 	}
 	if _, err := pr.r.ReadAt(pr.raw[:ahead], loc.pos); err != nil {
 		if err == io.EOF {
@@ -374,20 +366,9 @@ func (pr *pageReader) plainPage(np int, codec format.CompressionCodec, src []byt
 // outBuf returns pr.out sized to n bytes.
 func (pr *pageReader) outBuf(n int) []byte {
 	if cap(pr.out) < n {
-		pr.out = pr.buf(pr.out, n)
+		pr.out = make([]byte, n)
 	}
 	return pr.out[:n]
-}
-
-// buf returns a buffer of n bytes, one the pool kept or a fresh one, in
-// place of old, which is too small: it goes back to the pool.
-func (pr *pageReader) buf(old []byte, n int) []byte {
-	b := pr.pool.get(n)
-	pr.pool.put(old)
-	if b == nil {
-		b = make([]byte, n)
-	}
-	return b[:n]
 }
 
 // needDict fails when a dictionary-encoded page comes before any

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"cachebook/engine/vec"
 
@@ -28,56 +27,6 @@ type Reader struct {
 	// verify: check each page's CRC32, where the file wrote one, before
 	// decoding it (see VerifyChecksums).
 	verify bool
-	// bufs keeps the page buffers of the chunks read and closed so far
-	// for the chunks after them.
-	bufs bufPool
-}
-
-// bufPool keeps page buffers for reuse. A scan reads each column of each
-// row group as a chunk of its own; a page buffer made fresh for every
-// chunk (8 MB for a page of a million INT64s) cost a page fault per 4 KiB
-// written and, once collected, the return of its pages to the OS, which
-// interrupts every core for its TLB.
-type bufPool struct {
-	mu    sync.Mutex
-	bufs  [][]byte
-	bytes int // the capacity of bufs
-}
-
-// maxPooled is the most bytes of buffers a bufPool keeps: a scan's
-// workers close a chunk's buffers just before they take the next's.
-const maxPooled = 64 << 20
-
-// get returns a kept buffer of capacity n at least, or nil.
-func (p *bufPool) get(n int) []byte {
-	if p == nil {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, b := range p.bufs {
-		if cap(b) >= n {
-			last := len(p.bufs) - 1
-			p.bufs[i], p.bufs[last] = p.bufs[last], nil
-			p.bufs = p.bufs[:last]
-			p.bytes -= cap(b)
-			return b
-		}
-	}
-	return nil
-}
-
-// put keeps b, whose contents nothing refers to any more, for a later get.
-func (p *bufPool) put(b []byte) {
-	if p == nil || cap(b) == 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bytes+cap(b) <= maxPooled {
-		p.bufs = append(p.bufs, b[:0])
-		p.bytes += cap(b)
-	}
 }
 
 // VerifyChecksums sets whether the reader checks each page's CRC32, where
@@ -123,7 +72,7 @@ func (rd *Reader) chunkPages(g, j int) (pages parquet.Pages, md *format.ColumnMe
 	if leaf >= len(bare) {
 		return nil, nil, fmt.Errorf("storage: %s: corrupt schema", t.Path)
 	}
-	pr := &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, walk: walk, verify: rd.verify, pool: &rd.bufs}
+	pr := &pageReader{r: rd.r, col: bare[leaf], codec: md.Codec, phys: md.Type, walk: walk, verify: rd.verify}
 	pr.plainOK = plainConv(t.convs[j], md.Type) && pr.col.MaxDefinitionLevel() == 0 && pr.col.MaxRepetitionLevel() == 0
 	if m := newChunkMap(rd.r, rd.size, start, start+md.TotalCompressedSize, &rd.c.mapped); m != nil {
 		pr.mapPages(m)
