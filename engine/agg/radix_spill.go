@@ -461,19 +461,10 @@ func (a *radix) fitsBack() bool {
 				need += f.Size()
 			}
 		}
-		lo, hi := a.spillRange(g)
-		for w := range a.scats {
-			if a.scats[w] == nil {
-				continue
-			}
-			for _, sc := range a.workerScatterers(w) {
-				for p := lo; p < hi; p++ {
-					for _, c := range sc.parts[p].chunks {
-						need += c.written()
-					}
-				}
-			}
-		}
+		a.eachMemChunk(g, func(_ *scatterer, c *chunk) error {
+			need += c.written()
+			return nil
+		})
 		most = max(most, need)
 	}
 	return most <= room/int64(2*len(a.scats))
@@ -483,6 +474,16 @@ func (a *radix) fitsBack() bool {
 // partition g.
 func (a *radix) memRows(g int) int64 {
 	var n int64
+	a.eachMemChunk(g, func(_ *scatterer, c *chunk) error {
+		n += int64(len(c.hashes))
+		return nil
+	})
+	return n
+}
+
+// eachMemChunk calls f with each chunk the workers hold in memory for
+// spill partition g, and the partitions it is of, until f fails.
+func (a *radix) eachMemChunk(g int, f func(sc *scatterer, c *chunk) error) error {
 	lo, hi := a.spillRange(g)
 	for w := range a.scats {
 		if a.scats[w] == nil {
@@ -490,11 +491,15 @@ func (a *radix) memRows(g int) int64 {
 		}
 		for _, sc := range a.workerScatterers(w) {
 			for p := lo; p < hi; p++ {
-				n += int64(sc.parts[p].rows)
+				for _, c := range sc.parts[p].chunks {
+					if err := f(sc, c); err != nil {
+						return err
+					}
+				}
 			}
 		}
 	}
-	return n
+	return nil
 }
 
 // spillRange returns the radix partitions [lo, hi) of spill partition g.
@@ -607,25 +612,12 @@ func (a *radix) eachChunk(job spillJob, f func(kind int, cols []*vec.Vector, hs 
 	if err := a.eachFileChunk(job, f); err != nil || !job.mem {
 		return err
 	}
-	lo, hi := a.spillRange(job.g)
-	for w := range a.scats {
-		if a.scats[w] == nil {
-			continue
+	return a.eachMemChunk(job.g, func(sc *scatterer, c *chunk) error {
+		if m := len(c.hashes); m > 0 {
+			return f(a.kindOf(sc), sc.spillCols(c), c.hashes, m)
 		}
-		for _, sc := range a.workerScatterers(w) {
-			kind := a.kindOf(sc)
-			for p := lo; p < hi; p++ {
-				for _, c := range sc.parts[p].chunks {
-					if m := len(c.hashes); m > 0 {
-						if err := f(kind, sc.spillCols(c), c.hashes, m); err != nil {
-							return err
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // eachFileChunk reads the chunks of a job's files, charged while f runs.
