@@ -86,7 +86,6 @@ func (a *radix) Workers() int { return len(a.scats) }
 // start gives worker w its partitions and pre-aggregation.
 func (a *radix) start(w int) error {
 	sc := newScatterer(a.bits, a.keyTypes, a.specs, a.rowsHint, a.arenas[w])
-	// Blocks are charged as they are taken.
 	maxBlock, groups := 0, 0
 	if a.cfg.SpillAt > 0 && a.cfg.Spill != nil {
 		// Blocks small enough that a worker's share of the partitions
@@ -102,7 +101,7 @@ func (a *radix) start(w int) error {
 		}
 		maxBlock = int(max(slabFirst>>groups, min(slabBlock, per>>groups)))
 	}
-	sc.useBudget(a.cfg.Budget, maxBlock)
+	sc.useBudget(a.cfg.Budget, maxBlock) // blocks are charged as they are taken
 	newArena := func() *Arena { return NewArena(a.cfg.HugePages, a.cfg.Pool) }
 	if a.cfg.Spill != nil {
 		sc.splitSlabs(groups, newArena)

@@ -13,16 +13,20 @@ import (
 	"cachebook/engine/vec"
 )
 
-// Spilling (Grace hash aggregation). When a radix worker's partitions
-// would pass the memory limit, its full partition buffers (keys, aggregate
-// inputs or partial states, and hashes) are appended to one temporary file
-// per spill partition and their memory is reused. Once any worker spilled,
-// Finalize spills what every worker still holds and gives the buffers
-// back, and Next aggregates one spill partition at a time from its files,
-// each chunk charged to the budget as it is read and released once folded
-// into the table. A spill partition is 2^(RadixBits-spillBits) radix
-// partitions (all of them for fewer radix bits), so that a statement keeps
-// at most two files per spill partition open.
+// Spilling (Grace hash aggregation, hybrid). When a radix worker's
+// partitions would pass the memory limit's share (SpillAt), partition
+// buffers (keys, aggregate inputs or partial states, and hashes) are
+// appended to one temporary file per spill partition and their memory is
+// given back: a group of partitions at a time where the worker carves
+// them in groups (SpillGroups), all of them otherwise or when a charge
+// fails (spillSome, spillWorker). Once any worker spilled, Next aggregates
+// one spill partition at a time from its files, each chunk charged to the
+// budget as it is read and released once folded into the table, and from
+// the rows the workers still hold in memory for it, unless those would
+// leave too little room, when Finalize spills them too (fitsBack). A
+// spill partition is 2^(RadixBits-spillBits) radix partitions (all of
+// them for fewer radix bits), so that a statement keeps at most two files
+// per spill partition open.
 
 // SpillFunc opens the statement's spill space the first time an
 // aggregation must spill; its caller closes the space when the statement

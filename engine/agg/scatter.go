@@ -163,7 +163,7 @@ type scatterer struct {
 	strCol  []int         // index into need for each key then arg column, or -1
 	seen    []int64       // string bytes scattered so far, per string column
 	rows    int64         // rows scattered so far
-	bytes   int64         // the memory held and charged to the budget: max(written, slab.total)
+	bytes   int64         // the memory held and charged to the budget: max(written, blocks())
 	written int64         // estimate of the bytes written
 }
 
