@@ -114,6 +114,7 @@ func (a *radix) start(w int) error {
 	// Sized for few rows until a window shows what they keep.
 	part := partialScatterer(a.bits, a.keyTypes, a.specs, 0, a.arenas[w])
 	part.useBudget(a.cfg.Budget, maxBlock)
+	part.spillKind = 1
 	if a.cfg.Spill != nil {
 		part.splitSlabs(groups, newArena)
 	}

@@ -294,24 +294,13 @@ func (a *radix) workerScatterers(w int) []*scatterer {
 	return scs
 }
 
-// kindOf returns the kind of spill file sc's rows go to: 0 for raw rows,
-// 1 for partial states.
-func (a *radix) kindOf(sc *scatterer) int {
-	for _, pa := range a.pres {
-		if pa != nil && pa.part == sc {
-			return 1
-		}
-	}
-	return 0
-}
-
 // spillGroup writes group m of sc's partitions to the files and gives
 // back its memory.
 func (a *radix) spillGroup(s *spiller, sc *scatterer, m int) error {
 	if sc == nil {
 		return nil
 	}
-	kind := a.kindOf(sc)
+	kind := sc.spillKind
 	shift := a.bits - s.bits
 	lo, hi := sc.groupParts(m)
 	for p := lo; p < hi; p++ {
@@ -618,7 +607,7 @@ func (a *radix) eachChunk(job spillJob, f func(kind int, cols []*vec.Vector, hs 
 	}
 	return a.eachMemChunk(job.g, func(sc *scatterer, c *chunk) error {
 		if m := len(c.hashes); m > 0 {
-			return f(a.kindOf(sc), sc.spillCols(c), c.hashes, m)
+			return f(sc.spillKind, sc.spillCols(c), c.hashes, m)
 		}
 		return nil
 	})

@@ -154,6 +154,9 @@ type scatterer struct {
 	// memory while the others stay.
 	slabs  []slab
 	gshift uint
+	// spillKind is the kind of spill file the rows go to: 0 for raw
+	// rows, 1 for partial states (a pre-aggregation's partitions).
+	spillKind int
 
 	hashes  []uint64
 	pidx    []uint32
