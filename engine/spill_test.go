@@ -125,6 +125,9 @@ func TestGroupBySpills(t *testing.T) {
 	}{
 		{"count/radix1", count, spillLimit, radix1, ""},
 		{"count/parallel2", count, spillLimit, parallel2, ""},
+		// 256 partitions under a limit the rest of the statement takes
+		// most of: a worker past the share still writes its partitions.
+		{"top count/radix1 256 partitions", count + " ORDER BY 2 DESC, 1 LIMIT 10", "8MB", []string{"group_by", "radix", "radix_bits", "8", "threads", "1"}, ""},
 		{"sum avg/radix1", sumAvg, spillLimit, radix1, ""},
 		{"sum avg/parallel2", sumAvg, spillLimit, parallel2, ""},
 		{"min max/radix1", minMax, spillLimit, radix1, ""},

@@ -227,7 +227,8 @@ func (a *radix) spillWorker(w int, memErr error) error {
 // partitions it spilled before (their rows go to disk in any case), then
 // the group holding the most of those still in memory, marked spilled
 // from then on, and so on until the statement is back under three
-// quarters of the share or the worker under its part of that. The groups
+// quarters of the share, the worker under its part of that once it wrote
+// something, or every group of the worker is out. The groups
 // never spilled stay in memory and are aggregated from there: only what
 // does not fit goes to disk, as in hybrid hash joins.
 func (a *radix) spillSome(w int) error {
@@ -246,6 +247,7 @@ func (a *radix) spillSome(w int) error {
 		}
 		return nil
 	}
+	held := a.holds(w)
 	for m, o := range out {
 		if o {
 			if err := spill(m); err != nil {
@@ -253,8 +255,10 @@ func (a *radix) spillSome(w int) error {
 			}
 		}
 	}
+	// At least one group goes, whatever else holds the statement's
+	// memory; more only while the worker holds more than its part.
 	target := a.cfg.SpillAt * 3 / 4
-	for rootUsed(a.cfg.Budget) > target && a.holds(w) > target/int64(len(a.scats)) {
+	for rootUsed(a.cfg.Budget) > target && (a.holds(w) == held || a.holds(w) > target/int64(len(a.scats))) {
 		best, most := -1, int64(0)
 		for m, o := range out {
 			var held int64
@@ -439,6 +443,13 @@ func (a *radix) finishSpill(ctx context.Context) error {
 // group of its own: its bytes on disk and in memory, and table slots for
 // each row.
 func (a *radix) fitsBack() bool {
+	if w := a.firstWorker(); w < 0 || len(a.scats[w].slabs) < 2 {
+		// Partitions not carved in groups spill whole, and a limit
+		// too small for groups leaves the rest of the statement (the
+		// groups handed on, held by what consumes them) the room they
+		// took.
+		return false
+	}
 	room := int64(math.MaxInt64)
 	for b := a.cfg.Budget; b != nil; b = b.Parent {
 		if b.Limit > 0 {
@@ -461,6 +472,16 @@ func (a *radix) fitsBack() bool {
 		most = max(most, need)
 	}
 	return most <= room/int64(2*len(a.scats))
+}
+
+// firstWorker returns the first worker that started, or -1.
+func (a *radix) firstWorker() int {
+	for w, sc := range a.scats {
+		if sc != nil {
+			return w
+		}
+	}
+	return -1
 }
 
 // memRows returns the rows the workers hold in memory for spill
