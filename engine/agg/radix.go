@@ -38,6 +38,10 @@ type radix struct {
 	closed   bool
 
 	spill spiller // the files, once a worker spilled
+	// groupBits gives the groups of partitions each worker's slabs
+	// carve (2^groupBits, 0: one slab), and maxBlock bounds their
+	// blocks (0: slabBlock).
+	groupBits, maxBlock int
 	// out says, per worker and group of partitions, that the group
 	// spilled to make room and spills again whenever the worker does.
 	out        [][]bool
@@ -71,6 +75,20 @@ func newRadix(keyTypes []vec.Type, specs []Spec, cfg Config) (*radix, error) {
 	for i := range a.arenas {
 		a.arenas[i] = NewArena(cfg.HugePages, cfg.Pool)
 	}
+	if cfg.SpillAt > 0 && cfg.Spill != nil {
+		// Blocks small enough that a worker's share of the partitions
+		// spills in several steps and, where the partitions are
+		// expected to spill, a slab of its own per group of
+		// partitions, so that a spill writes only the groups it must;
+		// groups only where each one's blocks stay large enough to be
+		// worth a mapping of their own.
+		per := cfg.SpillAt / int64(16*threads)
+		if cfg.SpillGroups {
+			for a.groupBits = min(spillGroupBits, a.bits); a.groupBits > 0 && per>>a.groupBits < slabFirst; a.groupBits-- {
+			}
+		}
+		a.maxBlock = int(max(slabFirst>>a.groupBits, min(slabBlock, per>>a.groupBits)))
+	}
 	// A worker's partitions beyond its share of the mappings the pool
 	// keeps now are fresh memory, which pre-aggregation weighs. Go's heap
 	// does not say, so without huge-page arenas none counts as fresh.
@@ -86,25 +104,10 @@ func (a *radix) Workers() int { return len(a.scats) }
 // start gives worker w its partitions and pre-aggregation.
 func (a *radix) start(w int) error {
 	sc := newScatterer(a.bits, a.keyTypes, a.specs, a.rowsHint, a.arenas[w])
-	maxBlock, groups := 0, 0
-	if a.cfg.SpillAt > 0 && a.cfg.Spill != nil {
-		// Blocks small enough that a worker's share of the partitions
-		// spills in several steps and, where the partitions are
-		// expected to spill, a slab of its own per group of
-		// partitions, so that a spill writes only the groups it must;
-		// groups only where each one's blocks stay large enough to be
-		// worth a mapping of their own.
-		per := a.cfg.SpillAt / int64(16*len(a.scats))
-		if a.cfg.SpillGroups {
-			for groups = spillGroupBits; groups > 0 && per>>groups < slabFirst; groups-- {
-			}
-		}
-		maxBlock = int(max(slabFirst>>groups, min(slabBlock, per>>groups)))
-	}
-	sc.useBudget(a.cfg.Budget, maxBlock) // blocks are charged as they are taken
+	sc.useBudget(a.cfg.Budget, a.maxBlock) // blocks are charged as they are taken
 	newArena := func() *Arena { return NewArena(a.cfg.HugePages, a.cfg.Pool) }
 	if a.cfg.Spill != nil {
-		sc.splitSlabs(groups, newArena)
+		sc.splitSlabs(a.groupBits, newArena)
 		a.out[w] = make([]bool, len(sc.slabs))
 	}
 	a.scats[w] = sc
@@ -113,10 +116,10 @@ func (a *radix) start(w int) error {
 	}
 	// Sized for few rows until a window shows what they keep.
 	part := partialScatterer(a.bits, a.keyTypes, a.specs, 0, a.arenas[w])
-	part.useBudget(a.cfg.Budget, maxBlock)
+	part.useBudget(a.cfg.Budget, a.maxBlock)
 	part.spillKind = 1
 	if a.cfg.Spill != nil {
-		part.splitSlabs(groups, newArena)
+		part.splitSlabs(a.groupBits, newArena)
 	}
 	pa, err := newPreAgg(a.keyTypes, a.specs, a.window, part, a.rowsHint, a.cfg, true)
 	if err != nil {

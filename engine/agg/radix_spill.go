@@ -443,7 +443,7 @@ func (a *radix) finishSpill(ctx context.Context) error {
 // group of its own: its bytes on disk and in memory, and table slots for
 // each row.
 func (a *radix) fitsBack() bool {
-	if w := a.firstWorker(); w < 0 || len(a.scats[w].slabs) < 2 {
+	if a.groupBits == 0 {
 		// Partitions not carved in groups spill whole, and a limit
 		// too small for groups leaves the rest of the statement (the
 		// groups handed on, held by what consumes them) the room they
@@ -459,29 +459,19 @@ func (a *radix) fitsBack() bool {
 	s := &a.spill
 	var most int64
 	for g := range s.rows {
-		need := 32 * (s.rows[g] + a.memRows(g))
+		need := 32 * s.rows[g]
 		for _, f := range [2]*spill.File{s.files[0][g], s.files[1][g]} {
 			if f != nil {
 				need += f.Size()
 			}
 		}
 		a.eachMemChunk(g, func(_ *scatterer, c *chunk) error {
-			need += c.written()
+			need += 32*int64(len(c.hashes)) + c.written()
 			return nil
 		})
 		most = max(most, need)
 	}
 	return most <= room/int64(2*len(a.scats))
-}
-
-// firstWorker returns the first worker that started, or -1.
-func (a *radix) firstWorker() int {
-	for w, sc := range a.scats {
-		if sc != nil {
-			return w
-		}
-	}
-	return -1
 }
 
 // memRows returns the rows the workers hold in memory for spill
