@@ -3,6 +3,7 @@ package agg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -50,26 +51,7 @@ func TestSpillSplitsAgain(t *testing.T) {
 		if err := ag.Finalize(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		seen := make([]bool, rows)
-		groups := 0
-		for {
-			p, ok, err := ag.Next(context.Background(), 0)
-			if err != nil {
-				t.Fatalf("threads %d: %v", threads, err)
-			}
-			if !ok {
-				break
-			}
-			for i := range p.Groups {
-				k, c := p.Keys[0].I64[i], p.Aggs[0].I64[i]
-				if k < 0 || k >= rows || seen[k] || c != 1 {
-					t.Fatalf("threads %d: group %d (count %d) out of place", threads, k, c)
-				}
-				seen[k] = true
-			}
-			groups += p.Groups
-			cfg.Budget.Grow(-p.Bytes)
-		}
+		groups := countsOnce(t, ag, cfg.Budget, rows, 1, fmt.Sprintf("threads %d: ", threads))
 		st := ag.(*radix).SpillStats()
 		ag.Close()
 		if groups != rows {
@@ -147,26 +129,7 @@ func TestSpillKeepsWhatFits(t *testing.T) {
 	if err := ag.Finalize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	seen := make([]bool, keys)
-	groups := 0
-	for {
-		p, ok, err := ag.Next(context.Background(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		for i := range p.Groups {
-			k, c := p.Keys[0].I64[i], p.Aggs[0].I64[i]
-			if k < 0 || k >= keys || seen[k] || c != rows/keys {
-				t.Fatalf("group %d (count %d) out of place", k, c)
-			}
-			seen[k] = true
-		}
-		groups += p.Groups
-		cfg.Budget.Grow(-p.Bytes)
-	}
+	groups := countsOnce(t, ag, cfg.Budget, keys, rows/keys, "")
 	st := ag.(*radix).SpillStats()
 	if groups != keys {
 		t.Errorf("%d groups, want %d", groups, keys)
@@ -179,4 +142,32 @@ func TestSpillKeepsWhatFits(t *testing.T) {
 		t.Errorf("%d files left after the last partition (%v)", len(left), err)
 	}
 	t.Logf("%+v", st)
+}
+
+// countsOnce hands out ag's groups with worker 0, giving each part's
+// bytes back to b, and fails the test (its messages prefixed with what)
+// unless every group is an integer key in [0, keys), comes out once and
+// counts want rows; it returns the groups.
+func countsOnce(t *testing.T, ag Aggregator, b *Budget, keys, want int64, what string) int {
+	t.Helper()
+	seen := make([]bool, keys)
+	groups := 0
+	for {
+		p, ok, err := ag.Next(context.Background(), 0)
+		if err != nil {
+			t.Fatalf("%s%v", what, err)
+		}
+		if !ok {
+			return groups
+		}
+		for i := range p.Groups {
+			k, c := p.Keys[0].I64[i], p.Aggs[0].I64[i]
+			if k < 0 || k >= keys || seen[k] || c != want {
+				t.Fatalf("%sgroup %d (count %d) out of place", what, k, c)
+			}
+			seen[k] = true
+		}
+		groups += p.Groups
+		b.Grow(-p.Bytes)
+	}
 }
