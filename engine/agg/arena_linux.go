@@ -34,94 +34,132 @@ type Pool struct {
 // than the 512 small pages it replaces (one fault, one zeroing pass), but
 // on a virtual machine that hands free 2 MiB blocks back to its host (free
 // page reporting), each fresh huge page also costs the host's faults: on
-// the VM this project was built on, 2.5–2.9 s per GB against 0.3 s per GB
-// for small pages, so a first query whose partitions took a gigabyte spent
-// half its time zeroing. Huge pages that another process freed a moment
-// ago have not been handed back yet and cost 0.12 s per GB, until they run
-// out, so one look is not enough: before the pool's first fresh mapping,
-// and again after each freshProbeEvery bytes of fresh huge mappings, the
-// pool maps a probe of a few huge pages, faults them in one by one, timing
-// each, and unmaps it (its pages go back to the free lists, where the next
-// mappings take them). Where the probe's upper quartile costs more than
-// twice as much per byte as fresh small pages, the pool's later fresh
-// mappings keep small pages. Mappings kept in the pool are reused as they
-// are, already faulted in.
+// the VM this project was built on, 2.5–3.2 s per GB against 0.35–0.7 s
+// per GB for small pages, so a first query whose partitions took a
+// gigabyte spent half its time zeroing. Huge pages that another process
+// freed a moment ago have not been handed back yet and cost 0.12–0.2 s
+// per GB, until they run out, so one look is not enough. Before the
+// pool's first fresh mapping it maps a probe of a few huge pages, faults
+// them in one by one, timing each, and unmaps it (its pages go back to the
+// free lists, where the next mappings take them); where the probe's upper
+// quartile costs more than twice as much per byte as fresh small pages
+// (or more than freshDearMax), fresh mappings keep small pages. After that, each fresh mapping advised
+// for huge pages has its first huge page faulted in and timed as it is
+// made: the memory is the query's own, so the look costs nothing where
+// huge pages are cheap. Two dear pages in a row, and the rest of that
+// mapping and every later fresh mapping keep small pages. A probe every
+// so many bytes instead let the cheap pages run out unseen: GROUP BY URL
+// in a fresh process then faulted in up to 390 MB of dear huge pages.
+// Mappings kept in the pool are reused as they are, already faulted in.
 type freshCost struct {
 	probing sync.Mutex // held by the goroutine probing
+	probed  bool       // the first probe has run
 	base    float64    // s/GB of fresh small pages (0: not measured yet)
-	since   int64      // bytes of fresh huge mappings since the last probe (-1: none yet)
+	dear    int        // fresh mappings in a row whose first huge page was dear
 	small4K bool       // fresh mappings are left on small pages
 	off     bool       // not measurable here
 	note    string     // what was last measured and decided
 }
 
 const (
-	freshProbeFirst = 16        // huge pages in the first probe
-	freshProbeLater = 4         // and in each later one
-	freshProbeEvery = 128 << 20 // fresh huge mapping bytes between probes
+	freshProbeFirst = 16 // huge pages in the first probe
 	freshProbeSmall = 4 << 20
+	// freshDearRuns is how many fresh mappings in a row must find their
+	// first huge page dear before later ones keep small pages: one slow
+	// fault may be the scheduler's.
+	freshDearRuns = 2
 )
 
 // adviseFresh advises the fresh mapping b for huge pages, unless the
-// pool's probes found fresh huge pages dearer than small ones here.
+// pool's measurements found fresh huge pages dearer than small ones here;
+// where it does, it faults in b's first huge page and times it (see
+// freshCost).
 func (p *Pool) adviseFresh(b []byte) {
-	if p.keepSmall(int64(len(b))) {
+	if p.keepSmall() {
 		return
 	}
 	// Advice is best effort: without THP the mapping still works.
-	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+	if unix.Madvise(b, unix.MADV_HUGEPAGE) != nil || p == nil || len(b) < hugeMin {
+		return
+	}
+	start := time.Now()
+	b[0] = 0 // a write fault: the whole huge page is made and zeroed
+	if p.judgeFresh(max(time.Since(start), 1)) {
+		_ = unix.Madvise(b[hugeMin:], unix.MADV_NOHUGEPAGE)
+	}
 }
 
-// keepSmall probes fresh huge pages when a probe is due and reports
-// whether a fresh mapping of n bytes is to keep small pages; if not, the n
-// bytes count toward the next probe.
-func (p *Pool) keepSmall(n int64) bool {
+// freshDearMax is the most, in s/GB, a fresh huge page may cost to fault
+// in and still count as cheap, however dear small pages were when
+// measured: on the VM above, a huge page the host still backs costs
+// 0.08–0.25 s/GB and one it must fault in 2.5–3.2, while small pages,
+// timed over a few megabytes, came out anywhere from 0.35 to 1.5.
+const freshDearMax = 1.0
+
+// dearer reports whether fresh huge pages costing cost s/GB to fault in
+// are to give way to small pages costing base: where they cost more than
+// twice as much per byte, or more than freshDearMax.
+func dearer(cost, base float64) bool { return cost > min(2*base, freshDearMax) }
+
+// keepSmall runs the first probe of fresh huge pages if it is due and
+// reports whether fresh mappings are to keep small pages.
+func (p *Pool) keepSmall() bool {
 	if p == nil {
 		return false
 	}
 	f := &p.fresh
 	p.mu.Lock()
-	due := !f.small4K && !f.off && (f.since < 0 || f.since >= freshProbeEvery)
+	due := !f.probed
 	p.mu.Unlock()
-	if due && f.probing.TryLock() { // another worker's probe will do
-		p.probeFresh()
+	if due {
+		if !f.probing.TryLock() {
+			return true // another worker is probing: small pages meanwhile
+		}
+		p.mu.Lock()
+		due = !f.probed
+		p.mu.Unlock()
+		if due {
+			p.probeFresh()
+		}
 		f.probing.Unlock()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if f.small4K {
-		return true
-	}
-	f.since = max(f.since, 0) + n
-	return false
+	return f.small4K
 }
 
-// probeFresh times fresh huge pages (and, the first time, fresh small
-// pages) and decides for the pool's later fresh mappings.
-func (p *Pool) probeFresh() {
-	p.mu.Lock()
-	first := p.fresh.since < 0
-	p.mu.Unlock()
-	pages := freshProbeLater
-	var small time.Duration
-	if first {
-		pages = freshProbeFirst
-		small = timeSmallPages()
-	}
-	p.mu.Lock()
-	base := p.fresh.base
-	p.mu.Unlock()
-	if first {
-		base = float64(small) / freshProbeSmall
-	}
-	huge, err := timeHugePages(pages, base)
+// judgeFresh counts the first huge page of a fresh mapping, which took d
+// to fault in, and reports whether later fresh mappings, and the rest of
+// this one, now keep small pages.
+func (p *Pool) judgeFresh(d time.Duration) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f := &p.fresh
-	f.since = 0
-	if first {
-		f.base = base
+	cost := float64(d) / hugeMin
+	if f.small4K || f.base <= 0 || !dearer(cost, f.base) {
+		f.dear = 0
+		return f.small4K
 	}
+	f.dear++
+	if f.dear < freshDearRuns {
+		return false
+	}
+	f.small4K = true
+	f.note = fmt.Sprintf("the first huge page of %d fresh mappings in a row took %.2f s/GB or more to fault in, 4 KiB pages %.2f s/GB: later fresh mappings use 4 KiB pages (mappings already made are reused as they are)",
+		freshDearRuns, cost, f.base)
+	return true
+}
+
+// probeFresh times fresh huge and small pages and decides for the
+// pool's fresh mappings until a mapping's own first page says otherwise.
+func (p *Pool) probeFresh() {
+	small := timeSmallPages()
+	base := float64(small) / freshProbeSmall
+	huge, err := timeHugePages(freshProbeFirst, base)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := &p.fresh
+	f.probed, f.base = true, base
 	if err != nil || f.base <= 0 {
 		f.off, f.note = true, "fresh huge pages not measured"
 		if err != nil {
@@ -131,10 +169,10 @@ func (p *Pool) probeFresh() {
 	}
 	slices.Sort(huge)
 	q3 := float64(huge[len(huge)*3/4]) / hugeMin // ns per byte, that is s/GB
-	f.small4K = q3 > 2*f.base
-	verdict := "fresh mappings use huge pages"
+	f.small4K = dearer(q3, f.base)
+	verdict := "fresh mappings use huge pages while the first huge page of each costs less than twice as much per byte"
 	if f.small4K {
-		verdict = "later fresh mappings use 4 KiB pages (mappings already made are reused as they are)"
+		verdict = "fresh mappings use 4 KiB pages (mappings already made are reused as they are)"
 	}
 	f.note = fmt.Sprintf("fresh 2 MiB pages took %.2f s/GB to fault in (upper quartile of %d), 4 KiB pages %.2f s/GB: %s",
 		q3, len(huge), f.base, verdict)
@@ -226,9 +264,7 @@ func DefaultPoolBytes() int64 {
 // pool's arenas map or unmap memory (in use or kept): that memory is
 // outside Go's heap, so the runtime's soft memory limit does not see it.
 func NewPool(limit int64, onMapped func(delta int64)) *Pool {
-	p := &Pool{limit: limit, onMapped: onMapped}
-	p.fresh.since = -1
-	return p
+	return &Pool{limit: limit, onMapped: onMapped}
 }
 
 // mapped reports a change in the bytes mapped through p.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"cachebook/engine/vec"
@@ -86,8 +87,7 @@ func TestRadixMapsWithinLimit(t *testing.T) {
 }
 
 // TestFreshHugePages: before its first fresh mapping the pool probes what
-// fresh huge and small pages cost to fault in and states it, and probes
-// again after freshProbeEvery bytes of fresh huge mappings; once it has
+// fresh huge and small pages cost to fault in and states it; once it has
 // chosen small pages, a fresh mapping is not advised for huge pages.
 func TestFreshHugePages(t *testing.T) {
 	pool := NewPool(1<<30, nil)
@@ -100,7 +100,7 @@ func TestFreshHugePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[len(b)-1] != 0 {
+	if b[len(b)-1] != 0 || b[0] != 0 {
 		t.Fatal("a fresh mapping is not zero")
 	}
 	note := pool.HugePageNote()
@@ -112,22 +112,11 @@ func TestFreshHugePages(t *testing.T) {
 		if !thpAdvised(t, b) {
 			t.Errorf("huge pages chosen, yet the fresh mapping is not advised for them")
 		}
-		// Past freshProbeEvery bytes of fresh huge mappings the pool
-		// probes again, with fewer pages.
-		if _, err := a.Bytes(freshProbeEvery, false); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := a.Bytes(hugeMin, false); err != nil {
-			t.Fatal(err)
-		}
-		if again := pool.HugePageNote(); !strings.Contains(again, fmt.Sprintf("upper quartile of %d)", freshProbeLater)) {
-			t.Errorf("after %d MiB more of fresh mappings the note is %q", freshProbeEvery>>20, again)
-		}
 	}
 	a.Free()
 
 	pool2 := NewPool(0, nil)
-	pool2.fresh.small4K = true
+	pool2.fresh.probed, pool2.fresh.small4K = true, true
 	c := NewArena(true, pool2)
 	m, err := c.Bytes(hugeMin, false)
 	if err != nil {
@@ -140,6 +129,45 @@ func TestFreshHugePages(t *testing.T) {
 		t.Errorf("small pages chosen, yet the fresh mapping is advised for huge pages")
 	}
 	c.Free()
+}
+
+// TestFreshDearRuns: where the first huge page of fresh mappings costs
+// more than twice as much per byte as small pages, freshDearRuns of them
+// in a row turn later fresh mappings to small pages; a cheap one between
+// starts the count again.
+func TestFreshDearRuns(t *testing.T) {
+	const base = 0.5 // ns per byte, that is s/GB, of small pages
+	cheap := time.Duration(hugeMin / 5)
+	dear := time.Duration(3 * hugeMin)
+	tests := []struct {
+		name  string
+		pages []time.Duration
+		small bool
+	}{
+		{"all cheap", []time.Duration{cheap, cheap, cheap}, false},
+		{"one dear", []time.Duration{cheap, dear, cheap}, false},
+		{"dear, cheap, dear", []time.Duration{dear, cheap, dear}, false},
+		{"two dear in a row", []time.Duration{cheap, dear, dear}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := NewPool(0, nil)
+			p.fresh.probed, p.fresh.base = true, base
+			var last bool
+			for _, d := range tt.pages {
+				last = p.judgeFresh(d)
+			}
+			if last != tt.small || p.fresh.small4K != tt.small {
+				t.Fatalf("after %v: judged %v, small4K %v; want %v", tt.pages, last, p.fresh.small4K, tt.small)
+			}
+			if note := p.HugePageNote(); tt.small != strings.Contains(note, "later fresh mappings use 4 KiB pages") {
+				t.Errorf("note %q", note)
+			}
+			if tt.small && !p.keepSmall() {
+				t.Error("small pages chosen, yet keepSmall says otherwise")
+			}
+		})
+	}
 }
 
 // thpAdvised reports whether the mapping holding m is advised for huge
