@@ -46,8 +46,9 @@ type Pool struct {
 // (or more than freshDearMax), fresh mappings keep small pages. After that, each fresh mapping advised
 // for huge pages has its first huge page faulted in and timed as it is
 // made: the memory is the query's own, so the look costs nothing where
-// huge pages are cheap. Two dear pages in a row, and the rest of that
-// mapping and every later fresh mapping keep small pages. A probe every
+// huge pages are cheap. Where it was dear, the rest of that mapping keeps
+// small pages; two dear pages in a row, and every later fresh mapping
+// does. A probe every
 // so many bytes instead let the cheap pages run out unseen: GROUP BY URL
 // in a fresh process then faulted in up to 390 MB of dear huge pages.
 // Mappings kept in the pool are reused as they are, already faulted in.
@@ -129,8 +130,9 @@ func (p *Pool) keepSmall() bool {
 }
 
 // judgeFresh counts the first huge page of a fresh mapping, which took d
-// to fault in, and reports whether later fresh mappings, and the rest of
-// this one, now keep small pages.
+// to fault in, and reports whether the rest of this mapping is to keep
+// small pages: where the page was dear. Later fresh mappings keep them
+// too from the freshDearRuns-th dear page in a row.
 func (p *Pool) judgeFresh(d time.Duration) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -142,7 +144,7 @@ func (p *Pool) judgeFresh(d time.Duration) bool {
 	}
 	f.dear++
 	if f.dear < freshDearRuns {
-		return false
+		return true // this mapping's rest, at least
 	}
 	f.small4K = true
 	f.note = fmt.Sprintf("the first huge page of %d fresh mappings in a row took %.2f s/GB or more to fault in, 4 KiB pages %.2f s/GB: later fresh mappings use 4 KiB pages (mappings already made are reused as they are)",

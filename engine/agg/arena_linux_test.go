@@ -131,10 +131,11 @@ func TestFreshHugePages(t *testing.T) {
 	c.Free()
 }
 
-// TestFreshDearRuns: where the first huge page of fresh mappings costs
-// more than twice as much per byte as small pages, freshDearRuns of them
-// in a row turn later fresh mappings to small pages; a cheap one between
-// starts the count again.
+// TestFreshDearRuns: where the first huge page of a fresh mapping costs
+// more than twice as much per byte as small pages, the rest of that
+// mapping keeps small pages, and freshDearRuns such mappings in a row
+// turn later fresh mappings to small pages; a cheap one between starts
+// the count again.
 func TestFreshDearRuns(t *testing.T) {
 	const base = 0.5 // ns per byte, that is s/GB, of small pages
 	cheap := time.Duration(hugeMin / 5)
@@ -142,23 +143,24 @@ func TestFreshDearRuns(t *testing.T) {
 	tests := []struct {
 		name  string
 		pages []time.Duration
-		small bool
+		rest  bool // the last mapping's rest keeps small pages
+		small bool // later fresh mappings keep small pages
 	}{
-		{"all cheap", []time.Duration{cheap, cheap, cheap}, false},
-		{"one dear", []time.Duration{cheap, dear, cheap}, false},
-		{"dear, cheap, dear", []time.Duration{dear, cheap, dear}, false},
-		{"two dear in a row", []time.Duration{cheap, dear, dear}, true},
+		{"all cheap", []time.Duration{cheap, cheap, cheap}, false, false},
+		{"one dear", []time.Duration{cheap, dear, cheap}, false, false},
+		{"dear, cheap, dear", []time.Duration{dear, cheap, dear}, true, false},
+		{"two dear in a row", []time.Duration{cheap, dear, dear}, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewPool(0, nil)
 			p.fresh.probed, p.fresh.base = true, base
-			var last bool
+			var rest bool
 			for _, d := range tt.pages {
-				last = p.judgeFresh(d)
+				rest = p.judgeFresh(d)
 			}
-			if last != tt.small || p.fresh.small4K != tt.small {
-				t.Fatalf("after %v: judged %v, small4K %v; want %v", tt.pages, last, p.fresh.small4K, tt.small)
+			if rest != tt.rest || p.fresh.small4K != tt.small {
+				t.Fatalf("after %v: rest small %v, small4K %v; want %v, %v", tt.pages, rest, p.fresh.small4K, tt.rest, tt.small)
 			}
 			if note := p.HugePageNote(); tt.small != strings.Contains(note, "later fresh mappings use 4 KiB pages") {
 				t.Errorf("note %q", note)
@@ -167,6 +169,15 @@ func TestFreshDearRuns(t *testing.T) {
 				t.Error("small pages chosen, yet keepSmall says otherwise")
 			}
 		})
+	}
+	// Small pages timed dear themselves do not let dear huge pages pass.
+	for _, c := range []struct {
+		cost, base float64
+		dear       bool
+	}{{2.9, 1.5, true}, {0.25, 0.4, false}, {0.9, 0.4, true}, {0.9, 0.6, false}} {
+		if got := dearer(c.cost, c.base); got != c.dear {
+			t.Errorf("dearer(%v s/GB, small pages %v s/GB) = %v, want %v", c.cost, c.base, got, c.dear)
+		}
 	}
 }
 
