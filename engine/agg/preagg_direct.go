@@ -168,6 +168,17 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 		if i%prefetchBlock == 0 {
 			dw.prefetch(hs, gids, i, strs)
 		}
+		if str != nil && i > 0 {
+			// A row whose key repeats the row before's joins its group
+			// without a probe: most rows of a column that is mostly one
+			// value (SearchPhrase, mostly empty), and runs in clustered
+			// data. The lengths differ for most other rows.
+			a, b, c := str.Offsets[i-1], str.Offsets[i], str.Offsets[i+1]
+			if c-b == b-a && string(str.Bytes[b:c]) == string(str.Bytes[a:b]) {
+				gids[i] = gids[i-1]
+				continue
+			}
+		}
 		h := hs[i]
 		j := h & dw.mask
 		for {
