@@ -38,20 +38,20 @@ type Pool struct {
 // per GB for small pages, so a first query whose partitions took a
 // gigabyte spent half its time zeroing. Huge pages that another process
 // freed a moment ago have not been handed back yet and cost 0.12–0.2 s
-// per GB, until they run out, so one look is not enough. Before the
-// pool's first fresh mapping it maps a probe of a few huge pages, faults
-// them in one by one, timing each, and unmaps it (its pages go back to the
-// free lists, where the next mappings take them); where the probe's upper
-// quartile costs more than twice as much per byte as fresh small pages
-// (or more than freshDearMax), fresh mappings keep small pages. After that, each fresh mapping advised
-// for huge pages has its first huge page faulted in and timed as it is
-// made: the memory is the query's own, so the look costs nothing where
-// huge pages are cheap. Where it was dear, the rest of that mapping keeps
-// small pages; two dear pages in a row, and every later fresh mapping
-// does. A probe every
-// so many bytes instead let the cheap pages run out unseen: GROUP BY URL
-// in a fresh process then faulted in up to 390 MB of dear huge pages.
-// Mappings kept in the pool are reused as they are, already faulted in.
+// per GB, until they run out, so one look is not enough.
+//
+// Before the pool's first fresh mapping it maps a probe of a few huge
+// pages, faults them in one by one, timing each, and unmaps it (its pages
+// go back to the free lists, where the next mappings take them); where
+// the probe's upper quartile is dearer than small pages (dearer), fresh
+// mappings keep small pages. After that, each fresh mapping advised for
+// huge pages has its first huge page faulted in and timed as it is made:
+// the memory is the query's own, so the look costs nothing where huge
+// pages are cheap. Where that page was dear, the rest of its mapping keeps
+// small pages; after freshDearRuns dear ones in a row, every later fresh
+// mapping does. A probe every so many bytes of huge mappings lets the
+// cheap pages run out unseen between probes. Mappings kept in the pool
+// are reused as they are, already faulted in.
 type freshCost struct {
 	probing sync.Mutex // held by the goroutine probing
 	probed  bool       // the first probe has run
@@ -147,7 +147,7 @@ func (p *Pool) judgeFresh(d time.Duration) bool {
 		return true // this mapping's rest, at least
 	}
 	f.small4K = true
-	f.note = fmt.Sprintf("the first huge page of %d fresh mappings in a row took %.2f s/GB or more to fault in, 4 KiB pages %.2f s/GB: later fresh mappings use 4 KiB pages (mappings already made are reused as they are)",
+	f.note = fmt.Sprintf("the first huge page of %d fresh mappings in a row was dear (the last took %.2f s/GB to fault in, 4 KiB pages %.2f s/GB): later fresh mappings use 4 KiB pages (mappings already made are reused as they are)",
 		freshDearRuns, cost, f.base)
 	return true
 }
@@ -172,7 +172,7 @@ func (p *Pool) probeFresh() {
 	slices.Sort(huge)
 	q3 := float64(huge[len(huge)*3/4]) / hugeMin // ns per byte, that is s/GB
 	f.small4K = dearer(q3, f.base)
-	verdict := "fresh mappings use huge pages while the first huge page of each costs less than twice as much per byte"
+	verdict := "fresh mappings use huge pages while the first one of each is cheap"
 	if f.small4K {
 		verdict = "fresh mappings use 4 KiB pages (mappings already made are reused as they are)"
 	}
