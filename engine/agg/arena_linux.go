@@ -91,16 +91,20 @@ func (p *Pool) adviseFresh(b []byte) {
 }
 
 // freshDearMax is the most, in s/GB, a fresh huge page may cost to fault
-// in and still count as cheap, however dear small pages were when
-// measured: on the VM above, a huge page the host still backs costs
-// 0.08–0.25 s/GB and one it must fault in 2.5–3.2, while small pages,
-// timed over a few megabytes, came out anywhere from 0.35 to 1.5.
+// in and still count as cheap where small pages, timed over a few
+// megabytes, came out dear themselves (see dearer).
 const freshDearMax = 1.0
 
 // dearer reports whether fresh huge pages costing cost s/GB to fault in
 // are to give way to small pages costing base: where they cost more than
-// twice as much per byte, or more than freshDearMax.
-func dearer(cost, base float64) bool { return cost > min(2*base, freshDearMax) }
+// twice as much per byte, or more than freshDearMax and more than small
+// pages. On the VM above a huge page the host still backs costs
+// 0.08–0.25 s/GB and one it must fault in 2.5–3.2, while small pages came
+// out anywhere from 0.35 to 2.5: against 1.5 the twice-as-dear rule alone
+// let a dear huge page pass; against 2.5, huge pages are the cheaper.
+func dearer(cost, base float64) bool {
+	return cost > 2*base || cost > freshDearMax && cost > base
+}
 
 // keepSmall runs the first probe of fresh huge pages if it is due and
 // reports whether fresh mappings are to keep small pages.

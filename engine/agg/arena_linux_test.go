@@ -170,11 +170,12 @@ func TestFreshDearRuns(t *testing.T) {
 			}
 		})
 	}
-	// Small pages timed dear themselves do not let dear huge pages pass.
+	// Small pages timed dear themselves do not let dear huge pages pass,
+	// nor make small pages the choice where huge ones are cheaper still.
 	for _, c := range []struct {
 		cost, base float64
 		dear       bool
-	}{{2.9, 1.5, true}, {0.25, 0.4, false}, {0.9, 0.4, true}, {0.9, 0.6, false}} {
+	}{{2.9, 1.5, true}, {0.25, 0.4, false}, {0.9, 0.4, true}, {0.9, 0.6, false}, {2.2, 2.54, false}} {
 		if got := dearer(c.cost, c.base); got != c.dear {
 			t.Errorf("dearer(%v s/GB, small pages %v s/GB) = %v, want %v", c.cost, c.base, got, c.dear)
 		}
