@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -83,10 +84,16 @@ func (p *Pool) adviseFresh(b []byte) {
 	if unix.Madvise(b, unix.MADV_HUGEPAGE) != nil || p == nil || len(b) < hugeMin {
 		return
 	}
+	// The first 2 MiB boundary in b starts its first huge page (kernels
+	// since 6.7 align such mappings; older ones may not).
+	at := int((hugeMin - uintptr(unsafe.Pointer(unsafe.SliceData(b)))%hugeMin) % hugeMin)
+	if at+hugeMin > len(b) {
+		return
+	}
 	start := time.Now()
-	b[0] = 0 // a write fault: the whole huge page is made and zeroed
+	b[at] = 0 // a write fault: the whole huge page is made and zeroed
 	if p.judgeFresh(max(time.Since(start), 1)) {
-		_ = unix.Madvise(b[hugeMin:], unix.MADV_NOHUGEPAGE)
+		_ = unix.Madvise(b[at+hugeMin:], unix.MADV_NOHUGEPAGE)
 	}
 }
 

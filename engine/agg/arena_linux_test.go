@@ -182,9 +182,56 @@ func TestFreshDearRuns(t *testing.T) {
 	}
 }
 
+// TestFreshDearMapping: where every huge page counts as dear, the first
+// fresh mapping keeps its first huge page and leaves the rest on small
+// pages, the second turns the pool to small pages, and the third is not
+// advised for huge pages at all.
+func TestFreshDearMapping(t *testing.T) {
+	pool := NewPool(0, nil)
+	defer pool.Drain()
+	pool.fresh.probed, pool.fresh.base = true, 1e-9 // every page dearer than twice this
+	a := NewArena(true, pool)
+	defer a.Free()
+	first, err := a.Bytes(4*hugeMin, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !thpAdvised(t, first) {
+		t.Skip("no transparent huge pages here")
+	}
+	if !vmFlags(t, first[len(first)-1:], " nh") {
+		t.Errorf("the rest of a mapping whose first huge page was dear is not kept on small pages")
+	}
+	if pool.fresh.small4K {
+		t.Errorf("one dear page turned the pool to small pages")
+	}
+	if _, err := a.Bytes(4*hugeMin, false); err != nil {
+		t.Fatal(err)
+	}
+	if !pool.fresh.small4K {
+		t.Fatalf("two dear pages in a row left the pool on huge pages: %q", pool.HugePageNote())
+	}
+	third, err := a.Bytes(4*hugeMin, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if thpAdvised(t, third) {
+		t.Errorf("a fresh mapping after two dear ones is advised for huge pages")
+	}
+	t.Log(pool.HugePageNote())
+}
+
 // thpAdvised reports whether the mapping holding m is advised for huge
 // pages, from /proc/self/smaps (its VmFlags list hg).
 func thpAdvised(t *testing.T, m []byte) bool {
+	t.Helper()
+	return vmFlags(t, m, " hg")
+}
+
+// vmFlags reports whether the VmFlags of the mapping holding m, in
+// /proc/self/smaps, include flag (" hg": advised for huge pages, " nh":
+// advised against them).
+func vmFlags(t *testing.T, m []byte, flag string) bool {
 	t.Helper()
 	data, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
@@ -199,7 +246,7 @@ func thpAdvised(t *testing.T, m []byte) bool {
 			continue
 		}
 		if in && strings.HasPrefix(line, "VmFlags:") {
-			return strings.Contains(line, " hg")
+			return strings.Contains(line, flag)
 		}
 	}
 	t.Fatalf("mapping at %#x not found in smaps", addr)
