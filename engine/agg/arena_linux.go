@@ -59,7 +59,6 @@ type freshCost struct {
 	base    float64    // s/GB of fresh small pages (0: not measured yet)
 	dear    int        // fresh mappings in a row whose first huge page was dear
 	small4K bool       // fresh mappings are left on small pages
-	off     bool       // not measurable here
 	note    string     // what was last measured and decided
 }
 
@@ -84,9 +83,7 @@ func (p *Pool) adviseFresh(b []byte) {
 	if unix.Madvise(b, unix.MADV_HUGEPAGE) != nil || p == nil || len(b) < hugeMin {
 		return
 	}
-	// The first 2 MiB boundary in b starts its first huge page (kernels
-	// since 6.7 align such mappings; older ones may not).
-	at := int((hugeMin - uintptr(unsafe.Pointer(unsafe.SliceData(b)))%hugeMin) % hugeMin)
+	at := hugeStart(b)
 	if at+hugeMin > len(b) {
 		return
 	}
@@ -174,7 +171,7 @@ func (p *Pool) probeFresh() {
 	f := &p.fresh
 	f.probed, f.base = true, base
 	if err != nil || f.base <= 0 {
-		f.off, f.note = true, "fresh huge pages not measured"
+		f.note = "fresh huge pages not measured"
 		if err != nil {
 			f.note += ": " + err.Error()
 		}
@@ -189,6 +186,13 @@ func (p *Pool) probeFresh() {
 	}
 	f.note = fmt.Sprintf("fresh 2 MiB pages took %.2f s/GB to fault in (upper quartile of %d), 4 KiB pages %.2f s/GB: %s",
 		q3, len(huge), f.base, verdict)
+}
+
+// hugeStart returns the offset in the mapping b of its first 2 MiB
+// boundary, where its first whole huge page starts: 0 on kernels since
+// 6.7, which align mappings of that size; older ones may not.
+func hugeStart(b []byte) int {
+	return int((hugeMin - uintptr(unsafe.Pointer(unsafe.SliceData(b)))%hugeMin) % hugeMin)
 }
 
 // freshProbeClear is the fewest huge pages a probe faults in before it
@@ -210,11 +214,12 @@ func timeHugePages(n int, base float64) ([]time.Duration, error) {
 	if err := unix.Madvise(b, unix.MADV_HUGEPAGE); err != nil {
 		return nil, fmt.Errorf("no transparent huge pages: %w", err)
 	}
+	at := hugeStart(b)
 	out := make([]time.Duration, 0, n)
 	sorted := make([]time.Duration, 0, n)
-	for i := range n {
+	for i := 0; at+(i+1)*hugeMin <= len(b); i++ {
 		start := time.Now()
-		b[i*hugeMin] = 1 // faults in the whole huge page
+		b[at+i*hugeMin] = 1 // faults in the whole huge page
 		d := max(time.Since(start), 1)
 		out = append(out, d)
 		sorted = append(sorted, d)
@@ -226,6 +231,9 @@ func timeHugePages(n int, base float64) ([]time.Duration, error) {
 				break
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no whole huge page in a probe of %d", n)
 	}
 	return out, nil
 }
