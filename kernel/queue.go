@@ -477,6 +477,10 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 	}
 	s.mu.Lock()
 	if !s.closed {
+		// Read before the reply goes out: a request its client sends on
+		// seeing the reply is dated later, however long this goroutine
+		// waits for the processor after broadcasting it.
+		now := time.Now()
 		s.broadcast(NewMessage(j.channel, MsgExecuteReply, s.x.KernelSession(), j.req, reply.ExecuteReply))
 		if stop {
 			s.abortQueued("a cell before it failed")
@@ -484,7 +488,6 @@ func (s *Kernel) run(ctx context.Context, j *job) {
 				// And what its client sent before this reply went out
 				// (on the client's clock: the request's date plus the
 				// time the kernel held it), arriving later.
-				now := time.Now()
 				s.openAbortWindow(now, d.Add(now.Sub(j.enq)))
 			}
 		}
