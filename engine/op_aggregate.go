@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -717,8 +718,11 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 	// into its partitions as it takes a morsel, so a grouped aggregate
 	// whose states hold no strings keeps nothing of it either (GROUP BY
 	// URL over 20M rows allocated and zeroed 1.4 GB of string arrays).
+	// Every strategy copies fixed-width keys into its tables, so with
+	// those a one-phase aggregate keeps nothing of a morsel either.
 	keyless := len(a.keys) == 0 && len(pre) == 0 && agg.GlobalWorkers(a.specs, 2) > 1
-	recycle := scan != nil && x.hooks == nil && (keyless || len(a.keys) > 0 && a.twoPhase && fixedStates(a.specs))
+	copied := a.twoPhase || !slices.Contains(a.keyTypes(), vec.String)
+	recycle := scan != nil && x.hooks == nil && (keyless || len(a.keys) > 0 && copied && fixedStates(a.specs))
 	var lastMu sync.Mutex
 	last := map[int]*vec.Batch{}
 	return func(w int) (agg.Input, bool, error) {

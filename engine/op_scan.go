@@ -337,9 +337,11 @@ func (s *scanOp) recycle(w int, b *vec.Batch) {
 	s.mu.Lock()
 	c := s.cursors[w]
 	s.mu.Unlock()
-	// After a filter, b holds copies of the passing rows, and the streams
-	// were given back the morsel's own vectors already.
-	if c == nil || c.streams == nil || s.where != nil {
+	// After a filter, b holds copies of the passing rows (the streams were
+	// given back the morsel's own vectors already) or vectors the streams
+	// made of those rows only: either is the batch's alone, to convert
+	// the next morsel into.
+	if c == nil || c.streams == nil {
 		return
 	}
 	for j, v := range b.Vecs {

@@ -238,6 +238,12 @@ func TestPassOnceStreams(t *testing.T) {
 		// strings: not recycled).
 		"SELECT SearchPhrase, CounterID, count(*) AS c, sum(ResolutionWidth) AS s, avg(UserID) AS a FROM hits GROUP BY SearchPhrase, CounterID ORDER BY c DESC, SearchPhrase, CounterID LIMIT 20",
 		"SELECT CounterID, min(Title) AS t, max(URL) AS u FROM hits GROUP BY CounterID ORDER BY CounterID LIMIT 20",
+		// Integer keys are copied by every strategy: behind a filter too,
+		// the streams convert into the arrays of the morsel before,
+		// strlen(URL)'s byte lengths included (all rows passing, and
+		// some).
+		"SELECT CounterID, avg(strlen(URL)) AS l, count(*) AS c FROM hits WHERE URL <> '' GROUP BY CounterID ORDER BY c DESC, CounterID LIMIT 20",
+		"SELECT RegionID, count(*) AS c, sum(ResolutionWidth) AS w, max(strlen(SearchPhrase)) AS m FROM hits WHERE SearchPhrase <> '' AND CounterID > 50 GROUP BY RegionID ORDER BY c DESC, RegionID LIMIT 20",
 		// Without keys or a filter, the streams convert each morsel
 		// into the arrays of the worker's last one (recycle).
 		"SELECT count(*), min(URL), max(Title), sum(length(Title)), min(EventTime), max(UserID), avg(UserID) FROM hits",

@@ -92,9 +92,10 @@ func UseByteLengths(e Expr, col int) {
 		}
 		f.args[0] = &ColumnRef{Index: col, T: vec.Int64, Name: r.Name}
 		f.do = func(args []*vec.Vector, n int) (*vec.Vector, error) {
-			out := newOut(vec.Int64, n)
-			copy(out.I64, args[0].I64[:n])
-			return out, nil
+			// The lengths themselves, not a copy: like a column read,
+			// the result is read, never written (Eval gives it its own
+			// validity).
+			return &vec.Vector{Type: vec.Int64, Len: n, I64: args[0].I64[:n:n]}, nil
 		}
 		return false
 	})

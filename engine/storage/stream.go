@@ -32,8 +32,10 @@ type ColumnStream struct {
 	curK    int          // values present in those rows
 	decoded int          // rows of the chunk's pages read so far
 
-	spare   *vec.Vector // given back by Recycle: the next Next converts into its arrays
-	perByte int         // estimated string bytes per row, to size a fresh vector's bytes
+	spare *vec.Vector // given back by Recycle: the next Next converts into its arrays
+	// lenSpare, given back by Recycle, holds NextTest's next byte lengths.
+	lenSpare *vec.Vector
+	perByte  int // estimated string bytes per row, to size a fresh vector's bytes
 
 	// NextTest: the chunk's dictionary converted (a NULL after its
 	// entries) and which of its entries pass, once tested; testTmp holds
@@ -86,10 +88,39 @@ func StreamOf(v *vec.Vector) *ColumnStream {
 // worth of arrays per morsel; where nothing else the query holds is large,
 // the Go heap stays small and the collector would run every few morsels.
 // A vector served from memory (a chunk the cache holds) is not reused.
+//
+// A String stream also takes back an Int64 vector, for NextTest's byte
+// lengths. Of a spare and a vector given back, the larger is kept: a
+// filter's morsel of a few rows does not displace one sized for a morsel.
 func (cs *ColumnStream) Recycle(v *vec.Vector) {
-	if cs.whole == nil && v != nil && cs.b != nil && v.Type == cs.b.typ {
-		cs.spare = v
+	if cs.whole != nil || v == nil || cs.b == nil {
+		return
 	}
+	switch {
+	case v.Type == cs.b.typ:
+		if cs.spare == nil || vecCap(v) > vecCap(cs.spare) {
+			cs.spare = v
+		}
+	case v.Type == vec.Int64 && cs.b.typ == vec.String:
+		if cs.lenSpare == nil || cap(v.I64) > cap(cs.lenSpare.I64) {
+			cs.lenSpare = v
+		}
+	}
+}
+
+// vecCap is the bytes v's arrays have room for.
+func vecCap(v *vec.Vector) int {
+	return 8*cap(v.I64) + 8*cap(v.F64) + cap(v.Bytes) + 4*cap(v.Offsets)
+}
+
+// lengths returns an empty BIGINT vector for the byte lengths of n rows:
+// the one given back by Recycle, or a new one.
+func (cs *ColumnStream) lengths(n int) *vec.Vector {
+	if v := cs.lenSpare; v != nil {
+		cs.lenSpare = nil
+		return &vec.Vector{Type: vec.Int64, I64: v.I64[:0]}
+	}
+	return vec.NewVector(vec.Int64, n)
 }
 
 // open starts reading the chunk's pages.

@@ -123,9 +123,12 @@ func TestNextTest(t *testing.T) {
 	for _, tc := range tests {
 		for g, b := range all {
 			for j, col := range tb.Columns {
-				for _, mode := range []struct{ whole, lengths, match bool }{
-					{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false},
-					{false, false, true}, {false, true, true},
+				// recycle: each vector is given back spoiled, so that
+				// the next step converts into its arrays.
+				for _, mode := range []struct{ whole, lengths, match, recycle bool }{
+					{false, false, false, false}, {true, false, false, false}, {false, true, false, false}, {true, true, false, false},
+					{false, false, true, false}, {false, true, true, false},
+					{false, false, false, true}, {false, true, false, true}, {false, true, true, true},
 				} {
 					whole := mode.whole
 					st, err := rd.Stream(ctx, g, j)
@@ -179,10 +182,19 @@ func TestNextTest(t *testing.T) {
 								t.Fatalf("%s %s row %d (%+v): %s %s, want %s %s", tc.name, col.Name, pos+int(r), mode, v.Type, got, w.Type, want)
 							}
 						}
+						if mode.recycle {
+							for i := range v.I64[:cap(v.I64)] {
+								v.I64[:cap(v.I64)][i] = -0x5eed
+							}
+							for i := range v.Bytes[:cap(v.Bytes)] {
+								v.Bytes[:cap(v.Bytes)][i] = '~'
+							}
+							st.Recycle(v)
+						}
 						pos += step
 					}
 					st.Close()
-					if whole || mode.lengths {
+					if whole || mode.lengths || mode.recycle {
 						continue
 					}
 					dict := strings.Contains(col.Name, "Dict") || strings.Contains(col.Name, "Grow")
