@@ -737,7 +737,12 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 			}
 		}
 		if i := int(nextPre.Add(1) - 1); i < len(pre) {
-			return pre[i], true, nil
+			// Handed on once, the morsel is dropped here, so that the
+			// collector may take it as soon as the worker is done with it
+			// rather than at the end of the phase.
+			in := pre[i]
+			pre[i] = agg.Input{}
+			return in, true, nil
 		}
 		if !leftDone.Load() {
 			if in, ok, err := left(); ok || err != nil {
