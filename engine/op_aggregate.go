@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -659,6 +660,10 @@ func (a *hashAggOp) run(x *execCtx, src agg.Source) error {
 	return nil
 }
 
+// collectHeldBytes is the size of the estimate's held rows above which
+// the heap is collected once they have all been handed on (see source).
+const collectHeldBytes = 16 << 20
+
 // source returns the aggregation's input for worker w: the estimate's
 // rows first, then the child's batches, evaluated.
 func (a *hashAggOp) source(x *execCtx) agg.Source {
@@ -708,7 +713,7 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 		}
 		return agg.Input{}, false, nil
 	}
-	pre := a.pre
+	pre, held := a.pre, a.preHeld
 	// An aggregate without keys keeps nothing of its input once it has
 	// folded a morsel in: the streams of a scan below convert the next
 	// morsel of the same worker into the last one's arrays, rather than
@@ -736,7 +741,16 @@ func (a *hashAggOp) source(x *execCtx) agg.Source {
 				scan.recycle(w, prev)
 			}
 		}
-		if i := int(nextPre.Add(1) - 1); i < len(pre) {
+		i := int(nextPre.Add(1) - 1)
+		if i == len(pre) && held >= collectHeldBytes {
+			// The estimate's rows were most of the live heap when the
+			// collector last set its goal (twice the live heap): left
+			// alone, the heap would grow to that goal with garbage while
+			// the partitions grow, and both peak together. Collected
+			// once they are gone, the goal falls to what the phase holds.
+			runtime.GC()
+		}
+		if i < len(pre) {
 			// Handed on once, the morsel is dropped here, so that the
 			// collector may take it as soon as the worker is done with it
 			// rather than at the end of the phase.
