@@ -60,6 +60,11 @@ func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
 	return DefaultPreAggGroups
 }
 
+// prefetchMinSlots is the fewest slots whose window prefetches its probes
+// (see directWindow.group): more than a window of DefaultPreAggGroups
+// groups has.
+const prefetchMinSlots = 1 << 17
+
 // directWindow is the hash table of a direct window: slots holding each
 // group's hash and id, and for each group the chunk and row its key went
 // to.
@@ -76,8 +81,11 @@ type directWindow struct {
 	strs []string
 	// nullGid is the group of the NULL key in strs' window, or -1.
 	nullGid int
-	gids    []uint32 // a batch's group ids
-	budget  *Budget
+	// repeating says most rows of the last batch repeated the row
+	// before's key: the next batch's probes go unprefetched.
+	repeating bool
+	gids      []uint32 // a batch's group ids
+	budget    *Budget
 	// charged is the memory of slots, chunks and rows charged so far.
 	charged int64
 }
@@ -160,12 +168,20 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	// dw.strs is kept for a single string key, with or without NULLs.
 	strs := len(keys) == 1 && keys[0].Type == vec.String
 	hs = hs[:n]
-	dw.prefetchSlots(hs, 0, 3*prefetchBlock)
-	if strs {
-		dw.prefetchHeaders(hs, gids, prefetchBlock)
+	// Prefetching pays where probes miss the caches: not while the
+	// window is as small as it starts (the scattered key bytes aside, its
+	// slots stay cached), nor for rows that mostly repeat the row before
+	// and take no probe (SearchPhrase, mostly empty).
+	pf := len(dw.slots) >= prefetchMinSlots && !dw.repeating
+	if pf {
+		dw.prefetchSlots(hs, 0, 3*prefetchBlock)
+		if strs {
+			dw.prefetchHeaders(hs, gids, prefetchBlock)
+		}
 	}
+	repeats := 0
 	for i := 0; i < n; i++ {
-		if i%prefetchBlock == 0 {
+		if pf && i%prefetchBlock == 0 {
 			dw.prefetch(hs, gids, i, strs)
 		}
 		if str != nil && i > 0 {
@@ -176,6 +192,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 			a, b, c := str.Offsets[i-1], str.Offsets[i], str.Offsets[i+1]
 			if c-b == b-a && string(str.Bytes[b:c]) == string(str.Bytes[a:b]) {
 				gids[i] = gids[i-1]
+				repeats++
 				continue
 			}
 		}
@@ -264,6 +281,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 			j = (j + 1) & dw.mask
 		}
 	}
+	dw.repeating = 2*repeats > n
 	s.rows += int64(made)
 	s.written += written
 	for c := range min(len(keys), len(strBytes)) {

@@ -216,3 +216,72 @@ func TestPreAggDirectSpills(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectWindowPrefetch: a direct window finds the same group for the
+// same key and a new one for each new key whether its probes are
+// prefetched (a window past prefetchMinSlots whose rows mostly differ
+// from the row before) or not (a small window, or rows that mostly
+// repeat the row before), and it judges the batches' repeats.
+func TestDirectWindowPrefetch(t *testing.T) {
+	const batch, batches = 2048, 6
+	tests := []struct {
+		name      string
+		hint      int // groups the window is sized for
+		groups    int // distinct keys
+		run       int // rows each key repeats for
+		repeating bool
+	}{
+		{"small window, random", 1000, 3000, 1, false},
+		{"large window, random", prefetchMinSlots / 2, 3000, 1, false},
+		{"large window, runs", prefetchMinSlots / 2, 3000, 4, true},
+		{"large window, many groups", prefetchMinSlots / 2, 50000, 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dw, err := newDirectWindow(tc.hint, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if big := len(dw.slots) >= prefetchMinSlots; big != (tc.hint > 1000) {
+				t.Fatalf("%d slots for %d groups", len(dw.slots), tc.hint)
+			}
+			s := newScatterer(3, []vec.Type{vec.String}, []Spec{{Kind: CountStar}}, 0, nil)
+			h := NewHasher()
+			r := rand.New(rand.NewPCG(7, uint64(tc.groups)))
+			gidOf := map[string]uint32{}
+			key := 0
+			for b := range batches {
+				keys := vec.NewVector(vec.String, batch)
+				for i := range batch {
+					if i%tc.run == 0 {
+						key = r.IntN(tc.groups)
+					}
+					keys.AppendStr([]byte(fmt.Sprintf("a key longer than sixteen bytes %d", key)))
+				}
+				hs := make([]uint64, batch)
+				h.Hash([]*vec.Vector{keys}, batch, hs)
+				if err := s.reserveHashed([]*vec.Vector{keys}, hs); err != nil {
+					t.Fatal(err)
+				}
+				gids, err := dw.group(s, []*vec.Vector{keys}, hs, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, g := range gids {
+					k := string(keys.Str(i))
+					want, ok := gidOf[k]
+					if !ok {
+						want = uint32(len(gidOf))
+						gidOf[k] = want
+					}
+					if g != want {
+						t.Fatalf("batch %d row %d (%s): group %d, want %d", b, i, k, g, want)
+					}
+				}
+				if dw.repeating != tc.repeating {
+					t.Fatalf("batch %d: repeating %v, want %v", b, dw.repeating, tc.repeating)
+				}
+			}
+		})
+	}
+}
