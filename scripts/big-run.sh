@@ -8,11 +8,15 @@
 # same memory_limit and threads. It prints one line per query: its number,
 # then for each engine its status (ok, or the error's first line), wall
 # seconds, the process's peak resident memory and the rows it returned,
-# then cachebook's time over DuckDB's.
+# then cachebook's time over DuckDB's. With ROUNDS=n, each query runs n
+# times in each engine, the engines taking turns, and the line gives the
+# median seconds and the largest peak resident memory of each: on a
+# shared machine one run of a query a few seconds long moves by a tenth.
 #
 #	scripts/big-run.sh                  # 100M rows in /tmp/cachebook-big, 4GB
 #	ROWS=10000000 LIMIT=1GB scripts/big-run.sh
 #	ONLY="16 17 18" DUCK= scripts/big-run.sh   # cachebook alone, three queries
+#	ROUNDS=3 ONLY="19 40" scripts/big-run.sh   # medians of three
 #
 # It needs about 9.3 GB of disk per 100M rows and takes tens of minutes.
 set -euo pipefail
@@ -35,6 +39,7 @@ DUCK_TMP=${DUCK_TMP:-${TMPDIR:-/tmp}/big-run-duckdb.tmp}
 # Wall-clock limit of one process, in seconds.
 TIMEOUT=${TIMEOUT:-1800}
 QUERIES=${QUERIES:-engine/sql/testdata/clickbench.sql}
+ROUNDS=${ROUNDS:-1}
 # Go's default way of returning freed heap pages (MADV_DONTNEED), as
 # `cachebook query` runs for a user: with GODEBUG=madvdontneed=0 the pages
 # the runtime gave back stay in the resident set until the kernel needs
@@ -103,12 +108,30 @@ duck() { # duck SQL: prints status, seconds, MiB, rows
 	printf '%s\t%.2f\t%d\t%d' "$status" "$secs" "$mib" "${rows:-0}"
 }
 
+# summary LINE...: one line of status, seconds, MiB, rows from the rounds'
+# lines: the first status that is not ok (else ok), the median seconds, the
+# largest MiB, the first round's rows.
+summary() {
+	local med mib rows st
+	med=$(printf '%s\n' "$@" | cut -f2 | sort -n | awk '{ a[NR] = $1 }
+		END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+	mib=$(printf '%s\n' "$@" | cut -f3 | sort -n | tail -1)
+	rows=$(printf '%s\n' "$1" | cut -f4)
+	st=$(printf '%s\n' "$@" | cut -f1 | grep -v -m1 '^ok$' || echo ok)
+	printf '%s\t%.2f\t%d\t%d' "$st" "$med" "$mib" "$rows"
+}
+
 run() { # run LABEL SQL
-	local a b ratio=""
-	a=$(ours "$2")
+	local a b ratio="" r
+	local -a as=() bs=()
+	for ((r = 0; r < ROUNDS; r++)); do
+		as+=("$(ours "$2")")
+		[ -n "$DUCK" ] && bs+=("$(duck "$2")")
+	done
+	a=$(summary "${as[@]}")
 	printf '%s\t%s' "$1" "$a"
 	if [ -n "$DUCK" ]; then
-		b=$(duck "$2")
+		b=$(summary "${bs[@]}")
 		ratio=$(awk -F'\t' -v a="$a" -v b="$b" 'BEGIN {
 			split(a, x, "\t"); split(b, y, "\t")
 			if (x[1] == "ok" && y[1] == "ok" && y[2] > 0) printf "%.2f", x[2] / y[2]
@@ -119,7 +142,7 @@ run() { # run LABEL SQL
 	printf '\n'
 }
 
-printf '# %s rows, memory_limit %s, threads %s, %s\n' "$ROWS" "$LIMIT" "$THREADS" "$(date -u +%FT%TZ)"
+printf '# %s rows, memory_limit %s, threads %s, rounds %s, %s\n' "$ROWS" "$LIMIT" "$THREADS" "$ROUNDS" "$(date -u +%FT%TZ)"
 printf 'query\tcachebook\ts\tMiB\trows'
 [ -n "$DUCK" ] && printf '\tduckdb\ts\tMiB\trows\tratio'
 printf '\n'
