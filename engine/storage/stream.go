@@ -35,7 +35,10 @@ type ColumnStream struct {
 	spare *vec.Vector // given back by Recycle: the next Next converts into its arrays
 	// lenSpare, given back by Recycle, holds NextTest's next byte lengths.
 	lenSpare *vec.Vector
-	perByte  int // estimated string bytes per row, to size a fresh vector's bytes
+	// passed is the rows NextTest's last call passed, to size the next
+	// call's selection.
+	passed  int
+	perByte int // estimated string bytes per row, to size a fresh vector's bytes
 
 	// NextTest: the chunk's dictionary converted (a NULL after its
 	// entries) and which of its entries pass, once tested; testTmp holds
