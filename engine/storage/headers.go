@@ -57,6 +57,11 @@ type headerWalk struct {
 // in the same read as the page: most headers are a few dozen bytes.
 const headerAhead = 4096
 
+// headerKeep is the bytes of those skip keeps for the next header: most
+// page headers, statistics of short strings included, fit; a longer one
+// is read again. Copying all of them cost more than the header.
+const headerKeep = 1024
+
 func newHeaderWalk(r io.ReaderAt, start, end int64) (*headerWalk, error) {
 	if start < 0 || end < start {
 		return nil, fmt.Errorf("%w: column chunk range [%d,%d)", errCorrupt, start, end)
@@ -75,6 +80,9 @@ func (w *headerWalk) next() (pageLoc, error) {
 	}
 	pos, end := w.pos, w.end
 	size := min(int64(headerAhead), end-pos)
+	if len(w.ahead) > 0 {
+		size = min(size, int64(len(w.ahead))) // what skip kept, first
+	}
 	for {
 		if int64(len(w.ahead)) < size {
 			if int64(cap(w.buf)) < size {
@@ -116,8 +124,9 @@ func (w *headerWalk) skip(page []byte) {
 	w.have = false
 	switch {
 	case len(page) > n:
-		// Copied: the caller reuses page's buffer for the next page.
-		w.buf = append(w.buf[:0], page[n:]...)
+		// Copied, as far as most headers go: the caller reuses page's
+		// buffer for the next page. A longer header is read (next).
+		w.buf = append(w.buf[:0], page[n:min(len(page), n+headerKeep)]...)
 		w.ahead = w.buf
 	case len(w.ahead) > n:
 		w.ahead = w.ahead[n:]
