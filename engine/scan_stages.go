@@ -100,12 +100,23 @@ func (s *scanOp) stagedFilter(x *execCtx, c *scanCursor, b *vec.Batch, stages []
 		var kept []int32
 		tested := n
 		if all {
-			if v, err = c.streams[st.col].Next(x.ctx, n); err != nil {
-				return nil, nil, err
+			eq := false
+			if col, k, ok := st.f.IntEq(); ok && col == st.col && slices.Contains(s.filterOnly, col) {
+				// col = k on a column no operator above reads: its
+				// stored integers are compared where they lie, never
+				// converted.
+				if kept, eq, err = c.streams[col].NextEq(x.ctx, n, k); err != nil {
+					return nil, nil, err
+				}
 			}
-			b.Vecs[st.col] = v
-			if kept, err = s.filterWith(x, st.f, b); err != nil {
-				return nil, nil, err
+			if !eq {
+				if v, err = c.streams[st.col].Next(x.ctx, n); err != nil {
+					return nil, nil, err
+				}
+				b.Vecs[st.col] = v
+				if kept, err = s.filterWith(x, st.f, b); err != nil {
+					return nil, nil, err
+				}
 			}
 		} else {
 			if v, err = c.streams[st.col].NextSel(x.ctx, n, rows); err != nil {

@@ -742,3 +742,26 @@ func containsDense(offs []uint32, data, lit []byte, not bool, out []int32) []int
 	}
 	return out[:k]
 }
+
+// IntEq reports whether f is one test of an integer column for equality
+// with a constant, col = c (a widening cast of the column allowed), and
+// which column and constant: a reader may then compare the column's
+// stored integers with c where they lie, without converting them.
+func (f *Filter) IntEq() (col int, c int64, ok bool) {
+	if len(f.conjs) != 1 {
+		return 0, 0, false
+	}
+	cj := f.conjs[0]
+	if cj.kind != conjCmp || cj.op != sql.OpEq || cj.lane != laneInt {
+		return 0, 0, false
+	}
+	r, isCol := cj.x.(*ColumnRef)
+	if !isCol {
+		return 0, 0, false
+	}
+	switch r.T {
+	case vec.Int16, vec.Int32, vec.Int64, vec.Date:
+		return r.Index, cj.i, true
+	}
+	return 0, 0, false
+}

@@ -466,3 +466,46 @@ func TestFilterAdapts(t *testing.T) {
 		t.Fatalf("order after %d calls: %s, want i32 = 7 first", 2*reorderEvery, got)
 	}
 }
+
+// TestFilterIntEq: IntEq names the column and constant of a filter that
+// is one equality of an integer column (cast or not) with a constant,
+// and refuses every other filter.
+func TestFilterIntEq(t *testing.T) {
+	cols, _ := testBatch(t)
+	tests := []struct {
+		src string
+		col int
+		c   int64
+		ok  bool
+	}{
+		{"i = 1", 0, 1, true},
+		{"1 = i", 0, 1, true},
+		{"CAST(i AS BIGINT) = -2", 0, -2, true},
+		{"j = 100000000000", 1, 100000000000, true},
+		{"d = '2013-07-01'", 4, 15887, true},
+		{"i <> 1", 0, 0, false},
+		{"i > 1", 0, 0, false},
+		{"i = 1 AND j = 2", 0, 0, false},
+		{"i + 1 = 2", 0, 0, false},
+		{"f = 1.5", 0, 0, false},
+		{"s = 'a'", 0, 0, false},
+		{"u = 5", 0, 0, false},
+		{"ts = '2013-07-15 10:31:45'", 0, 0, false},
+		{"i IN (1, 2)", 0, 0, false},
+		{"i = NULL", 0, 0, false},
+	}
+	for _, tt := range tests {
+		ast, err := sql.ParseExpr(tt.src)
+		if err != nil {
+			t.Fatalf("parse %q: %v", tt.src, err)
+		}
+		e, err := (&Binder{Columns: cols}).Bind(ast)
+		if err != nil {
+			t.Fatalf("bind %q: %v", tt.src, err)
+		}
+		col, c, ok := NewFilter(e).IntEq()
+		if ok != tt.ok || ok && (col != tt.col || c != tt.c) {
+			t.Errorf("%s: IntEq() = %d, %d, %v; want %d, %d, %v", tt.src, col, c, ok, tt.col, tt.c, tt.ok)
+		}
+	}
+}

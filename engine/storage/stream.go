@@ -35,9 +35,11 @@ type ColumnStream struct {
 	spare *vec.Vector // given back by Recycle: the next Next converts into its arrays
 	// lenSpare, given back by Recycle, holds NextTest's next byte lengths.
 	lenSpare *vec.Vector
-	// passed is the rows NextTest's last call passed, to size the next
-	// call's selection.
-	passed  int
+	// passed is the rows NextTest's or NextEq's last call passed, to
+	// size the next call's selection.
+	passed int
+	// eqTmp holds the rows NextEq converts to compare them.
+	eqTmp   *vec.Vector
 	perByte int // estimated string bytes per row, to size a fresh vector's bytes
 
 	// NextTest: the chunk's dictionary converted (a NULL after its
