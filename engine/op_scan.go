@@ -125,6 +125,13 @@ type scanOp struct {
 	filter     *expr.Filter
 	scratch    sync.Pool
 	ident      []int32
+	// eq, when eqOK, is where as col = constant on an integer column
+	// (readEq), planned once with filter.
+	eq struct {
+		col int
+		c   int64
+	}
+	eqOK bool
 }
 
 // bound is a conjunct "column op constant" of a WHERE clause over an
@@ -669,6 +676,15 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 					return nil, err
 				}
 			default:
+				if s.bound == nil && s.where != nil {
+					var eq bool
+					var err error
+					if sel, compact, eq, err = s.readEq(x, c, b, nil, first); err != nil {
+						return nil, err
+					} else if eq {
+						break
+					}
+				}
 				if err := read(first); err != nil {
 					return nil, err
 				}
@@ -778,10 +794,13 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact []int, err error) {
 	n := b.Len
 	var early []int // early columns b holds for the rows of sel only
+	eq := false
 	if s.stages != nil {
 		sel, early, err = s.stagedFilter(x, c, b, s.stages)
-	} else if err = read(s.earlyCols); err == nil {
-		sel, err = s.filterWith(x, s.early, b)
+	} else if sel, early, eq, err = s.readEq(x, c, b, s.early, s.earlyCols); err == nil && !eq {
+		if err = read(s.earlyCols); err == nil {
+			sel, err = s.filterWith(x, s.early, b)
+		}
 	}
 	if err != nil || len(sel) == 0 {
 		c.skipLate += n
@@ -1293,16 +1312,65 @@ func (s *scanOp) filterScratch() *expr.FilterScratch {
 	return &expr.FilterScratch{}
 }
 
-// filterWith is filterMorsel with the filter f, or s.where compiled when
-// f is nil.
-func (s *scanOp) filterWith(x *execCtx, f *expr.Filter, m *vec.Batch) ([]int32, error) {
+// compileFilter compiles where, once the plan is final.
+func (s *scanOp) compileFilter() {
 	s.filterOnce.Do(func() {
 		s.filter = expr.NewFilter(s.where)
 		s.ident = make([]int32, morselRows)
 		for i := range s.ident {
 			s.ident[i] = int32(i)
 		}
+		s.eq.col, s.eq.c, s.eqOK = s.filter.IntEq()
 	})
+}
+
+// readEq reads the streamed morsel b's filter column cols[0] where the
+// filter f (s.where when nil), read from cols, is one col = constant on
+// an integer column: the stream compares the
+// column's stored values where they lie (ColumnStream.NextEq), and the
+// passing rows' values, every one the constant, are made rather than
+// converted (or not at all, where no operator above reads the column).
+// It returns the rows that pass (not nil) and, where fewer than the
+// morsel's, that b holds that column for them only (compact); ok is
+// false, nothing read, where this does not apply.
+func (s *scanOp) readEq(x *execCtx, c *scanCursor, b *vec.Batch, f *expr.Filter, cols []int) (sel []int32, compact []int, ok bool, err error) {
+	s.compileFilter()
+	eq, eqOK := s.eq, s.eqOK
+	if f != nil {
+		eq.col, eq.c, eqOK = f.IntEq()
+	}
+	if !eqOK || len(cols) != 1 || cols[0] != eq.col || len(s.whereTemps) > 0 {
+		return nil, nil, false, nil
+	}
+	col, n := eq.col, b.Len
+	t0 := time.Now()
+	sel, ok, err = c.streams[col].NextEq(x.ctx, n, eq.c)
+	s.decodeNanos.Add(int64(time.Since(t0)))
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	if sel == nil {
+		sel = []int32{}
+	}
+	if !slices.Contains(s.filterOnly, col) {
+		v := vec.NewVector(s.table.Columns[col].Type, len(sel))
+		v.I64 = v.I64[:len(sel)]
+		for i := range v.I64 {
+			v.I64[i] = eq.c
+		}
+		v.Len = len(sel)
+		b.Vecs[col] = v
+		if len(sel) < n {
+			compact = []int{col}
+		}
+	}
+	return sel, compact, true, nil
+}
+
+// filterWith is filterMorsel with the filter f, or s.where compiled when
+// f is nil.
+func (s *scanOp) filterWith(x *execCtx, f *expr.Filter, m *vec.Batch) ([]int32, error) {
+	s.compileFilter()
 	sc := s.filterScratch()
 	defer s.scratch.Put(sc)
 	if f == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"cachebook/engine/gen"
 	"cachebook/engine/sql"
 )
 
@@ -421,6 +422,62 @@ func TestGroupsStream(t *testing.T) {
 		}
 		if plan := rowsString(res[0].Vecs, res[0].Rows); !strings.Contains(plan, "groups: stopped after returning") {
 			t.Errorf("%s: EXPLAIN ANALYZE does not show the early stop:\n%s", name, strings.ReplaceAll(plan, ";", "\n"))
+		}
+	}
+}
+
+// TestIntEqStreams: where every column streams page by page (its first
+// read, under a cache too small to keep it), a filter of one integer equality, or a staged
+// filter that starts with one, compares the column's stored values
+// (ColumnStream.NextEq), the column made of the constant where an
+// operator above reads it, and every strategy and thread count answers
+// as from a cache that keeps every column.
+func TestIntEqStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 300,000-row table")
+	}
+	// Shuffled, so that no row group is ruled out by its statistics and
+	// the equal rows are scattered over every page.
+	dir := t.TempDir()
+	if err := gen.WriteFile(context.Background(), filepath.Join(dir, "hits.parquet"),
+		gen.Options{Rows: 100_000, Seed: 3, RowGroupRows: 25_000, Order: "shuffled"}); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{
+		"SELECT RegionID, UserID, CounterID FROM hits WHERE RegionID = 229 ORDER BY UserID, CounterID LIMIT 20",
+		"SELECT CounterID, count(*) AS c, min(UserID) AS u FROM hits WHERE CounterID = 62 GROUP BY CounterID",
+		"SELECT count(*) AS c, max(UserID) AS u FROM hits WHERE CounterID = 62",
+		"SELECT count(*) AS c, max(UserID) AS u FROM hits WHERE CounterID = 62 AND IsRefresh = 0",
+		"SELECT URLHash, count(*) AS c FROM hits WHERE CounterID = 62 AND TraficSourceID IN (-1, 6) GROUP BY URLHash ORDER BY c DESC, URLHash LIMIT 10",
+		"SELECT count(*) AS c FROM hits WHERE RegionID = 123456789",
+		"SELECT count(*) AS c FROM hits WHERE ResolutionWidth = 1368",
+	}
+	ref, err := Open(Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, q := range queries {
+		want[q] = runSQL(t, ref.NewSession(), q)
+	}
+	ref.Close()
+	for _, strat := range []string{"naive", "auto"} {
+		for _, threads := range []string{"1", "2"} {
+			for _, q := range queries {
+				// A database of its own: a column's first read streams,
+				// its next ones decode it whole.
+				db, err := Open(Options{DataDir: dir, CacheBytes: 1 << 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := db.NewSession()
+				s.Set("group_by", strat)
+				s.Set("threads", threads)
+				if got := runSQL(t, s, q); got != want[q] {
+					t.Errorf("%s, %s threads: %s:\ngot  %.300s\nwant %.300s", strat, threads, q, got, want[q])
+				}
+				db.Close()
+			}
 		}
 	}
 }
