@@ -190,6 +190,9 @@ func (s *State) updateOne(in *vec.Vector, n int) bool {
 					cnt++
 				}
 			}
+		} else if narrow(in.Type) {
+			lo, hi = addSumNarrow(lo, hi, in.I64[:n])
+			cnt += int64(n)
 		} else {
 			lo, hi = addSum128(lo, hi, in.I64[:n])
 			cnt += int64(n)
@@ -242,6 +245,38 @@ func (s *State) updateOne(in *vec.Vector, n int) bool {
 		return true
 	}
 	return false
+}
+
+// narrow reports whether every value of type t fits in 32 signed bits.
+func narrow(t vec.Type) bool {
+	return t == vec.Int16 || t == vec.Int32 || t == vec.Bool
+}
+
+// addSumNarrow is addSum128 for values that fit in 32 signed bits
+// (SMALLINT, INTEGER): fewer than 2^31 of them sum exactly in an int64,
+// so each takes one add rather than two.
+func addSumNarrow(lo uint64, hi int64, vs []int64) (uint64, int64) {
+	for len(vs) > 0 {
+		block := vs[:min(len(vs), 1<<30)]
+		vs = vs[len(block):]
+		var s0, s1, s2, s3 int64
+		i := 0
+		for ; i+4 <= len(block); i += 4 {
+			v := block[i : i+4 : i+4]
+			s0 += v[0]
+			s1 += v[1]
+			s2 += v[2]
+			s3 += v[3]
+		}
+		for _, v := range block[i:] {
+			s0 += v
+		}
+		sum := s0 + s1 + s2 + s3
+		var c uint64
+		lo, c = bits.Add64(lo, uint64(sum), 0)
+		hi += int64(c) + sum>>63
+	}
+	return lo, hi
 }
 
 // addSum128 adds the sum of vs to the 128-bit (lo, hi). It sums the low

@@ -174,3 +174,42 @@ func TestAddSum128(t *testing.T) {
 		}
 	}
 }
+
+// TestAddSumNarrow checks the one-add sum of 32-bit values against a
+// 128-bit add per value, at the extremes of INTEGER, over lengths that
+// end the unrolled loop at every remainder, from starts that carry.
+func TestAddSumNarrow(t *testing.T) {
+	ref := func(lo uint64, hi int64, vs []int64) (uint64, int64) {
+		for _, v := range vs {
+			var c uint64
+			lo, c = bits.Add64(lo, uint64(v), 0)
+			hi += int64(c) + v>>63
+		}
+		return lo, hi
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := make([]int64, 5003)
+	for i := range random {
+		random[i] = int64(int32(rng.Uint32()))
+	}
+	lows, highs := make([]int64, 4099), make([]int64, 4099)
+	for i := range lows {
+		lows[i], highs[i] = math.MinInt32, math.MaxInt32
+	}
+	extremes := []int64{math.MinInt32, math.MaxInt32, -1, 0, 1, math.MinInt32, math.MaxInt32, math.MinInt16, math.MaxInt16}
+	tests := map[string][]int64{"empty": nil, "random": random, "all the lowest": lows, "all the highest": highs}
+	for n := 1; n <= len(extremes); n++ {
+		tests[fmt.Sprintf("%d extremes", n)] = extremes[:n]
+	}
+	for name, vs := range tests {
+		for _, start := range []struct {
+			lo uint64
+			hi int64
+		}{{0, 0}, {math.MaxUint64, -1}, {math.MaxUint64 - 5, 7}, {3, 1 << 40}} {
+			wl, wh := ref(start.lo, start.hi, vs)
+			if gl, gh := addSumNarrow(start.lo, start.hi, vs); gl != wl || gh != wh {
+				t.Errorf("%s from (%d, %d): got (%d, %d), want (%d, %d)", name, start.lo, start.hi, gl, gh, wl, wh)
+			}
+		}
+	}
+}
