@@ -1326,13 +1326,13 @@ func (s *scanOp) compileFilter() {
 
 // readEq reads the streamed morsel b's filter column cols[0] where the
 // filter f (s.where when nil), read from cols, is one col = constant on
-// an integer column: the stream compares the
-// column's stored values where they lie (ColumnStream.NextEq), and the
-// passing rows' values, every one the constant, are made rather than
-// converted (or not at all, where no operator above reads the column).
-// It returns the rows that pass (not nil) and, where fewer than the
-// morsel's, that b holds that column for them only (compact); ok is
-// false, nothing read, where this does not apply.
+// an integer column: the stream compares the column's stored values
+// where they lie (ColumnStream.NextEq), and the passing rows' values,
+// every one the constant, are made rather than converted (or not at
+// all, where no operator above reads the column). It returns the rows
+// that pass (not nil) and, where fewer than the morsel's, that b holds
+// that column for them only (compact); ok is false, nothing read, where
+// this does not apply.
 func (s *scanOp) readEq(x *execCtx, c *scanCursor, b *vec.Batch, f *expr.Filter, cols []int) (sel []int32, compact []int, ok bool, err error) {
 	s.compileFilter()
 	eq, eqOK := s.eq, s.eqOK

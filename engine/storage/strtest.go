@@ -146,6 +146,22 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 		pass, dv := cs.dictPass, cs.dictVec
 		null := int32(dv.Len - 1)
 		kk := k0
+		if pv.defs == nil {
+			// No NULLs: row i's entry is the page's value i, and most
+			// rows fail a selective test after one lookup.
+			if k0+k > len(pv.idx) {
+				return sel, cs.wrap(fmt.Errorf("%w: %d dictionary indexes for %d rows", errCorrupt, len(pv.idx), k0+k))
+			}
+			for i, e := range pv.idx[k0 : k0+k] {
+				if pass[e] {
+					appendValue(out, dv, int(e), t.Lengths)
+					sel = append(sel, int32(base+i))
+				}
+			}
+			cs.curPos, cs.curK = to, k0+k
+			t.DictRows.Add(int64(k))
+			return sel, nil
+		}
 		for i := from; i < to; i++ {
 			e := null
 			if pv.defs == nil || pv.defs[i] != 0 {
