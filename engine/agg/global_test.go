@@ -124,18 +124,20 @@ func TestGlobalWorkersDistinct(t *testing.T) {
 	}
 }
 
+// sum128Ref adds vs to (lo, hi) with a 128-bit add per value.
+func sum128Ref(lo uint64, hi int64, vs []int64) (uint64, int64) {
+	for _, v := range vs {
+		var c uint64
+		lo, c = bits.Add64(lo, uint64(v), 0)
+		hi += int64(c) + v>>63
+	}
+	return lo, hi
+}
+
 // TestAddSum128 checks the split-word sum against a 128-bit add per
 // value, at the extremes and over lengths that end the unrolled loop at
 // every remainder.
 func TestAddSum128(t *testing.T) {
-	ref := func(lo uint64, hi int64, vs []int64) (uint64, int64) {
-		for _, v := range vs {
-			var c uint64
-			lo, c = bits.Add64(lo, uint64(v), 0)
-			hi += int64(c) + v>>63
-		}
-		return lo, hi
-	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	random := make([]int64, 5003)
 	for i := range random {
@@ -166,7 +168,7 @@ func TestAddSum128(t *testing.T) {
 			lo uint64
 			hi int64
 		}{{0, 0}, {math.MaxUint64, -1}, {12345, 1 << 40}} {
-			wl, wh := ref(start.lo, start.hi, tc.vs)
+			wl, wh := sum128Ref(start.lo, start.hi, tc.vs)
 			gl, gh := addSum128(start.lo, start.hi, tc.vs)
 			if gl != wl || gh != wh {
 				t.Errorf("%s from (%d, %d): got (%d, %d), want (%d, %d)", tc.name, start.lo, start.hi, gl, gh, wl, wh)
@@ -179,14 +181,6 @@ func TestAddSum128(t *testing.T) {
 // 128-bit add per value, at the extremes of INTEGER, over lengths that
 // end the unrolled loop at every remainder, from starts that carry.
 func TestAddSumNarrow(t *testing.T) {
-	ref := func(lo uint64, hi int64, vs []int64) (uint64, int64) {
-		for _, v := range vs {
-			var c uint64
-			lo, c = bits.Add64(lo, uint64(v), 0)
-			hi += int64(c) + v>>63
-		}
-		return lo, hi
-	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	random := make([]int64, 5003)
 	for i := range random {
@@ -206,7 +200,7 @@ func TestAddSumNarrow(t *testing.T) {
 			lo uint64
 			hi int64
 		}{{0, 0}, {math.MaxUint64, -1}, {math.MaxUint64 - 5, 7}, {3, 1 << 40}} {
-			wl, wh := ref(start.lo, start.hi, vs)
+			wl, wh := sum128Ref(start.lo, start.hi, vs)
 			if gl, gh := addSumNarrow(start.lo, start.hi, vs); gl != wl || gh != wh {
 				t.Errorf("%s from (%d, %d): got (%d, %d), want (%d, %d)", name, start.lo, start.hi, gl, gh, wl, wh)
 			}
