@@ -125,13 +125,27 @@ type scanOp struct {
 	filter     *expr.Filter
 	scratch    sync.Pool
 	ident      []int32
-	// eq, when eqOK, is where as col = constant on an integer column
-	// (readEq), planned once with filter.
-	eq struct {
-		col int
-		c   int64
+	// eq and earlyEq are where and early as one col = constant on an
+	// integer column, where they are that (readEq), planned once with
+	// filter.
+	eq, earlyEq intEq
+}
+
+// intEq is a filter that is one col = c on an integer column, where ok
+// (expr.Filter.IntEq).
+type intEq struct {
+	col int
+	c   int64
+	ok  bool
+}
+
+// intEqOf returns f as an intEq; not ok for a nil f.
+func intEqOf(f *expr.Filter) intEq {
+	if f == nil {
+		return intEq{}
 	}
-	eqOK bool
+	col, c, ok := f.IntEq()
+	return intEq{col: col, c: c, ok: ok}
 }
 
 // bound is a conjunct "column op constant" of a WHERE clause over an
@@ -679,7 +693,8 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 				if s.bound == nil && s.where != nil {
 					var eq bool
 					var err error
-					if sel, compact, eq, err = s.readEq(x, c, b, nil, first); err != nil {
+					s.compileFilter()
+					if sel, compact, eq, err = s.readEq(x, c, b, s.eq, first); err != nil {
 						return nil, err
 					} else if eq {
 						break
@@ -794,12 +809,15 @@ func (s *scanOp) streamMorsel(x *execCtx, c *scanCursor) (*vec.Batch, error) {
 func (s *scanOp) streamLate(x *execCtx, c *scanCursor, b *vec.Batch, read func([]int) error) (sel []int32, compact []int, err error) {
 	n := b.Len
 	var early []int // early columns b holds for the rows of sel only
-	eq := false
 	if s.stages != nil {
 		sel, early, err = s.stagedFilter(x, c, b, s.stages)
-	} else if sel, early, eq, err = s.readEq(x, c, b, s.early, s.earlyCols); err == nil && !eq {
-		if err = read(s.earlyCols); err == nil {
-			sel, err = s.filterWith(x, s.early, b)
+	} else {
+		s.compileFilter()
+		var eq bool
+		if sel, early, eq, err = s.readEq(x, c, b, s.earlyEq, s.earlyCols); err == nil && !eq {
+			if err = read(s.earlyCols); err == nil {
+				sel, err = s.filterWith(x, s.early, b)
+			}
 		}
 	}
 	if err != nil || len(sel) == 0 {
@@ -1320,26 +1338,21 @@ func (s *scanOp) compileFilter() {
 		for i := range s.ident {
 			s.ident[i] = int32(i)
 		}
-		s.eq.col, s.eq.c, s.eqOK = s.filter.IntEq()
+		s.eq, s.earlyEq = intEqOf(s.filter), intEqOf(s.early)
 	})
 }
 
 // readEq reads the streamed morsel b's filter column cols[0] where the
-// filter f (s.where when nil), read from cols, is one col = constant on
-// an integer column: the stream compares the column's stored values
+// filter, read from cols, is eq, one col = constant on an integer
+// column: the stream compares the column's stored values
 // where they lie (ColumnStream.NextEq), and the passing rows' values,
 // every one the constant, are made rather than converted (or not at
 // all, where no operator above reads the column). It returns the rows
 // that pass (not nil) and, where fewer than the morsel's, that b holds
 // that column for them only (compact); ok is false, nothing read, where
 // this does not apply.
-func (s *scanOp) readEq(x *execCtx, c *scanCursor, b *vec.Batch, f *expr.Filter, cols []int) (sel []int32, compact []int, ok bool, err error) {
-	s.compileFilter()
-	eq, eqOK := s.eq, s.eqOK
-	if f != nil {
-		eq.col, eq.c, eqOK = f.IntEq()
-	}
-	if !eqOK || len(cols) != 1 || cols[0] != eq.col || len(s.whereTemps) > 0 {
+func (s *scanOp) readEq(x *execCtx, c *scanCursor, b *vec.Batch, eq intEq, cols []int) (sel []int32, compact []int, ok bool, err error) {
+	if !eq.ok || len(cols) != 1 || cols[0] != eq.col || len(s.whereTemps) > 0 {
 		return nil, nil, false, nil
 	}
 	col, n := eq.col, b.Len

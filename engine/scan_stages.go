@@ -26,6 +26,7 @@ type filterStage struct {
 	col   int
 	terms []expr.Expr
 	f     *expr.Filter
+	eq    intEq // f as one col = constant, where it is that
 	// in and out count the rows the stage tested and passed: the stages
 	// run in the order of their pass rates, lowest first.
 	in, out atomic.Int64
@@ -68,6 +69,7 @@ func planFilterStages(terms []expr.Expr, cols []int) []*filterStage {
 	}
 	for _, st := range stages {
 		st.f = expr.NewFilterOf(st.terms)
+		st.eq = intEqOf(st.f)
 	}
 	return stages
 }
@@ -101,11 +103,11 @@ func (s *scanOp) stagedFilter(x *execCtx, c *scanCursor, b *vec.Batch, stages []
 		tested := n
 		if all {
 			eq := false
-			if col, k, ok := st.f.IntEq(); ok && col == st.col && slices.Contains(s.filterOnly, col) {
-				// col = k on a column no operator above reads: its
-				// stored integers are compared where they lie, never
-				// converted.
-				if kept, eq, err = c.streams[col].NextEq(x.ctx, n, k); err != nil {
+			if st.eq.ok && st.eq.col == st.col && slices.Contains(s.filterOnly, st.col) {
+				// col = constant on a column no operator above reads:
+				// its stored integers are compared where they lie,
+				// never converted.
+				if kept, eq, err = c.streams[st.col].NextEq(x.ctx, n, st.eq.c); err != nil {
 					return nil, nil, err
 				}
 			}
