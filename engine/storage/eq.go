@@ -30,7 +30,7 @@ func (cs *ColumnStream) NextEq(ctx context.Context, n int, c int64) (sel []int32
 	if cs.b == nil || cs.b.conv != convInt32 && cs.b.conv != convInt64 {
 		return nil, false, nil
 	}
-	sel = make([]int32, 0, min(n, cs.passed+cs.passed/8+64))
+	sel = cs.selection(n)
 	for got := 0; got < n; {
 		if cs.curLeft() == 0 {
 			if err := ctx.Err(); err != nil {

@@ -91,11 +91,7 @@ func (cs *ColumnStream) NextTest(ctx context.Context, n int, t *StringTest) (*ve
 	} else {
 		out = cs.vector(n)
 	}
-	// Room for as many rows as passed last time, and some: grown a
-	// doubling at a time from nothing, sel cost more than the test where
-	// most rows pass (URL <> ''), and sized for every row, its zeroing
-	// did where few do.
-	sel := make([]int32, 0, min(n, cs.passed+cs.passed/8+64))
+	sel := cs.selection(n)
 	for got := 0; got < n; {
 		if cs.curLeft() == 0 {
 			if err := ctx.Err(); err != nil {
