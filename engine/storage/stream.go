@@ -121,8 +121,8 @@ func vecCap(v *vec.Vector) int {
 // selection returns an empty selection for a test of n rows, with room
 // for as many rows as the stream's last test passed, and some: grown a
 // doubling at a time from nothing, it cost more than the test where most
-// rows pass (most URLs are not empty), and sized for every row, its zeroing did where
-// few do.
+// rows pass (most URLs are not empty), and sized for every row, its
+// zeroing did where few do.
 func (cs *ColumnStream) selection(n int) []int32 {
 	return make([]int32, 0, min(n, cs.passed+cs.passed/8+64))
 }
