@@ -17,18 +17,8 @@ import (
 // row read.
 func TestColumnStreamNextEq(t *testing.T) {
 	data := writeAllTypes(t, 3000) // 3 row groups, pages of 2 KiB
-	c := memCatalog(t, "t", data, 0)
-	tb, _ := c.Table("t", false)
+	tb, all, rd := wholeAndReader(t, memCatalog(t, "t", data, 0), "t")
 	ctx := context.Background()
-	all, err := c.Load(ctx, tb, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := c.Open(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
 	compared := map[string]bool{ // the columns NextEq compares
 		"I8": true, "I16": true, "I32": true, "I64": true, "U64": true, "TsMicro": true, "TsNano": true, "DictI64": true, "Date": true, "OptI32": true,
 	}

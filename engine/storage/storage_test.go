@@ -187,6 +187,27 @@ func memCatalog(t testing.TB, name string, data []byte, budget int64) *Catalog {
 	return c
 }
 
+// wholeAndReader returns table name of c, every row group of it decoded
+// whole, and a reader of it, closed when the test ends: what a test of
+// streams compares them with.
+func wholeAndReader(t testing.TB, c *Catalog, name string) (*Table, []*vec.Batch, *Reader) {
+	t.Helper()
+	tb, err := c.Table(name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := c.Load(context.Background(), tb, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	return tb, all, rd
+}
+
 func TestRoundTripAllTypes(t *testing.T) {
 	const n = 2500
 	data := writeAllTypes(t, n)
@@ -776,15 +797,7 @@ func TestColumnStream(t *testing.T) {
 func checkStreams(t *testing.T, c *Catalog, tb *Table) {
 	t.Helper()
 	ctx := context.Background()
-	all, err := c.Load(ctx, tb, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := c.Open(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	tb, all, rd := wholeAndReader(t, c, tb.Name)
 	for g, b := range all {
 		for j := range tb.Columns {
 			st, err := rd.Stream(ctx, g, j)
@@ -865,18 +878,8 @@ func checkRecycled(t *testing.T, rd *Reader, g, j int, want *vec.Vector) {
 // of range is an error.
 func TestColumnStreamNextSel(t *testing.T) {
 	data := writeAllTypes(t, 3000) // 3 row groups, pages of 2 KiB
-	c := memCatalog(t, "t", data, 0)
-	tb, _ := c.Table("t", false)
+	tb, all, rd := wholeAndReader(t, memCatalog(t, "t", data, 0), "t")
 	ctx := context.Background()
-	all, err := c.Load(ctx, tb, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := c.Open(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
 	// Steps of n rows and the rows of each to convert, one after
 	// another from the row group's first row on (1,000 rows in all).
 	steps := []struct {

@@ -76,18 +76,8 @@ func TestNextTest(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := memCatalog(t, "t", buf.Bytes(), 0)
-	tb, _ := c.Table("t", false)
+	tb, all, rd := wholeAndReader(t, memCatalog(t, "t", buf.Bytes(), 0), "t")
 	ctx := context.Background()
-	all, err := c.Load(ctx, tb, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := c.Open(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
 
 	pred := func(f func(s string, null bool) bool) func(v *vec.Vector) ([]int32, error) {
 		return func(v *vec.Vector) ([]int32, error) {
