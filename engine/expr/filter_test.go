@@ -495,15 +495,7 @@ func TestFilterIntEq(t *testing.T) {
 		{"i = NULL", 0, 0, false},
 	}
 	for _, tt := range tests {
-		ast, err := sql.ParseExpr(tt.src)
-		if err != nil {
-			t.Fatalf("parse %q: %v", tt.src, err)
-		}
-		e, err := (&Binder{Columns: cols}).Bind(ast)
-		if err != nil {
-			t.Fatalf("bind %q: %v", tt.src, err)
-		}
-		col, c, ok := NewFilter(e).IntEq()
+		col, c, ok := NewFilter(bindTest(t, cols, tt.src)).IntEq()
 		if ok != tt.ok || ok && (col != tt.col || c != tt.c) {
 			t.Errorf("%s: IntEq() = %d, %d, %v; want %d, %d, %v", tt.src, col, c, ok, tt.col, tt.c, tt.ok)
 		}
