@@ -246,10 +246,18 @@ export class Cell {
 
   // reveal shows what veil hid.
   reveal() {
-    if (!this.veilEl) return;
-    this.veilEl.remove();
-    this.veilEl = null;
-    this.outEl.classList.remove("hidden");
+    if (this.veilEl) {
+      this.veilEl.remove();
+      this.veilEl = null;
+      this.outEl.classList.remove("hidden");
+    }
+    // The prose down to the next prediction, whose expectation it may hold.
+    const cells = this.nb.cells;
+    for (let i = cells.indexOf(this) + 1; i < cells.length; i++) {
+      const c = cells[i];
+      if (c.type === "code" && c.meta && c.meta.predict) break;
+      if (c.type === "markdown" && !c.el.classList.contains("editing")) c.renderProse();
+    }
   }
 
   // skipGuess shows the reference run without a guess; in a lesson the
@@ -288,6 +296,37 @@ export class Cell {
     const html = this.html !== null && this.source === this.serverSource ? this.html : marked.parse(this.source);
     setHTML(this.proseEl, html);
     this.el.classList.remove("editing");
+    this.veilExpectation();
+  }
+
+  // expectationOf returns the prediction whose answer this prose may
+  // give in a paragraph opening with "What to expect." (the lessons'
+  // convention): the nearest prediction above it, unless prose between
+  // them holds such a paragraph already.
+  expectationOf() {
+    const cells = this.nb.cells;
+    for (let i = cells.indexOf(this) - 1; i >= 0; i--) {
+      const c = cells[i];
+      if (c.type === "code" && c.meta && c.meta.predict) return c;
+      if (c.type === "markdown" && /^\*\*What to expect/m.test(c.source)) return null;
+    }
+    return null;
+  }
+
+  // veilExpectation hides the first "What to expect." paragraph of this
+  // prose while the prediction it answers (expectationOf) is not guessed
+  // or skipped. The prediction's reveal renders the prose again, whole.
+  veilExpectation() {
+    const pred = this.expectationOf();
+    if (!pred || pred.guessed()) return;
+    for (const p of this.proseEl.querySelectorAll("p")) {
+      const s = p.firstElementChild;
+      if (!s || p.firstChild !== s || s.tagName !== "STRONG" || !s.textContent.startsWith("What to expect")) continue;
+      if (p.classList.contains("hidden")) return;
+      p.classList.add("hidden");
+      p.before(h("p.veil.expect", "What to expect is hidden until you commit a guess above (or skip it), so that it cannot answer the question for you."));
+      return;
+    }
   }
 
   editProse() {

@@ -25,6 +25,8 @@ export class Notebook {
       this.cells.push(new Cell(this, c));
     }
     if (this.cells.length === 0) this.cells.push(new Cell(this, { cell_type: "code", kind: "sql", source: "" }));
+    // Rendered before the cells before them were in the list: veiled now.
+    for (const c of this.cells) if (c.type === "markdown") c.veilExpectation();
     this.render();
     this.isDirty = false;
   }
