@@ -65,21 +65,51 @@ func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
 // groups has.
 const prefetchMinSlots = 1 << 17
 
+// keySlot is a slot of a direct window: the high half of its group's
+// hash, the group's id plus one (0: an empty slot) and, for a single
+// string key, a keyRef to the key's bytes in their chunk. A probe that
+// finds its hash then compares the key straight from the slot, one miss
+// instead of two through a per-group string header.
+type keySlot struct {
+	ref uint64 // keyRef of the group's key (single string keys)
+	h32 uint32 // the hash's high 32 bits
+	gid uint32
+}
+
+// A keyRef packs the address of a key's bytes, in its low 48 bits, with
+// its length, in the high 16. A key of refLong bytes or more, or one whose
+// address needs more bits, keeps only the length refLong and is compared
+// through its chunk. The bytes lie in a chunk that the window's chunks
+// keep alive, in a slab block that never moves, and a window is reset
+// before its chunks are spilled or freed.
+const (
+	refLong     = 1<<16 - 1
+	refAddrMask = 1<<48 - 1
+)
+
+// keyRef returns the keyRef of the key bytes b.
+func keyRef(b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	a := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	if len(b) >= refLong || a > refAddrMask {
+		return refLong << 48
+	}
+	return a | uint64(len(b))<<48
+}
+
 // directWindow is the hash table of a direct window: slots holding each
-// group's hash and id, and for each group the chunk and row its key went
-// to.
+// group's hash, id and key, and for each group the chunk and row its key
+// went to.
 type directWindow struct {
-	slots  []slot
+	slots  []keySlot
 	mask   uint64
 	n      int
 	growAt int
 	chunks []*chunk // per group, the chunk holding its row
 	rows   []uint32 // per group, its row in that chunk
-	// strs holds, for a single string key, each group's key as it
-	// lies in its chunk, so that a probe reaches the bytes without
-	// passing through the chunk and its offsets.
-	strs []string
-	// nullGid is the group of the NULL key in strs' window, or -1.
+	// nullGid is the group of the NULL key of a single string key, or -1.
 	nullGid int
 	// repeating says most rows of the last batch repeated the row
 	// before's key: the next batch's probes go unprefetched.
@@ -100,16 +130,19 @@ func newDirectWindow(hint int, budget *Budget) (*directWindow, error) {
 	return dw, dw.charge()
 }
 
+// alloc gives the window size slots, moving its groups into them; a
+// group's full hash is the one stored with its row.
 func (dw *directWindow) alloc(size int) error {
 	old := dw.slots
-	dw.slots = make([]slot, size)
+	dw.slots = make([]keySlot, size)
 	dw.mask = uint64(size - 1)
 	dw.growAt = size * 7 / 10
 	for _, s := range old {
 		if s.gid == 0 {
 			continue
 		}
-		j := s.word & dw.mask
+		g := s.gid - 1
+		j := dw.chunks[g].hashes[dw.rows[g]] & dw.mask
 		for dw.slots[j].gid != 0 {
 			j = (j + 1) & dw.mask
 		}
@@ -118,9 +151,25 @@ func (dw *directWindow) alloc(size int) error {
 	return nil
 }
 
+// keyIs reports whether v is the key of group g, whose slot holds ref.
+func (dw *directWindow) keyIs(ref uint64, v []byte, g uint32) bool {
+	n := int(ref >> 48)
+	if n == refLong {
+		return string(v) == string(dw.chunks[g].keys[0].Str(int(dw.rows[g])))
+	}
+	if n != len(v) {
+		return false
+	}
+	if n == 0 {
+		return int(g) != dw.nullGid
+	}
+	addr := uintptr(ref & refAddrMask)
+	return string(v) == unsafe.String((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), n)
+}
+
 // bytes is the memory the window holds.
 func (dw *directWindow) bytes() int64 {
-	return int64(len(dw.slots))*16 + int64(cap(dw.chunks))*8 + int64(cap(dw.rows))*4 + int64(cap(dw.gids))*4 + int64(cap(dw.strs))*16
+	return int64(len(dw.slots))*16 + int64(cap(dw.chunks))*8 + int64(cap(dw.rows))*4 + int64(cap(dw.gids))*4
 }
 
 // charge charges the window's growth since the last call.
@@ -141,8 +190,7 @@ func (dw *directWindow) reset() {
 	clear(dw.slots)
 	dw.n, dw.nullGid = 0, -1
 	clear(dw.chunks) // no pointers into chunks spilled or freed
-	clear(dw.strs)
-	dw.chunks, dw.rows, dw.strs = dw.chunks[:0], dw.rows[:0], dw.strs[:0]
+	dw.chunks, dw.rows = dw.chunks[:0], dw.rows[:0]
 }
 
 // group finds or makes the group of each of the n rows of keys, whose
@@ -165,8 +213,9 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	made := 0
 	var written int64
 	var strBytes [8]int64 // the new groups' bytes per key column (the first 8)
-	// dw.strs is kept for a single string key, with or without NULLs.
-	strs := len(keys) == 1 && keys[0].Type == vec.String
+	// The slots hold keyRefs for a single string key, with or without
+	// NULLs, and the window keeps one kind of key for its life.
+	refs := len(keys) == 1 && keys[0].Type == vec.String
 	hs = hs[:n]
 	// Prefetching pays where probes miss the caches: not while the
 	// window is as small as it starts (the scattered key bytes aside, its
@@ -174,15 +223,15 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	// and take no probe (SearchPhrase, mostly empty).
 	pf := len(dw.slots) >= prefetchMinSlots && !dw.repeating
 	if pf {
-		dw.prefetchSlots(hs, 0, 3*prefetchBlock)
-		if strs {
-			dw.prefetchHeaders(hs, gids, prefetchBlock)
+		dw.prefetchSlots(hs, 0, 2*prefetchBlock)
+		if refs {
+			dw.prefetchKeys(hs, 0)
 		}
 	}
 	repeats := 0
 	for i := 0; i < n; i++ {
 		if pf && i%prefetchBlock == 0 {
-			dw.prefetch(hs, gids, i, strs)
+			dw.prefetch(hs, i, refs)
 		}
 		if str != nil && i > 0 {
 			// A row whose key repeats the row before's joins its group
@@ -197,6 +246,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 			}
 		}
 		h := hs[i]
+		h32 := uint32(h >> 32)
 		j := h & dw.mask
 		for {
 			sl := &dw.slots[j]
@@ -225,7 +275,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 					at := len(d.Bytes)
 					d.Bytes = append(d.Bytes, v...)
 					d.Offsets = append(d.Offsets, uint32(len(d.Bytes)))
-					dw.strs = append(dw.strs, unsafe.String(unsafe.SliceData(d.Bytes[at:]), len(v)))
+					sl.ref = keyRef(d.Bytes[at:])
 					if d.Valid != nil {
 						d.Valid = append(d.Valid, true)
 					}
@@ -233,15 +283,15 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 					written += int64(len(v)) + 12
 					strBytes[0] += int64(len(v))
 				} else {
-					if len(keys) == 1 && keys[0].Type == vec.String {
-						// strs serves the next batch without NULLs.
-						d := c.keys[0]
-						if keys[0].IsNull(i) {
+					if refs {
+						// The ref serves the next batch without NULLs.
+						d := keys[0]
+						sl.ref = 0
+						if d.IsNull(i) {
 							dw.nullGid = dw.n
-							dw.strs = append(dw.strs, "")
 						} else {
-							v := keys[0].Str(i)
-							dw.strs = append(dw.strs, unsafe.String(unsafe.SliceData(d.Bytes[len(d.Bytes):len(d.Bytes)+len(v)]), len(v)))
+							at := len(c.keys[0].Bytes)
+							sl.ref = keyRef(c.keys[0].Bytes[at : at+len(d.Str(i))])
 						}
 					}
 					for col, k := range keys {
@@ -260,16 +310,16 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 				}
 				s.parts[p].rows++
 				made++
-				sl.word = h
+				sl.h32 = h32
 				dw.n++
 				sl.gid = uint32(dw.n)
 				gids[i] = sl.gid - 1
 				break
 			}
-			if sl.word == h {
+			if sl.h32 == h32 {
 				g := sl.gid - 1
 				if str != nil {
-					if string(str.Bytes[str.Offsets[i]:str.Offsets[i+1]]) == dw.strs[g] && int(g) != dw.nullGid {
+					if dw.keyIs(sl.ref, str.Bytes[str.Offsets[i]:str.Offsets[i+1]], g) {
 						gids[i] = g
 						break
 					}
@@ -295,34 +345,17 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	return gids, nil
 }
 
-// prefetch issues the prefetches of the probe of rows i.. of hs. Finding a
-// row's group walks three dependent loads, each a likely miss once the
-// window outgrows the L2 cache: the slot, the key's string header, the
-// key's bytes. Row by row they hardly overlap; staged a block apart they
-// do. For the block three blocks ahead it prefetches the first slot each
-// row probes; for the block two ahead, the string header of the group that
-// slot holds, where its hash matches; for the next block, that string's
-// bytes. With strs false (dw.strs is not kept), only the slots.
-//
-// The group a slot names is kept, as its id plus one (0: none), in gids:
-// the rows of the two blocks ahead are not probed yet, and their probes
-// write their own ids over it.
-func (dw *directWindow) prefetch(hs []uint64, gids []uint32, i int, strs bool) {
-	dw.prefetchSlots(hs, i+3*prefetchBlock, i+4*prefetchBlock)
-	if !strs {
-		return
-	}
-	dw.prefetchHeaders(hs, gids, i+2*prefetchBlock)
-	if c := i + prefetchBlock; c < len(hs) {
-		var addrs [prefetchBlock]uintptr
-		k := 0
-		for _, g := range gids[c:min(len(hs), c+prefetchBlock)] {
-			if g != 0 {
-				addrs[k] = uintptr(unsafe.Pointer(unsafe.StringData(dw.strs[g-1])))
-				k++
-			}
-		}
-		prefetchAddrs(addrs[:k])
+// prefetch issues the prefetches of the probes of rows i.. of hs. Finding a
+// row's group walks two dependent loads, each a likely miss once the
+// window outgrows the L2 cache: the slot, then the key's bytes. Row by row
+// they hardly overlap; staged a block apart they do. For the block two
+// blocks ahead it prefetches the first slot each row probes; for the next
+// block, the key bytes of the group that slot holds, where its hash
+// matches. With keys false (the slots hold no keyRefs), only the slots.
+func (dw *directWindow) prefetch(hs []uint64, i int, keys bool) {
+	dw.prefetchSlots(hs, i+2*prefetchBlock, i+3*prefetchBlock)
+	if keys {
+		dw.prefetchKeys(hs, i+prefetchBlock)
 	}
 }
 
@@ -333,21 +366,17 @@ func (dw *directWindow) prefetchSlots(hs []uint64, from, to int) {
 	}
 }
 
-// prefetchHeaders prefetches the string header of the group that the
-// first slot of each row of the block at b names, where its hash matches,
-// and keeps that group's id plus one in gids (0 where none).
-func (dw *directWindow) prefetchHeaders(hs []uint64, gids []uint32, b int) {
+// prefetchKeys prefetches the key bytes of the group that the first slot
+// of each row of the block at b names, where its hash matches.
+func (dw *directWindow) prefetchKeys(hs []uint64, b int) {
 	if b >= len(hs) {
 		return
 	}
 	var addrs [prefetchBlock]uintptr
 	k := 0
-	for r := b; r < min(len(hs), b+prefetchBlock); r++ {
-		h := hs[r]
-		gids[r] = 0
-		if s := dw.slots[h&dw.mask]; s.gid != 0 && s.word == h {
-			gids[r] = s.gid
-			addrs[k] = uintptr(unsafe.Pointer(&dw.strs[s.gid-1]))
+	for _, h := range hs[b:min(len(hs), b+prefetchBlock)] {
+		if s := dw.slots[h&dw.mask]; s.gid != 0 && s.h32 == uint32(h>>32) {
+			addrs[k] = uintptr(s.ref & refAddrMask)
 			k++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"cachebook/engine/spill"
@@ -283,5 +284,84 @@ func TestDirectWindowPrefetch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDirectWindowKeyRefs: a direct window compares a single string key
+// through the keyRef in its slot, and through its chunk where the key is
+// too long to pack; NULL, the empty string and keys sharing a long prefix
+// stay apart, also after the window grows and in batches with and without
+// NULLs. All rows get one hash, so that every probe compares keys.
+func TestDirectWindowKeyRefs(t *testing.T) {
+	long := strings.Repeat("u", refLong+10)
+	tests := []struct {
+		name string
+		keys []string // "<null>" is NULL
+	}{
+		{"empty and NULL", []string{"<null>", "", "", "a", "<null>", "a", ""}},
+		{"long keys", []string{long + "1", long + "2", long + "1", long, long + "2", "x"}},
+		{"length differs", []string{"ab", "abc", "a", "abc", "ab", "abcd"}},
+		{"growth", func() []string {
+			var ks []string
+			for i := range 3000 {
+				ks = append(ks, fmt.Sprintf("k%d", i%2000))
+			}
+			return ks
+		}()},
+	}
+	for _, tc := range tests {
+		for _, nulls := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nulls=%v", tc.name, nulls), func(t *testing.T) {
+				dw, err := newDirectWindow(16, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := newScatterer(2, []vec.Type{vec.String}, []Spec{{Kind: CountStar}}, 0, nil)
+				gidOf := map[string]uint32{}
+				// Two batches: the first with NULLs where nulls says so,
+				// the second the same keys without NULLs (NULL as "n").
+				for b := range 2 {
+					keys := vec.NewVector(vec.String, len(tc.keys))
+					withNulls := nulls && b == 0
+					var names []string
+					for _, k := range tc.keys {
+						switch {
+						case k == "<null>" && withNulls:
+							keys.AppendNull()
+						case k == "<null>":
+							k = "n"
+							fallthrough
+						default:
+							keys.AppendStr([]byte(k))
+						}
+						names = append(names, k)
+					}
+					hs := make([]uint64, keys.Len)
+					for i := range hs {
+						hs[i] = 0x9e3779b97f4a7c15
+					}
+					if err := s.reserveHashed([]*vec.Vector{keys}, hs); err != nil {
+						t.Fatal(err)
+					}
+					gids, err := dw.group(s, []*vec.Vector{keys}, hs, keys.Len)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, g := range gids {
+						want, ok := gidOf[names[i]]
+						if !ok {
+							want = uint32(len(gidOf))
+							gidOf[names[i]] = want
+						}
+						if g != want {
+							t.Fatalf("batch %d row %d (%.20q): group %d, want %d", b, i, names[i], g, want)
+						}
+					}
+				}
+				if dw.n != len(gidOf) {
+					t.Errorf("%d groups, want %d", dw.n, len(gidOf))
+				}
+			})
+		}
 	}
 }
