@@ -317,6 +317,7 @@ func newPreAgg(keyTypes []vec.Type, specs []Spec, limit int, part *scatterer, ro
 			return nil, err
 		}
 		pa.dw, pa.gs = dw, &groupSet{}
+		part.rehash = cfg.Hasher
 		return pa, pa.gs.newStates(specs, cfg)
 	}
 	gs, err := newGroupSet(keyTypes, specs, hint, cfg)

@@ -12,17 +12,19 @@ import (
 // table holds is its keys, and the old window copied each new key three
 // times after the scan: into the table's key columns, from there into its
 // partition at the flush, and from the partition into the final table. A
-// direct window instead appends a new group's hash and key to its
-// partition's chunk the moment the group is made, and keeps only a slot
-// (hash and group id) and where the row is: a probe compares against the
-// key in the partition. A flush then appends only the fixed-width partial
-// states, to the rows already there, and clears the slots, so the keys
-// cross memory once before the final table. A chunk's rows keep the order
-// in which their groups were made, which is group-id order, so appending
-// the partial states in group-id order lines them up with their keys; the
-// partitions keep the format the spill path and Next read. DuckDB's radix
-// aggregate keeps its rows in the partitioned data the same way and lets
-// its hash table point at them.
+// direct window instead appends a new group's key to its partition's chunk
+// the moment the group is made, and keeps only a slot (hash, group id and
+// where the key's bytes are) and where the row is: a probe compares against
+// the key in the partition. A flush then appends only the fixed-width
+// partial states, to the rows already there, and clears the slots, so the
+// keys cross memory once before the final table. A chunk's rows keep the
+// order in which their groups were made, which is group-id order, so
+// appending the partial states in group-id order lines them up with their
+// keys. The partitions keep no hashes (the scatterer is hashless): whoever
+// reads them, the aggregate phase or a spill, hashes the keys again, which
+// costs less than writing and reading the hashes. DuckDB's radix aggregate
+// keeps its rows in the partitioned data the same way and lets its hash
+// table point at them.
 //
 // Before each batch the partitions the batch's rows hash to get room for
 // all of them (reserveHashed), so that appending a group never allocates
@@ -65,14 +67,14 @@ func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
 // groups has.
 const prefetchMinSlots = 1 << 17
 
-// keySlot is a slot of a direct window: the high half of its group's
+// keySlot is a slot of a direct window: the low half of its group's
 // hash, the group's id plus one (0: an empty slot) and, for a single
 // string key, a keyRef to the key's bytes in their chunk. A probe that
 // finds its hash then compares the key straight from the slot, one miss
 // instead of two through a per-group string header.
 type keySlot struct {
 	ref uint64 // keyRef of the group's key (single string keys)
-	h32 uint32 // the hash's high 32 bits
+	h32 uint32 // the hash's low 32 bits, which place it
 	gid uint32
 }
 
@@ -130,8 +132,7 @@ func newDirectWindow(hint int, budget *Budget) (*directWindow, error) {
 	return dw, dw.charge()
 }
 
-// alloc gives the window size slots, moving its groups into them; a
-// group's full hash is the one stored with its row.
+// alloc gives the window size slots, moving its groups into them.
 func (dw *directWindow) alloc(size int) error {
 	old := dw.slots
 	dw.slots = make([]keySlot, size)
@@ -141,8 +142,7 @@ func (dw *directWindow) alloc(size int) error {
 		if s.gid == 0 {
 			continue
 		}
-		g := s.gid - 1
-		j := dw.chunks[g].hashes[dw.rows[g]] & dw.mask
+		j := uint64(s.h32) & dw.mask
 		for dw.slots[j].gid != 0 {
 			j = (j + 1) & dw.mask
 		}
@@ -194,8 +194,8 @@ func (dw *directWindow) reset() {
 }
 
 // group finds or makes the group of each of the n rows of keys, whose
-// hashes are hs, and returns their ids; a new group's hash and key are
-// appended to the current chunk of its partition in s, which
+// hashes are hs, and returns their ids; a new group's key is appended to
+// the current chunk of its partition in s, which
 // reserveHashed gave room for them.
 func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n int) ([]uint32, error) {
 	if cap(dw.gids) < n {
@@ -246,7 +246,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 			}
 		}
 		h := hs[i]
-		h32 := uint32(h >> 32)
+		h32 := uint32(h)
 		j := h & dw.mask
 		for {
 			sl := &dw.slots[j]
@@ -267,8 +267,8 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 				}
 				c := s.cur[p]
 				dw.chunks = append(dw.chunks, c)
-				dw.rows = append(dw.rows, uint32(len(c.hashes)))
-				c.hashes = append(c.hashes, h)
+				dw.rows = append(dw.rows, uint32(c.n))
+				c.n++
 				if str != nil {
 					d := c.keys[0]
 					v := str.Bytes[str.Offsets[i]:str.Offsets[i+1]]
@@ -280,7 +280,7 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 						d.Valid = append(d.Valid, true)
 					}
 					d.Len++
-					written += int64(len(v)) + 12
+					written += int64(len(v)) + 4
 					strBytes[0] += int64(len(v))
 				} else {
 					if refs {
@@ -306,7 +306,6 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 							written += 8
 						}
 					}
-					written += 8
 				}
 				s.parts[p].rows++
 				made++
@@ -375,7 +374,7 @@ func (dw *directWindow) prefetchKeys(hs []uint64, b int) {
 	var addrs [prefetchBlock]uintptr
 	k := 0
 	for _, h := range hs[b:min(len(hs), b+prefetchBlock)] {
-		if s := dw.slots[h&dw.mask]; s.gid != 0 && s.h32 == uint32(h>>32) {
+		if s := dw.slots[h&dw.mask]; s.gid != 0 && s.h32 == uint32(h) {
 			addrs[k] = uintptr(s.ref & refAddrMask)
 			k++
 		}

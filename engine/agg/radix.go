@@ -29,6 +29,10 @@ type radix struct {
 	scats  []*scatterer
 	pres   []*preAgg
 	sets   []*groupSet
+	// rehashed is a worker's scratch for the hashes of a chunk of
+	// hashless partitions, rehashedBytes what all of them charged.
+	rehashed      [][]uint64
+	rehashedBytes atomic.Int64
 
 	sizer    *partSizer
 	nextPart atomic.Int64
@@ -55,7 +59,8 @@ func newRadix(keyTypes []vec.Type, specs []Spec, cfg Config) (*radix, error) {
 	threads := cfg.threads()
 	a := &radix{cfg: cfg, keyTypes: keyTypes, specs: specs, bits: cfg.RadixBits, rowsHint: cfg.RowsHint,
 		arenas: make([]*Arena, threads), scats: make([]*scatterer, threads), sets: make([]*groupSet, threads), out: make([][]bool, threads),
-		sizer: newPartSizer(len(keyTypes), cfg.GroupsHint, 1<<cfg.RadixBits)}
+		rehashed: make([][]uint64, threads),
+		sizer:    newPartSizer(len(keyTypes), cfg.GroupsHint, 1<<cfg.RadixBits)}
 	a.left.Store(1 << cfg.RadixBits)
 	if threads > 1 {
 		a.rowsHint = a.rowsHint * 3 / 2 / int64(threads)
@@ -258,7 +263,7 @@ func (a *radix) aggregate(w, p int) (Part, error) {
 	var rows int64
 	for _, sc := range a.scats {
 		for _, c := range sc.parts[p].chunks {
-			m := len(c.hashes)
+			m := c.len()
 			if err := gs.add(c.keys, c.args, c.hashes, m); err != nil {
 				return Part{}, err
 			}
@@ -267,14 +272,39 @@ func (a *radix) aggregate(w, p int) (Part, error) {
 	}
 	for _, pa := range a.pres {
 		for _, c := range pa.part.parts[p].chunks {
-			m := len(c.hashes)
-			if err := gs.merge(c.keys, c.args, c.hashes, m); err != nil {
+			m := c.len()
+			hs, err := a.hashesOf(w, pa.part, c)
+			if err != nil {
+				return Part{}, err
+			}
+			if err := gs.merge(c.keys, c.args, hs, m); err != nil {
 				return Part{}, err
 			}
 			rows += int64(m)
 		}
 	}
 	return a.finishPart(gs, rows)
+}
+
+// hashesOf returns the hashes of chunk c of sc's partitions: its own, or,
+// where sc is hashless, its keys hashed again into worker w's scratch,
+// which is charged as it grows.
+func (a *radix) hashesOf(w int, sc *scatterer, c *chunk) ([]uint64, error) {
+	if sc.rehash == nil {
+		return c.hashes, nil
+	}
+	m := c.len()
+	if cap(a.rehashed[w]) < m {
+		grow := int64(m-cap(a.rehashed[w])) * 8
+		if err := a.cfg.Budget.Grow(grow); err != nil {
+			return nil, fmt.Errorf("hashing a partition's keys again: %w", err)
+		}
+		a.rehashedBytes.Add(grow)
+		a.rehashed[w] = make([]uint64, m)
+	}
+	hs := a.rehashed[w][:m]
+	sc.rehash.Hash(c.keys, m, hs)
+	return hs, nil
 }
 
 // finishPart hands out the groups of worker's table gs, which folded
@@ -333,6 +363,7 @@ func (a *radix) Close() {
 			b.Grow(-int64(gs.table.Slots()) * 16)
 		}
 	}
+	b.Grow(-a.rehashedBytes.Swap(0))
 	for _, ar := range a.arenas {
 		ar.Free()
 	}

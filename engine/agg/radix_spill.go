@@ -310,7 +310,7 @@ func (a *radix) spillGroup(s *spiller, sc *scatterer, m int) error {
 	for p := lo; p < hi; p++ {
 		g := p >> shift
 		for _, c := range sc.parts[p].chunks {
-			n := len(c.hashes)
+			n := c.len()
 			if n == 0 {
 				continue
 			}
@@ -337,12 +337,18 @@ func (a *radix) spillGroup(s *spiller, sc *scatterer, m int) error {
 }
 
 // spillCols returns chunk c's columns as a spill file holds them: the
-// hashes, then the columns in use.
+// hashes (those of a hashless chunk computed again, into memory of their
+// own), then the columns in use.
 func (s *scatterer) spillCols(c *chunk) []*vec.Vector {
-	m := len(c.hashes)
+	m := c.len()
 	var hs []int64
 	if m > 0 {
-		hs = unsafe.Slice((*int64)(unsafe.Pointer(&c.hashes[0])), m)
+		hashes := c.hashes
+		if s.rehash != nil {
+			hashes = make([]uint64, m)
+			s.rehash.Hash(c.keys, m, hashes)
+		}
+		hs = unsafe.Slice((*int64)(unsafe.Pointer(&hashes[0])), m)
 	}
 	cols := []*vec.Vector{{Type: vec.Int64, Len: m, I64: hs}}
 	for i, v := range c.cols {
@@ -466,7 +472,7 @@ func (a *radix) fitsBack() bool {
 			}
 		}
 		a.eachMemChunk(g, func(_ *scatterer, c *chunk) error {
-			need += 32*int64(len(c.hashes)) + c.written()
+			need += 32*int64(c.len()) + c.written()
 			return nil
 		})
 		most = max(most, need)
@@ -479,7 +485,7 @@ func (a *radix) fitsBack() bool {
 func (a *radix) memRows(g int) int64 {
 	var n int64
 	a.eachMemChunk(g, func(_ *scatterer, c *chunk) error {
-		n += int64(len(c.hashes))
+		n += int64(c.len())
 		return nil
 	})
 	return n
@@ -617,8 +623,9 @@ func (a *radix) eachChunk(job spillJob, f func(kind int, cols []*vec.Vector, hs 
 		return err
 	}
 	return a.eachMemChunk(job.g, func(sc *scatterer, c *chunk) error {
-		if m := len(c.hashes); m > 0 {
-			return f(sc.spillKind, sc.spillCols(c), c.hashes, m)
+		if m := c.len(); m > 0 {
+			cols := sc.spillCols(c)
+			return f(sc.spillKind, cols, unsafe.Slice((*uint64)(unsafe.Pointer(&cols[0].I64[0])), m), m)
 		}
 		return nil
 	})

@@ -123,11 +123,16 @@ func (s *slab) vector(t vec.Type, rows, strBytes int) (*vec.Vector, error) {
 // appends never outgrow them (a column with NULLs keeps its validity on
 // the heap).
 type chunk struct {
-	hashes []uint64
+	hashes []uint64      // nil in a hashless scatterer's chunks
 	cols   []*vec.Vector // the key columns, then one per aggregate (nil without input)
 	keys   []*vec.Vector // cols[:number of keys]
 	args   []*vec.Vector // the rest of cols
+	// n is the chunk's rows and size the most it has room for.
+	n, size int
 }
+
+// len returns the chunk's rows.
+func (c *chunk) len() int { return c.n }
 
 // partition is one worker's rows for one radix partition, as a list of
 // chunks; the last is the one being filled.
@@ -157,6 +162,13 @@ type scatterer struct {
 	// spillKind is the kind of spill file the rows go to: 0 for raw
 	// rows, 1 for partial states (a pre-aggregation's partitions).
 	spillKind int
+	// rehash, if set, makes the scatterer hashless: its chunks keep
+	// no hashes, and whoever reads their rows hashes the keys again
+	// with rehash, the hasher that chose their partitions. A direct
+	// window's partitions are hashless: a URL's row is then its bytes,
+	// offset and partial states, a seventh smaller, and hashing the
+	// keys once more costs less than writing and reading the hashes.
+	rehash *Hasher
 
 	hashes  []uint64
 	pidx    []uint32
@@ -315,10 +327,12 @@ func (s *scatterer) open(p, rows, morsel int) error {
 		}
 		return max(b, int(s.need[sc][p]))
 	}
-	c := &chunk{}
+	c := &chunk{size: n}
 	var err error
-	if c.hashes, err = sliceOf[uint64](sl, n); err != nil {
-		return err
+	if s.rehash == nil {
+		if c.hashes, err = sliceOf[uint64](sl, n); err != nil {
+			return err
+		}
 	}
 	c.cols = make([]*vec.Vector, len(s.colTypes))
 	for i, t := range s.colTypes {
@@ -336,7 +350,7 @@ func (s *scatterer) open(p, rows, morsel int) error {
 
 // fits reports whether chunk c has room for rows more rows of partition p.
 func (s *scatterer) fits(c *chunk, p, rows int) bool {
-	if c == nil || cap(c.hashes)-len(c.hashes) < rows {
+	if c == nil || c.size-c.n < rows {
 		return false
 	}
 	for i, v := range c.cols {
@@ -423,17 +437,20 @@ func (s *scatterer) scatterHashed(in Input, hs []uint64) error {
 			continue
 		}
 		s.parts[p].rows += int(k)
+		s.cur[p].n += int(k)
 		s.count[p] = 0
 		for _, need := range s.need {
 			need[p] = 0
 		}
 	}
 	s.rows += int64(n)
-	for i, x := range hs {
-		c := s.cur[pidx[i]]
-		c.hashes = append(c.hashes, x)
+	if s.rehash == nil {
+		for i, x := range hs {
+			c := s.cur[pidx[i]]
+			c.hashes = append(c.hashes, x)
+		}
+		s.written += int64(n) * 8
 	}
-	s.written += int64(n) * 8
 	for c, v := range s.inCols {
 		if v != nil {
 			s.written += scatterColumn(s.cur, pidx, v, c)
