@@ -321,6 +321,12 @@ func (p *parser) setStmt() (*Set, error) {
 	if !p.accept(TokEq) && !p.acceptKw("TO") {
 		return nil, p.expected("'=' or TO")
 	}
+	if on := p.tok(); isKwTok(on, "ON") {
+		// ON is reserved (JOIN ... ON), but a value here, as in
+		// PostgreSQL and DuckDB: SET huge_pages = on.
+		p.next()
+		return &Set{Span: p.span(t), Name: name, Value: &Literal{Kind: LitString, Text: on.Text, Str: "on", At: on.Pos}}, nil
+	}
 	v, err := p.expr(0)
 	if err != nil {
 		return nil, err

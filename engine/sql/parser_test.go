@@ -666,3 +666,40 @@ func TestShowAll(t *testing.T) {
 		t.Errorf("SHOW TABLES parsed to %T", stmts[1])
 	}
 }
+
+// TestSetOn: ON, reserved elsewhere, is a SET value, as in PostgreSQL and
+// DuckDB; anything after it is still an error.
+func TestSetOn(t *testing.T) {
+	tests := []struct {
+		src, value, err string
+	}{
+		{"SET huge_pages = on", "on", ""},
+		{"SET huge_pages TO ON", "on", ""},
+		{"SET huge_pages = off", "off", ""},
+		{"SET huge_pages = on + 1", "", "1:21"},
+	}
+	for _, tt := range tests {
+		stmts, err := Parse(tt.src)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: error %v, want one at %s", tt.src, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.src, err)
+			continue
+		}
+		s := stmts[0].(*Set)
+		var got string
+		switch v := s.Value.(type) {
+		case *Literal:
+			got = v.Str
+		case *Ident:
+			got = v.Name
+		}
+		if got != tt.value || s.Source() != tt.src {
+			t.Errorf("%s: value %q, source %q; want %q", tt.src, got, s.Source(), tt.value)
+		}
+	}
+}
