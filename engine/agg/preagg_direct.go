@@ -161,7 +161,7 @@ func (dw *directWindow) keyIs(ref uint64, v []byte, g uint32) bool {
 		return false
 	}
 	if n == 0 {
-		return int(g) != dw.nullGid
+		return int(g) != dw.nullGid // "" is not the NULL key's group
 	}
 	addr := uintptr(ref & refAddrMask)
 	return string(v) == unsafe.String((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), n)

@@ -263,7 +263,7 @@ func (a *radix) aggregate(w, p int) (Part, error) {
 	var rows int64
 	for _, sc := range a.scats {
 		for _, c := range sc.parts[p].chunks {
-			m := c.len()
+			m := c.n
 			if err := gs.add(c.keys, c.args, c.hashes, m); err != nil {
 				return Part{}, err
 			}
@@ -272,7 +272,7 @@ func (a *radix) aggregate(w, p int) (Part, error) {
 	}
 	for _, pa := range a.pres {
 		for _, c := range pa.part.parts[p].chunks {
-			m := c.len()
+			m := c.n
 			hs, err := a.hashesOf(w, pa.part, c)
 			if err != nil {
 				return Part{}, err
@@ -293,7 +293,7 @@ func (a *radix) hashesOf(w int, sc *scatterer, c *chunk) ([]uint64, error) {
 	if sc.rehash == nil {
 		return c.hashes, nil
 	}
-	m := c.len()
+	m := c.n
 	if cap(a.rehashed[w]) < m {
 		grow := int64(m-cap(a.rehashed[w])) * 8
 		if err := a.cfg.Budget.Grow(grow); err != nil {

@@ -310,7 +310,7 @@ func (a *radix) spillGroup(s *spiller, sc *scatterer, m int) error {
 	for p := lo; p < hi; p++ {
 		g := p >> shift
 		for _, c := range sc.parts[p].chunks {
-			n := c.len()
+			n := c.n
 			if n == 0 {
 				continue
 			}
@@ -340,7 +340,7 @@ func (a *radix) spillGroup(s *spiller, sc *scatterer, m int) error {
 // hashes (those of a hashless chunk computed again, into memory of their
 // own), then the columns in use.
 func (s *scatterer) spillCols(c *chunk) []*vec.Vector {
-	m := c.len()
+	m := c.n
 	var hs []int64
 	if m > 0 {
 		hashes := c.hashes
@@ -472,7 +472,7 @@ func (a *radix) fitsBack() bool {
 			}
 		}
 		a.eachMemChunk(g, func(_ *scatterer, c *chunk) error {
-			need += 32*int64(c.len()) + c.written()
+			need += 32*int64(c.n) + c.written()
 			return nil
 		})
 		most = max(most, need)
@@ -485,7 +485,7 @@ func (a *radix) fitsBack() bool {
 func (a *radix) memRows(g int) int64 {
 	var n int64
 	a.eachMemChunk(g, func(_ *scatterer, c *chunk) error {
-		n += int64(c.len())
+		n += int64(c.n)
 		return nil
 	})
 	return n
@@ -623,7 +623,7 @@ func (a *radix) eachChunk(job spillJob, f func(kind int, cols []*vec.Vector, hs 
 		return err
 	}
 	return a.eachMemChunk(job.g, func(sc *scatterer, c *chunk) error {
-		if m := c.len(); m > 0 {
+		if m := c.n; m > 0 {
 			cols := sc.spillCols(c)
 			return f(sc.spillKind, cols, unsafe.Slice((*uint64)(unsafe.Pointer(&cols[0].I64[0])), m), m)
 		}

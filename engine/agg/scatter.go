@@ -131,9 +131,6 @@ type chunk struct {
 	n, size int
 }
 
-// len returns the chunk's rows.
-func (c *chunk) len() int { return c.n }
-
 // partition is one worker's rows for one radix partition, as a list of
 // chunks; the last is the one being filled.
 type partition struct {

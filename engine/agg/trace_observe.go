@@ -307,7 +307,7 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 			ts.observeKeys()
 			for _, sc := range scats {
 				for _, c := range sc.sc.parts[p].chunks {
-					m, tc := c.len(), o.chunks[c]
+					m, tc := c.n, o.chunks[c]
 					if err := ts.add(c.keys, c.args, tc.colsOf(0, nk), tc.colsOf(nk, len(c.cols)), c.hashes, tc.hashes.Buf, tc.hashes.Off, m); err != nil {
 						return err
 					}
@@ -316,7 +316,7 @@ func (o *observer) radix(ctx context.Context, morsels []TraceInput) error {
 			}
 			for _, pa := range pres {
 				for _, c := range pa.part.sc.parts[p].chunks {
-					m, tc := c.len(), o.chunks[c]
+					m, tc := c.n, o.chunks[c]
 					if err := ts.merge(c.keys, c.args, tc.colsOf(0, nk), tc.colsOf(nk, len(c.cols)), c.hashes, tc.hashes.Buf, tc.hashes.Off, m); err != nil {
 						return err
 					}

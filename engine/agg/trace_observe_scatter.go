@@ -102,7 +102,7 @@ func (ts *tracedScatterer) report(o *observer, in Input, cols []TraceCol, hbuf i
 			ts.noteBlock()
 			o.chunks[c] = ts.newObservedChunk(c)
 		}
-		ts.start[p] = c.len() - k[p]
+		ts.start[p] = c.n - k[p]
 		tr.Access(w, ts.parts, int64(p)*(sliceHeader+8), 8, true)
 		tr.Access(w, ts.count, int64(p)*4, 4, true)
 	}
