@@ -31,20 +31,12 @@ func (cs *ColumnStream) NextEq(ctx context.Context, n int, c int64) (sel []int32
 		return nil, false, nil
 	}
 	sel = cs.selection(n)
-	for got := 0; got < n; {
-		if cs.curLeft() == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, false, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
-			}
-			if err := cs.page(n - got); err != nil {
-				return nil, false, err
-			}
-		}
-		k := min(n-got, cs.curLeft())
-		if sel, err = cs.takeEq(sel, got, k, c); err != nil {
-			return nil, false, err
-		}
-		got += k
+	err = cs.eachPage(ctx, n, func(int) bool { return true }, func(got, k int) (err error) {
+		sel, err = cs.takeEq(sel, got, k, c)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
 	}
 	cs.pos += n
 	cs.passed = len(sel)

@@ -14,29 +14,11 @@ import (
 // morsel whole and gathering the rows at any selectivity but the
 // highest.
 func (cs *ColumnStream) nextSelStrings(ctx context.Context, n int, sel []int32, out *vec.Vector) error {
-	i := 0 // the next of sel
-	for got := 0; got < n; {
-		if cs.curLeft() == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
-			}
-			rows := 0
-			if i < len(sel) {
-				rows = n - got
-			}
-			if err := cs.page(rows); err != nil {
-				return err
-			}
-		}
-		k := min(n-got, cs.curLeft())
-		j := i
-		for j < len(sel) && int(sel[j]) < got+k {
-			j++
-		}
-		if err := cs.takeSel(out, sel[i:j], got, k); err != nil {
-			return err
-		}
-		i, got = j, got+k
+	err := cs.eachSelPage(ctx, n, sel, func(_ int, rs []int32, got, k int) error {
+		return cs.takeSel(out, rs, got, k)
+	})
+	if err != nil {
+		return err
 	}
 	out.Len = len(out.Offsets) - 1
 	if out.Valid != nil {
@@ -219,45 +201,27 @@ func (p *plainPage) copySel(v *vec.Vector, rs []int32, off int) error {
 // other page converts one run of consecutive selected rows at a time. A
 // page none of whose rows is selected is not decompressed.
 func (cs *ColumnStream) nextSelFixed(ctx context.Context, n int, sel []int32, out *vec.Vector) error {
-	i := 0 // the next of sel
-	for got := 0; got < n; {
-		if cs.curLeft() == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
+	err := cs.eachSelPage(ctx, n, sel, func(i int, rs []int32, got, k int) error {
+		if ok, err := cs.takeSelPlain(out, i, rs, got, k); ok || err != nil {
+			return err
+		}
+		at := got // rows passed
+		for a := 0; a < len(rs); {
+			r, m := int(rs[a]), 1
+			for a+m < len(rs) && int(rs[a+m]) == r+m {
+				m++
 			}
-			rows := 0
-			if i < len(sel) {
-				rows = n - got
-			}
-			if err := cs.page(rows); err != nil {
+			cs.skip(r - at)
+			if err := cs.take(out, i+a, m); err != nil {
 				return err
 			}
+			at, a = r+m, a+m
 		}
-		k := min(n-got, cs.curLeft())
-		j := i
-		for j < len(sel) && int(sel[j]) < got+k {
-			j++
-		}
-		rs := sel[i:j]
-		switch ok, err := cs.takeSelPlain(out, i, rs, got, k); {
-		case err != nil:
-			return err
-		case !ok:
-			at := got // rows passed
-			for a := 0; a < len(rs); {
-				r, m := int(rs[a]), 1
-				for a+m < len(rs) && int(rs[a+m]) == r+m {
-					m++
-				}
-				cs.skip(r - at)
-				if err := cs.take(out, i+a, m); err != nil {
-					return err
-				}
-				at, a = r+m, a+m
-			}
-			cs.skip(got + k - at)
-		}
-		i, got = j, got+k
+		cs.skip(got + k - at)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	out.Len = len(sel)
 	return nil
@@ -386,30 +350,12 @@ func (cs *ColumnStream) NextSelTest(ctx context.Context, n int, sel []int32, t *
 	}
 	out := cs.vector(len(sel))
 	kept := make([]int32, 0, len(sel))
-	i := 0 // the next of sel
-	for got := 0; got < n; {
-		if cs.curLeft() == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
-			}
-			rows := 0
-			if i < len(sel) {
-				rows = n - got
-			}
-			if err := cs.page(rows); err != nil {
-				return nil, nil, err
-			}
-		}
-		k := min(n-got, cs.curLeft())
-		j := i
-		for j < len(sel) && int(sel[j]) < got+k {
-			j++
-		}
-		var err error
-		if kept, err = cs.takeSelTest(out, sel[i:j], got, k, t, kept); err != nil {
-			return nil, nil, err
-		}
-		i, got = j, got+k
+	err := cs.eachSelPage(ctx, n, sel, func(_ int, rs []int32, got, k int) (err error) {
+		kept, err = cs.takeSelTest(out, rs, got, k, t, kept)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	cs.pos += n
 	out.Len = len(out.Offsets) - 1

@@ -288,30 +288,60 @@ func (cs *ColumnStream) NextSel(ctx context.Context, n int, sel []int32) (*vec.V
 // move passes the next k rows (not counted in cs.pos), converting them
 // into rows [row, row+k) of out unless out is nil.
 func (cs *ColumnStream) move(ctx context.Context, k int, out *vec.Vector, row int) error {
-	for got := 0; got < k; {
+	return cs.eachPage(ctx, k, func(int) bool { return out != nil }, func(got, m int) error {
+		if out == nil {
+			cs.skip(m)
+			return nil
+		}
+		return cs.take(out, row+got, m)
+	})
+}
+
+// eachPage walks the stream's next n rows (not counted in cs.pos) a page
+// at a time: where the current page is used up it checks ctx and reads
+// the next, decompressing it only where decode(got) says rows from got on
+// are to be converted, and it calls f with the rows [got, got+k) that lie
+// on the current page. f passes them, converting or skipping each.
+func (cs *ColumnStream) eachPage(ctx context.Context, n int, decode func(got int) bool, f func(got, k int) error) error {
+	for got := 0; got < n; {
 		if cs.curLeft() == 0 {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
 			}
 			rows := 0
-			if out != nil {
-				rows = k - got
+			if decode(got) {
+				rows = n - got
 			}
 			if err := cs.page(rows); err != nil {
 				return err
 			}
 		}
-		m := min(k-got, cs.curLeft())
-		if out != nil {
-			if err := cs.take(out, row+got, m); err != nil {
-				return err
-			}
-		} else {
-			cs.skip(m)
+		k := min(n-got, cs.curLeft())
+		if err := f(got, k); err != nil {
+			return err
 		}
-		got += m
+		got += k
 	}
 	return nil
+}
+
+// eachSelPage is eachPage for the selected rows sel (increasing indexes
+// below n): f gets, with each page's rows [got, got+k), the selected ones
+// among them, rs, which start at sel[i]. A page none of whose rows is
+// selected is not decompressed.
+func (cs *ColumnStream) eachSelPage(ctx context.Context, n int, sel []int32, f func(i int, rs []int32, got, k int) error) error {
+	i := 0 // the next of sel
+	return cs.eachPage(ctx, n, func(int) bool { return i < len(sel) }, func(got, k int) error {
+		j := i
+		for j < len(sel) && int(sel[j]) < got+k {
+			j++
+		}
+		if err := f(i, sel[i:j], got, k); err != nil {
+			return err
+		}
+		i = j
+		return nil
+	})
 }
 
 func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector, error) {
@@ -332,28 +362,15 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 		// page's rows are converted into it in place.
 		out = cs.vector(n)
 	}
-	for got := 0; got < n; {
-		if cs.curLeft() == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
-			}
-			rows := 0
-			if keep {
-				rows = n - got
-			}
-			if err := cs.page(rows); err != nil {
-				return nil, err
-			}
-		}
-		k := min(n-got, cs.curLeft())
-		if keep {
-			if err := cs.take(out, got, k); err != nil {
-				return nil, err
-			}
-		} else {
+	err := cs.eachPage(ctx, n, func(int) bool { return keep }, func(got, k int) error {
+		if !keep {
 			cs.skip(k)
+			return nil
 		}
-		got += k
+		return cs.take(out, got, k)
+	})
+	if err != nil {
+		return nil, err
 	}
 	cs.pos += n
 	return out, nil

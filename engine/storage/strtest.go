@@ -92,21 +92,12 @@ func (cs *ColumnStream) NextTest(ctx context.Context, n int, t *StringTest) (*ve
 		out = cs.vector(n)
 	}
 	sel := cs.selection(n)
-	for got := 0; got < n; {
-		if cs.curLeft() == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("storage: reading %s: %w", cs.rd.t.Name, err)
-			}
-			if err := cs.page(n - got); err != nil {
-				return nil, nil, err
-			}
-		}
-		k := min(n-got, cs.curLeft())
-		var err error
-		if sel, err = cs.takeTest(out, sel, got, k, t); err != nil {
-			return nil, nil, err
-		}
-		got += k
+	err := cs.eachPage(ctx, n, func(int) bool { return true }, func(got, k int) (err error) {
+		sel, err = cs.takeTest(out, sel, got, k, t)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	cs.pos += n
 	cs.passed = len(sel)
@@ -160,7 +151,7 @@ func (cs *ColumnStream) takeTest(out *vec.Vector, sel []int32, base, k int, t *S
 		}
 		for i := from; i < to; i++ {
 			e := null
-			if pv.defs == nil || pv.defs[i] != 0 {
+			if pv.defs[i] != 0 {
 				if kk >= len(pv.idx) {
 					return sel, cs.wrap(fmt.Errorf("%w: definition levels out of step with the values", errCorrupt))
 				}
