@@ -249,14 +249,7 @@ func TestPassOnceStreams(t *testing.T) {
 		// into the arrays of the worker's last one (recycle).
 		"SELECT count(*), min(URL), max(Title), sum(length(Title)), min(EventTime), max(UserID), avg(UserID) FROM hits",
 	}
-	ref, err := Open(Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{}
-	for _, q := range queries {
-		want[q] = runSQL(t, ref.NewSession(), q)
-	}
+	want := referenceResults(t, dir, queries)
 	for _, strat := range []string{"naive", "radix", "parallel", "auto"} {
 		for _, threads := range []string{"1", "2", "3"} {
 			// 64 MiB: URL and Title (some 15 MB each over all row groups)
@@ -452,15 +445,7 @@ func TestIntEqStreams(t *testing.T) {
 		"SELECT count(*) AS c FROM hits WHERE RegionID = 123456789",
 		"SELECT count(*) AS c FROM hits WHERE ResolutionWidth = 1368",
 	}
-	ref, err := Open(Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{}
-	for _, q := range queries {
-		want[q] = runSQL(t, ref.NewSession(), q)
-	}
-	ref.Close()
+	want := referenceResults(t, dir, queries)
 	for _, strat := range []string{"naive", "auto"} {
 		for _, threads := range []string{"1", "2"} {
 			for _, q := range queries {
@@ -480,4 +465,20 @@ func TestIntEqStreams(t *testing.T) {
 			}
 		}
 	}
+}
+
+// referenceResults runs each of queries in a database over dir with the
+// default settings and cache, and returns their results by query.
+func referenceResults(t *testing.T, dir string, queries []string) map[string]string {
+	t.Helper()
+	ref, err := Open(Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	want := map[string]string{}
+	for _, q := range queries {
+		want[q] = runSQL(t, ref.NewSession(), q)
+	}
+	return want
 }
