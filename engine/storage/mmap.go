@@ -41,12 +41,17 @@ type chunkMap struct {
 
 // mapWindow is the bytes of a chunk mapped at a time (or the page, when
 // longer): the mapping is replaced by the next window when a page reaches
-// past it.
-const mapWindow = 1 << 20
+// past it. Each replacement unmaps the window, and on Linux/x86 unmapping
+// more than a few dozen pages flushes the whole TLB of every CPU that runs
+// one of the process's threads (an interrupt to each, costly on a virtual
+// machine), so that every worker then misses the TLB afresh. Larger
+// windows flush less often (docs/engine.md has the figures); beyond 4 MiB
+// they saved no more time, and mapped pages count in the resident set.
+const mapWindow = 4 << 20
 
 // mapBudget is the most bytes the windows of a catalog's readers map at
-// once.
-const mapBudget = 16 << 20
+// once: sixteen windows.
+const mapBudget = 16 * mapWindow
 
 // newChunkMap returns a mapping of the chunk occupying [start, end) of r,
 // a file of size bytes, or nil when the chunk is not to be read that way.
