@@ -598,6 +598,9 @@ func (s *scanOp) openStreams(x *execCtx, w int, c *scanCursor, g, rows int, once
 		if err != nil {
 			return err
 		}
+		if once != nil {
+			st.ReadOn() // the row group is read to its end
+		}
 		c.streams[j] = st
 	}
 	if len(whole) > 0 {
@@ -1276,6 +1279,7 @@ func (s *scanOp) load(x *execCtx, w int, c *scanCursor, g, rows int) (bool, erro
 			if err != nil {
 				return false, err
 			}
+			st.ReadOn()
 			c.lazy[j] = st
 		}
 		if s.bound == nil && len(s.rest) > 0 {

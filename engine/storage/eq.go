@@ -31,7 +31,7 @@ func (cs *ColumnStream) NextEq(ctx context.Context, n int, c int64) (sel []int32
 		return nil, false, nil
 	}
 	sel = cs.selection(n)
-	err = cs.eachPage(ctx, n, func(int) bool { return true }, func(got, k int) (err error) {
+	err = cs.eachPage(ctx, n, n, func(int) bool { return true }, func(got, k int) (err error) {
 		sel, err = cs.takeEq(sel, got, k, c)
 		return err
 	})

@@ -3,12 +3,17 @@ package storage
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"cachebook/engine/vec"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // fileCatalog writes data as name.parquet into a directory of its own and
@@ -171,5 +176,97 @@ func TestMappedReaderDropped(t *testing.T) {
 	}
 	if n := c.mapped.Load(); n != 0 {
 		t.Errorf("%d bytes still mapped after the reader was collected", n)
+	}
+}
+
+// TestReadOn streams a SNAPPY string column of pages larger than
+// lazyPrefix from a mapped file in steps that open pages near their ends.
+// A stream told ReadOn decompresses every page it opens whole, straight
+// from the mapping; one not told (a LIMIT's), and one whose selection
+// wants fewer than a row per page, leave some a prefix at a time. The
+// values are the same either way.
+func TestReadOn(t *testing.T) {
+	type row struct {
+		S string `parquet:"S,plain"`
+	}
+	const n = 40000
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.Compression(&parquet.Snappy),
+		parquet.MaxRowsPerRowGroup(n), parquet.PageBufferSize(64<<10))
+	want := make([]string, n)
+	for i := range n {
+		want[i] = fmt.Sprintf("https://example.com/%d/%x", i%977, i*7919)
+		if _, err := w.Write([]row{{S: want[i]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := fileCatalog(t, "t", buf.Bytes(), 0)
+	tb, err := c.Table("t", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		readOn    bool
+		step      int
+		every     int // select every every-th row of a step (0: Next, every row)
+		wantWhole bool
+	}{
+		{"read on", true, 1000, 0, true},
+		{"a LIMIT's", false, 1000, 0, false},
+		{"read on, a selection", true, 1000, 3, true},
+		{"read on, a sparse selection", true, 8000, 8000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := rd.Stream(ctx, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if tc.readOn {
+				st.ReadOn()
+			}
+			allWhole := true
+			for at := 0; at < n; at += tc.step {
+				var v *vec.Vector
+				var rows []int
+				if tc.every == 0 {
+					v, err = st.Next(ctx, tc.step)
+					for i := range tc.step {
+						rows = append(rows, at+i)
+					}
+				} else {
+					var sel []int32
+					for i := 0; i < tc.step; i += tc.every {
+						sel = append(sel, int32(i))
+						rows = append(rows, at+i)
+					}
+					v, err = st.NextSel(ctx, tc.step, sel)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range rows {
+					if got := string(v.Str(i)); got != want[r] {
+						t.Fatalf("row %d: %q, want %q", r, got, want[r])
+					}
+				}
+				if p := st.pv.plain; st.cur != nil && p != nil && p.have < p.size {
+					allWhole = false
+				}
+			}
+			if allWhole != tc.wantWhole {
+				t.Errorf("every page decompressed whole as it was opened: %v, want %v", allWhole, tc.wantWhole)
+			}
+		})
 	}
 }

@@ -82,9 +82,12 @@ func readAhead(pages parquet.Pages, rows int) {
 }
 
 // whole reports whether converting pr.ahead rows of a plainPage of pr's
-// decompresses it whole: their values reach past lazyFirst, or their
-// strings' lengths past lazyPrefix.
-func (pr *pageReader) whole() bool {
+// with np rows decompresses it whole: they are all of its rows, their
+// values reach past lazyFirst, or their strings' lengths past lazyPrefix.
+func (pr *pageReader) whole(np int) bool {
+	if pr.ahead >= np {
+		return true
+	}
 	if w, _ := plainWidth(pr.phys); w > 0 {
 		return int64(pr.ahead)*int64(w) > lazyFirst
 	}
@@ -342,7 +345,7 @@ func (pr *pageReader) decodePage(loc pageLoc, raw []byte, mapped bool) (parquet.
 // mapping of the file, which the page must not refer to.
 func (pr *pageReader) plainPage(np int, codec format.CompressionCodec, src []byte, size int, mapped bool) (*plainPage, error) {
 	var prefix []byte // nil: decompressed whole now
-	if codec == format.Snappy && size > lazyPrefix && !(mapped && pr.whole()) {
+	if codec == format.Snappy && size > lazyPrefix && !(mapped && pr.whole(np)) {
 		if pr.prefix == nil {
 			pr.prefix = make([]byte, lazyPrefix+snappyOvershoot)
 		}

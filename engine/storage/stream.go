@@ -52,7 +52,22 @@ type ColumnStream struct {
 	// a page, and the definition levels of their rows.
 	selIdx  []int32
 	selDefs []byte
+
+	// readOn: the reader goes on to the chunk's end (ReadOn);
+	// pagesRead: the chunk's pages read so far.
+	readOn    bool
+	pagesRead int
 }
+
+// ReadOn tells the stream that its reader goes on to the end of the
+// chunk, short of an error: it does not stop early, as a LIMIT's may. A
+// page that a read opens but does not finish is then decompressed whole
+// as it is read, straight from the file's mapping, since the next reads
+// want the rest of it, rather than a prefix at a time (copied out of the
+// mapping first) and then whole after all. A selection too sparse to
+// want a row of most pages still decompresses a page only as far as it
+// reads.
+func (cs *ColumnStream) ReadOn() { cs.readOn = true }
 
 // Stream returns a stream over column j (an index into Table.Columns) of
 // row group g.
@@ -195,6 +210,7 @@ func (cs *ColumnStream) page(rows int) (err error) {
 	}
 	cs.cur, cs.pv, cs.curPos, cs.curK = p, pv, 0, 0
 	cs.decoded += np
+	cs.pagesRead++
 	return nil
 }
 
@@ -288,7 +304,7 @@ func (cs *ColumnStream) NextSel(ctx context.Context, n int, sel []int32) (*vec.V
 // move passes the next k rows (not counted in cs.pos), converting them
 // into rows [row, row+k) of out unless out is nil.
 func (cs *ColumnStream) move(ctx context.Context, k int, out *vec.Vector, row int) error {
-	return cs.eachPage(ctx, k, func(int) bool { return out != nil }, func(got, m int) error {
+	return cs.eachPage(ctx, k, k, func(int) bool { return out != nil }, func(got, m int) error {
 		if out == nil {
 			cs.skip(m)
 			return nil
@@ -301,8 +317,9 @@ func (cs *ColumnStream) move(ctx context.Context, k int, out *vec.Vector, row in
 // at a time: where the current page is used up it checks ctx and reads
 // the next, decompressing it only where decode(got) says rows from got on
 // are to be converted, and it calls f with the rows [got, got+k) that lie
-// on the current page. f passes them, converting or skipping each.
-func (cs *ColumnStream) eachPage(ctx context.Context, n int, decode func(got int) bool, f func(got, k int) error) error {
+// on the current page. f passes them, converting or skipping each. want
+// is how many of the n rows the caller converts (n, or a selection's).
+func (cs *ColumnStream) eachPage(ctx context.Context, n, want int, decode func(got int) bool, f func(got, k int) error) error {
 	for got := 0; got < n; {
 		if cs.curLeft() == 0 {
 			if err := ctx.Err(); err != nil {
@@ -311,6 +328,12 @@ func (cs *ColumnStream) eachPage(ctx context.Context, n int, decode func(got int
 			rows := 0
 			if decode(got) {
 				rows = n - got
+				// A reader that goes on wants the page's rows past
+				// these too, if it wants a row of a page or more on
+				// average.
+				if cs.readOn && want*cs.decoded >= n*cs.pagesRead {
+					rows = cs.rows - cs.decoded
+				}
 			}
 			if err := cs.page(rows); err != nil {
 				return err
@@ -331,7 +354,7 @@ func (cs *ColumnStream) eachPage(ctx context.Context, n int, decode func(got int
 // selected is not decompressed.
 func (cs *ColumnStream) eachSelPage(ctx context.Context, n int, sel []int32, f func(i int, rs []int32, got, k int) error) error {
 	i := 0 // the next of sel
-	return cs.eachPage(ctx, n, func(int) bool { return i < len(sel) }, func(got, k int) error {
+	return cs.eachPage(ctx, n, len(sel), func(int) bool { return i < len(sel) }, func(got, k int) error {
 		j := i
 		for j < len(sel) && int(sel[j]) < got+k {
 			j++
@@ -362,7 +385,7 @@ func (cs *ColumnStream) read(ctx context.Context, n int, keep bool) (*vec.Vector
 		// page's rows are converted into it in place.
 		out = cs.vector(n)
 	}
-	err := cs.eachPage(ctx, n, func(int) bool { return keep }, func(got, k int) error {
+	err := cs.eachPage(ctx, n, n, func(int) bool { return keep }, func(got, k int) error {
 		if !keep {
 			cs.skip(k)
 			return nil

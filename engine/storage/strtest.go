@@ -92,7 +92,7 @@ func (cs *ColumnStream) NextTest(ctx context.Context, n int, t *StringTest) (*ve
 		out = cs.vector(n)
 	}
 	sel := cs.selection(n)
-	err := cs.eachPage(ctx, n, func(int) bool { return true }, func(got, k int) (err error) {
+	err := cs.eachPage(ctx, n, n, func(int) bool { return true }, func(got, k int) (err error) {
 		sel, err = cs.takeTest(out, sel, got, k, t)
 		return err
 	})
