@@ -129,6 +129,7 @@ screenshots: build chromium
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 30s ./engine/sql
 	$(GO) test -run XXX -fuzz FuzzParseDateTime -fuzztime 30s ./engine/expr
+	$(GO) test -run XXX -fuzz FuzzFastRE -fuzztime 30s ./engine/expr
 	$(GO) test -run XXX -fuzz 'FuzzParse$$' -fuzztime 30s ./notebook
 	$(GO) test -run XXX -fuzz FuzzRoundTrip -fuzztime 30s ./notebook
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 30s ./kernel

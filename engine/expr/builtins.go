@@ -273,6 +273,7 @@ func bindRegexpReplace(fc *funcCall) (Expr, error) {
 	}
 	if !rr.global {
 		rr.elideTail(pat)
+		rr.compileFast(pat)
 	}
 	return &fn{name: c.Name, args: args[:1], t: vec.String, strict: true, do: rr.do, size: rr.size, extra: extra, pos: c.At}, nil
 }

@@ -251,6 +251,22 @@ type regexpReplacer struct {
 	// has none; anyNL: its dot matched newlines too.
 	head  *regexp.Regexp
 	anyNL bool
+	// fast and fastHead match re and head where their shape allows
+	// (see fastRE), nil where it does not.
+	fast, fastHead *fastRE
+}
+
+// compileFast sets r.fast and r.fastHead for the pattern pat (whose head,
+// if any, elideTail found).
+func (r *regexpReplacer) compileFast(pat string) {
+	if re, err := syntax.Parse(pat, syntax.Perl); err == nil {
+		r.fast = compileFastRE(re)
+	}
+	if r.head != nil {
+		if re, err := syntax.Parse(r.head.String(), syntax.Perl); err == nil {
+			r.fastHead = compileFastRE(re)
+		}
+	}
 }
 
 // elideTail sets r.head when pat is ^R.*$ (greedy .*, $ the end of the
@@ -283,14 +299,26 @@ func (r *regexpReplacer) elideTail(pat string) {
 }
 
 // match returns the submatch indices of r's pattern in s, as
-// FindSubmatchIndex does.
-func (r *regexpReplacer) match(s []byte) []int {
+// FindSubmatchIndex does; where a fastRE finds them, they are in buf, of
+// 2*(NumSubexp+1) ints.
+func (r *regexpReplacer) match(s []byte, buf []int) []int {
 	if r.head != nil && (r.anyNL || bytes.IndexByte(s, '\n') < 0) {
-		m := r.head.FindSubmatchIndex(s)
+		m, done := []int(nil), false
+		if r.fastHead != nil && ascii(s) {
+			m, done = r.fastHead.match(s, buf)
+		}
+		if !done {
+			m = r.head.FindSubmatchIndex(s)
+		}
 		if m != nil {
 			m[1] = len(s)
 		}
 		return m
+	}
+	if r.fast != nil && ascii(s) {
+		if m, done := r.fast.match(s, buf); done {
+			return m
+		}
 	}
 	return r.re.FindSubmatchIndex(s)
 }
@@ -322,11 +350,12 @@ func (r *regexpReplacer) do(args []*vec.Vector, n int) (*vec.Vector, error) {
 	out := &vec.Vector{Type: vec.String, Len: n, Offsets: make([]uint32, n+1)}
 	out.Bytes = make([]byte, 0, int(s.Offsets[n]-s.Offsets[0]))
 	var m []int
+	buf := make([]int, 2*(r.re.NumSubexp()+1))
 	for i := 0; i < n; i++ {
 		str := s.Str(i)
 		if r.global {
 			out.Bytes = append(out.Bytes, r.re.ReplaceAll(str, r.template)...)
-		} else if m = r.match(str); m == nil {
+		} else if m = r.match(str, buf); m == nil {
 			out.Bytes = append(out.Bytes, str...)
 		} else {
 			out.Bytes = append(out.Bytes, str[:m[0]]...)
