@@ -15,15 +15,7 @@ import (
 func TestTruncatedWhileMapped(t *testing.T) {
 	data := writeAllTypes(t, 3000)
 	for _, size := range []int64{0, 4096} {
-		c := fileCatalog(t, "t", data, 0)
-		tb, err := c.Table("t", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd, err := c.Open(tb)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, tb, rd := fileReader(t, data)
 		ctx := context.Background()
 		cs, err := rd.Stream(ctx, 1, tb.ColumnIndex("Str"))
 		if err != nil {

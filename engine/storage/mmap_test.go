@@ -33,6 +33,23 @@ func fileCatalog(t testing.TB, name string, data []byte, budget int64) *Catalog 
 	return c
 }
 
+// fileReader is fileCatalog of data as table t, with that table and a
+// reader of it, closed when the test ends.
+func fileReader(t testing.TB, data []byte) (*Catalog, *Table, *Reader) {
+	t.Helper()
+	c := fileCatalog(t, "t", data, 0)
+	tb, err := c.Table("t", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Open(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	return c, tb, rd
+}
+
 // TestMappedPages reads the same file from memory (pread) and from disk
 // (a mapping): whole chunks, streams in uneven steps, and chosen rows;
 // the mappings are released when the streams are closed and never
@@ -148,16 +165,7 @@ func TestMappedReaderDropped(t *testing.T) {
 	if !canMap {
 		t.Skip("no mappings here")
 	}
-	c := fileCatalog(t, "t", writeAllTypes(t, 3000), 0)
-	tb, err := c.Table("t", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := c.Open(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	c, tb, rd := fileReader(t, writeAllTypes(t, 3000))
 	func() {
 		pages, _, err := rd.chunkPages(0, tb.ColumnIndex("Str"))
 		if err != nil {
@@ -203,16 +211,7 @@ func TestReadOn(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := fileCatalog(t, "t", buf.Bytes(), 0)
-	tb, err := c.Table("t", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := c.Open(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	_, _, rd := fileReader(t, buf.Bytes())
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name      string
