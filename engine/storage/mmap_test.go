@@ -38,15 +38,7 @@ func fileCatalog(t testing.TB, name string, data []byte, budget int64) *Catalog 
 func fileReader(t testing.TB, data []byte) (*Catalog, *Table, *Reader) {
 	t.Helper()
 	c := fileCatalog(t, "t", data, 0)
-	tb, err := c.Table("t", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := c.Open(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rd.Close() })
+	tb, rd := tableReader(t, c, "t")
 	return c, tb, rd
 }
 

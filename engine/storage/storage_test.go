@@ -192,11 +192,19 @@ func memCatalog(t testing.TB, name string, data []byte, budget int64) *Catalog {
 // streams compares them with.
 func wholeAndReader(t testing.TB, c *Catalog, name string) (*Table, []*vec.Batch, *Reader) {
 	t.Helper()
-	tb, err := c.Table(name, false)
+	tb, rd := tableReader(t, c, name)
+	all, err := c.Load(context.Background(), tb, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := c.Load(context.Background(), tb, nil, nil)
+	return tb, all, rd
+}
+
+// tableReader returns table name of c and a reader of it, closed when
+// the test ends.
+func tableReader(t testing.TB, c *Catalog, name string) (*Table, *Reader) {
+	t.Helper()
+	tb, err := c.Table(name, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +213,7 @@ func wholeAndReader(t testing.TB, c *Catalog, name string) (*Table, []*vec.Batch
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rd.Close() })
-	return tb, all, rd
+	return tb, rd
 }
 
 func TestRoundTripAllTypes(t *testing.T) {
