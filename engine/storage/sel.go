@@ -102,23 +102,34 @@ func (cs *ColumnStream) takeSel(out *vec.Vector, rs []int32, base, k int) (err e
 		cs.skip(k - last)
 		return nil
 	}
-	at := base // rows passed
-	for i := 0; i < len(rs); {
-		r, m := int(rs[i]), 1
-		for i+m < len(rs) && int(rs[i+m]) == r+m {
-			m++
-		}
-		cs.skip(r - at)
-		if out.Valid != nil {
-			fillValid(out)
-		}
-		if err := cs.take(out, len(out.Offsets)-1, m); err != nil {
-			return err
-		}
-		at, i = r+m, i+m
+	at, err := cs.takeRuns(out, rs, base, len(out.Offsets)-1)
+	if err != nil {
+		return err
 	}
 	cs.skip(base + k - at)
 	return nil
+}
+
+// takeRuns converts rows rs of the current page (increasing, none before
+// row at, the next to pass) into rows row, row+1, … of out, a run of
+// consecutive rows at a time, passing the rows between, and returns the
+// row after the last it converted.
+func (cs *ColumnStream) takeRuns(out *vec.Vector, rs []int32, at, row int) (int, error) {
+	for a := 0; a < len(rs); {
+		r, m := int(rs[a]), 1
+		for a+m < len(rs) && int(rs[a+m]) == r+m {
+			m++
+		}
+		cs.skip(r - at)
+		if out.Valid != nil && out.Type == vec.String {
+			fillValid(out)
+		}
+		if err := cs.take(out, row, m); err != nil {
+			return 0, err
+		}
+		at, a, row = r+m, a+m, row+m
+	}
+	return at, nil
 }
 
 // fillValid makes out.Valid as long as out's rows (its offsets), the
@@ -205,17 +216,9 @@ func (cs *ColumnStream) nextSelFixed(ctx context.Context, n int, sel []int32, ou
 		if ok, err := cs.takeSelPlain(out, i, rs, got, k); ok || err != nil {
 			return err
 		}
-		at := got // rows passed
-		for a := 0; a < len(rs); {
-			r, m := int(rs[a]), 1
-			for a+m < len(rs) && int(rs[a+m]) == r+m {
-				m++
-			}
-			cs.skip(r - at)
-			if err := cs.take(out, i+a, m); err != nil {
-				return err
-			}
-			at, a = r+m, a+m
+		at, err := cs.takeRuns(out, rs, got, i)
+		if err != nil {
+			return err
 		}
 		cs.skip(got + k - at)
 		return nil
