@@ -202,9 +202,11 @@ const freshProbeClear = 4
 // timeHugePages returns the time each of up to n fresh huge pages took to
 // fault in. Given base, the s/GB of fresh small pages (0: unknown), it
 // stops after freshProbeClear pages once the verdict is plain: the lower
-// quartile costs more than four times base per byte, or the upper
-// quartile less than base: a probe of dear huge pages costs a few
-// milliseconds a page.
+// quartile is dearer than base (dearer), or the upper quartile costs less
+// than base. A probe of dear huge pages costs a few milliseconds a page,
+// and huge pages that another process freed a moment ago, the cheap ones,
+// come first: dear pages found first will not turn cheap later, while
+// cheap ones may run out.
 func timeHugePages(n int, base float64) ([]time.Duration, error) {
 	b, err := syscall.Mmap(-1, 0, n*hugeMin, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
 	if err != nil {
@@ -227,7 +229,7 @@ func timeHugePages(n int, base float64) ([]time.Duration, error) {
 		if base > 0 && len(sorted) >= freshProbeClear {
 			lo := float64(sorted[len(sorted)/4]) / hugeMin
 			hi := float64(sorted[len(sorted)*3/4]) / hugeMin
-			if lo > 4*base || hi < base {
+			if dearer(lo, base) || hi < base {
 				break
 			}
 		}
