@@ -173,17 +173,15 @@ func (s *State) bytesPerGroup() int64 {
 }
 
 // extend returns a with length n and capacity at least c, keeping its
-// contents; new entries are zero.
-func extend[T any](a []T, n, c int) []T {
+// contents; new entries are zero. Only they are zeroed: a new array's
+// room beyond n is left as the memory was (growNoZero).
+func extend[T int64 | uint64 | float64](a []T, n, c int) []T {
 	if c > cap(a) {
-		b := make([]T, len(a), c)
-		copy(b, a)
-		a = b
+		a = growNoZero(a, c-len(a))
 	}
-	var zero T
-	for len(a) < n {
-		a = append(a, zero)
-	}
+	old := len(a)
+	a = a[:n]
+	clear(a[old:])
 	return a
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -273,14 +272,14 @@ func (t *Table) Reserve(rows int, strBytes []int64) error {
 	for c, k := range t.keys {
 		switch {
 		case k.Type.IsFloat():
-			k.F64 = slices.Grow(k.F64, rows)
+			k.F64 = growNoZero(k.F64, rows)
 		case k.Type == vec.String:
-			k.Offsets = slices.Grow(k.Offsets, rows)
+			k.Offsets = growNoZero(k.Offsets, rows)
 			if c < len(strBytes) && strBytes[c] > 0 {
-				k.Bytes = slices.Grow(k.Bytes, int(strBytes[c]))
+				k.Bytes = growNoZero(k.Bytes, int(strBytes[c]))
 			}
 		default:
-			k.I64 = slices.Grow(k.I64, rows)
+			k.I64 = growNoZero(k.I64, rows)
 		}
 	}
 	return t.chargeKeys(t.n + rows)
