@@ -2,6 +2,7 @@ package expr
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -106,7 +107,15 @@ func lengthChars(args []*vec.Vector, n int) (*vec.Vector, error) {
 	return out, nil
 }
 
+// isASCII reports whether every byte of b is below utf8.RuneSelf (128),
+// eight bytes at a time.
 func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c >= utf8.RuneSelf {
 			return false
@@ -304,7 +313,7 @@ func (r *regexpReplacer) elideTail(pat string) {
 func (r *regexpReplacer) match(s []byte, buf []int) []int {
 	if r.head != nil && (r.anyNL || bytes.IndexByte(s, '\n') < 0) {
 		m, done := []int(nil), false
-		if r.fastHead != nil && ascii(s) {
+		if r.fastHead != nil && isASCII(s) {
 			m, done = r.fastHead.match(s, buf)
 		}
 		if !done {
@@ -315,7 +324,7 @@ func (r *regexpReplacer) match(s []byte, buf []int) []int {
 		}
 		return m
 	}
-	if r.fast != nil && ascii(s) {
+	if r.fast != nil && isASCII(s) {
 		if m, done := r.fast.match(s, buf); done {
 			return m
 		}

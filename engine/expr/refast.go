@@ -1,9 +1,6 @@
 package expr
 
-import (
-	"encoding/binary"
-	"regexp/syntax"
-)
+import "regexp/syntax"
 
 // fastRE matches an anchored regular expression of a simple shape against
 // ASCII text by backtracking over its syntax, as Go's regexp package's
@@ -208,22 +205,6 @@ func classOf(re *syntax.Regexp) *[256]bool {
 		}
 	}
 	return &c
-}
-
-// ascii reports whether every byte of s is below 128.
-func ascii(s []byte) bool {
-	for len(s) >= 8 {
-		if binary.LittleEndian.Uint64(s)&0x8080808080808080 != 0 {
-			return false
-		}
-		s = s[8:]
-	}
-	for _, b := range s {
-		if b >= 128 {
-			return false
-		}
-	}
-	return true
 }
 
 // match matches s, which must be ASCII, from its start. m, of 2*ncap

@@ -84,7 +84,7 @@ func checkFastRE(t *testing.T, pat string, f *fastRE, inputs []string) {
 	}
 	buf := make([]int, 2*f.ncap)
 	for _, in := range inputs {
-		if !ascii([]byte(in)) {
+		if !isASCII([]byte(in)) {
 			continue
 		}
 		want := std.FindSubmatchIndex([]byte(in))
@@ -171,7 +171,7 @@ func FuzzFastRE(f *testing.F) {
 	f.Add(`^(a|ab)(c|bcd)?(d*)`, "abcd")
 	f.Add(`^(a+?)(b{1,3})$`, "aabbb")
 	f.Fuzz(func(t *testing.T, pat, in string) {
-		if len(pat) > 200 || len(in) > 1000 || !ascii([]byte(in)) {
+		if len(pat) > 200 || len(in) > 1000 || !isASCII([]byte(in)) {
 			return
 		}
 		re, err := syntax.Parse(pat, syntax.Perl)
