@@ -372,27 +372,18 @@ func (t *Table) groupGeneric(keys []*vec.Vector, hashes []uint64, n int, gids []
 // groupString is groupGeneric for a single string key where neither the
 // rows nor the stored keys hold a NULL: the aggregate phase of GROUP BY
 // URL. A probe there walks three dependent loads, the slot, the stored
-// key's offset and its bytes, and a partition's table is about the size
-// of the L2 cache, so each is a likely miss. It prefetches the slots of
-// the rows two blocks ahead and, for the next block, the bytes of the key
-// its first slot names where the hash matches.
+// key's offset and its bytes. It prefetches the slots of the rows two
+// blocks ahead, and only the slots: a partition's keys were just written
+// and mostly stay cached, and finding a key's address to prefetch it means
+// loading its slot, which stalls on the slots not yet arrived.
 func (t *Table) groupString(k *vec.Vector, hashes []uint64, n int, gids []uint32) error {
 	d := t.keys[0]
 	hashes, gids = hashes[:n], gids[:n]
-	var addrs [prefetchBlock]uintptr
 	for i := 0; i < n; i++ {
 		if i%prefetchBlock == 0 {
 			if b := i + 2*prefetchBlock; b < n {
 				prefetchPairs((*pairSlot)(unsafe.Pointer(&t.slots[0])), hashes[b:min(n, b+prefetchBlock)], t.mask)
 			}
-			a := 0
-			for _, h := range hashes[min(n, i+prefetchBlock):min(n, i+2*prefetchBlock)] {
-				if s := t.slots[h&t.mask]; s.gid != 0 && s.word == h {
-					addrs[a] = uintptr(unsafe.Pointer(unsafe.SliceData(d.Bytes))) + uintptr(d.Offsets[s.gid-1])
-					a++
-				}
-			}
-			prefetchAddrs(addrs[:a])
 		}
 		h := hashes[i]
 		v := k.Bytes[k.Offsets[i]:k.Offsets[i+1]]
