@@ -62,10 +62,18 @@ func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
 	return DefaultPreAggGroups
 }
 
-// prefetchMinSlots is the fewest slots whose window prefetches its probes
-// (see directWindow.group): more than a window of DefaultPreAggGroups
-// groups has.
-const prefetchMinSlots = 1 << 17
+// prefetchMinSlots is the fewest slots whose window prefetches the slots
+// its probes start at (see directWindow.group): a window of
+// DefaultPreAggGroups groups fills twice as many, 1 MiB of slots, which
+// the key bytes streaming into the partitions push out of the L2 cache
+// between one probe of a slot and the next.
+const prefetchMinSlots = 1 << 15
+
+// prefetchKeysMinSlots is the fewest slots whose window also prefetches
+// the key bytes a probe will compare. Finding their address loads the
+// slot, which stalls where the slot has not arrived yet: that costs more
+// than it saves until the window passes DefaultPreAggGroups groups.
+const prefetchKeysMinSlots = 1 << 17
 
 // keySlot is a slot of a direct window: the low half of its group's
 // hash, the group's id plus one (0: an empty slot) and, for a single
@@ -217,21 +225,22 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	// NULLs, and the window keeps one kind of key for its life.
 	refs := len(keys) == 1 && keys[0].Type == vec.String
 	hs = hs[:n]
-	// Prefetching pays where probes miss the caches: not while the
-	// window is as small as it starts (the scattered key bytes aside, its
-	// slots stay cached), nor for rows that mostly repeat the row before
-	// and take no probe (SearchPhrase, mostly empty).
+	// Prefetching pays where probes miss the caches: not in a window
+	// small enough that its slots stay cached, nor for rows that mostly
+	// repeat the row before and take no probe (SearchPhrase, mostly
+	// empty).
 	pf := len(dw.slots) >= prefetchMinSlots && !dw.repeating
+	pfKeys := refs && len(dw.slots) >= prefetchKeysMinSlots
 	if pf {
 		dw.prefetchSlots(hs, 0, 2*prefetchBlock)
-		if refs {
+		if pfKeys {
 			dw.prefetchKeys(hs, 0)
 		}
 	}
 	repeats := 0
 	for i := 0; i < n; i++ {
 		if pf && i%prefetchBlock == 0 {
-			dw.prefetch(hs, i, refs)
+			dw.prefetch(hs, i, pfKeys)
 		}
 		if str != nil && i > 0 {
 			// A row whose key repeats the row before's joins its group
