@@ -63,17 +63,11 @@ func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
 }
 
 // prefetchMinSlots is the fewest slots whose window prefetches the slots
-// its probes start at (see directWindow.group): a window of
+// its probes start at (see directWindow.prefetch): a window of
 // DefaultPreAggGroups groups fills twice as many, 1 MiB of slots, which
 // the key bytes streaming into the partitions push out of the L2 cache
 // between one probe of a slot and the next.
 const prefetchMinSlots = 1 << 15
-
-// prefetchKeysMinSlots is the fewest slots whose window also prefetches
-// the key bytes a probe will compare. Finding their address loads the
-// slot, which stalls where the slot has not arrived yet: that costs more
-// than it saves until the window passes DefaultPreAggGroups groups.
-const prefetchKeysMinSlots = 1 << 17
 
 // keySlot is a slot of a direct window: the low half of its group's
 // hash, the group's id plus one (0: an empty slot) and, for a single
@@ -230,17 +224,14 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	// repeat the row before and take no probe (SearchPhrase, mostly
 	// empty).
 	pf := len(dw.slots) >= prefetchMinSlots && !dw.repeating
-	pfKeys := refs && len(dw.slots) >= prefetchKeysMinSlots
 	if pf {
-		dw.prefetchSlots(hs, 0, 2*prefetchBlock)
-		if pfKeys {
-			dw.prefetchKeys(hs, 0)
-		}
+		dw.prefetch(hs, -2*prefetchBlock)
+		dw.prefetch(hs, -prefetchBlock)
 	}
 	repeats := 0
 	for i := 0; i < n; i++ {
 		if pf && i%prefetchBlock == 0 {
-			dw.prefetch(hs, i, pfKeys)
+			dw.prefetch(hs, i)
 		}
 		if str != nil && i > 0 {
 			// A row whose key repeats the row before's joins its group
@@ -353,42 +344,17 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	return gids, nil
 }
 
-// prefetch issues the prefetches of the probes of rows i.. of hs. Finding a
-// row's group walks two dependent loads, each a likely miss once the
-// window outgrows the L2 cache: the slot, then the key's bytes. Row by row
-// they hardly overlap; staged a block apart they do. For the block two
-// blocks ahead it prefetches the first slot each row probes; for the next
-// block, the key bytes of the group that slot holds, where its hash
-// matches. With keys false (the slots hold no keyRefs), only the slots.
-func (dw *directWindow) prefetch(hs []uint64, i int, keys bool) {
-	dw.prefetchSlots(hs, i+2*prefetchBlock, i+3*prefetchBlock)
-	if keys {
-		dw.prefetchKeys(hs, i+prefetchBlock)
+// prefetch prefetches, for the block of rows two blocks after row i of
+// hs, the first slot each row probes. A probe walks two dependent loads,
+// each a likely miss once the window outgrows the L2 cache: the slot, then
+// the key's bytes. Row by row the slot misses hardly overlap; a block
+// apart they do. The key bytes are not prefetched: finding their address
+// loads the slot, which stalls where it has not arrived yet, and that
+// cost more than it saved.
+func (dw *directWindow) prefetch(hs []uint64, i int) {
+	if from := i + 2*prefetchBlock; from < len(hs) {
+		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[from:min(len(hs), from+prefetchBlock)], dw.mask)
 	}
-}
-
-// prefetchSlots prefetches the first slot the rows from..to of hs probe.
-func (dw *directWindow) prefetchSlots(hs []uint64, from, to int) {
-	if from < len(hs) {
-		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[from:min(len(hs), to)], dw.mask)
-	}
-}
-
-// prefetchKeys prefetches the key bytes of the group that the first slot
-// of each row of the block at b names, where its hash matches.
-func (dw *directWindow) prefetchKeys(hs []uint64, b int) {
-	if b >= len(hs) {
-		return
-	}
-	var addrs [prefetchBlock]uintptr
-	k := 0
-	for _, h := range hs[b:min(len(hs), b+prefetchBlock)] {
-		if s := dw.slots[h&dw.mask]; s.gid != 0 && s.h32 == uint32(h) {
-			addrs[k] = uintptr(s.ref & refAddrMask)
-			k++
-		}
-	}
-	prefetchAddrs(addrs[:k])
 }
 
 // rowEqual compares row i of keys with row r of the stored columns. NULL

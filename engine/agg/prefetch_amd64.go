@@ -10,10 +10,3 @@ package agg
 //
 //go:noescape
 func prefetchPairs(slots *pairSlot, hs []uint64, mask uint64)
-
-// prefetchAddrs asks the CPU to bring the line at each address of addrs
-// into its cache. The addresses are only hints: one that is stale, or
-// points nowhere, never faults.
-//
-//go:noescape
-func prefetchAddrs(addrs []uintptr)

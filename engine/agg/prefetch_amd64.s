@@ -19,17 +19,3 @@ loop:
 done:
 	RET
 
-// func prefetchAddrs(addrs []uintptr)
-TEXT ·prefetchAddrs(SB), NOSPLIT, $0-24
-	MOVQ addrs_base+0(FP), SI
-	MOVQ addrs_len+8(FP), CX
-	TESTQ CX, CX
-	JEQ  done
-loop:
-	MOVQ (SI), AX
-	PREFETCHT0 (AX)
-	ADDQ $8, SI
-	DECQ CX
-	JNE  loop
-done:
-	RET

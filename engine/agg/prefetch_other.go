@@ -5,6 +5,3 @@ package agg
 // prefetchPairs does nothing where the engine has no prefetch instruction
 // to issue (prefetch_amd64.go says what it does on amd64).
 func prefetchPairs(*pairSlot, []uint64, uint64) {}
-
-// prefetchAddrs does nothing without a prefetch instruction.
-func prefetchAddrs([]uintptr) {}
