@@ -51,6 +51,9 @@ type scanOp struct {
 	// rows of each column's first page, and doubles with each morsel (a
 	// filter may pass few rows) up to morselRows.
 	streamRows atomic.Int64
+	// streamMax, when positive, caps the rows of a morsel converted page
+	// by page below morselRows (see groupStreamRows).
+	streamMax int
 	// bound, set for a top-N over the scan ordered by a column of the
 	// table, drops the rows that cannot be among the top-N's rows before
 	// the columns outside the filter are decoded (see topNBound).
@@ -1036,11 +1039,15 @@ func (s *scanOp) lateMorsel(x *execCtx, c *scanCursor, start, end int) (*vec.Bat
 // nextStreamRows returns the rows of the next streamed morsel and doubles
 // the one after it (when another worker doubled it first, that will do).
 func (s *scanOp) nextStreamRows() int {
-	n := s.streamRows.Load()
-	if n <= 0 || n >= morselRows {
-		return morselRows
+	top := int64(morselRows)
+	if s.streamMax > 0 {
+		top = min(top, int64(s.streamMax))
 	}
-	s.streamRows.CompareAndSwap(n, min(2*n, morselRows))
+	n := s.streamRows.Load()
+	if n <= 0 || n >= top {
+		return int(top)
+	}
+	s.streamRows.CompareAndSwap(n, min(2*n, top))
 	return int(n)
 }
 
