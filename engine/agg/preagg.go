@@ -51,8 +51,7 @@ const DefaultPreAggGroups = 1 << 15
 // the windows grow and pass on 9.5M partial groups instead of 11.6M, peak
 // RSS falls from about 745 to 670 MB; clustered, they stay at 32768.
 // A window prefetches the slots its probes start at a few blocks of rows
-// ahead (prefetchMinSlots), and once grown past its first size the keys
-// they name too (prefetchKeysMinSlots).
+// ahead (prefetchMinSlots), but not the keys they name.
 const DefaultDirectGroups = 1 << 17
 
 const (
