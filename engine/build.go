@@ -134,7 +134,7 @@ func (s *Session) build(q *query) operator {
 				serial: q.rel.scan == nil}
 			op = reader
 		}
-		if sc := q.rel.scan; sc != nil && q.where == nil && reader != nil && hasStringKey(reader.keys) {
+		if sc := q.rel.scan; sc != nil && q.where == nil && reader != nil && slices.Contains(reader.keyTypes(), vec.String) {
 			sc.streamMax = groupStreamRows
 		}
 		if q.having != nil {
@@ -340,13 +340,3 @@ func columnCompare(e sql.Expr, cols []vec.Column) (col int, op sql.Op, k sql.Exp
 // a filter, which passes on only some of each morsel's rows, the smaller
 // morsels cost more than they saved (docs/engine.md).
 const groupStreamRows = 4096
-
-// hasStringKey reports whether a key of a GROUP BY is a string.
-func hasStringKey(keys []expr.Expr) bool {
-	for _, k := range keys {
-		if k.Type() == vec.String {
-			return true
-		}
-	}
-	return false
-}
