@@ -68,10 +68,9 @@ func (p *pairSet) grow() error {
 				k++
 			}
 		}
-		prefetchPairs(&slots[0], hs[:min(k, 2*prefetchBlock)], mask)
 		for i, s := range buf[:k] {
-			if i%prefetchBlock == 0 && i+2*prefetchBlock < k {
-				prefetchPairs(&slots[0], hs[i+2*prefetchBlock:min(k, i+3*prefetchBlock)], mask)
+			if i%prefetchBlock == 0 {
+				prefetchAhead(&slots[0], hs[:k], i, mask)
 			}
 			j := hs[i] & mask
 			for slots[j].used != 0 {
@@ -122,11 +121,6 @@ func (s *State) distinctName() string {
 	return s.spec.Kind.String()
 }
 
-// prefetchBlock is the rows whose slots addPairs prefetches at a time,
-// two blocks ahead of the row it probes, and the rows of a block of a
-// direct window's staged prefetches (directWindow.prefetch).
-const prefetchBlock = 16
-
 // addPairs adds the (group, value) pairs of n rows to the pair set and
 // calls first for each row whose pair is new (never a NULL value). The
 // pairs' hashes are computed in one loop and probed in another, which
@@ -144,10 +138,9 @@ func (s *State) addPairs(gids []uint32, in *vec.Vector, n int, first func(i int,
 		hs[i] = pairHash(g, vs[i])
 	}
 	slots, mask := p.slots, p.mask
-	prefetchPairs(&slots[0], hs[:min(n, 2*prefetchBlock)], mask)
 	for i, g := range gids {
-		if i%prefetchBlock == 0 && i+2*prefetchBlock < n {
-			prefetchPairs(&slots[0], hs[i+2*prefetchBlock:min(n, i+3*prefetchBlock)], mask)
+		if i%prefetchBlock == 0 {
+			prefetchAhead(&slots[0], hs, i, mask)
 		}
 		if valid != nil && !valid[i] {
 			continue

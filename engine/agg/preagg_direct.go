@@ -63,7 +63,7 @@ func defaultWindow(keyTypes []vec.Type, specs []Spec) int {
 }
 
 // prefetchMinSlots is the fewest slots whose window prefetches the slots
-// its probes start at (see directWindow.prefetch): a window of
+// its probes start at (see directWindow.group): a window of
 // DefaultPreAggGroups groups fills twice as many, 1 MiB of slots, which
 // the key bytes streaming into the partitions push out of the L2 cache
 // between one probe of a slot and the next.
@@ -219,19 +219,20 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 	// NULLs, and the window keeps one kind of key for its life.
 	refs := len(keys) == 1 && keys[0].Type == vec.String
 	hs = hs[:n]
-	// Prefetching pays where probes miss the caches: not in a window
+	// A probe walks two dependent loads, each a likely miss once the
+	// window outgrows the L2 cache: the slot, then the key's bytes. Row
+	// by row the slot misses hardly overlap; prefetched two blocks ahead
+	// they do. That pays where probes miss the caches: not in a window
 	// small enough that its slots stay cached, nor for rows that mostly
 	// repeat the row before and take no probe (SearchPhrase, mostly
-	// empty).
+	// empty). The key bytes are not prefetched: finding their address
+	// loads the slot, which stalls where it has not arrived yet, and that
+	// cost more than it saved.
 	pf := len(dw.slots) >= prefetchMinSlots && !dw.repeating
-	if pf {
-		dw.prefetch(hs, -2*prefetchBlock)
-		dw.prefetch(hs, -prefetchBlock)
-	}
 	repeats := 0
 	for i := 0; i < n; i++ {
 		if pf && i%prefetchBlock == 0 {
-			dw.prefetch(hs, i)
+			prefetchAhead((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs, i, dw.mask)
 		}
 		if str != nil && i > 0 {
 			// A row whose key repeats the row before's joins its group
@@ -342,19 +343,6 @@ func (dw *directWindow) group(s *scatterer, keys []*vec.Vector, hs []uint64, n i
 		return nil, err
 	}
 	return gids, nil
-}
-
-// prefetch prefetches, for the block of rows two blocks after row i of
-// hs, the first slot each row probes. A probe walks two dependent loads,
-// each a likely miss once the window outgrows the L2 cache: the slot, then
-// the key's bytes. Row by row the slot misses hardly overlap; a block
-// apart they do. The key bytes are not prefetched: finding their address
-// loads the slot, which stalls where it has not arrived yet, and that
-// cost more than it saved.
-func (dw *directWindow) prefetch(hs []uint64, i int) {
-	if from := i + 2*prefetchBlock; from < len(hs) {
-		prefetchPairs((*pairSlot)(unsafe.Pointer(&dw.slots[0])), hs[from:min(len(hs), from+prefetchBlock)], dw.mask)
-	}
 }
 
 // rowEqual compares row i of keys with row r of the stored columns. NULL

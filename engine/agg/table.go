@@ -381,9 +381,7 @@ func (t *Table) groupString(k *vec.Vector, hashes []uint64, n int, gids []uint32
 	hashes, gids = hashes[:n], gids[:n]
 	for i := 0; i < n; i++ {
 		if i%prefetchBlock == 0 {
-			if b := i + 2*prefetchBlock; b < n {
-				prefetchPairs((*pairSlot)(unsafe.Pointer(&t.slots[0])), hashes[b:min(n, b+prefetchBlock)], t.mask)
-			}
+			prefetchAhead((*pairSlot)(unsafe.Pointer(&t.slots[0])), hashes, i, t.mask)
 		}
 		h := hashes[i]
 		v := k.Bytes[k.Offsets[i]:k.Offsets[i+1]]
