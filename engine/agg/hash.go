@@ -47,11 +47,15 @@ const nullHash = 0x9e3779b97f4a7c15
 // use NewHasher. A Hasher is safe for concurrent use: the seed is read-only.
 type Hasher struct {
 	seed  maphash.Seed
-	plain bool // never pack keys (Config.PlainKeys)
+	short shortSecrets // the secrets of short string keys (strhash.go)
+	plain bool         // never pack keys (Config.PlainKeys)
 }
 
 // NewHasher returns a Hasher with a fresh random seed for string keys.
-func NewHasher() *Hasher { return &Hasher{seed: maphash.MakeSeed()} }
+func NewHasher() *Hasher {
+	seed := maphash.MakeSeed()
+	return &Hasher{seed: seed, short: newShortSecrets(seed)}
+}
 
 // Hash fills out[:n] with the combined hash of the key vectors' rows.
 //
@@ -68,7 +72,7 @@ func (h *Hasher) Hash(keys []*vec.Vector, n int, out []uint64) {
 }
 
 // plainKeys returns a Hasher with h's seed that never packs keys.
-func (h *Hasher) plainKeys() *Hasher { return &Hasher{seed: h.seed, plain: true} }
+func (h *Hasher) plainKeys() *Hasher { return &Hasher{seed: h.seed, short: h.short, plain: true} }
 
 // hashColumns is Hash combining one hash per key column.
 func (h *Hasher) hashColumns(keys []*vec.Vector, n int, out []uint64) {
@@ -80,15 +84,7 @@ func (h *Hasher) hashColumns(keys []*vec.Vector, n int, out []uint64) {
 				out[i] = combine(first, out[i], nullHash)
 			}
 		case k.Type == vec.String:
-			for i := 0; i < n; i++ {
-				var x uint64
-				if k.Valid != nil && !k.Valid[i] {
-					x = nullHash
-				} else {
-					x = maphash.Bytes(h.seed, k.Bytes[k.Offsets[i]:k.Offsets[i+1]])
-				}
-				out[i] = combine(first, out[i], x)
-			}
+			h.hashStrings(k, n, out, first)
 		case k.Type.IsFloat():
 			for i := 0; i < n; i++ {
 				var x uint64
