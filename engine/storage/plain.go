@@ -279,11 +279,13 @@ func badString(out []byte, at int) error {
 }
 
 // appendPlain appends the bytes of the string out[at:end] (its length
-// first) to b. A short string is copied as one 32-byte block, without a
-// call: the bytes past it are overwritten by the next.
+// first) to b. A string of at most 64 bytes is copied as one 64-byte
+// block, without a call or a branch on its length, which strings of mixed
+// lengths (URLs) mispredict: the bytes past it are overwritten by the
+// next. The block may read past the page's end, within its buffer.
 func appendPlain(b, out []byte, at, end int) []byte {
-	if n := len(b); end-at-4 <= 32 && cap(b)-n >= 32 && at+36 <= len(out) {
-		*(*[32]byte)(b[n : n+32]) = *(*[32]byte)(out[at+4 : at+36])
+	if n := len(b); end-at-4 <= 64 && cap(b)-n >= 64 && at+68 <= cap(out) {
+		*(*[64]byte)(b[n : n+64]) = *(*[64]byte)(out[at+4 : at+68])
 		return b[:n+end-at-4]
 	}
 	return append(b, out[at+4:end]...)
