@@ -1,5 +1,7 @@
 package agg
 
+import "unsafe"
+
 // prefetchPairs asks the CPU to bring into its cache the slot of slots
 // (a table of mask+1 slots) that each hash of hs probes first (PREFETCHT0,
 // SSE, so every amd64 CPU has it). A probe of a pair set much larger than
@@ -10,3 +12,9 @@ package agg
 //
 //go:noescape
 func prefetchPairs(slots *pairSlot, hs []uint64, mask uint64)
+
+// prefetchLines asks the CPU to bring into its cache the lines 64-byte
+// lines from p on; those past the end of p's memory are not touched.
+//
+//go:noescape
+func prefetchLines(p unsafe.Pointer, lines int)

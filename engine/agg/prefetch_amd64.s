@@ -19,3 +19,16 @@ loop:
 done:
 	RET
 
+// func prefetchLines(p unsafe.Pointer, lines int)
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ lines+8(FP), CX
+	TESTQ CX, CX
+	JLE  done
+loop:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNE  loop
+done:
+	RET

@@ -88,3 +88,34 @@ func TestHashStringsSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestHashStringsPrefetchEnd: hashing prefetches the keys a few blocks
+// ahead, which at the end of a vector may be empty keys at the very end
+// of its bytes; whatever the prefetches reach, each key hashes as it does
+// alone.
+func TestHashStringsPrefetchEnd(t *testing.T) {
+	h := NewHasher()
+	const n = 5 * hashAhead
+	for _, full := range []int{0, 1, hashAhead, n - 1} {
+		v := vec.NewVector(vec.String, n)
+		for i := range n {
+			if i < full {
+				v.AppendStr([]byte(fmt.Sprintf("http://example.com/%d", i)))
+			} else {
+				v.AppendStr(nil)
+			}
+		}
+		v.Bytes = v.Bytes[:len(v.Bytes):len(v.Bytes)]
+		out := make([]uint64, n)
+		h.Hash([]*vec.Vector{v}, n, out)
+		for i := range n {
+			one := vec.NewVector(vec.String, 1)
+			one.AppendStr(v.Str(i))
+			want := make([]uint64, 1)
+			h.Hash([]*vec.Vector{one}, 1, want)
+			if out[i] != want[0] {
+				t.Fatalf("%d keys of %d not empty: key %d hashes to %x alone, %x in the vector", full, n, i, want[0], out[i])
+			}
+		}
+	}
+}
