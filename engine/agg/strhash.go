@@ -64,14 +64,12 @@ func (s *shortSecrets) hashShort(p unsafe.Pointer, n int) uint64 {
 }
 
 // hashString returns the hash of the key data[from:to], data being a
-// vector's bytes.
+// vector's bytes, where hashStrings cannot read shortKey bytes from the
+// key's start: a longer key, or one too near the end of data's room.
 func (h *Hasher) hashString(data []byte, from, to int) uint64 {
 	n := to - from
 	if n > shortKey {
 		return maphash.Bytes(h.seed, data[from:to])
-	}
-	if from+shortKey <= cap(data) {
-		return h.short.hashShort(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), from), n)
 	}
 	var buf [shortKey]byte
 	copy(buf[:], data[from:to])
