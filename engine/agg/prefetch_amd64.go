@@ -14,7 +14,8 @@ import "unsafe"
 func prefetchPairs(slots *pairSlot, hs []uint64, mask uint64)
 
 // prefetchLines asks the CPU to bring into its cache the lines 64-byte
-// lines from p on; those past the end of p's memory are not touched.
+// lines from p on. Lines past the end of p's memory may be asked for too:
+// a prefetch never faults.
 //
 //go:noescape
 func prefetchLines(p unsafe.Pointer, lines int)
