@@ -641,10 +641,7 @@ func (d *decompressors) decompressInto(codec format.CompressionCodec, dst, src [
 		if n != size {
 			return short(n)
 		}
-		if _, err := s2.Decode(dst, src); err != nil {
-			return fmt.Errorf("%w: %v", errCorrupt, err)
-		}
-		return nil
+		return decodeSnappy(dst, src)
 	case format.Lz4Raw:
 		n, err := lz4.UncompressBlock(src, dst)
 		if err != nil {

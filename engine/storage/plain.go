@@ -185,8 +185,8 @@ func (p *plainPage) ensure(n int) error {
 		}
 	} else {
 		p.out = p.whole()
-		if _, err := s2.Decode(p.out, p.src); err != nil {
-			return fmt.Errorf("%w: %v", errCorrupt, err)
+		if err := decodeSnappy(p.out, p.src); err != nil {
+			return err
 		}
 	}
 	p.have, p.src = p.size, nil
@@ -377,51 +377,19 @@ func (z *snappyPrefix) decode(dst []byte, size, n int) (int, error) {
 		if s >= len(src) {
 			break
 		}
-		tag := src[s]
-		var length, offset int
-		switch tag & 3 {
-		case 0: // literal
-			x := int(tag >> 2)
-			s++
-			if x >= 60 {
-				k := x - 59 // bytes of the length
-				if s+k > len(src) {
-					return bad()
-				}
-				x = 0
-				for i := k - 1; i >= 0; i-- {
-					x = x<<8 | int(src[s+i])
-				}
-				s += k
-			}
-			lit = x + 1
-			if lit <= 0 || lit > len(src)-s || lit > size-d {
+		length, offset, next, ok := snappyTag(src, s)
+		if !ok {
+			return bad()
+		}
+		if offset == 0 {
+			s, lit = next, length
+			if lit > len(src)-s || lit > size-d {
 				return bad()
 			}
 			continue
-		case 1:
-			if s+2 > len(src) {
-				return bad()
-			}
-			length = 4 + int(tag>>2)&7
-			offset = int(tag&0xe0)<<3 | int(src[s+1])
-			s += 2
-		case 2:
-			if s+3 > len(src) {
-				return bad()
-			}
-			length = 1 + int(tag>>2)
-			offset = int(binary.LittleEndian.Uint16(src[s+1:]))
-			s += 3
-		case 3:
-			if s+5 > len(src) {
-				return bad()
-			}
-			length = 1 + int(tag>>2)
-			offset = int(binary.LittleEndian.Uint32(src[s+1:]))
-			s += 5
 		}
-		if offset <= 0 || offset > d || length > size-d {
+		s = next
+		if offset > d || length > size-d {
 			return bad()
 		}
 		if offset >= length {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
@@ -112,6 +113,7 @@ func BenchmarkSnappyPages(b *testing.B) {
 			f    func(dst, src []byte) error
 		}{
 			{"s2", func(dst, src []byte) error { _, err := s2.Decode(dst, src); return err }},
+			{"cachebook", decodeSnappy},
 		} {
 			b.Run(name+"/"+dec.name, func(b *testing.B) {
 				b.SetBytes(int64(total))
@@ -214,6 +216,7 @@ func TestSnappySpeed(t *testing.T) {
 		f    func(dst, src []byte) error
 	}{
 		{"s2", func(dst, src []byte) error { _, err := s2.Decode(dst, src); return err }},
+		{"cachebook", decodeSnappy},
 	}
 	dst := make([]byte, 1<<20)
 	for _, name := range hitsColumns {
@@ -246,8 +249,9 @@ func TestSnappySpeed(t *testing.T) {
 // FuzzSnappy compares the Go decoder of SNAPPY prefixes, asked for the
 // whole block, with s2.Decode: a block it decodes, s2 decodes to the
 // same bytes; a block s2 rejects, it rejects. (s2 accepts more: S2's
-// extensions, which SNAPPY does not have.) It never panics nor writes
-// outside its buffer.
+// extensions, which SNAPPY does not have.) decodeSnappy accepts and
+// decodes what the prefix decoder does. Neither panics nor writes outside
+// its buffer.
 func FuzzSnappy(f *testing.F) {
 	for _, in := range snappyInputs() {
 		f.Add(s2.EncodeSnappy(nil, in[:min(len(in), 5000)]))
@@ -279,5 +283,99 @@ func FuzzSnappy(f *testing.F) {
 		case err == nil && (d != n || !bytes.Equal(buf[:n], want)):
 			t.Fatalf("decoded %d bytes, s2 %d, equal %v", d, len(want), bytes.Equal(buf[:min(d, n)], want[:min(d, n)]))
 		}
+		// decodeSnappy accepts the blocks the prefix decoder accepts, to
+		// the same bytes, and writes nothing past its buffer.
+		whole := make([]byte, n+8)
+		for i := range whole {
+			whole[i] = 0xa5
+		}
+		werr2 := decodeSnappy(whole[:n], src)
+		if !bytes.Equal(whole[n:], bytes.Repeat([]byte{0xa5}, 8)) {
+			t.Fatal("decodeSnappy wrote past its buffer")
+		}
+		switch {
+		case (werr2 == nil) != (err == nil):
+			t.Fatalf("decodeSnappy: %v; the prefix decoder: %v", werr2, err)
+		case werr2 == nil && !bytes.Equal(whole[:n], buf[:n]):
+			t.Fatal("decodeSnappy and the prefix decoder decode different bytes")
+		}
 	})
+}
+
+// TestDecodeSnappy decodes blocks of each encoder's making, with a buffer
+// offset so that the fast loop's 16-byte words start anywhere, and
+// blocks with bytes changed or cut, which fail or decode to what the
+// prefix decoder decodes, without writing past the buffer.
+func TestDecodeSnappy(t *testing.T) {
+	inputs := snappyInputs()
+	// Copies of every length from every distance up to 40 bytes back, and
+	// literals of every length up to 70, between bytes of the text.
+	var mixed []byte
+	text := inputs["text"]
+	for back := 1; back <= 40; back++ {
+		for n := 1; n <= 70; n += 3 {
+			mixed = append(mixed, text[back*n%len(text):][:n]...)
+			for i := 0; i < n; i++ {
+				mixed = append(mixed, mixed[len(mixed)-back])
+			}
+		}
+	}
+	inputs["mixed"] = mixed
+	for name, in := range inputs {
+		for _, enc := range []struct {
+			name string
+			f    func(dst, src []byte) []byte
+		}{{"fast", s2.EncodeSnappy}, {"better", s2.EncodeSnappyBetter}, {"best", s2.EncodeSnappyBest}} {
+			t.Run(name+"/"+enc.name, func(t *testing.T) {
+				src := enc.f(nil, in)
+				for _, at := range []int{0, 3} {
+					buf := make([]byte, at+len(in)+8)
+					dst := buf[at : at+len(in)]
+					if err := decodeSnappy(dst, src); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(dst, in) {
+						t.Fatal("decoded bytes differ from the input")
+					}
+					if !bytes.Equal(buf[at+len(in):], make([]byte, 8)) {
+						t.Fatal("wrote past the buffer")
+					}
+				}
+			})
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for name, in := range inputs {
+		good := s2.EncodeSnappy(nil, in)
+		for range 300 {
+			src := bytes.Clone(good)
+			for range 1 + r.IntN(3) {
+				src[r.IntN(len(src))] = byte(r.Uint32())
+			}
+			if r.IntN(4) == 0 {
+				src = src[:r.IntN(len(src))]
+			}
+			dst := make([]byte, len(in), len(in)+64)
+			err := decodeSnappy(dst, src)
+			for _, b := range dst[len(in):cap(dst)] {
+				if b != 0 {
+					t.Fatalf("%s: wrote past the buffer", name)
+				}
+			}
+			z := snappyPrefix{src: src, s: len(src) - len(skipUvarint(src))}
+			want := make([]byte, len(in)+snappyOvershoot)
+			d, perr := z.decode(want, len(in), len(in))
+			if perr == nil && d != len(in) {
+				perr = errors.New("short")
+			}
+			switch {
+			case (err == nil) != (perr == nil):
+				t.Fatalf("%s: decodeSnappy: %v; the prefix decoder: %v", name, err, perr)
+			case err == nil && !bytes.Equal(dst, want[:len(in)]):
+				t.Fatalf("%s: decodeSnappy and the prefix decoder decode different bytes", name)
+			case err != nil && !errors.Is(err, errCorrupt):
+				t.Fatalf("%s: %v is not a corrupt-data error", name, err)
+			}
+		}
+	}
 }
