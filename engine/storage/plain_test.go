@@ -33,14 +33,30 @@ func snappyInputs() map[string][]byte {
 	return map[string][]byte{"random": random, "text": []byte(text.String()), "runs": runs, "short": []byte("hello, hello, hello")}
 }
 
+// snappyEncoders are s2's SNAPPY encoders, each making blocks of its own.
+var snappyEncoders = []struct {
+	name string
+	f    func(dst, src []byte) []byte
+}{{"fast", s2.EncodeSnappy}, {"better", s2.EncodeSnappyBetter}, {"best", s2.EncodeSnappyBest}}
+
+// corrupted returns a copy of the block good with one to three bytes
+// changed and, one time in four, cut short.
+func corrupted(r *rand.Rand, good []byte) []byte {
+	src := bytes.Clone(good)
+	for range 1 + r.IntN(3) {
+		src[r.IntN(len(src))] = byte(r.Uint32())
+	}
+	if r.IntN(4) == 0 {
+		src = src[:r.IntN(len(src))]
+	}
+	return src
+}
+
 // TestSnappyPrefix decompresses blocks in uneven steps and checks every
 // prefix against the block, and that the whole block comes out.
 func TestSnappyPrefix(t *testing.T) {
 	for name, in := range snappyInputs() {
-		for _, enc := range []struct {
-			name string
-			f    func(dst, src []byte) []byte
-		}{{"fast", s2.EncodeSnappy}, {"better", s2.EncodeSnappyBetter}, {"best", s2.EncodeSnappyBest}} {
+		for _, enc := range snappyEncoders {
 			t.Run(name+"/"+enc.name, func(t *testing.T) {
 				src := enc.f(nil, in)
 				z := snappyPrefix{src: src, s: len(src) - len(skipUvarint(src))}
@@ -69,13 +85,7 @@ func TestSnappyPrefixCorrupt(t *testing.T) {
 	for name, in := range snappyInputs() {
 		good := s2.EncodeSnappy(nil, in)
 		for range 300 {
-			src := bytes.Clone(good)
-			for range 1 + r.IntN(3) {
-				src[r.IntN(len(src))] = byte(r.Uint32())
-			}
-			if r.IntN(4) == 0 {
-				src = src[:r.IntN(len(src))]
-			}
+			src := corrupted(r, good)
 			z := snappyPrefix{src: src, s: len(src) - len(skipUvarint(src))}
 			dst := make([]byte, len(in), len(in)+64)
 			guard := dst[len(in):cap(dst)]

@@ -322,10 +322,7 @@ func TestDecodeSnappy(t *testing.T) {
 	}
 	inputs["mixed"] = mixed
 	for name, in := range inputs {
-		for _, enc := range []struct {
-			name string
-			f    func(dst, src []byte) []byte
-		}{{"fast", s2.EncodeSnappy}, {"better", s2.EncodeSnappyBetter}, {"best", s2.EncodeSnappyBest}} {
+		for _, enc := range snappyEncoders {
 			t.Run(name+"/"+enc.name, func(t *testing.T) {
 				src := enc.f(nil, in)
 				for _, at := range []int{0, 3} {
@@ -348,13 +345,7 @@ func TestDecodeSnappy(t *testing.T) {
 	for name, in := range inputs {
 		good := s2.EncodeSnappy(nil, in)
 		for range 300 {
-			src := bytes.Clone(good)
-			for range 1 + r.IntN(3) {
-				src[r.IntN(len(src))] = byte(r.Uint32())
-			}
-			if r.IntN(4) == 0 {
-				src = src[:r.IntN(len(src))]
-			}
+			src := corrupted(r, good)
 			dst := make([]byte, len(in), len(in)+64)
 			err := decodeSnappy(dst, src)
 			for _, b := range dst[len(in):cap(dst)] {
