@@ -143,6 +143,8 @@ func decodeSnappyFast(dst, src []byte, s, d int) (int, int) {
 		// still in flight overlaps.
 		back := unsafe.Add(to, -int(offset&^uintptr(lit)|d&uintptr(lit)))
 		*(*uint64)(to) = *(*uint64)(unsafe.Add(at, 1))&lit | *(*uint64)(back)&^lit
+		// The second word is loaded after the first is stored: a copy
+		// from 8 to 15 bytes back reads some of it.
 		*(*uint64)(unsafe.Add(to, 8)) = *(*uint64)(unsafe.Add(at, 9))&lit | *(*uint64)(unsafe.Add(back, 8))&^lit
 		if n := int(e.length); n > 16 {
 			// A copy of up to 64 bytes (a literal that long is left to the
