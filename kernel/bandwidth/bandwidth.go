@@ -151,10 +151,33 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	stopped := ctx.Err
 	words := int(cfg.Bytes / 8)
+	// The buffers are unmapped once the run has returned, the measuring
+	// threads all done with them, without making the caller wait: handing
+	// back a gigabyte of written pages takes the kernel a tenth of a
+	// second or more.
+	var frees []func()
+	defer func() {
+		go func() {
+			for _, free := range frees {
+				free()
+			}
+		}()
+	}()
+	alloc := func() ([]uint64, error) {
+		b, free, err := allocWords(words)
+		if err != nil {
+			return nil, err
+		}
+		frees = append(frees, free)
+		return b, nil
+	}
 	src := make([][]uint64, maxThreads)
 	var dst [][]uint64
 	for i := range src {
-		src[i] = make([]uint64, words)
+		var err error
+		if src[i], err = alloc(); err != nil {
+			return rep, err
+		}
 		// Write every page first: untouched anonymous memory reads as the
 		// kernel's shared zero page, which stays in cache, so a read pass
 		// over it would measure the cache, not DRAM.
@@ -168,7 +191,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if slices.Contains(cfg.Ops, Copy) {
 		dst = make([][]uint64, maxThreads)
 		for i := range dst {
-			dst[i] = make([]uint64, words)
+			var err error
+			if dst[i], err = alloc(); err != nil {
+				return rep, err
+			}
 		}
 	}
 	total := len(cfg.Ops) * len(cfg.Threads)
