@@ -15,7 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"cachebook/kernel/internal/freshmem"
 	"cachebook/kernel/internal/threadclock"
 )
 
@@ -151,33 +153,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	stopped := ctx.Err
 	words := int(cfg.Bytes / 8)
-	// The buffers are unmapped once the run has returned, the measuring
-	// threads all done with them, without making the caller wait: handing
-	// back a gigabyte of written pages takes the kernel a tenth of a
-	// second or more.
-	var frees []func()
-	defer func() {
-		go func() {
-			for _, free := range frees {
-				free()
-			}
-		}()
-	}()
-	alloc := func() ([]uint64, error) {
-		b, free, err := allocWords(words)
-		if err != nil {
-			return nil, err
-		}
-		frees = append(frees, free)
-		return b, nil
+	nbuf := maxThreads
+	if slices.Contains(cfg.Ops, Copy) {
+		nbuf *= 2 // a destination per thread
 	}
-	src := make([][]uint64, maxThreads)
-	var dst [][]uint64
+	bufs, release, err := buffers(nbuf, words)
+	if err != nil {
+		return rep, err
+	}
+	// Released once the run has returned, the measuring threads all done
+	// with the buffers, without making the caller wait: handing back a
+	// gigabyte of written pages takes the kernel a tenth of a second or
+	// more.
+	defer func() { go release() }()
+	src, dst := bufs[:maxThreads], bufs[maxThreads:]
+	if len(dst) == 0 {
+		dst = nil
+	}
 	for i := range src {
-		var err error
-		if src[i], err = alloc(); err != nil {
-			return rep, err
-		}
 		// Write every page first: untouched anonymous memory reads as the
 		// kernel's shared zero page, which stays in cache, so a read pass
 		// over it would measure the cache, not DRAM.
@@ -186,15 +179,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, err
 			}
 			fill(src[i][c.lo:c.hi], uint64(i)+1)
-		}
-	}
-	if slices.Contains(cfg.Ops, Copy) {
-		dst = make([][]uint64, maxThreads)
-		for i := range dst {
-			var err error
-			if dst[i], err = alloc(); err != nil {
-				return rep, err
-			}
 		}
 	}
 	total := len(cfg.Ops) * len(cfg.Threads)
@@ -319,6 +303,31 @@ func median(v []float64) float64 {
 		return s[m]
 	}
 	return (s[m-1] + s[m]) / 2
+}
+
+// buffers returns n buffers of words words each and the function that
+// releases them. Where freshmem can map memory they lie in one fresh
+// mapping, whose pages the kernel zeroes as the chunked, interruptible
+// loops first write them; made on the Go heap, they may reuse memory an
+// earlier cell freed and be cleared first, all at once, for hundreds of
+// milliseconds no interrupt can cut short on a VM where faults are dear.
+func buffers(n, words int) ([][]uint64, func(), error) {
+	var all []uint64
+	release := func() {}
+	if ok, _ := freshmem.Supported(); ok {
+		b, unmap, err := freshmem.Map(n * words * 8)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bandwidth: %w", err)
+		}
+		all, release = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n*words), func() { unmap() }
+	} else {
+		all = make([]uint64, n*words)
+	}
+	bufs := make([][]uint64, n)
+	for i := range bufs {
+		bufs[i] = all[i*words : (i+1)*words : (i+1)*words]
+	}
+	return bufs, release, nil
 }
 
 // sinks keep read results alive, one padded slot per thread.

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"cachebook/kernel/internal/freshmem"
 )
 
 func TestCounterBlockLayout(t *testing.T) {
@@ -296,25 +298,6 @@ func TestFill(t *testing.T) {
 	}
 }
 
-func TestMmapBufferIsZeroed(t *testing.T) {
-	if ok, why := mmapSupported(); !ok {
-		t.Skip(why)
-	}
-	b, release, err := mmapBuffer(3 * 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range b {
-		if v != 0 {
-			t.Fatalf("fresh mapping has byte %d = %d", i, v)
-		}
-	}
-	b[5000] = 1
-	if err := release(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestZeroingRun(t *testing.T) {
 	r, err := runSpec(t, "zeroing", map[string]string{"size": "64KiB", "allocs": "5", "live": "2", "threads": "2", "touch": "0.25"}, nil)
 	if err != nil {
@@ -323,7 +306,7 @@ func TestZeroingRun(t *testing.T) {
 	checkResult(t, r)
 	d := r.Data.(*ZeroingData)
 	want := 4 * 2
-	if ok, _ := mmapSupported(); !ok {
+	if ok, _ := freshmem.Supported(); !ok {
 		want = 3 * 2
 		if len(d.Skipped) != 1 {
 			t.Errorf("skipped %v, want the mmap variant", d.Skipped)

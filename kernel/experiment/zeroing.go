@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"cachebook/kernel/internal/freshmem"
 	"cachebook/kernel/internal/threadclock"
 )
 
@@ -177,7 +178,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 	touchedPages := int64((touched + page - 1) / page * page)
 	src := fillSource()
 	data := &ZeroingData{Size: size, Touched: int64(touched), Allocs: allocs, Live: live, Reps: reps}
-	if ok, why := mmapSupported(); !ok {
+	if ok, why := freshmem.Supported(); !ok {
 		kept := variants[:0]
 		for _, v := range variants {
 			if v == "mmap" {
@@ -259,7 +260,7 @@ func zeroing(ctx context.Context, p *params, r *Result, hooks *Hooks) error {
 					}
 				case "mmap":
 					var err error
-					if b, unmap[j], err = mmapBuffer(int(size)); err != nil {
+					if b, unmap[j], err = freshmem.Map(int(size)); err != nil {
 						return err
 					}
 				}

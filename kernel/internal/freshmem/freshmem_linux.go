@@ -1,19 +1,19 @@
 //go:build linux
 
-package experiment
+package freshmem
 
 import (
 	"fmt"
 	"syscall"
 )
 
-// mmapSupported reports whether the mmap variant can run here, and why not.
-func mmapSupported() (bool, string) { return true, "" }
+// Supported reports whether Map can map memory here, and why not.
+func Supported() (bool, string) { return true, "" }
 
-// mmapBuffer maps size bytes of fresh anonymous memory. The kernel hands out
-// a zeroed page on the first touch of each page, so only touched pages are
+// Map maps size bytes of fresh anonymous memory. The kernel hands out a
+// zeroed page on the first touch of each page, so only touched pages are
 // ever zeroed. release unmaps it.
-func mmapBuffer(size int) (buf []byte, release func() error, err error) {
+func Map(size int) (buf []byte, release func() error, err error) {
 	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mmap %d bytes: %w", size, err)
