@@ -307,6 +307,8 @@ func CompareRounds(cell string, s *Spec, g *Guess, rounds []Result, failed error
 	if c := s.Choice(med); c != "" {
 		o.MeasuredChoice = &c
 	}
+	// The rounds judge the spread, whatever the last one said of itself.
+	o.Noisy = false
 	spread := fmt.Sprintf("%s–%s over %d alternating runs", FormatValue(lo)+unitSuffix(s.Unit), FormatValue(hi)+unitSuffix(s.Unit), len(vals))
 	switch {
 	case isRatio(s.Unit) && lo < 1 && hi > 1:
@@ -364,8 +366,27 @@ func Compare(cell string, s *Spec, g *Guess, res Result, failed error) Outcome {
 		if c := s.Choice(v); c != "" {
 			o.MeasuredChoice = &c
 		}
+		o.Noisy, o.Verdict = selfNoisy(res.Data, s.Unit)
 	}
 	return o
+}
+
+// selfNoisy reads a measurement that judges its own spread: one whose
+// top-level "noisy" is true (an experiment whose rounds fell on both
+// sides of 1, say) is too noisy to grade a guess, whatever its median.
+// The verdict gives the rounds' "low" and "high" where it has them.
+func selfNoisy(data any, unit string) (bool, string) {
+	d, ok := data.(map[string]any)
+	if !ok || d["noisy"] != true {
+		return false, ""
+	}
+	v := "too noisy to tell here: the measurement's own rounds disagreed"
+	lo, okLo := number(d["low"])
+	hi, okHi := number(d["high"])
+	if okLo && okHi {
+		v += fmt.Sprintf(" (%s to %s)", FormatValue(lo)+unitSuffix(unit), FormatValue(hi)+unitSuffix(unit))
+	}
+	return true, v + ". Run it again on a quieter machine."
 }
 
 // Text renders the outcome as plain text, as the CLI and text/plain

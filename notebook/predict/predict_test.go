@@ -293,6 +293,40 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// TestCompareSelfNoisy: a measurement that says its own rounds were too
+// noisy (the branches experiment under load) is not graded, whatever its
+// median; one that does not say so is.
+func TestCompareSelfNoisy(t *testing.T) {
+	spec := &Spec{Question: "How many times as long?", Unit: "×", Measure: "slowdown"}
+	two := 2.0
+	tests := []struct {
+		name        string
+		data        map[string]any
+		noisy       bool
+		verdictPart string
+	}{
+		{"noisy with its spread", map[string]any{"slowdown": 1.67, "noisy": true, "low": 0.2, "high": 66.52}, true, "too noisy to tell here: the measurement's own rounds disagreed (0.2× to 66.5×)"},
+		{"noisy without a spread", map[string]any{"slowdown": 1.67, "noisy": true}, true, "Run it again on a quieter machine."},
+		{"steady", map[string]any{"slowdown": 4.85, "noisy": false, "low": 4.73, "high": 4.98}, false, ""},
+		{"no flag", map[string]any{"slowdown": 4.85}, false, ""},
+	}
+	for _, tt := range tests {
+		o := Compare("c", spec, &Guess{Value: &two}, Result{Data: tt.data}, nil)
+		if o.Measured == nil || *o.Measured != tt.data["slowdown"] {
+			t.Errorf("%s: measured %v", tt.name, o.Measured)
+		}
+		if o.Noisy != tt.noisy || !strings.Contains(o.Verdict, tt.verdictPart) || (!tt.noisy && o.Verdict != "") {
+			t.Errorf("%s: noisy %v, verdict %q; want noisy %v and %q", tt.name, o.Noisy, o.Verdict, tt.noisy, tt.verdictPart)
+		}
+	}
+	// Rounds judge the spread themselves: a last round that called itself
+	// noisy does not make steady rounds noisy.
+	rounds := []Result{{Data: map[string]any{"slowdown": 5.0}}, {Data: map[string]any{"slowdown": 5.2}}, {Data: map[string]any{"slowdown": 5.1, "noisy": true}}}
+	if o := CompareRounds("c", spec, nil, rounds, nil); o.Noisy || !strings.Contains(o.Verdict, "5.10× (5.00×–5.20×") {
+		t.Errorf("rounds: noisy %v, verdict %q", o.Noisy, o.Verdict)
+	}
+}
+
 // TestCompareRounds: over alternating repetitions the measured value is
 // the median, the verdict states the spread, and a ratio whose rounds
 // fall on both sides of 1 (or that vary more than twice) is too noisy to
